@@ -1,0 +1,33 @@
+//! Command-line interface: one subcommand per pipeline stage, named as in `bwa`.
+//! Each subcommand's arguments and entry point live in its own module.
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "bcuda", version, about = "GPU short-read aligner, compatible with BWA 0.7.17 (index / aln / samse)")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Build the BWA 0.7 FM-index (.pac .ann .amb .bwt .sa) of a FASTA file.
+    Index(crate::index_cmd::IndexArgs),
+    /// Align reads with BWA's aln algorithm; writes a binary .sai.
+    Aln(crate::aln::AlnArgs),
+    /// Turn a .sai into SAM/BAM records, as `bwa samse`.
+    Samse(crate::samse::SamseArgs),
+    /// Evolve the CUDA kernels for the installed GPU.
+    Autotune(crate::autotune_cmd::AutotuneArgs),
+}
+
+pub fn run() -> Result<()> {
+    match Cli::parse().command {
+        Command::Index(args) => crate::index_cmd::run(args),
+        Command::Aln(args) => crate::aln::run(args),
+        Command::Samse(args) => crate::samse::run(args),
+        Command::Autotune(args) => crate::autotune_cmd::run(args),
+    }
+}

@@ -1,0 +1,1 @@
+//! GPU driver: NVRTC-compiled kernels from `cuda/`, run through cudarc.

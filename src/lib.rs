@@ -1,0 +1,12 @@
+//! bcuda: a GPU port of BWA 0.7.17's `aln` path (via BarraCUDA), with self-tuned kernels.
+
+pub mod cli;
+pub mod output;
+pub mod progress;
+pub mod sai;
+
+pub mod index_cmd;
+pub mod aln;
+pub mod samse;
+pub mod gpu;
+pub mod autotune_cmd;
