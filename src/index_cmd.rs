@@ -15,6 +15,28 @@ pub struct IndexArgs {
     pub quiet: bool,
 }
 
-pub fn run(_args: IndexArgs) -> anyhow::Result<()> {
-    anyhow::bail!("index: not implemented yet")
+pub fn run(args: IndexArgs) -> anyhow::Result<()> {
+    if let Some(algo) = &args.algo {
+        if !matches!(algo.as_str(), "is" | "bwtsw" | "rb2") {
+            anyhow::bail!("index: unknown algorithm '{algo}' for -a (bwa knows is, bwtsw, rb2)");
+        }
+    }
+    let prefix = args.prefix.clone().unwrap_or_else(|| args.fasta.clone());
+    let mut progress = crate::progress::Progress::new("% of suffixes sorted", Some(1000), args.quiet);
+    let mut last_stage = String::new();
+    let opts = bcuda_index::BuildOptions {
+        progress: Some(Box::new(move |stage: &str, fraction: f64| {
+            if stage != last_stage {
+                last_stage = stage.to_string();
+            }
+            progress.advance(0, Some((fraction * 1000.0) as u64));
+        })),
+        ..Default::default()
+    };
+    let start = std::time::Instant::now();
+    bcuda_index::build_index(&args.fasta, &prefix, opts)?;
+    if !args.quiet {
+        eprintln!("[bcuda index] {} indexed in {:.2} s", args.fasta.display(), start.elapsed().as_secs_f64());
+    }
+    Ok(())
 }
