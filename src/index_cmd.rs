@@ -22,15 +22,10 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         }
     }
     let prefix = args.prefix.clone().unwrap_or_else(|| args.fasta.clone());
-    let mut progress = crate::progress::Progress::new("% of suffixes sorted", Some(1000), args.quiet);
-    let mut last_stage = String::new();
+    // Progress in permille of suffix-array rows sorted.
+    let mut progress = crate::progress::Progress::new("index", Some(1000), args.quiet);
     let opts = bcuda_index::BuildOptions {
-        progress: Some(Box::new(move |stage: &str, fraction: f64| {
-            if stage != last_stage {
-                last_stage = stage.to_string();
-            }
-            progress.advance(0, Some((fraction * 1000.0) as u64));
-        })),
+        progress: Some(Box::new(move |_stage: &str, fraction: f64| progress.advance(0, Some((fraction * 1000.0) as u64)))),
         ..Default::default()
     };
     let start = std::time::Instant::now();

@@ -10,7 +10,7 @@ use memmap2::Mmap;
 use crate::bwt::Bwt;
 use crate::error::{IndexError, Result};
 
-const HEADER_BYTES: usize = 8 * 8;
+const HEADER_BYTES: usize = 7 * 8;
 
 pub struct SuffixArray {
     map: Mmap,
@@ -29,14 +29,14 @@ impl SuffixArray {
         // SAFETY: read-only input, never written through the map.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::io(path, e))?;
         if map.len() < HEADER_BYTES {
-            return Err(IndexError::truncated(path, format!("{} bytes, shorter than the 64-byte header", map.len())));
+            return Err(IndexError::truncated(path, format!("{} bytes, shorter than the 56-byte header", map.len())));
         }
         let h: Vec<u64> = map[..HEADER_BYTES].chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
         let l2 = bwt.l2();
-        if h[0] != bwt.primary() || h[1..5] != l2[1..5] || h[7] != bwt.seq_len() {
+        if h[0] != bwt.primary() || h[1..5] != l2[1..5] || h[6] != bwt.seq_len() {
             return Err(IndexError::mismatch(path, "its header differs from the .bwt (primary, base counts or length)"));
         }
-        let interval = h[6];
+        let interval = h[5];
         if interval == 0 || !interval.is_power_of_two() {
             return Err(IndexError::corrupt(path, format!("sampling interval {interval} is not a power of 2")));
         }
