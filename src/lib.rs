@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod output;
 pub mod progress;
+pub mod reads;
 pub mod sai;
 
 pub mod index_cmd;

@@ -1,0 +1,392 @@
+//! BWA's aln search for one read: the D-array lower bound (bwt_cal_width) and bounded
+//! backtracking over the FM-index with a score-ordered stack (bwt_match_gap), so the hits,
+//! their order and their count are those of `bwa aln` 0.7.17.
+//!
+//! Kept as plain loops over fixed-shape state: the GPU inexact kernel is a port of this file.
+
+use bcuda_index::Bwt;
+
+use crate::sai::{AlnHit, GapOptions, MODE_GAPE, MODE_LOGGAP, MODE_NONSTOP};
+
+/// One entry of the D array: the SA-interval width of a prefix and its lower bound on differences.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Width {
+    pub w: u64,
+    pub bid: i32,
+}
+
+const STATE_M: u8 = 0;
+const STATE_I: u8 = 1;
+const STATE_D: u8 = 2;
+
+/// A partial alignment: the suffix `seq[i..]` matched with these differences, SA interval [k, l].
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// score << 21 | i, as bwa packs it.
+    info: u32,
+    n_mm: u8,
+    n_gapo: u8,
+    n_gape: u8,
+    state: u8,
+    n_ins: u16,
+    n_del: u16,
+    last_diff_pos: i32,
+    k: u64,
+    l: u64,
+}
+
+/// bwa's gap_stack_t: one LIFO stack per score, popped from the best (lowest) score.
+#[derive(Default)]
+pub struct GapStack {
+    stacks: Vec<Vec<Entry>>,
+    best: usize,
+    n_entries: usize,
+}
+
+impl GapStack {
+    fn reset(&mut self, n_stacks: usize) {
+        if self.stacks.len() < n_stacks {
+            self.stacks.resize_with(n_stacks, Vec::new);
+        }
+        self.stacks.truncate(n_stacks);
+        self.stacks.iter_mut().for_each(Vec::clear);
+        self.best = n_stacks;
+        self.n_entries = 0;
+    }
+
+    fn push(&mut self, e: Entry) {
+        let score = (e.info >> 21) as usize;
+        if score >= self.stacks.len() {
+            self.stacks.resize_with(score + 1, Vec::new);
+        }
+        self.stacks[score].push(e);
+        self.n_entries += 1;
+        self.best = self.best.min(score);
+    }
+
+    fn pop(&mut self) -> Entry {
+        let e = self.stacks[self.best].pop().expect("pop from a non-empty stack");
+        self.n_entries -= 1;
+        if self.n_entries == 0 {
+            self.best = self.stacks.len();
+        } else if self.stacks[self.best].is_empty() {
+            self.best = (self.best + 1..self.stacks.len()).find(|&s| !self.stacks[s].is_empty()).unwrap_or(self.stacks.len());
+        }
+        e
+    }
+}
+
+/// Per-thread working memory, reused across reads.
+#[derive(Default)]
+pub struct Scratch {
+    pub stack: GapStack,
+    width: Vec<Width>,
+    seed_width: Vec<Width>,
+    seq: Vec<u8>,
+}
+
+pub fn aln_score(n_mm: i32, n_gapo: i32, n_gape: i32, opt: &GapOptions) -> i32 {
+    n_mm * opt.s_mm + n_gapo * opt.s_gapo + n_gape * opt.s_gape
+}
+
+/// bwa_cal_maxdiff: the most differences expected in `len` bases at error rate `err`, with
+/// probability `thres` of missing more. (bwa's factorial is a C int; its overflow is kept.)
+pub fn cal_maxdiff(len: i32, err: f64, thres: f64) -> i32 {
+    let elambda = (-(len as f64) * err).exp();
+    let (mut sum, mut y, mut x) = (elambda, 1.0f64, 1i32);
+    for k in 1..1000 {
+        y *= len as f64 * err;
+        x = x.wrapping_mul(k);
+        sum += elambda * y / x as f64;
+        if 1.0 - sum < thres {
+            return k;
+        }
+    }
+    2
+}
+
+/// bwa's BWA_AVG_ERR.
+pub const AVG_ERR: f64 = 0.02;
+
+/// The options of one batch as bwa_cal_sa_reg_gap derives them: `max_gapo` is capped by the
+/// `max_diff` of the longest read of the batch.
+pub fn batch_options(opt: &GapOptions, max_len: usize) -> GapOptions {
+    let mut local = *opt;
+    if opt.fnr > 0.0 {
+        local.max_diff = cal_maxdiff(max_len as i32, AVG_ERR, opt.fnr as f64);
+    }
+    if local.max_diff < local.max_gapo {
+        local.max_gapo = local.max_diff;
+    }
+    local
+}
+
+/// bwt_cal_width: for each prefix `str[..=i]`, the width of the SA interval of its last exact
+/// block and how many blocks (a lower bound on differences) it took.
+pub fn cal_width(bwt: &Bwt, s: &[u8], width: &mut [Width]) -> i32 {
+    let l2 = bwt.l2();
+    let mut bid = 0;
+    let (mut k, mut l) = (0u64, bwt.seq_len());
+    for (i, &c) in s.iter().enumerate() {
+        if c < 4 {
+            let (ok, ol) = bwt.occ_pair(k.wrapping_sub(1), l, c);
+            k = l2[c as usize] + ok + 1;
+            l = l2[c as usize] + ol;
+        }
+        if k > l || c > 3 {
+            k = 0;
+            l = bwt.seq_len();
+            bid += 1;
+        }
+        width[i] = Width { w: l.wrapping_sub(k).wrapping_add(1), bid };
+    }
+    bid += 1;
+    width[s.len()] = Width { w: 0, bid };
+    bid
+}
+
+/// bwt_match_exact_alt: extends [k, l] by `s` backwards; false if it does not occur.
+fn extend_exact(bwt: &Bwt, s: &[u8], k: &mut u64, l: &mut u64) -> bool {
+    let l2 = bwt.l2();
+    let (mut kk, mut ll) = (*k, *l);
+    for &c in s.iter().rev() {
+        if c > 3 {
+            return false;
+        }
+        let (ok, ol) = bwt.occ_pair(kk.wrapping_sub(1), ll, c);
+        kk = l2[c as usize] + ok + 1;
+        ll = l2[c as usize] + ol;
+        if kk > ll {
+            return false;
+        }
+    }
+    *k = kk;
+    *l = ll;
+    true
+}
+
+/// gap_shadow: after a hit, narrows the D array so the same hit is not counted again.
+fn shadow(x: u64, max: u64, last_diff_pos: i32, width: &mut [Width]) {
+    let mut j = 0u64;
+    for w in width.iter_mut().take(last_diff_pos.max(0) as usize) {
+        if w.w > x {
+            w.w -= x;
+        } else if w.w == x {
+            w.bid = 1;
+            j += 1;
+            w.w = max - j;
+        }
+    }
+}
+
+fn int_log2(v: u32) -> i32 {
+    31 - v.max(1).leading_zeros() as i32
+}
+
+/// Aligns one read (its aligned part, in read orientation) as bwa aln does; `opt` carries the
+/// batch's options (see [`batch_options`]).
+pub fn align_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, scratch: &mut Scratch) -> Vec<AlnHit> {
+    let len = read.len();
+    let mut local = *opt;
+    // bwa works on the reversed read for the D arrays, then on its reverse complement.
+    scratch.seq.clear();
+    scratch.seq.extend(read.iter().rev());
+    scratch.width.resize(len + 1, Width::default());
+    cal_width(bwt, &scratch.seq, &mut scratch.width);
+    if opt.fnr > 0.0 {
+        local.max_diff = cal_maxdiff(len as i32, AVG_ERR, opt.fnr as f64);
+    }
+    let seed_len = opt.seed_len.max(0) as usize;
+    local.seed_len = if seed_len < len { opt.seed_len } else { i32::MAX };
+    let use_seed = len > seed_len;
+    if use_seed {
+        scratch.seed_width.resize(seed_len + 1, Width::default());
+        cal_width(bwt, &scratch.seq[len - seed_len..], &mut scratch.seed_width);
+    }
+    for c in scratch.seq.iter_mut() {
+        *c = if *c > 3 { 4 } else { 3 - *c };
+    }
+    let Scratch { stack, width, seed_width, seq } = scratch;
+    match_gap(bwt, seq, width, if use_seed { Some(seed_width) } else { None }, &local, opt, stack)
+}
+
+/// bwt_match_gap: best-first search of `seq` (the read's reverse complement) allowing
+/// mismatches and gaps within `opt`'s limits. `batch_opt` sizes the stack as bwa does.
+fn match_gap(
+    bwt: &Bwt,
+    seq: &[u8],
+    width: &mut [Width],
+    seed_width: Option<&mut Vec<Width>>,
+    opt: &GapOptions,
+    batch_opt: &GapOptions,
+    stack: &mut GapStack,
+) -> Vec<AlnHit> {
+    let len = seq.len() as i32;
+    let l2 = bwt.l2();
+    let gape_counts = opt.mode & MODE_GAPE != 0;
+    let mut best_score = aln_score(opt.max_diff + 1, opt.max_gapo + 1, opt.max_gape + 1, opt);
+    let mut max_diff = opt.max_diff;
+    let mut best_cnt: i32 = 0;
+    let mut hits: Vec<AlnHit> = Vec::new();
+
+    if seq.iter().filter(|&&c| c > 3).count() as i32 > max_diff {
+        return hits;
+    }
+    let n_stacks = aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, batch_opt).max(1) as usize;
+    stack.reset(n_stacks);
+    let entry = |i: i32, k: u64, l: u64, n_mm: u8, n_gapo: u8, n_gape: u8, n_ins: u16, n_del: u16, state: u8, is_diff: bool| {
+        let score = aln_score(n_mm as i32, n_gapo as i32, n_gape as i32, opt) as u32;
+        Entry { info: score << 21 | i as u32, n_mm, n_gapo, n_gape, state, n_ins, n_del, last_diff_pos: if is_diff { i } else { 0 }, k, l }
+    };
+    stack.push(entry(len, 0, bwt.seq_len(), 0, 0, 0, 0, 0, STATE_M, false));
+    let seed_width = seed_width.map(|v| &v[..]);
+
+    while stack.n_entries > 0 {
+        if stack.n_entries > opt.max_entries as usize {
+            break;
+        }
+        let e = stack.pop();
+        let (mut k, mut l) = (e.k, e.l);
+        let mut i = (e.info & 0xffff) as i32;
+        if opt.mode & MODE_NONSTOP == 0 && (e.info >> 21) as i32 > best_score + opt.s_mm {
+            break;
+        }
+        let mut m = max_diff - (e.n_mm as i32 + e.n_gapo as i32);
+        if gape_counts {
+            m -= e.n_gape as i32;
+        }
+        if m < 0 {
+            continue;
+        }
+        let mut m_seed = 0;
+        if seed_width.is_some() {
+            m_seed = opt.max_seed_diff - (e.n_mm as i32 + e.n_gapo as i32);
+            if gape_counts {
+                m_seed -= e.n_gape as i32;
+            }
+        }
+        if i > 0 && m < width[i as usize - 1].bid {
+            continue;
+        }
+
+        // A hit: the whole read consumed, or the rest must match exactly.
+        let mut hit_found = i == 0;
+        if !hit_found && m == 0 && (e.state == STATE_M || gape_counts || e.n_gape as i32 == opt.max_gape) {
+            if extend_exact(bwt, &seq[..i as usize], &mut k, &mut l) {
+                hit_found = true;
+            } else {
+                continue;
+            }
+        }
+        if hit_found {
+            let score = aln_score(e.n_mm as i32, e.n_gapo as i32, e.n_gape as i32, opt);
+            if hits.is_empty() {
+                best_score = score;
+                let mut best_diff = e.n_mm as i32 + e.n_gapo as i32;
+                if gape_counts {
+                    best_diff += e.n_gape as i32;
+                }
+                if opt.mode & MODE_NONSTOP == 0 {
+                    max_diff = if best_diff + 1 > opt.max_diff { opt.max_diff } else { best_diff + 1 };
+                }
+            }
+            if score == best_score {
+                best_cnt = best_cnt.wrapping_add((l - k + 1) as i32);
+            } else if best_cnt > opt.max_top2 {
+                break;
+            }
+            // A gap in a tandem repeat can reach the same interval twice.
+            let seen = e.n_gapo > 0 && hits.iter().any(|h| h.k == k && h.l == l);
+            if !seen {
+                shadow(l - k + 1, bwt.seq_len(), e.last_diff_pos, width);
+                hits.push(AlnHit {
+                    n_mm: e.n_mm,
+                    n_gapo: e.n_gapo,
+                    n_gape: e.n_gape,
+                    score: score as u32,
+                    n_ins: e.n_ins,
+                    n_del: e.n_del,
+                    k,
+                    l,
+                });
+            }
+            continue;
+        }
+
+        i -= 1;
+        let (cnt_k, cnt_l) = bwt.occ4_pair(k.wrapping_sub(1), l);
+        let occ = l - k + 1;
+        let (mut allow_diff, mut allow_m) = (true, true);
+        if i > 0 {
+            let iu = i as usize;
+            if width[iu - 1].bid > m - 1 {
+                allow_diff = false;
+            } else if width[iu - 1].bid == m - 1 && width[iu].bid == m - 1 && width[iu - 1].w == width[iu].w {
+                allow_m = false;
+            }
+            let ii = i - (len - opt.seed_len);
+            if let (Some(sw), true) = (seed_width, ii > 0) {
+                let ii = ii as usize;
+                if sw[ii - 1].bid > m_seed - 1 {
+                    allow_diff = false;
+                } else if sw[ii - 1].bid == m_seed - 1 && sw[ii].bid == m_seed - 1 && sw[ii - 1].w == sw[ii].w {
+                    allow_m = false;
+                }
+            }
+        }
+
+        // Gaps.
+        let gaps = if opt.mode & MODE_LOGGAP != 0 {
+            int_log2((e.n_gape + e.n_gapo) as u32) / 2 + 1
+        } else {
+            e.n_gapo as i32 + e.n_gape as i32
+        };
+        if allow_diff && i >= opt.indel_end_skip + gaps && len - i >= opt.indel_end_skip + gaps {
+            match e.state {
+                STATE_M if (e.n_gapo as i32) < opt.max_gapo => {
+                    stack.push(entry(i, k, l, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins + 1, e.n_del, STATE_I, true));
+                    for c in 0..4 {
+                        let (nk, nl) = (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c]);
+                        if nk <= nl {
+                            stack.push(entry(i + 1, nk, nl, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins, e.n_del + 1, STATE_D, true));
+                        }
+                    }
+                }
+                STATE_I if (e.n_gape as i32) < opt.max_gape => {
+                    stack.push(entry(i, k, l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, e.n_del, STATE_I, true));
+                }
+                STATE_D if (e.n_gape as i32) < opt.max_gape
+                    && ((e.n_gape as i32 + e.n_gapo as i32) < max_diff || occ < opt.max_del_occ as u64) =>
+                {
+                    for c in 0..4 {
+                        let (nk, nl) = (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c]);
+                        if nk <= nl {
+                            stack.push(entry(i + 1, nk, nl, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins, e.n_del + 1, STATE_D, true));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        // Mismatches (the read's own base last, so it is popped first).
+        let base = seq[i as usize];
+        if allow_diff && allow_m {
+            for j in 1..=4u8 {
+                let c = ((base + j) & 3) as usize;
+                let is_mm = j != 4 || base > 3;
+                let (nk, nl) = (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c]);
+                if nk <= nl {
+                    stack.push(entry(i, nk, nl, e.n_mm + is_mm as u8, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, is_mm));
+                }
+            }
+        } else if base < 4 {
+            let c = base as usize;
+            let (nk, nl) = (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c]);
+            if nk <= nl {
+                stack.push(entry(i, nk, nl, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, false));
+            }
+        }
+    }
+    hits
+}

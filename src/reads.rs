@@ -1,0 +1,195 @@
+//! Reading reads (FASTQ or FASTA, plain or gzip) in batches, prepared as bwa's bwaseqio.c
+//! prepares them: bases as codes 0..=3 (A C G T, either case) and 4 (N, IUPAC, anything
+//! else), qualities trimmed with `-q`, names cut at the first whitespace and stripped of a
+//! trailing `/1` or `/2`.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use needletail::parser::FastxReader;
+
+/// Longest read we align. BWA keeps positions in 16-bit fields of its search stack; GPU
+/// scratch is sized by this, so longer reads are an error, never silently truncated.
+pub const MAX_READ_LEN: usize = 4096;
+
+/// bwa's BWA_MIN_RDLEN: `-q` trimming never shortens a read below this.
+const MIN_TRIMMED_LEN: usize = 35;
+
+/// One read, as the aligner and `samse` need it.
+#[derive(Clone, Debug, Default)]
+pub struct ReadSeq {
+    pub name: String,
+    /// Base codes in read orientation, the whole read (before trimming).
+    pub codes: Vec<u8>,
+    /// Phred+33 qualities as in the file (empty for FASTA), after `-I` conversion.
+    pub qual: Vec<u8>,
+    /// Length aligned after `-q` trimming (`<= codes.len()`).
+    pub len: usize,
+}
+
+impl ReadSeq {
+    /// The aligned part of the read.
+    pub fn aligned(&self) -> &[u8] {
+        &self.codes[..self.len]
+    }
+}
+
+/// How reads are prepared; the fields of bwa's gap_opt_t that bwa_read_seq uses.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadOptions {
+    /// `-q`: quality threshold for trimming from the 3' end (0 = off).
+    pub trim_qual: i32,
+    /// `-I`: qualities are Illumina 1.3+ (Phred+64).
+    pub illumina13: bool,
+}
+
+/// bwa's nst_nt4_table for reads.
+#[inline]
+pub fn base_code(b: u8) -> u8 {
+    match b {
+        b'A' | b'a' => 0,
+        b'C' | b'c' => 1,
+        b'G' | b'g' => 2,
+        b'T' | b't' => 3,
+        _ => 4,
+    }
+}
+
+/// bwa_trim_read: the length that maximises the sum of (threshold - quality) from the end.
+pub fn trimmed_len(qual: &[u8], trim_qual: i32) -> usize {
+    if trim_qual < 1 || qual.is_empty() {
+        return qual.len();
+    }
+    let (mut sum, mut best, mut best_len) = (0i32, 0i32, qual.len());
+    let mut l = qual.len();
+    while l > MIN_TRIMMED_LEN {
+        l -= 1;
+        sum += trim_qual - (qual[l] as i32 - 33);
+        if sum < 0 {
+            break;
+        }
+        if sum > best {
+            best = sum;
+            best_len = l;
+        }
+    }
+    best_len
+}
+
+/// Errors reading reads: always with the file and the record.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadsError {
+    #[error("{path}: {source}")]
+    Open { path: PathBuf, source: std::io::Error },
+    #[error("{path}: record {record}: {msg}")]
+    Parse { path: PathBuf, record: u64, msg: String },
+    #[error("{path}: record {record} ('{name}'): read of {len} bases is longer than the {max} bcuda supports")]
+    TooLong { path: PathBuf, record: u64, name: String, len: usize, max: usize },
+    #[error("{path}: no reads: the file is empty")]
+    Empty { path: PathBuf },
+}
+
+/// Counts bytes read from the (possibly compressed) file, for progress in percent.
+struct CountingReader<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Streams a read file in batches of at most `batch_size` reads.
+pub struct ReadBatchReader {
+    path: PathBuf,
+    parser: Box<dyn FastxReader>,
+    opts: ReadOptions,
+    records: u64,
+    bytes_read: Arc<AtomicU64>,
+    file_len: u64,
+}
+
+impl ReadBatchReader {
+    pub fn open(path: &Path, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
+        let file = File::open(path).map_err(|source| ReadsError::Open { path: path.to_path_buf(), source })?;
+        let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let bytes_read = Arc::new(AtomicU64::new(0));
+        let counting = CountingReader { inner: file, count: bytes_read.clone() };
+        let parser = needletail::parse_fastx_reader(counting).map_err(|e| {
+            if e.kind == needletail::errors::ParseErrorKind::EmptyFile {
+                ReadsError::Empty { path: path.to_path_buf() }
+            } else {
+                ReadsError::Parse { path: path.to_path_buf(), record: 1, msg: e.to_string() }
+            }
+        })?;
+        Ok(ReadBatchReader { path: path.to_path_buf(), parser, opts, records: 0, bytes_read, file_len })
+    }
+
+    /// Reads seen so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Bytes of the file consumed and the file's size, for a percentage.
+    pub fn position(&self) -> (u64, u64) {
+        (self.bytes_read.load(Ordering::Relaxed), self.file_len)
+    }
+
+    /// The next batch (empty at the end of the file).
+    pub fn next_batch(&mut self, batch_size: usize) -> Result<Vec<ReadSeq>, ReadsError> {
+        let mut batch = Vec::with_capacity(batch_size.min(1 << 20));
+        while batch.len() < batch_size {
+            let Some(rec) = self.parser.next() else { break };
+            self.records += 1;
+            let rec = rec.map_err(|e| ReadsError::Parse { path: self.path.clone(), record: self.records, msg: e.to_string() })?;
+            let id = rec.id();
+            let name_end = id.iter().position(|b| b.is_ascii_whitespace()).unwrap_or(id.len());
+            let mut name = &id[..name_end];
+            if name.len() > 2 && name[name.len() - 2] == b'/' && matches!(name[name.len() - 1], b'1' | b'2') {
+                name = &name[..name.len() - 2];
+            }
+            let name = String::from_utf8_lossy(name).into_owned();
+            let seq = rec.seq();
+            if seq.len() > MAX_READ_LEN {
+                return Err(ReadsError::TooLong { path: self.path.clone(), record: self.records, name, len: seq.len(), max: MAX_READ_LEN });
+            }
+            let codes: Vec<u8> = seq.iter().map(|&b| base_code(b)).collect();
+            let mut qual = rec.qual().map(<[u8]>::to_vec).unwrap_or_default();
+            if self.opts.illumina13 {
+                qual.iter_mut().for_each(|q| *q = q.wrapping_sub(31));
+            }
+            let len = trimmed_len(&qual, self.opts.trim_qual);
+            batch.push(ReadSeq { name, codes, qual, len });
+        }
+        Ok(batch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trimming_follows_bwa() {
+        // Qualities 'I' (40) then a tail of '#' (2): with -q 15 the tail goes.
+        let mut q = vec![b'I'; 50];
+        q.extend(vec![b'#'; 10]);
+        assert_eq!(trimmed_len(&q, 15), 50);
+        assert_eq!(trimmed_len(&q, 0), 60);
+        // Never below 35 bases.
+        assert_eq!(trimmed_len(&[b'#'; 60], 15), 35);
+    }
+
+    #[test]
+    fn codes_cover_case_and_iupac() {
+        let codes: Vec<u8> = b"ACGTacgtNnRY-.".iter().map(|&b| base_code(b)).collect();
+        assert_eq!(codes, [0, 1, 2, 3, 0, 1, 2, 3, 4, 4, 4, 4, 4, 4]);
+    }
+}
