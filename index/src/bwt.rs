@@ -23,6 +23,63 @@ pub struct Bwt {
     seq_len: u64,
 }
 
+const LOW_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// Mask keeping the first `bases` (0..=32) 2-bit fields of a 64-bit chunk.
+#[inline]
+fn keep_mask(bases: usize) -> u64 {
+    if bases >= 32 {
+        !0
+    } else if bases == 0 {
+        0
+    } else {
+        !0u64 << (64 - 2 * bases)
+    }
+}
+
+/// The 64-bit chunk (32 bases, first base in the high bits) `j` of a block's bases.
+#[inline]
+fn chunk(words: &[u32], block: usize, j: usize) -> u64 {
+    (words[block + 8 + 2 * j] as u64) << 32 | words[block + 9 + 2 * j] as u64
+}
+
+/// Occurrences of `c` among bases `from..to` of a block.
+#[inline]
+fn count_base(words: &[u32], block: usize, from: usize, to: usize, c: u8) -> u64 {
+    let pattern = LOW_BITS * c as u64;
+    let mut total = 0;
+    let mut pos = from;
+    while pos < to {
+        let j = pos / 32;
+        let end = to.min(32 * (j + 1));
+        // Fields equal to `c` become 00 after the xor.
+        let y = chunk(words, block, j) ^ pattern;
+        let mask = keep_mask(end - 32 * j) & !keep_mask(pos - 32 * j) & LOW_BITS;
+        total += (!(y | y >> 1) & mask).count_ones() as u64;
+        pos = end;
+    }
+    total
+}
+
+/// Adds the counts of each base among bases `from..to` of a block to `cnt`.
+#[inline]
+fn add_counts4(words: &[u32], block: usize, from: usize, to: usize, cnt: &mut [u64; 4]) {
+    let mut pos = from;
+    while pos < to {
+        let j = pos / 32;
+        let chunk = chunk(words, block, j);
+        let end = to.min(32 * (j + 1));
+        // Fields [pos - 32j, end - 32j) of this chunk.
+        let mask = keep_mask(end - 32 * j) & !keep_mask(pos - 32 * j) & LOW_BITS;
+        let hi = chunk >> 1;
+        cnt[0] += (!hi & !chunk & mask).count_ones() as u64;
+        cnt[1] += (!hi & chunk & mask).count_ones() as u64;
+        cnt[2] += (hi & !chunk & mask).count_ones() as u64;
+        cnt[3] += (hi & chunk & mask).count_ones() as u64;
+        pos = end;
+    }
+}
+
 /// The number of u32 words of the interleaved array for a BWT of `seq_len` bases.
 pub fn interleaved_words(seq_len: u64) -> u64 {
     let n_occ = seq_len.div_ceil(OCC_INTERVAL) + 1;
@@ -74,26 +131,29 @@ impl Bwt {
     }
 
     /// The interleaved occurrence/BWT array exactly as in the file (for the GPU).
+    #[inline]
     pub fn words(&self) -> &[u32] {
         bytemuck::cast_slice(&self.map[HEADER_BYTES..])
     }
 
     #[inline]
-    fn word(&self, i: usize) -> u32 {
-        let b = HEADER_BYTES + 4 * i;
-        u32::from_le_bytes(self.map[b..b + 4].try_into().unwrap())
-    }
-
-    #[inline]
-    fn block_count(&self, block: usize, c: u8) -> u64 {
-        self.word(block + 2 * c as usize) as u64 | (self.word(block + 2 * c as usize + 1) as u64) << 32
+    fn block_count(words: &[u32], block: usize, c: usize) -> u64 {
+        words[block + 2 * c] as u64 | (words[block + 2 * c + 1] as u64) << 32
     }
 
     /// Base at position `x` of the `$`-removed BWT.
     #[inline]
     pub fn bwt_char(&self, x: u64) -> u8 {
-        let w = self.word((x >> 7) as usize * BLOCK_WORDS + 8 + ((x & 127) >> 4) as usize);
+        let w = self.words()[(x >> 7) as usize * BLOCK_WORDS + 8 + ((x & 127) >> 4) as usize];
         (w >> ((15 - (x & 15)) * 2) & 3) as u8
+    }
+
+    /// Position of row `k` in the `$`-removed BWT: its block's first word and the bases to
+    /// count in the block (1..=128).
+    #[inline]
+    fn locate(&self, k: u64) -> (usize, usize) {
+        let x = k - (k >= self.primary) as u64;
+        ((x >> 7) as usize * BLOCK_WORDS, (x & 127) as usize + 1)
     }
 
     /// Occurrences of `c` in rows `0..=k` of the BWT (`$` not counted); `k == u64::MAX` gives 0.
@@ -102,9 +162,9 @@ impl Bwt {
         if k == u64::MAX {
             return 0;
         }
-        let x = k - (k >= self.primary) as u64;
-        let block = (x >> 7) as usize * BLOCK_WORDS;
-        self.block_count(block, c) + self.count_in_block(block, (x & 127) as usize + 1, c)
+        let words = self.words();
+        let (block, n) = self.locate(k);
+        Self::block_count(words, block, c as usize) + count_base(words, block, 0, n, c)
     }
 
     /// `occ` for all four bases.
@@ -113,43 +173,46 @@ impl Bwt {
         if k == u64::MAX {
             return [0; 4];
         }
-        let x = k - (k >= self.primary) as u64;
-        let block = (x >> 7) as usize * BLOCK_WORDS;
-        let n = (x & 127) as usize + 1;
-        std::array::from_fn(|c| self.block_count(block, c as u8) + self.count_in_block(block, n, c as u8))
+        let words = self.words();
+        let (block, n) = self.locate(k);
+        let mut cnt: [u64; 4] = std::array::from_fn(|c| Self::block_count(words, block, c));
+        add_counts4(words, block, 0, n, &mut cnt);
+        cnt
     }
 
-    /// `(occ(k, c), occ(l, c))`: bwa's bwt_2occ.
+    /// `(occ(k, c), occ(l, c))` for `k <= l`: bwa's bwt_2occ, counting a shared block once.
     #[inline]
     pub fn occ_pair(&self, k: u64, l: u64, c: u8) -> (u64, u64) {
-        (self.occ(k, c), self.occ(l, c))
+        if k == u64::MAX || l == u64::MAX {
+            return (self.occ(k, c), self.occ(l, c));
+        }
+        let (bk, nk) = self.locate(k);
+        let (bl, nl) = self.locate(l);
+        if bk != bl {
+            return (self.occ(k, c), self.occ(l, c));
+        }
+        let words = self.words();
+        let ok = Self::block_count(words, bk, c as usize) + count_base(words, bk, 0, nk, c);
+        (ok, ok + count_base(words, bk, nk, nl, c))
     }
 
-    /// `(occ4(k), occ4(l))`: bwa's bwt_2occ4.
+    /// `(occ4(k), occ4(l))` for `k <= l`: bwa's bwt_2occ4, counting a shared block once.
     #[inline]
     pub fn occ4_pair(&self, k: u64, l: u64) -> ([u64; 4], [u64; 4]) {
-        (self.occ4(k), self.occ4(l))
-    }
-
-    /// Count of `c` among the first `n` (1..=128) bases of the block starting at word `block`.
-    #[inline]
-    fn count_in_block(&self, block: usize, n: usize, c: u8) -> u64 {
-        let pattern = 0x5555_5555_5555_5555u64 * c as u64;
-        let mut total = 0u64;
-        let mut left = n;
-        let mut w = block + 8;
-        while left > 0 {
-            let chunk = (self.word(w) as u64) << 32 | self.word(w + 1) as u64;
-            let y = chunk ^ pattern;
-            let mut hits = !(y | y >> 1) & 0x5555_5555_5555_5555;
-            if left < 32 {
-                hits &= !0u64 << (64 - 2 * left);
-            }
-            total += hits.count_ones() as u64;
-            left = left.saturating_sub(32);
-            w += 2;
+        if k == u64::MAX || l == u64::MAX {
+            return (self.occ4(k), self.occ4(l));
         }
-        total
+        let (bk, nk) = self.locate(k);
+        let (bl, nl) = self.locate(l);
+        if bk != bl {
+            return (self.occ4(k), self.occ4(l));
+        }
+        let words = self.words();
+        let mut ck: [u64; 4] = std::array::from_fn(|c| Self::block_count(words, bk, c));
+        add_counts4(words, bk, 0, nk, &mut ck);
+        let mut cl = ck;
+        add_counts4(words, bk, nk, nl, &mut cl);
+        (ck, cl)
     }
 
     /// Row of the suffix one position to the left (bwa's bwt_invPsi); the `$` row maps to 0.
