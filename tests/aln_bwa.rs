@@ -1,0 +1,72 @@
+//! `bcuda aln` (CPU) writes the same .sai as `bwa aln` 0.7.17, byte for byte, and `bwa samse`
+//! accepts it.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+/// Runs bwa aln and bcuda aln with `opts` on `reads` and compares the .sai files.
+fn assert_same_sai(prefix: &Path, reads: &Path, opts: &[&str]) {
+    let (p, r) = (prefix.to_str().unwrap(), reads.to_str().unwrap());
+    let mut args = vec!["aln"];
+    args.extend_from_slice(opts);
+    args.extend_from_slice(&[p, r]);
+    let theirs = bwa(&args);
+    args.insert(1, "--quiet");
+    let ours = bcuda(&args);
+    assert!(theirs.len() > 68, "bwa wrote no reads");
+    assert!(ours == theirs, "{} with {opts:?}: .sai differs from bwa ({} vs {} bytes)", reads.display(), ours.len(), theirs.len());
+}
+
+#[test]
+fn lambda_art_reads_with_option_sets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = bwa_index(&data("lambda.fa"), tmp.path());
+    let reads = tmp.path().join("reads.fq");
+    head_fastq(&data("lambda_art.fq"), 5000, &reads);
+    for opts in [&[][..], &["-n", "2"], &["-o", "0"], &["-l", "25", "-k", "1"], &["-R", "5"], &["-t", "2"], &["-q", "15"], &["-e", "3", "-L"], &["-n", "0.01", "-M", "4", "-O", "9", "-E", "3"], &["-i", "10", "-d", "5"]] {
+        assert_same_sai(&prefix, &reads, opts);
+    }
+}
+
+#[test]
+fn ecoli_art_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = bwa_index(&data("ecoli536.fa"), tmp.path());
+    let reads = tmp.path().join("reads.fq");
+    head_fastq(&data("ecoli536_art.fq"), 30000, &reads);
+    assert_same_sai(&prefix, &reads, &[]);
+    assert_same_sai(&prefix, &reads, &["-t", "2", "-n", "2"]);
+}
+
+#[test]
+fn simulated_lengths_errors_n_and_unmappable_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = bwa_index(&data("lambda.fa"), tmp.path());
+    for (len, seed) in [(36, 1), (76, 2), (150, 3), (250, 4)] {
+        let reads = tmp.path().join(format!("sim{len}.fq"));
+        simulate_reads(&data("lambda.fa"), len, 1500, seed, &reads);
+        assert_same_sai(&prefix, &reads, &[]);
+        assert_same_sai(&prefix, &reads, &["-N"]);
+    }
+}
+
+#[test]
+fn demo_reference_with_holes_and_repeats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = bwa_index(&testdata("demo_ref.fa"), tmp.path());
+    assert_same_sai(&prefix, &testdata("demo.fq"), &[]);
+    assert_same_sai(&prefix, &testdata("demo.fq"), &["-o", "2", "-e", "2"]);
+}
+
+#[test]
+fn bwa_samse_accepts_our_sai() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = bwa_index(&testdata("demo_ref.fa"), tmp.path());
+    let sai = tmp.path().join("ours.sai");
+    let (p, r) = (prefix.to_str().unwrap(), testdata("demo.fq"));
+    bcuda(&["aln", "--quiet", "-f", sai.to_str().unwrap(), p, r.to_str().unwrap()]);
+    let sam = String::from_utf8(bwa(&["samse", p, sai.to_str().unwrap(), r.to_str().unwrap()])).unwrap();
+    assert_eq!(sam.lines().filter(|l| !l.starts_with('@')).count(), 2000);
+}

@@ -1,0 +1,113 @@
+//! Helpers shared by the integration tests: the repo's data, `bwa`, our binary, and a seeded
+//! read simulator for lengths and errors that the Debian data does not cover.
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A file of data/ (from scripts/get-data.sh); panics with instructions when it is missing.
+pub fn data(name: &str) -> PathBuf {
+    let p = repo().join("data").join(name);
+    assert!(p.exists(), "{} is missing: run scripts/get-data.sh first", p.display());
+    p
+}
+
+pub fn testdata(name: &str) -> PathBuf {
+    repo().join("testdata").join(name)
+}
+
+/// Runs a command, returns stdout; panics with its stderr when it fails.
+pub fn run(cmd: &str, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("cannot run {cmd} ({e}); CI installs it with apt-get"));
+    assert!(out.status.success(), "{cmd} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+pub fn bwa(args: &[&str]) -> Vec<u8> {
+    run("bwa", args)
+}
+
+pub fn bcuda(args: &[&str]) -> Vec<u8> {
+    run(env!("CARGO_BIN_EXE_bcuda"), args)
+}
+
+/// `bcuda` expected to fail: returns its stderr.
+pub fn bcuda_fails(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).output().unwrap();
+    assert!(!out.status.success(), "bcuda {args:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Copies `fasta` into `dir` and indexes it with bwa; returns the prefix.
+pub fn bwa_index(fasta: &Path, dir: &Path) -> PathBuf {
+    let dst = dir.join(fasta.file_name().unwrap());
+    std::fs::copy(fasta, &dst).unwrap();
+    bwa(&["index", dst.to_str().unwrap()]);
+    dst
+}
+
+/// The first `n` records of a 4-line FASTQ.
+pub fn head_fastq(src: &Path, n: usize, dst: &Path) {
+    let text = std::fs::read_to_string(src).unwrap();
+    let lines: Vec<&str> = text.lines().take(4 * n).collect();
+    std::fs::write(dst, lines.join("\n") + "\n").unwrap();
+}
+
+/// Seeded simulator: reads of `len` bp from both strands of `fasta`'s first sequence, with
+/// mismatches, short insertions and deletions, N bases, and some random (unmappable) reads.
+pub fn simulate_reads(fasta: &Path, len: usize, n: usize, seed: u64, dst: &Path) {
+    let text = std::fs::read_to_string(fasta).unwrap();
+    let genome: Vec<u8> = text.lines().skip(1).take_while(|l| !l.starts_with('>')).flat_map(|l| l.trim().bytes()).map(|b| b.to_ascii_uppercase()).collect();
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move |m: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % m
+    };
+    let bases = b"ACGT";
+    let mut out = String::new();
+    for r in 0..n {
+        let start = next((genome.len() - len - 10) as u64) as usize;
+        let mut read: Vec<u8> = genome[start..start + len + 10].to_vec();
+        match next(10) {
+            0..=3 => {}
+            4 | 5 => {
+                for _ in 0..=next(3) {
+                    let p = next(len as u64) as usize;
+                    read[p] = bases[next(4) as usize];
+                }
+            }
+            6 => {
+                let p = 10 + next(len as u64 - 20) as usize;
+                let n_del = 1 + next(3) as usize;
+                read.drain(p..p + n_del);
+            }
+            7 => {
+                let p = 10 + next(len as u64 - 20) as usize;
+                for _ in 0..1 + next(3) {
+                    read.insert(p, bases[next(4) as usize]);
+                }
+            }
+            8 => {
+                let p = next(len as u64) as usize;
+                read[p] = b'N';
+                if next(2) == 0 {
+                    read[(p + 7) % len] = b'N';
+                }
+            }
+            _ => read = (0..len + 10).map(|_| bases[next(4) as usize]).collect(),
+        }
+        read.truncate(len);
+        if next(2) == 0 {
+            read = read.iter().rev().map(|&b| match b { b'A' => b'T', b'C' => b'G', b'G' => b'C', b'T' => b'A', x => x }).collect();
+        }
+        let qual: String = (0..len).map(|i| (33 + if i > len - 10 { 2 + next(20) } else { 20 + next(21) }) as u8 as char).collect();
+        out.push_str(&format!("@sim{r}/1\n{}\n+\n{qual}\n", String::from_utf8(read).unwrap()));
+    }
+    std::fs::write(dst, out).unwrap();
+}
