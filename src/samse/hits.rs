@@ -1,0 +1,175 @@
+//! From a read's .sai hits to its alignment: the random pick among the best hits (bwa's
+//! drand48 sequence), the hit counts behind X0/X1 and the mapping quality, the position and
+//! strand from the suffix array, and the extra hits printed in XA (bwase.c).
+
+use bcuda_index::rand48::Rand48;
+use bcuda_index::{Bwt, RefSeqs, SuffixArray};
+
+use crate::aln::search::{cal_maxdiff, AVG_ERR};
+use crate::sai::AlnHit;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HitType {
+    NoMatch,
+    Unique,
+    Repeat,
+}
+
+/// One extra hit for XA.
+#[derive(Clone, Debug, Default)]
+pub struct OtherHit {
+    /// SA row, then (after [`place`]) the forward position.
+    pub pos: u64,
+    pub reverse: bool,
+    pub gaps: u32,
+    pub mismatches: u32,
+    pub ref_shift: i64,
+    pub cigar: Option<Vec<u32>>,
+}
+
+/// The chosen alignment of a read (bwa's bwa_seq_t fields that samse fills).
+#[derive(Clone, Debug)]
+pub struct Placement {
+    pub kind: HitType,
+    pub n_mm: u32,
+    pub n_gapo: u32,
+    pub n_gape: u32,
+    pub score: u32,
+    pub ref_shift: i64,
+    /// SA row, then the forward position of the leftmost reference base.
+    pub sa: u64,
+    pub pos: u64,
+    pub reverse: bool,
+    pub c1: u64,
+    pub c2: u64,
+    pub mapq: u32,
+    pub others: Vec<OtherHit>,
+}
+
+/// bwa_aln2seq_core: picks the reported hit uniformly among the best-scoring SA rows.
+pub fn choose(hits: &[AlnHit], rng: &mut Rand48, max_xa: usize) -> Placement {
+    let mut p = Placement {
+        kind: HitType::NoMatch,
+        n_mm: 0,
+        n_gapo: 0,
+        n_gape: 0,
+        score: 0,
+        ref_shift: 0,
+        sa: 0,
+        pos: 0,
+        reverse: false,
+        c1: 0,
+        c2: 0,
+        mapq: 0,
+        others: Vec::new(),
+    };
+    if hits.is_empty() {
+        return p;
+    }
+    let best = hits[0].score;
+    let mut cnt: u64 = 0;
+    let mut i = 0;
+    while i < hits.len() && hits[i].score <= best {
+        let h = &hits[i];
+        let n = h.l - h.k + 1;
+        if rng.drand48() * (n + cnt) as f64 > cnt as f64 {
+            p.n_mm = h.n_mm as u32;
+            p.n_gapo = h.n_gapo as u32;
+            p.n_gape = h.n_gape as u32;
+            p.ref_shift = h.n_del as i64 - h.n_ins as i64;
+            p.score = h.score;
+            p.sa = h.k + (n as f64 * rng.drand48()) as u64;
+        }
+        cnt += n;
+        i += 1;
+    }
+    p.c1 = cnt;
+    p.c2 = hits[i..].iter().map(|h| h.l - h.k + 1).sum();
+    p.kind = if p.c1 > 1 { HitType::Repeat } else { HitType::Unique };
+
+    // XA candidates: every SA row of every hit, when there are few enough.
+    let n_occ: u64 = hits.iter().map(|h| h.l - h.k + 1).sum();
+    if max_xa > 0 && n_occ <= max_xa as u64 + 1 {
+        for h in hits {
+            for row in h.k..=h.l {
+                p.others.push(OtherHit {
+                    pos: row,
+                    reverse: false,
+                    gaps: h.n_gapo as u32 + h.n_gape as u32,
+                    mismatches: h.n_mm as u32,
+                    ref_shift: h.n_del as i64 - h.n_ins as i64,
+                    cigar: None,
+                });
+            }
+        }
+    }
+    p
+}
+
+fn log_n(n: u64) -> i32 {
+    (4.343 * (n as f64).ln() + 0.5) as i32
+}
+
+/// bwa_approx_mapQ.
+fn approx_mapq(p: &Placement, max_diff: i32) -> u32 {
+    if p.c1 == 0 {
+        return 23;
+    }
+    if p.c1 > 1 {
+        return 0;
+    }
+    if p.n_mm as i32 == max_diff {
+        return 25;
+    }
+    if p.c2 == 0 {
+        return 37;
+    }
+    let g = log_n(p.c2.min(255));
+    if 23 < g { 0 } else { (23 - g) as u32 }
+}
+
+/// bwa_sa2pos: forward position and strand of SA row `row` for a hit spanning `ref_len`
+/// reference bases; `None` when it bridges the forward and reverse halves.
+pub fn sa_to_pos(bwt: &Bwt, sa: &SuffixArray, l_pac: u64, row: u64, ref_len: i64) -> (Option<u64>, bool) {
+    let pos_f = sa.position(bwt, row);
+    if pos_f < l_pac && (l_pac as i64) < pos_f as i64 + ref_len {
+        return (None, false);
+    }
+    let is_rev = pos_f >= l_pac;
+    let mut pos = if is_rev { 2 * l_pac - 1 - pos_f } else { pos_f };
+    if is_rev {
+        pos = if (pos as i64) + 1 < ref_len { 0 } else { (pos as i64 - ref_len + 1) as u64 };
+    }
+    // The read was searched as its reverse complement: a forward-text hit is a reverse-strand read.
+    (Some(pos), !is_rev)
+}
+
+/// bwa_cal_pac_pos_core and the XA part of bwa_cal_pac_pos.
+pub fn place(p: &mut Placement, bwt: &Bwt, sa: &SuffixArray, refs: &RefSeqs, len: usize, max_mm: i32, fnr: f32) {
+    let l_pac = refs.l_pac();
+    if p.kind != HitType::NoMatch {
+        let max_diff = if fnr > 0.0 { cal_maxdiff(len as i32, AVG_ERR, fnr as f64) } else { max_mm };
+        let (pos, reverse) = sa_to_pos(bwt, sa, l_pac, p.sa, len as i64 + p.ref_shift);
+        p.reverse = reverse;
+        p.mapq = approx_mapq(p, max_diff);
+        match pos {
+            Some(pos) => p.pos = pos,
+            None => {
+                p.pos = u64::MAX;
+                p.kind = HitType::NoMatch;
+            }
+        }
+    }
+    let main_pos = p.pos;
+    let others = std::mem::take(&mut p.others);
+    p.others = others
+        .into_iter()
+        .filter_map(|mut q| {
+            let (pos, reverse) = sa_to_pos(bwt, sa, l_pac, q.pos, len as i64 + q.ref_shift);
+            q.reverse = reverse;
+            let pos = pos?;
+            q.pos = pos;
+            (pos != main_pos).then_some(q)
+        })
+        .collect();
+}
