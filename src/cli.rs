@@ -21,6 +21,9 @@ pub enum Command {
     Samse(crate::samse::SamseArgs),
     /// Evolve the CUDA kernels for the installed GPU.
     Autotune(crate::autotune_cmd::AutotuneArgs),
+    /// Time the exact_match kernel alone and check it against the CPU.
+    #[command(hide = true)]
+    GpuBench(crate::gpu::bench::GpuBenchArgs),
 }
 
 pub fn run() -> Result<()> {
@@ -29,5 +32,6 @@ pub fn run() -> Result<()> {
         Command::Aln(args) => crate::aln::run(args),
         Command::Samse(args) => crate::samse::run(args),
         Command::Autotune(args) => crate::autotune_cmd::run(args),
+        Command::GpuBench(args) => crate::gpu::bench::run(args),
     }
 }

@@ -153,31 +153,84 @@ pub fn align_batch_cpu(bwt: &bcuda_index::Bwt, reads: &[ReadSeq], opt: &GapOptio
         .collect()
 }
 
+/// Which engine aligns: the GPU when one is usable (or forced), else the CPU.
+enum Engine {
+    Cpu(rayon::ThreadPool),
+    Gpu(Box<crate::gpu::GpuAligner>),
+}
+
+fn choose_engine(args: &AlnArgs, bwt: &bcuda_index::Bwt) -> Result<Engine> {
+    let cpu = || -> Result<Engine> { Ok(Engine::Cpu(rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?)) };
+    if args.cpu {
+        return cpu();
+    }
+    if !args.gpu && !crate::gpu::driver_present() {
+        return cpu();
+    }
+    match crate::gpu::GpuAligner::new(bwt, crate::gpu::Switches::default(), args.batch_size) {
+        Ok(gpu) => {
+            if !args.quiet {
+                eprintln!("[bcuda aln] aligning on {} (compute {}.{})", gpu.device_name, gpu.compute_capability.0, gpu.compute_capability.1);
+            }
+            Ok(Engine::Gpu(Box::new(gpu)))
+        }
+        Err(e) if args.gpu => Err(e.context("aln --gpu: no usable GPU")),
+        Err(e) => {
+            if !args.quiet {
+                eprintln!("[bcuda aln] GPU not usable ({e:#}); aligning on the CPU");
+            }
+            cpu()
+        }
+    }
+}
+
 pub fn run(args: AlnArgs) -> Result<()> {
     let opt = args.gap_options()?;
-    if args.gpu {
-        bail!("aln --gpu: the GPU path is not available in this build yet; use the CPU path");
-    }
     let bwt_path = bcuda_index::with_ext(&args.prefix, ".bwt");
     let bwt = bcuda_index::Bwt::load(&bwt_path)?;
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13 };
-    let mut reader = ReadBatchReader::open(&args.reads, read_opts)?;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
+    let reader = ReadBatchReader::open(&args.reads, read_opts)?;
+    let mut engine = choose_engine(&args, &bwt)?;
 
     let mut out = Output::create(args.output.as_deref())?;
     sai::write_header(&mut out, &opt)?;
     let mut progress = Progress::new("reads aligned", Some(reader.position().1), args.quiet);
-    loop {
-        let batch = reader.next_batch(CPU_BATCH)?;
-        if batch.is_empty() {
-            break;
+    // Reading and parsing the next batch overlaps aligning the current one.
+    std::thread::scope(|scope| -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(Vec<ReadSeq>, u64)>>(1);
+        let mut reader = reader;
+        scope.spawn(move || loop {
+            let batch = reader.next_batch(CPU_BATCH).map(|b| (b, reader.position().0)).map_err(anyhow::Error::from);
+            let done = matches!(&batch, Ok((b, _)) if b.is_empty()) || batch.is_err();
+            if tx.send(batch).is_err() || done {
+                break;
+            }
+        });
+        for batch in rx {
+            let (batch, position) = batch?;
+            if batch.is_empty() {
+                break;
+            }
+            let hits = match &mut engine {
+                Engine::Cpu(pool) => pool.install(|| align_batch_cpu(&bwt, &batch, &opt)),
+                Engine::Gpu(gpu) => match gpu.align_batch(&bwt, &batch, &opt) {
+                    Ok(hits) => hits,
+                    Err(e) => {
+                        // Out of memory or any other GPU failure: smaller launches next time,
+                        // and this batch on the CPU, so no read is lost.
+                        gpu.launch_reads = (gpu.launch_reads / 2).max(1024);
+                        eprintln!("[bcuda aln] GPU batch failed ({e:#}); aligning it on the CPU");
+                        align_batch_cpu(&bwt, &batch, &opt)
+                    }
+                },
+            };
+            for read_hits in &hits {
+                sai::write_read(&mut out, read_hits)?;
+            }
+            progress.advance(batch.len() as u64, Some(position));
         }
-        let hits = pool.install(|| align_batch_cpu(&bwt, &batch, &opt));
-        for read_hits in &hits {
-            sai::write_read(&mut out, read_hits)?;
-        }
-        progress.advance(batch.len() as u64, Some(reader.position().0));
-    }
+        Ok(())
+    })?;
     progress.finish();
     out.commit().with_context(|| "writing the .sai")?;
     Ok(())

@@ -1,0 +1,58 @@
+//! `bcuda gpu-bench`: times the exact_match kernel alone (GPU events) on real reads and checks
+//! every interval against the CPU's backward search.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+
+use crate::reads::{ReadBatchReader, ReadOptions};
+
+#[derive(clap::Args, Debug)]
+pub struct GpuBenchArgs {
+    pub prefix: PathBuf,
+    pub reads: PathBuf,
+    /// Reads per launch.
+    #[arg(long, default_value_t = 159_744)]
+    pub batch_size: usize,
+    /// Timed repeats of each launch (after one warm-up).
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+}
+
+pub fn run(args: GpuBenchArgs) -> Result<()> {
+    let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
+    let mut gpu = super::GpuAligner::new(&bwt, super::Switches::default(), args.batch_size)?;
+    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
+    let (mut reads_timed, mut ms_total, mut mismatches, mut exact) = (0u64, 0f64, 0u64, 0u64);
+    loop {
+        let batch = reader.next_batch(args.batch_size)?;
+        if batch.is_empty() {
+            break;
+        }
+        let (k, l, _) = gpu.exact_match(&batch)?;
+        for (i, read) in batch.iter().enumerate() {
+            let rc: Vec<u8> = read.aligned().iter().rev().map(|&c| if c > 3 { 4 } else { 3 - c }).collect();
+            let cpu = if rc.iter().any(|&c| c > 3) { Some((0, 0)) } else { bwt.match_exact(&rc) };
+            let gpu_kl = (k[i], l[i]);
+            let same = match cpu {
+                Some(kl) => kl == gpu_kl,
+                None => gpu_kl.0 > gpu_kl.1,
+            };
+            mismatches += !same as u64;
+            exact += matches!(cpu, Some((a, b)) if a <= b && !(a == 0 && b == 0)) as u64;
+        }
+        for _ in 0..args.repeats {
+            let (_, _, ms) = gpu.exact_match(&batch)?;
+            ms_total += ms as f64;
+            reads_timed += batch.len() as u64;
+        }
+    }
+    println!("device\t{}", gpu.device_name);
+    println!("exact_match reads/s (kernel, GPU events)\t{:.0}", reads_timed as f64 / (ms_total / 1000.0));
+    println!("reads matching exactly\t{exact}");
+    println!("intervals differing from the CPU\t{mismatches}");
+    if mismatches > 0 {
+        bail!("{mismatches} exact_match intervals differ from the CPU");
+    }
+    Ok(())
+}
