@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs on the device machine (see README, "GPU"): GPU .sai vs CPU .sai (the oracle) on every
+# read set and option set of the CPU tests, then the exact_match kernel alone and whole
+# `aln` against `bwa aln -t 16`. Needs .carry/ made by scripts/gpu-bundle.sh.
+# Writes everything to $OUT (or ./gpu-out).
+set -uo pipefail
+C=.carry
+B=$C/bcuda
+OUT=${OUT:-gpu-out}
+W=$(mktemp -d)
+mkdir -p "$OUT"
+log() { echo "$@" | tee -a "$OUT/gpu-check.log"; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
+nproc >> "$OUT/device.txt"
+for g in lambda ecoli536; do gzip -dc $C/data/$g.fa.gz > $W/$g.fa; $B index -q $W/$g.fa; done
+cp testdata/demo_ref.fa $W/ && $B index -q $W/demo_ref.fa
+failures=0
+check() {
+    local prefix=$1 reads=$2
+    shift 2
+    $B aln --cpu --quiet -t 16 "$@" $W/$prefix "$reads" > $W/cpu.sai
+    if ! $B aln --gpu --quiet -t 16 "$@" $W/$prefix "$reads" > $W/gpu.sai 2> $W/gpu.err; then
+        log "FAIL  $prefix $(basename "$reads") [$*]: $(tail -2 $W/gpu.err)"; failures=$((failures + 1)); return
+    fi
+    if cmp -s $W/cpu.sai $W/gpu.sai; then
+        log "SAME  $prefix $(basename "$reads") [$*] $(stat -c %s $W/gpu.sai) bytes"
+    else
+        log "DIFF  $prefix $(basename "$reads") [$*]"; failures=$((failures + 1))
+    fi
+}
+log "== GPU .sai vs CPU .sai"
+for opts in "" "-n 2" "-o 0" "-l 25 -k 1" "-R 5"; do check lambda.fa $C/data/lambda_art.fq.gz $opts; done
+check ecoli536.fa $C/data/ecoli536_art.fq.gz
+check ecoli536.fa $C/data/ecoli536_art.fq.gz -n 2
+for L in 36 76 150 250; do check ecoli536.fa $C/data/sim$L.fq.gz; done
+check demo_ref.fa testdata/demo.fq
+check demo_ref.fa testdata/demo.fq -o 2 -e 2
+log "identity failures: $failures"
+
+log "== exact_match alone (kernel time from GPU events), 1M ART reads = 10 x ecoli536_art"
+for i in $(seq 10); do gzip -dc $C/data/ecoli536_art.fq.gz; done > $W/big.fq
+$B gpu-bench $W/ecoli536.fa $W/big.fq 2>&1 | tee -a "$OUT/gpu-check.log"
+
+log "== whole aln on the same 1M reads: bcuda --gpu vs bcuda --cpu -t 16 vs bwa aln -t 16"
+t0=$(date +%s.%N); $B aln --gpu --quiet $W/ecoli536.fa $W/big.fq > $W/big_gpu.sai; t1=$(date +%s.%N)
+$B aln --cpu --quiet -t 16 $W/ecoli536.fa $W/big.fq > $W/big_cpu.sai; t2=$(date +%s.%N)
+$C/bwa aln -t 16 $W/ecoli536.fa $W/big.fq > $W/big_bwa.sai 2>/dev/null; t3=$(date +%s.%N)
+n=$(( $(wc -l < $W/big.fq) / 4 ))
+python3 - "$n" "$t0" "$t1" "$t2" "$t3" <<'PY' | tee -a "$OUT/gpu-check.log"
+import sys
+n, t0, t1, t2, t3 = int(sys.argv[1]), *map(float, sys.argv[2:])
+rows = [("bcuda aln --gpu", t1 - t0), ("bcuda aln --cpu -t 16", t2 - t1), ("bwa aln -t 16", t3 - t2)]
+print(f"| run | reads | seconds | reads/s | vs bwa -t 16 |\n|---|---|---|---|---|")
+for name, s in rows:
+    print(f"| {name} | {n} | {s:.2f} | {n / s:,.0f} | {(t3 - t2) / s:.2f}x |")
+PY
+cmp -s $W/big_gpu.sai $W/big_cpu.sai && log "1M-read .sai: GPU = CPU" || log "1M-read .sai: GPU != CPU"
+cmp -s <(tail -c +69 $W/big_cpu.sai) <(tail -c +69 $W/big_bwa.sai) && log "1M-read .sai records: bcuda = bwa" || log "1M-read .sai records: bcuda != bwa"
+exit $failures
