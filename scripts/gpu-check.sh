@@ -42,7 +42,7 @@ for i in $(seq 10); do gzip -dc $C/data/ecoli536_art.fq.gz; done > $W/big.fq
 $B gpu-bench $W/ecoli536.fa $W/big.fq 2>&1 | tee -a "$OUT/gpu-check.log"
 
 log "== whole aln on the same 1M reads: bcuda --gpu vs bcuda --cpu -t 16 vs bwa aln -t 16"
-t0=$(date +%s.%N); $B aln --gpu --quiet $W/ecoli536.fa $W/big.fq > $W/big_gpu.sai; t1=$(date +%s.%N)
+t0=$(date +%s.%N); $B aln --gpu -t 16 $W/ecoli536.fa $W/big.fq > $W/big_gpu.sai 2> $W/gpu_summary.txt; t1=$(date +%s.%N); tee -a "$OUT/gpu-check.log" < $W/gpu_summary.txt
 $B aln --cpu --quiet -t 16 $W/ecoli536.fa $W/big.fq > $W/big_cpu.sai; t2=$(date +%s.%N)
 $C/bwa aln -t 16 $W/ecoli536.fa $W/big.fq > $W/big_bwa.sai 2>/dev/null; t3=$(date +%s.%N)
 n=$(( $(wc -l < $W/big.fq) / 4 ))

@@ -232,6 +232,13 @@ pub fn run(args: AlnArgs) -> Result<()> {
         Ok(())
     })?;
     progress.finish();
+    if let (Engine::Gpu(gpu), false) = (&engine, args.quiet) {
+        let t = gpu.totals;
+        eprintln!(
+            "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly), inexact_match {:.1} ms; {} reads aligned on the CPU (too long or over GPU scratch)",
+            t.exact_ms, t.exact_reads, t.inexact_ms, t.cpu_fallback_reads
+        );
+    }
     out.commit().with_context(|| "writing the .sai")?;
     Ok(())
 }

@@ -15,6 +15,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use bcuda_index::Bwt;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+use rayon::prelude::*;
 
 use crate::aln::search::{align_read, batch_options, cal_maxdiff, Scratch, AVG_ERR};
 use crate::reads::ReadSeq;
@@ -73,6 +74,8 @@ pub struct GpuAligner {
     pub device_name: String,
     pub compute_capability: (i32, i32),
     pub last: BatchTimes,
+    /// Sums over all batches.
+    pub totals: BatchTimes,
     /// Reads per inexact launch: the batch size, rounded to whole waves of the GPU, halved
     /// when the GPU runs out of memory.
     pub launch_reads: usize,
@@ -128,6 +131,7 @@ impl GpuAligner {
             device_name,
             compute_capability,
             last: BatchTimes::default(),
+            totals: BatchTimes::default(),
             launch_reads,
         };
         aligner.exact_function(aligner.switches.direct_index)?;
@@ -183,8 +187,8 @@ impl GpuAligner {
         let n = reads.len();
         let max_len = reads.iter().map(|r| r.len).max().unwrap_or(0);
         let batch_opt = batch_options(opt, max_len);
-        let (_, _, exact_ms) = self.exact_match(reads)?;
-        let exact_reads = 0;
+        let (ek, el, exact_ms) = self.exact_match(reads)?;
+        let exact_reads = ek.iter().zip(&el).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
 
         let gpu_reads: Vec<usize> = (0..n).filter(|&i| reads[i].len <= GPU_MAX_LEN && reads[i].len > 0).collect();
         let mut codes = Vec::new();
@@ -255,19 +259,17 @@ impl GpuAligner {
             }
         }
         // Whatever the GPU could not hold goes through the CPU oracle.
-        let mut scratch = Scratch::default();
-        let mut fallback = 0;
+        let fallback = results.iter().filter(|r| r.is_none()).count();
         let out = results
-            .into_iter()
+            .into_par_iter()
             .zip(reads)
-            .map(|(r, read)| {
-                r.unwrap_or_else(|| {
-                    fallback += 1;
-                    align_read(bwt, read.aligned(), &batch_opt, &mut scratch)
-                })
-            })
+            .map_init(Scratch::default, |scratch, (r, read)| r.unwrap_or_else(|| align_read(bwt, read.aligned(), &batch_opt, scratch)))
             .collect();
         self.last = BatchTimes { exact_ms, inexact_ms, cpu_fallback_reads: fallback, exact_reads };
+        self.totals.exact_ms += exact_ms;
+        self.totals.inexact_ms += inexact_ms;
+        self.totals.cpu_fallback_reads += fallback;
+        self.totals.exact_reads += exact_reads;
         Ok(out)
     }
 }
