@@ -185,6 +185,7 @@ fn choose_engine(args: &AlnArgs, bwt: &bcuda_index::Bwt) -> Result<Engine> {
 }
 
 pub fn run(args: AlnArgs) -> Result<()> {
+    let started = std::time::Instant::now();
     let opt = args.gap_options()?;
     let bwt_path = bcuda_index::with_ext(&args.prefix, ".bwt");
     let bwt = bcuda_index::Bwt::load(&bwt_path)?;
@@ -235,8 +236,8 @@ pub fn run(args: AlnArgs) -> Result<()> {
     if let (Engine::Gpu(gpu), false) = (&engine, args.quiet) {
         let t = gpu.totals;
         eprintln!(
-            "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly), inexact_match {:.1} ms; {} reads aligned on the CPU (too long or over GPU scratch)",
-            t.exact_ms, t.exact_reads, t.inexact_ms, t.cpu_fallback_reads
+            "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly), inexact_match {:.1} ms; {} reads aligned on the CPU (too long or over GPU scratch); {:.1} ms in GPU batches of {:.1} s in all",
+            t.exact_ms, t.exact_reads, t.inexact_ms, t.cpu_fallback_reads, t.batch_ms, started.elapsed().as_secs_f64()
         );
     }
     out.commit().with_context(|| "writing the .sai")?;

@@ -52,6 +52,37 @@ pub fn compile(source: &str, defines: &[String], arch: Option<&'static str>) -> 
     Ok(ptx.to_src())
 }
 
+/// `compile`, with the PTX kept under the user's cache directory keyed by a hash of the
+/// source, defines and architecture, so later runs skip NVRTC.
+pub fn compile_cached(source: &str, defines: &[String], arch: &'static str) -> Result<String> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (BWT_CUH, source, defines, arch, env!("CARGO_PKG_VERSION")).hash(&mut h);
+    let dir = cache_dir().join("ptx");
+    let path = dir.join(format!("{:016x}.ptx", h.finish()));
+    if let Ok(ptx) = std::fs::read_to_string(&path) {
+        return Ok(ptx);
+    }
+    let ptx = compile(source, defines, Some(arch))?;
+    // A cache that cannot be written only costs a compile next time.
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let tmp = crate::output::temp_path_for(&path);
+        if std::fs::write(&tmp, &ptx).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+    Ok(ptx)
+}
+
+/// `$XDG_CACHE_HOME/bcuda` or `~/.cache/bcuda`.
+pub fn cache_dir() -> std::path::PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("bcuda")
+}
+
 /// Timings of the last batch, from GPU events (milliseconds).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BatchTimes {
@@ -59,6 +90,8 @@ pub struct BatchTimes {
     pub inexact_ms: f32,
     pub cpu_fallback_reads: usize,
     pub exact_reads: usize,
+    /// Wall time of align_batch: host preparation, transfers, kernels and CPU fallback.
+    pub batch_ms: f32,
 }
 
 pub struct GpuAligner {
@@ -116,7 +149,7 @@ impl GpuAligner {
         let stream = ctx.default_stream();
         let words = stream.clone_htod(bwt.words()).context("copying the BWT to the GPU")?;
         let l2 = stream.clone_htod(&bwt.l2())?;
-        let inexact_ptx = compile(INEXACT_MATCH_CU, &[format!("-DINEXACT_BLOCK_W={INEXACT_BLOCK_W}")], Some(arch))?;
+        let inexact_ptx = compile_cached(INEXACT_MATCH_CU, &[format!("-DINEXACT_BLOCK_W={INEXACT_BLOCK_W}")], arch)?;
         let inexact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(inexact_ptx))?.load_function("inexact_match")?;
         let mut aligner = GpuAligner {
             stream,
@@ -144,7 +177,7 @@ impl GpuAligner {
             return Ok(f.clone());
         }
         let sw = Switches { direct_index, ..self.switches.clone() };
-        let ptx = compile(EXACT_MATCH_CU, &sw.defines(), Some(self.arch))?;
+        let ptx = compile_cached(EXACT_MATCH_CU, &sw.defines(), self.arch)?;
         let f = self.stream.context().load_module(cudarc::nvrtc::Ptx::from_src(ptx))?.load_function("exact_match")?;
         self.exact.insert(direct_index, f.clone());
         Ok(f)
@@ -184,6 +217,7 @@ impl GpuAligner {
 
     /// BWA's aln search for a batch: the same hits as the CPU path, read by read.
     pub fn align_batch(&mut self, bwt: &Bwt, reads: &[ReadSeq], opt: &GapOptions) -> Result<Vec<Vec<AlnHit>>> {
+        let wall = std::time::Instant::now();
         let n = reads.len();
         let max_len = reads.iter().map(|r| r.len).max().unwrap_or(0);
         let batch_opt = batch_options(opt, max_len);
@@ -265,7 +299,9 @@ impl GpuAligner {
             .zip(reads)
             .map_init(Scratch::default, |scratch, (r, read)| r.unwrap_or_else(|| align_read(bwt, read.aligned(), &batch_opt, scratch)))
             .collect();
-        self.last = BatchTimes { exact_ms, inexact_ms, cpu_fallback_reads: fallback, exact_reads };
+        let batch_ms = wall.elapsed().as_secs_f32() * 1000.0;
+        self.last = BatchTimes { exact_ms, inexact_ms, cpu_fallback_reads: fallback, exact_reads, batch_ms };
+        self.totals.batch_ms += batch_ms;
         self.totals.exact_ms += exact_ms;
         self.totals.inexact_ms += inexact_ms;
         self.totals.cpu_fallback_reads += fallback;
