@@ -27,7 +27,7 @@ pub const GPU_MAX_LEN: usize = 512;
 /// Stack entries per GPU thread before a read is handed to the CPU.
 const ENTRIES_PER_THREAD: usize = 2048;
 /// Hits kept per read on the GPU before a read is handed to the CPU.
-const HITS_PER_READ: usize = 64;
+const HITS_PER_READ: usize = 16;
 const INEXACT_BLOCK_W: u32 = 64;
 
 pub const BWT_CUH: &str = include_str!("../../cuda/bwt.cuh");
@@ -94,6 +94,43 @@ pub struct BatchTimes {
     pub batch_ms: f32,
 }
 
+/// Per-thread working memory of inexact_match, kept across batches and grown on demand.
+/// Left uninitialised: the kernel writes every cell before reading it.
+struct Scratchpad {
+    /// (threads, max_len, buckets, reads) it was sized for.
+    size: (usize, usize, usize, usize),
+    width: CudaSlice<u8>,
+    seed_width: CudaSlice<u8>,
+    seq: CudaSlice<u8>,
+    entries: CudaSlice<u8>,
+    heads: CudaSlice<i32>,
+    hits: CudaSlice<u64>,
+    n_hits: CudaSlice<i32>,
+}
+
+impl Scratchpad {
+    fn fits(&self, threads: usize, max_len: usize, buckets: usize, reads: usize) -> bool {
+        let (t, m, b, r) = self.size;
+        threads <= t && max_len <= m && buckets <= b && reads <= r
+    }
+
+    fn new(stream: &Arc<CudaStream>, t: usize, m: usize, b: usize, r: usize) -> Result<Scratchpad> {
+        // SAFETY: inexact_match initialises every element before reading it.
+        unsafe {
+            Ok(Scratchpad {
+                size: (t, m, b, r),
+                width: stream.alloc::<u8>(t * (m + 1) * 16)?,
+                seed_width: stream.alloc::<u8>(t * (m + 1) * 16)?,
+                seq: stream.alloc::<u8>(t * m)?,
+                entries: stream.alloc::<u8>(t * ENTRIES_PER_THREAD * 40)?,
+                heads: stream.alloc::<i32>(t * b)?,
+                hits: stream.alloc::<u64>(r * HITS_PER_READ * 3)?,
+                n_hits: stream.alloc::<i32>(r)?,
+            })
+        }
+    }
+}
+
 pub struct GpuAligner {
     stream: Arc<CudaStream>,
     words: CudaSlice<u32>,
@@ -112,6 +149,7 @@ pub struct GpuAligner {
     /// Reads per inexact launch: the batch size, rounded to whole waves of the GPU, halved
     /// when the GPU runs out of memory.
     pub launch_reads: usize,
+    scratch: Option<Scratchpad>,
 }
 
 fn arch_for(cc: (i32, i32)) -> &'static str {
@@ -166,6 +204,7 @@ impl GpuAligner {
             last: BatchTimes::default(),
             totals: BatchTimes::default(),
             launch_reads,
+            scratch: None,
         };
         aligner.exact_function(aligner.switches.direct_index)?;
         Ok(aligner)
@@ -248,13 +287,17 @@ impl GpuAligner {
             let n_buckets = (crate::aln::search::aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, &batch_opt).max(1)) as i32;
             let chunk = self.launch_reads.min(n_gpu);
             let ml = max_len.min(GPU_MAX_LEN) as i32;
-            let d_width = self.stream.alloc_zeros::<u8>(chunk * (ml as usize + 1) * 16)?;
-            let d_seed_width = self.stream.alloc_zeros::<u8>(chunk * (ml as usize + 1) * 16)?;
-            let d_seq = self.stream.alloc_zeros::<u8>(chunk * ml as usize)?;
-            let d_entries = self.stream.alloc_zeros::<u8>(chunk * ENTRIES_PER_THREAD * 40)?;
-            let d_heads = self.stream.alloc_zeros::<i32>(chunk * n_buckets as usize)?;
-            let mut d_hits = self.stream.alloc_zeros::<u64>(n_gpu * HITS_PER_READ * 3)?;
-            let mut d_n_hits = self.stream.alloc_zeros::<i32>(n_gpu)?;
+            if !self.scratch.as_ref().is_some_and(|s| s.fits(chunk, ml as usize, n_buckets as usize, n_gpu)) {
+                let old = self.scratch.take().map_or((0, 0, 0, 0), |s| s.size);
+                let (t, m, b, r) = (chunk.max(old.0), (ml as usize).max(old.1), (n_buckets as usize).max(old.2), n_gpu.max(old.3));
+                self.scratch = Some(Scratchpad::new(&self.stream, t, m, b, r)?);
+            }
+            let Some(Scratchpad { width: d_width, seed_width: d_seed_width, seq: d_seq, entries: d_entries, heads: d_heads, hits: d_hits, n_hits: d_n_hits, .. }) =
+                self.scratch.as_mut()
+            else {
+                unreachable!("scratch was just reserved")
+            };
+            let (d_width, d_seed_width, d_seq, d_entries, d_heads) = (&*d_width, &*d_seed_width, &*d_seq, &*d_entries, &*d_heads);
             let start = self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
             let (entries, hits_per_read) = (ENTRIES_PER_THREAD as i32, HITS_PER_READ as i32);
             for first in (0..n_gpu).step_by(chunk) {
@@ -264,15 +307,15 @@ impl GpuAligner {
                 let mut launch = self.stream.launch_builder(&self.inexact);
                 launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(&d_opt);
                 launch.arg(&d_codes).arg(&d_starts).arg(&d_lens).arg(&d_max_diff).arg(&count);
-                launch.arg(&d_width).arg(&d_seed_width).arg(&d_seq).arg(&ml);
-                launch.arg(&d_entries).arg(&d_heads).arg(&entries).arg(&n_buckets);
-                launch.arg(&mut d_hits).arg(&hits_per_read).arg(&mut d_n_hits).arg(&first);
+                launch.arg(d_width).arg(d_seed_width).arg(d_seq).arg(&ml);
+                launch.arg(d_entries).arg(d_heads).arg(&entries).arg(&n_buckets);
+                launch.arg(&mut *d_hits).arg(&hits_per_read).arg(&mut *d_n_hits).arg(&first);
                 // SAFETY: argument order and types match inexact_match's signature.
                 unsafe { launch.launch(cfg) }.context("launching inexact_match")?;
             }
             let end = self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
-            let hits = self.stream.clone_dtoh(&d_hits)?;
-            let n_hits = self.stream.clone_dtoh(&d_n_hits)?;
+            let n_hits = self.stream.clone_dtoh(&d_n_hits.slice(..n_gpu))?;
+            let hits = self.stream.clone_dtoh(&d_hits.slice(..n_gpu * HITS_PER_READ * 3))?;
             inexact_ms = start.elapsed_ms(&end)?;
             for (j, &i) in gpu_reads.iter().enumerate() {
                 if n_hits[j] < 0 {
