@@ -9,8 +9,12 @@ size = int(float(sys.argv[1]) * 1_000_000)
 rng = random.Random(int(sys.argv[2]))
 ACGT = "ACGT"
 
+# Random bytes mapped to bases in C (bytes.translate): fast enough for Gbp genomes.
+TO_BASE = bytes(ACGT[b % 4].encode()[0] for b in range(256))
+
+
 def rand_seq(n):
-    return "".join(rng.choices(ACGT, k=n))
+    return rng.randbytes(n).translate(TO_BASE).decode()
 
 def diverge(s, rate):
     out = list(s)
