@@ -1,6 +1,6 @@
 // exact_match: one read per thread (two with kl_par), backward search of the read's reverse
 // complement over the FM-index, as bwa's bwt_match_exact. Output per read: the SA interval
-// [k, l]; k > l when the read does not occur; k = l = 0 when it holds an N.
+// [k, l]; k > l when the interval empties, k = l = 0 when the search reaches an N first.
 //
 // Reads are 4-bit codes (0..3 = ACGT, 4 = N), 8 per u32, first base in the low bits.
 // Tuning switches (-D, BarraCUDA's names and defaults are set by the host):
