@@ -9,12 +9,9 @@ use std::path::Path;
 /// Runs bwa aln and bcuda aln with `opts` on `reads` and compares the .sai files.
 fn assert_same_sai(prefix: &Path, reads: &Path, opts: &[&str]) {
     let (p, r) = (prefix.to_str().unwrap(), reads.to_str().unwrap());
-    let mut args = vec!["aln"];
-    args.extend_from_slice(opts);
-    args.extend_from_slice(&[p, r]);
+    let args = command_line("aln", opts, &[p, r]);
     let theirs = bwa(&args);
-    args.insert(1, "--quiet");
-    let ours = bcuda(&args);
+    let ours = bcuda(&quiet(args));
     assert!(theirs.len() > 68, "bwa wrote no reads");
     assert!(ours == theirs, "{} with {opts:?}: .sai differs from bwa ({} vs {} bytes)", reads.display(), ours.len(), theirs.len());
 }

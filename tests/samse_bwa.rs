@@ -14,16 +14,10 @@ fn without_pg(sam: &[u8]) -> Vec<String> {
 fn assert_same_sam(prefix: &Path, reads: &Path, aln_opts: &[&str], samse_opts: &[&str]) -> Vec<String> {
     let (p, r) = (prefix.to_str().unwrap(), reads.to_str().unwrap());
     let sai = prefix.with_extension(format!("{}.sai", aln_opts.join("")));
-    let mut args = vec!["aln"];
-    args.extend_from_slice(aln_opts);
-    args.extend_from_slice(&[p, r]);
-    std::fs::write(&sai, bwa(&args)).unwrap();
-    let mut args = vec!["samse"];
-    args.extend_from_slice(samse_opts);
-    args.extend_from_slice(&[p, sai.to_str().unwrap(), r]);
+    std::fs::write(&sai, bwa(&command_line("aln", aln_opts, &[p, r]))).unwrap();
+    let args = command_line("samse", samse_opts, &[p, sai.to_str().unwrap(), r]);
     let theirs = without_pg(&bwa(&args));
-    args.insert(1, "--quiet");
-    let ours = without_pg(&bcuda(&args));
+    let ours = without_pg(&bcuda(&quiet(args)));
     assert_eq!(ours.len(), theirs.len(), "{} {aln_opts:?} {samse_opts:?}: record counts differ", reads.display());
     for (a, b) in ours.iter().zip(&theirs) {
         assert_eq!(a, b, "{} {aln_opts:?} {samse_opts:?}", reads.display());

@@ -27,6 +27,17 @@ pub fn run(cmd: &str, args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// `subcommand options... positional...` as one argument list.
+pub fn command_line<'a>(subcommand: &'a str, options: &[&'a str], positional: &[&'a str]) -> Vec<&'a str> {
+    [subcommand].iter().chain(options).chain(positional).copied().collect()
+}
+
+/// The same command line for bcuda, with progress off.
+pub fn quiet(mut args: Vec<&str>) -> Vec<&str> {
+    args.insert(1, "--quiet");
+    args
+}
+
 pub fn bwa(args: &[&str]) -> Vec<u8> {
     run("bwa", args)
 }
