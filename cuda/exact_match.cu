@@ -168,6 +168,100 @@ __device__ __forceinline__ u64 cached_occ(const u32 *words, u64 primary, u64 k, 
     return occ_from_cache(cache, (u32)(x & 127) + 1, c);
 }
 
+#ifdef cache_threads
+// Cooperative path: groups of cache_threads lanes search their reads in step. For every
+// occurrence query the group loads each member's BWT block into shared memory together
+// (16 words shared over the lanes), and with occ_par the group also splits the counting.
+
+// Mask of the lanes of this thread's group within the warp.
+__device__ __forceinline__ unsigned group_mask()
+{
+    unsigned lane = threadIdx.x & 31;
+    unsigned bits = cache_threads == 32 ? 0xffffffffu : ((1u << cache_threads) - 1);
+    return bits << (lane & ~(cache_threads - 1));
+}
+
+// occ(k, c) for every member of the group at once; `slot` is this thread's shared block.
+__device__ __forceinline__ u64 group_occ(const u32 *words, u64 primary, u64 k, int c, bool active, u32 (*slots)[16])
+{
+    unsigned mask = group_mask();
+    u32 member = threadIdx.x & (cache_threads - 1);
+    u32 first = threadIdx.x - member;
+    u64 x = k - (k >= primary ? 1 : 0);
+    u64 block = (active && k != ~0ULL) ? (x >> 7) : ~0ULL;
+    for (u32 m = 0; m < cache_threads; ++m) {
+        u64 b = __shfl_sync(mask, block, m, cache_threads);
+        if (b == ~0ULL) continue;
+        for (u32 w = member; w < 16; w += cache_threads) slots[first + m][w] = load_bwt_word(words, b * OCC_BLOCK_WORDS + w);
+    }
+    __syncwarp(mask);
+    u32 n = (u32)(x & 127) + 1;
+    const u32 *blk = slots[threadIdx.x];
+#if occ_par
+    // Lane `member` counts chunk(s) member, member + cache_threads, ... of every member's block.
+    u64 mine = 0;
+    for (u32 m = 0; m < cache_threads; ++m) {
+        u32 nm = __shfl_sync(mask, n, m, cache_threads);
+        int cm = __shfl_sync(mask, c, m, cache_threads);
+        u64 bm = __shfl_sync(mask, block, m, cache_threads);
+        u64 part = 0;
+        if (bm != ~0ULL) {
+            const u32 *bb = slots[first + m];
+            u64 pattern = LOW_BITS * (u64)cm;
+            for (u32 j = member; j < 4; j += cache_threads) {
+                if (32 * j >= nm) continue;
+                u64 y = ((((u64)bb[8 + 2 * j]) << 32) | bb[9 + 2 * j]) ^ pattern;
+                u64 hits = ~(y | (y >> 1)) & LOW_BITS;
+                u32 left = nm - 32 * j;
+                if (left < 32) hits &= ~0ULL << (64 - 2 * left);
+                part += __popcll(hits);
+            }
+        }
+        for (u32 offset = cache_threads / 2; offset > 0; offset /= 2) part += __shfl_xor_sync(mask, part, offset, cache_threads);
+        if (m == member) mine = part;
+    }
+    u64 counted = mine;
+#else
+    u64 counted = count_in_block(blk, n, c);
+#endif
+    u64 result = ((u64)blk[2 * c] | ((u64)blk[2 * c + 1] << 32)) + counted;
+    __syncwarp(mask);
+    if (!active) return 0;
+    if (k == ~0ULL) return 0;
+    return result;
+}
+
+// The whole search of one read by the cooperative path; every lane of the group runs the
+// same number of steps (the group's longest read), finished lanes only help with loads.
+__device__ void group_search(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u32 *reads, u32 rr, u64 start,
+                             u32 len, bool live, u64 &k, u64 &l, bool &has_n, u32 (*slots)[16])
+{
+    unsigned mask = group_mask();
+    u32 steps = len;
+    for (u32 offset = cache_threads / 2; offset > 0; offset /= 2) steps = max(steps, __shfl_xor_sync(mask, steps, offset, cache_threads));
+    bool active = live;
+    k = 0;
+    l = seq_len;
+    for (u32 j = 0; j < steps; ++j) {
+        int c = 0;
+        if (active && j < len) {
+            u32 b = base_of(load_read_word(reads, read_word_index(rr, start, j >> 3)), j);
+            if (b > 3) {
+                has_n = true;
+                active = false;
+            } else c = 3 - (int)b;
+        } else active = false;
+        u64 ok = group_occ(words, primary, k - 1, c, active, slots);
+        u64 ol = group_occ(words, primary, l, c, active, slots);
+        if (active) {
+            k = l2[c] + ok + 1;
+            l = l2[c] + ol;
+            if (k > l) active = false;
+        }
+    }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(BLOCK_W) exact_match(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const u32 *__restrict__ reads, const u64 *__restrict__ read_start, const u16 *__restrict__ read_len,
@@ -203,6 +297,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK_W) exact_match(
 #endif
     u64 k = 0, l = seq_len;
     bool has_n = false;
+#ifdef cache_threads
+    __shared__ u32 slots[BLOCK_W][16];
+    group_search(words, primary, seq_len, l2, reads, rr, start, len, live, k, l, has_n, slots);
+#else
     BlockCache cache;
     cache.block = ~0ULL;
     for (u32 j = 0; j < len; ++j) {
@@ -231,6 +329,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_W) exact_match(
         l = l2[c] + ol;
         if (k > l) break;
     }
+#endif
     if (!live) return;
 #if kl_par
     if (side) return;

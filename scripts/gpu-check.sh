@@ -44,6 +44,15 @@ log "== exact_match alone (kernel time from GPU events), 1M ART reads = 10 x eco
 for i in $(seq 10); do gzip -dc $C/data/ecoli536_art.fq.gz; done > $W/big.fq
 $B gpu-bench $W/ecoli536.fa $W/big.fq 2>&1 | tee -a "$OUT/gpu-check.log"
 
+log "== exact_match with each switch flipped from BarraCUDA's defaults (same reads, intervals checked)"
+for sw in "BLOCK_W=128" "BLOCK_W=256" "kl_par=1" "many_blocks=1" "direct_sequence=0" "direct_index=0" "sequence_global=0" \
+          "sequence_shift81=0" "sequence_stride=0" "mycache4=0 mycache2=1" "mycache4=0" "direct_global_bwt=1" \
+          "cache_global_bwt=0" "scache_global_bwt=1" "cache_threads=1" "cache_threads=4" "cache_threads=8 occ_par=1" \
+          "cache_threads=32 occ_par=1"; do
+    args=(); for a in $sw; do args+=(--switch "$a"); done
+    $B gpu-bench --repeats 3 "${args[@]}" $W/ecoli536.fa $W/big.fq 2>&1 | grep -E "switches|reads/s|differing|error" | tr '\n' ' ' | tee -a "$OUT/gpu-check.log"; echo | tee -a "$OUT/gpu-check.log"
+done
+
 log "== whole aln on the same 1M reads: bcuda --gpu vs bcuda --cpu -t 16 vs bwa aln -t 16"
 t0=$(date +%s.%N); $B aln --gpu -t 16 $W/ecoli536.fa $W/big.fq > $W/big_gpu.sai 2> $W/gpu_summary.txt; t1=$(date +%s.%N); tee -a "$OUT/gpu-check.log" < $W/gpu_summary.txt
 $B aln --cpu --quiet -t 16 $W/ecoli536.fa $W/big.fq > $W/big_cpu.sai; t2=$(date +%s.%N)

@@ -17,6 +17,9 @@ pub struct GpuBenchArgs {
     /// Timed repeats of each launch (after one warm-up).
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
+    /// A kernel switch, `name=value` (repeatable), e.g. `--switch cache_threads=4`.
+    #[arg(long = "switch")]
+    pub switches: Vec<String>,
 }
 
 /// The kernel's contract on the CPU: backward search of the read's reverse complement, from
@@ -41,7 +44,11 @@ fn exact_search(bwt: &bcuda_index::Bwt, read: &[u8]) -> Option<(u64, u64)> {
 
 pub fn run(args: GpuBenchArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
-    let mut gpu = super::GpuAligner::new(&bwt, super::Switches::default(), args.batch_size)?;
+    let mut switches = super::Switches::default();
+    for s in &args.switches {
+        switches.set(s).map_err(|e| anyhow::anyhow!("--switch {e}"))?;
+    }
+    let mut gpu = super::GpuAligner::new(&bwt, switches.clone(), args.batch_size)?;
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let (mut reads_timed, mut ms_total, mut mismatches, mut exact) = (0u64, 0f64, 0u64, 0u64);
     loop {
@@ -67,6 +74,7 @@ pub fn run(args: GpuBenchArgs) -> Result<()> {
         }
     }
     println!("device\t{}", gpu.device_name);
+    println!("switches\t{}", if args.switches.is_empty() { "defaults".to_string() } else { args.switches.join(" ") });
     println!("exact_match reads/s (kernel, GPU events)\t{:.0}", reads_timed as f64 / (ms_total / 1000.0));
     println!("reads matching exactly\t{exact}");
     println!("intervals differing from the CPU\t{mismatches}");

@@ -394,7 +394,7 @@ mod tests {
         compile(INEXACT_MATCH_CU, &[format!("-DINEXACT_BLOCK_W={INEXACT_BLOCK_W}")], Some("sm_90")).unwrap();
         let sw = Switches::default();
         compile(EXACT_MATCH_CU, &sw.defines(), Some("sm_90")).unwrap();
-        for flip in 0..11 {
+        for flip in 0..15 {
             let mut s = sw.clone();
             match flip {
                 0 => s.kl_par = true,
@@ -407,8 +407,13 @@ mod tests {
                 7 => (s.mycache4, s.mycache2) = (false, true),
                 8 => s.direct_global_bwt = true,
                 9 => s.cache_global_bwt = false,
-                _ => s.scache_global_bwt = true,
+                10 => s.scache_global_bwt = true,
+                11 => s.cache_threads = Some(1),
+                12 => s.cache_threads = Some(4),
+                13 => (s.cache_threads, s.occ_par) = (Some(8), true),
+                _ => (s.cache_threads, s.occ_par, s.block_w) = (Some(32), true, 256),
             }
+            assert_eq!(s.illegal(), None, "{s:?}");
             compile(EXACT_MATCH_CU, &s.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{s:?}: {e}"));
         }
     }

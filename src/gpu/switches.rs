@@ -56,15 +56,51 @@ impl Switches {
             if !(1..=32).contains(&t) || !t.is_power_of_two() {
                 return Some("cache_threads must be a power of 2 in 1..=32");
             }
-            return Some("cache_threads (cooperative BWT loads) is not implemented in this kernel yet");
-        }
-        if self.occ_par {
+            if self.block_w > 512 {
+                return Some("cache_threads keeps 64 bytes of shared memory per thread: BLOCK_W at most 512");
+            }
+            if self.kl_par {
+                return Some("kl_par and cache_threads both pair up lanes: use one");
+            }
+        } else if self.occ_par {
             return Some("occ_par needs cache_threads");
         }
         if self.mycache4 && self.mycache2 {
             return Some("mycache4 and mycache2 are exclusive");
         }
         None
+    }
+
+    /// Sets one switch from `name=value` (BarraCUDA's names; booleans as 0/1, cache_threads
+    /// also `unset`).
+    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+        let (name, value) = assignment.split_once('=').ok_or_else(|| format!("'{assignment}': expected name=value"))?;
+        let flag = || match value {
+            "0" => Ok(false),
+            "1" => Ok(true),
+            _ => Err(format!("{name}={value}: expected 0 or 1")),
+        };
+        match name {
+            "BLOCK_W" => self.block_w = value.parse().map_err(|_| format!("BLOCK_W={value}: not a number"))?,
+            "cache_threads" => {
+                self.cache_threads = if value == "unset" { None } else { Some(value.parse().map_err(|_| format!("cache_threads={value}: not a number"))?) }
+            }
+            "kl_par" => self.kl_par = flag()?,
+            "occ_par" => self.occ_par = flag()?,
+            "many_blocks" => self.many_blocks = flag()?,
+            "direct_sequence" => self.direct_sequence = flag()?,
+            "direct_index" => self.direct_index = flag()?,
+            "sequence_global" => self.sequence_global = flag()?,
+            "sequence_shift81" => self.sequence_shift81 = flag()?,
+            "sequence_stride" => self.sequence_stride = flag()?,
+            "mycache4" => self.mycache4 = flag()?,
+            "mycache2" => self.mycache2 = flag()?,
+            "direct_global_bwt" => self.direct_global_bwt = flag()?,
+            "cache_global_bwt" => self.cache_global_bwt = flag()?,
+            "scache_global_bwt" => self.scache_global_bwt = flag()?,
+            _ => return Err(format!("unknown switch '{name}'")),
+        }
+        Ok(())
     }
 
     /// The `-D` options for NVRTC.
