@@ -24,6 +24,9 @@ pub enum Command {
     /// Time the exact_match kernel alone and check it against the CPU.
     #[command(hide = true)]
     GpuBench(crate::gpu::bench::GpuBenchArgs),
+    /// Evaluates kernel variants for `autotune` (internal).
+    #[command(hide = true)]
+    AutotuneWorker(crate::autotune_cmd::WorkerArgs),
 }
 
 pub fn run() -> Result<()> {
@@ -33,5 +36,6 @@ pub fn run() -> Result<()> {
         Command::Samse(args) => crate::samse::run(args),
         Command::Autotune(args) => crate::autotune_cmd::run(args),
         Command::GpuBench(args) => crate::gpu::bench::run(args),
+        Command::AutotuneWorker(args) => crate::autotune_cmd::run_worker(args),
     }
 }

@@ -168,9 +168,16 @@ fn choose_engine(args: &AlnArgs, bwt: &bcuda_index::Bwt) -> Result<Engine> {
         return cpu();
     }
     match crate::gpu::GpuAligner::new(bwt, crate::gpu::Switches::default(), args.batch_size) {
-        Ok(gpu) => {
+        Ok(mut gpu) => {
             if !args.quiet {
                 eprintln!("[bcuda aln] aligning on {} (compute {}.{})", gpu.device_name, gpu.compute_capability.0, gpu.compute_capability.1);
+            }
+            if !args.no_tuned {
+                match crate::autotune_cmd::use_tuned(&mut gpu) {
+                    Ok(Some(speedup)) if !args.quiet => eprintln!("[bcuda aln] using the exact_match kernel tuned for this GPU ({speedup:.2}x on its held-out reads)"),
+                    Ok(_) => {}
+                    Err(e) => eprintln!("[bcuda aln] ignoring the tuned kernel for this GPU ({e:#})"),
+                }
             }
             Ok(Engine::Gpu(Box::new(gpu)))
         }

@@ -138,6 +138,8 @@ pub struct GpuAligner {
     primary: u64,
     seq_len: u64,
     switches: Switches,
+    /// Source of the exact_match kernel: `cuda/exact_match.cu`, or a variant (autotune).
+    exact_source: String,
     exact: HashMap<bool, CudaFunction>,
     inexact: CudaFunction,
     arch: &'static str,
@@ -196,6 +198,7 @@ impl GpuAligner {
             primary: bwt.primary(),
             seq_len: bwt.seq_len(),
             switches,
+            exact_source: EXACT_MATCH_CU.to_string(),
             exact: HashMap::new(),
             inexact,
             arch,
@@ -216,10 +219,27 @@ impl GpuAligner {
             return Ok(f.clone());
         }
         let sw = Switches { direct_index, ..self.switches.clone() };
-        let ptx = compile_cached(EXACT_MATCH_CU, &sw.defines(), self.arch)?;
+        let ptx = compile_cached(&self.exact_source, &sw.defines(), self.arch)?;
         let f = self.stream.context().load_module(cudarc::nvrtc::Ptx::from_src(ptx))?.load_function("exact_match")?;
         self.exact.insert(direct_index, f.clone());
         Ok(f)
+    }
+
+    /// Uses another exact_match source and switches (a tuned or candidate kernel); compiles it
+    /// now so that a bad variant fails here.
+    pub fn set_exact_kernel(&mut self, source: &str, switches: Switches) -> Result<()> {
+        if let Some(why) = switches.illegal() {
+            bail!("kernel switches: {why}");
+        }
+        self.exact_source = source.to_string();
+        self.switches = switches;
+        self.exact.clear();
+        self.exact_function(self.switches.direct_index)?;
+        Ok(())
+    }
+
+    pub fn switches(&self) -> &Switches {
+        &self.switches
     }
 
     /// Exact SA intervals of all reads (k = l = 0 for reads with N; k > l for no match).
