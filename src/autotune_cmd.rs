@@ -250,6 +250,19 @@ impl Evaluator for WorkerEvaluator {
             Ok(Reply::Hello { .. }) => Outcome::Fault("unexpected hello".into()),
         }
     }
+
+    /// Compiles a generation's variants in parallel into the PTX cache, where the worker's
+    /// compile then finds them; failures are left for the worker to report.
+    fn prepare(&mut self, variants: &[(String, Vec<(String, u32)>)]) {
+        use rayon::prelude::*;
+        let Some((_, cc)) = self.device else { return };
+        let arch = crate::gpu::arch_for(cc);
+        variants.par_iter().for_each(|(source, switches)| {
+            if let Ok(sw) = switches_from(switches) {
+                let _ = crate::gpu::compile_cached(source, &sw.defines(), arch);
+            }
+        });
+    }
 }
 
 /// A kernel tuned for one GPU, as saved by autotune and loaded by aln.

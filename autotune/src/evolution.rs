@@ -30,6 +30,10 @@ pub enum Outcome {
 
 pub trait Evaluator {
     fn evaluate(&mut self, source: &str, switches: &[(String, u32)]) -> Outcome;
+
+    /// Called with a whole generation's new variants before they are evaluated one by one,
+    /// e.g. to compile them in parallel.
+    fn prepare(&mut self, _variants: &[(String, Vec<(String, u32)>)]) {}
 }
 
 #[derive(Clone, Debug)]
@@ -94,44 +98,58 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
         (apply(self.grammar, &genome.patches), genome.assignments(self.specs))
     }
 
-    /// Evaluates a genome unless it (or its preprocessed source) was seen before.
-    fn try_evaluate(&mut self, genome: Genome) -> Option<Scored> {
+    /// Admits a genome unless it (or its preprocessed source) was seen before.
+    fn admit(&mut self, genome: &Genome) -> bool {
         if !self.genotypes.insert(genome.clone()) {
             self.history.tabu_hits += 1;
-            return None;
+            return false;
         }
-        let (source, defines) = self.phenotype(&genome);
+        let (source, defines) = self.phenotype(genome);
         let mut key = preprocess(&source, &defines);
         for (name, value) in &defines {
             key.push_str(&format!("{name}={value};"));
         }
         if !self.phenotypes.insert(hash_of(&key)) {
             self.history.tabu_hits += 1;
-            return None;
+            return false;
         }
-        self.history.evaluated += 1;
-        let outcome = self.evaluator.evaluate(&source, &defines);
-        Some(Scored { genome, outcome })
+        true
+    }
+
+    /// Evaluates admitted genomes: prepared together, then one by one.
+    fn evaluate_all(&mut self, genomes: Vec<Genome>) -> Vec<Scored> {
+        let variants: Vec<(String, Vec<(String, u32)>)> = genomes.iter().map(|g| self.phenotype(g)).collect();
+        self.evaluator.prepare(&variants);
+        self.history.evaluated += genomes.len();
+        genomes.into_iter().zip(variants).map(|(genome, (src, defs))| Scored { outcome: self.evaluator.evaluate(&src, &defs), genome }).collect()
+    }
+
+    /// New admitted genomes from `make`, up to `n` (or until attempts or time run out).
+    fn breed(&mut self, n: usize, start: Instant, make: &mut dyn FnMut(&mut Self) -> Genome) -> Vec<Genome> {
+        let mut out = Vec::new();
+        let mut attempts = 0;
+        while out.len() < n && attempts < 50 * n.max(1) && start.elapsed() < self.settings.budget {
+            attempts += 1;
+            let g = make(self);
+            if self.admit(&g) {
+                out.push(g);
+            }
+        }
+        out
     }
 
     /// Runs the evolution; returns the final population, best first.
     pub fn run(&mut self, progress: &mut dyn FnMut(usize, &History)) -> Vec<Scored> {
         let start = Instant::now();
         let reference = Genome::reference(self.specs);
-        let reference_scored = self.try_evaluate(reference.clone()).expect("the reference is new");
+        assert!(self.admit(&reference), "the reference is new");
+        let reference_scored = self.evaluate_all(vec![reference.clone()]).remove(0);
         self.history.reference_ms = reference_scored.fitness().unwrap_or(f64::INFINITY);
         let threshold = self.history.reference_ms * (1.0 - self.settings.noise);
 
         // Unique single mutants of the reference.
-        let mut population = Vec::new();
-        let mut attempts = 0;
-        while population.len() < self.settings.population && attempts < 50 * self.settings.population && start.elapsed() < self.settings.budget {
-            attempts += 1;
-            let g = mutate(&reference, self.specs, self.grammar, &mut self.rng);
-            if let Some(s) = self.try_evaluate(g) {
-                population.push(s);
-            }
-        }
+        let initial = self.breed(self.settings.population, start, &mut |evo| mutate(&reference, evo.specs, evo.grammar, &mut evo.rng));
+        let mut population = self.evaluate_all(initial);
         for generation in 0..self.settings.generations {
             if start.elapsed() >= self.settings.budget {
                 break;
@@ -142,23 +160,18 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
             parents.truncate((self.settings.population / 2).max(1));
             self.record(&population);
             progress(generation, &self.history);
-            let mut next = parents.clone();
-            let mut attempts = 0;
-            while next.len() < self.settings.population && attempts < 50 * self.settings.population && start.elapsed() < self.settings.budget {
-                attempts += 1;
-                let child = match parents.len() {
-                    0 => mutate(&reference, self.specs, self.grammar, &mut self.rng),
-                    1 => mutate(&parents[0].genome, self.specs, self.grammar, &mut self.rng),
-                    _ => {
-                        let a = parents.choose(&mut self.rng).unwrap().genome.clone();
-                        let b = parents.choose(&mut self.rng).unwrap().genome.clone();
-                        mutate(&crossover(&a, &b, &mut self.rng), self.specs, self.grammar, &mut self.rng)
-                    }
-                };
-                if let Some(s) = self.try_evaluate(child) {
-                    next.push(s);
+            let wanted = self.settings.population.saturating_sub(parents.len());
+            let children = self.breed(wanted, start, &mut |evo| match parents.len() {
+                0 => mutate(&reference, evo.specs, evo.grammar, &mut evo.rng),
+                1 => mutate(&parents[0].genome, evo.specs, evo.grammar, &mut evo.rng),
+                _ => {
+                    let a = parents.choose(&mut evo.rng).unwrap().genome.clone();
+                    let b = parents.choose(&mut evo.rng).unwrap().genome.clone();
+                    mutate(&crossover(&a, &b, &mut evo.rng), evo.specs, evo.grammar, &mut evo.rng)
                 }
-            }
+            });
+            let mut next = parents;
+            next.extend(self.evaluate_all(children));
             population = next;
         }
         self.record(&population);

@@ -154,7 +154,7 @@ pub struct GpuAligner {
     scratch: Option<Scratchpad>,
 }
 
-fn arch_for(cc: (i32, i32)) -> &'static str {
+pub fn arch_for(cc: (i32, i32)) -> &'static str {
     match cc {
         (9, _) => "sm_90",
         (8, 9) => "sm_89",
