@@ -351,11 +351,12 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     if !args.quiet {
         eprintln!("[bcuda autotune] winner: {summary}; report in {}", args.report.display());
     }
+    let tuned = Tuned { device: device.clone(), compute_capability: cc, switches: defs, source: src, speedup, genome: winner };
+    std::fs::write(args.report.join("winner.json"), serde_json::to_string_pretty(&tuned)?)?;
     if *penalty != 0 || speedup <= 1.0 + noise {
         eprintln!("[bcuda autotune] no variant beat the reference on held-out reads by more than the noise; nothing saved");
         return Ok(());
     }
-    let tuned = Tuned { device: device.clone(), compute_capability: cc, switches: defs, source: src, speedup, genome: winner };
     let path = tuned_path(&device, cc);
     std::fs::create_dir_all(path.parent().unwrap())?;
     let tmp = crate::output::temp_path_for(&path);
