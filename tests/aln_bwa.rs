@@ -18,10 +18,7 @@ fn assert_same_sai(prefix: &Path, reads: &Path, opts: &[&str]) {
 
 #[test]
 fn lambda_art_reads_with_option_sets() {
-    let tmp = tempfile::tempdir().unwrap();
-    let prefix = bwa_index(&data("lambda.fa"), tmp.path());
-    let reads = tmp.path().join("reads.fq");
-    head_fastq(&data("lambda_art.fq"), 5000, &reads);
+    let Fixture { dir: _dir, prefix, reads } = fixture("lambda.fa", "lambda_art.fq", 5000);
     for opts in [&[][..], &["-n", "2"], &["-o", "0"], &["-l", "25", "-k", "1"], &["-R", "5"], &["-t", "2"], &["-q", "15"], &["-e", "3", "-L"], &["-n", "0.01", "-M", "4", "-O", "9", "-E", "3"], &["-i", "10", "-d", "5"]] {
         assert_same_sai(&prefix, &reads, opts);
     }
@@ -29,10 +26,7 @@ fn lambda_art_reads_with_option_sets() {
 
 #[test]
 fn ecoli_art_reads() {
-    let tmp = tempfile::tempdir().unwrap();
-    let prefix = bwa_index(&data("ecoli536.fa"), tmp.path());
-    let reads = tmp.path().join("reads.fq");
-    head_fastq(&data("ecoli536_art.fq"), 30000, &reads);
+    let Fixture { dir: _dir, prefix, reads } = fixture("ecoli536.fa", "ecoli536_art.fq", 30000);
     assert_same_sai(&prefix, &reads, &[]);
     assert_same_sai(&prefix, &reads, &["-t", "2", "-n", "2"]);
 }

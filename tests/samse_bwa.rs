@@ -27,10 +27,7 @@ fn assert_same_sam(prefix: &Path, reads: &Path, aln_opts: &[&str], samse_opts: &
 
 #[test]
 fn lambda_art_reads() {
-    let tmp = tempfile::tempdir().unwrap();
-    let prefix = bwa_index(&data("lambda.fa"), tmp.path());
-    let reads = tmp.path().join("reads.fq");
-    head_fastq(&data("lambda_art.fq"), 5000, &reads);
+    let Fixture { dir: _dir, prefix, reads } = fixture("lambda.fa", "lambda_art.fq", 5000);
     let sam = assert_same_sam(&prefix, &reads, &[], &[]);
     assert!(sam.iter().any(|l| l.contains("XT:A:U")));
     assert_same_sam(&prefix, &reads, &["-n", "2"], &[]);
@@ -57,10 +54,7 @@ fn gapped_multi_hit_and_unmapped_reads() {
 
 #[test]
 fn ecoli_art_reads() {
-    let tmp = tempfile::tempdir().unwrap();
-    let prefix = bwa_index(&data("ecoli536.fa"), tmp.path());
-    let reads = tmp.path().join("reads.fq");
-    head_fastq(&data("ecoli536_art.fq"), 30000, &reads);
+    let Fixture { dir: _dir, prefix, reads } = fixture("ecoli536.fa", "ecoli536_art.fq", 30000);
     assert_same_sam(&prefix, &reads, &[], &[]);
 }
 

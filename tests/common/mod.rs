@@ -122,3 +122,18 @@ pub fn simulate_reads(fasta: &Path, len: usize, n: usize, seed: u64, dst: &Path)
     }
     std::fs::write(dst, out).unwrap();
 }
+
+/// A temporary folder holding a data/ genome indexed by bwa and the first `n` of a data/ read set.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub prefix: PathBuf,
+    pub reads: PathBuf,
+}
+
+pub fn fixture(genome: &str, reads: &str, n: usize) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = bwa_index(&data(genome), dir.path());
+    let subset = dir.path().join("reads.fq");
+    head_fastq(&data(reads), n, &subset);
+    Fixture { dir, prefix, reads: subset }
+}
