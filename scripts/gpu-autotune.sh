@@ -3,12 +3,7 @@
 # reads (first batch evolves, second validates), then aln with and without the tuned kernel
 # (the .sai must not change). Needs .carry/ from scripts/gpu-bundle.sh.
 #   bash scripts/gpu-autotune.sh [POP] [GENS] [BUDGET]
-set -uo pipefail
-C=.carry
-B=$C/bcuda
-OUT=${OUT:-gpu-out}
-W=$(mktemp -d)
-mkdir -p "$OUT"
+. "$(dirname "$0")/device-env.sh"
 gzip -dc $C/data/ecoli536.fa.gz > $W/ecoli536.fa && $B index -q $W/ecoli536.fa
 for i in 1 2 3 4; do gzip -dc $C/data/ecoli536_art.fq.gz; done > $W/reads.fq
 $B autotune --index $W/ecoli536.fa --reads $W/reads.fq --pop "${1:-40}" --gens "${2:-5}" --budget "${3:-5m}" --batch-size 159744 --report "$OUT" 2>&1 | tee "$OUT/autotune.log"

@@ -3,12 +3,7 @@
 # read set and option set of the CPU tests, then the exact_match kernel alone and whole
 # `aln` against `bwa aln -t 16`. Needs .carry/ made by scripts/gpu-bundle.sh.
 # Writes everything to $OUT (or ./gpu-out).
-set -uo pipefail
-C=.carry
-B=$C/bcuda
-OUT=${OUT:-gpu-out}
-W=$(mktemp -d)
-mkdir -p "$OUT"
+. "$(dirname "$0")/device-env.sh"
 log() { echo "$@" | tee -a "$OUT/gpu-check.log"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
 nproc >> "$OUT/device.txt"

@@ -2,13 +2,8 @@
 # Runs on the device machine: a seeded synthetic genome of SIZE Mbp (default 500) indexed by
 # bcuda there, 1M simulated 100 bp reads; exact_match alone, GPU vs CPU identity on the first
 # 100k reads, and whole aln vs bwa aln -t 16. Needs .carry/ from scripts/gpu-bundle.sh.
-set -uo pipefail
-C=.carry
-B=$C/bcuda
-OUT=${OUT:-gpu-out}
+. "$(dirname "$0")/device-env.sh"
 size=${1:-500}
-W=$(mktemp -d)
-mkdir -p "$OUT"
 log() { echo "$@" | tee -a "$OUT/gpu-large.log"; }
 secs() { python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$@"; }
 t0=$(date +%s.%N); python3 $C/synth-genome.py "$size" 1 > $W/synth.fa; t1=$(date +%s.%N)
