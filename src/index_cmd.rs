@@ -31,7 +31,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     bcuda_index::build_index(&args.fasta, &prefix, opts)?;
     if !args.quiet {
-        eprintln!("[bcuda index] {} indexed in {:.2} s", args.fasta.display(), start.elapsed().as_secs_f64());
+        eprintln!("\r[bcuda index] {} indexed in {:.2} s          ", args.fasta.display(), start.elapsed().as_secs_f64());
     }
     Ok(())
 }

@@ -33,13 +33,18 @@ impl Progress {
             (Some(t), Some(p)) if t > 0 => format!(" {:5.1}%", 100.0 * p as f64 / t as f64),
             _ => String::new(),
         };
-        eprint!("\r[bcuda] {} {}: {:.0}/s{}   ", self.done, self.what, rate, pct);
+        if self.done == 0 {
+            // Work measured only by position (e.g. index construction): the percentage alone.
+            eprint!("\r[bcuda] {}:{}   ", self.what, pct);
+        } else {
+            eprint!("\r[bcuda] {} {}: {:.0}/s{}   ", self.done, self.what, rate, pct);
+        }
         let _ = std::io::stderr().flush();
     }
 
     /// Final line (only when enabled).
     pub fn finish(&mut self) {
-        if self.enabled {
+        if self.enabled && self.done > 0 {
             let secs = self.start.elapsed().as_secs_f64().max(1e-9);
             eprintln!("\r[bcuda] {} {} in {:.1} s ({:.0}/s)        ", self.done, self.what, secs, self.done as f64 / secs);
         }
