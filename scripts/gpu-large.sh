@@ -8,8 +8,8 @@ log() { echo "$@" | tee -a "$OUT/gpu-large.log"; }
 secs() { python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$@"; }
 t0=$(date +%s.%N); python3 $C/synth-genome.py "$size" 1 > $W/synth.fa; t1=$(date +%s.%N)
 log "genome: ${size} Mbp generated in $(secs $t0 $t1) s"
-/usr/bin/time -f "%e s, peak %M KiB" -o $W/itime $B index -q $W/synth.fa
-log "bcuda index (16 cores): $(cat $W/itime)"
+/usr/bin/time -f "%e s, peak %M KiB" -o $W/itime $B index -q --sort-memory "${SORT_GB:-2}" $W/synth.fa
+log "bcuda index (16 cores, --sort-memory ${SORT_GB:-2}): $(cat $W/itime)"
 t0=$(date +%s.%N); python3 $C/sim-reads.py $W/synth.fa 100 1000000 7 > $W/reads.fq; t1=$(date +%s.%N)
 log "1M reads simulated in $(secs $t0 $t1) s"
 $B gpu-bench $W/synth.fa $W/reads.fq 2>&1 | tee -a "$OUT/gpu-large.log"

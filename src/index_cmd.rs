@@ -10,6 +10,9 @@ pub struct IndexArgs {
     /// Accepted for compatibility with `bwa index -a` (is, bwtsw, rb2): bcuda has one construction, whose files are identical.
     #[arg(short = 'a')]
     pub algo: Option<String>,
+    /// Memory for one chunk of suffix positions, in GiB: more means fewer passes over the text.
+    #[arg(long, default_value_t = 2.0)]
+    pub sort_memory: f64,
     /// Quiet: no progress on stderr.
     #[arg(short = 'q')]
     pub quiet: bool,
@@ -26,7 +29,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let mut progress = crate::progress::Progress::new("index", Some(1000), args.quiet);
     let opts = bcuda_index::BuildOptions {
         progress: Some(Box::new(move |_stage: &str, fraction: f64| progress.advance(0, Some((fraction * 1000.0) as u64)))),
-        ..Default::default()
+        sort_budget_bytes: (args.sort_memory.max(0.001) * (1u64 << 30) as f64) as u64,
     };
     let start = std::time::Instant::now();
     bcuda_index::build_index(&args.fasta, &prefix, opts)?;
