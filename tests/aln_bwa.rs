@@ -52,12 +52,19 @@ fn demo_reference_with_holes_and_repeats() {
 }
 
 #[test]
-fn bwa_samse_accepts_our_sai() {
+fn bwa_samse_accepts_our_sai_and_gives_the_same_sam() {
     let tmp = tempfile::tempdir().unwrap();
     let prefix = bwa_index(&testdata("demo_ref.fa"), tmp.path());
-    let sai = tmp.path().join("ours.sai");
+    let (ours, theirs) = (tmp.path().join("ours.sai"), tmp.path().join("bwa.sai"));
     let (p, r) = (prefix.to_str().unwrap(), testdata("demo.fq"));
-    bcuda(&["aln", "--quiet", "-f", sai.to_str().unwrap(), p, r.to_str().unwrap()]);
-    let sam = String::from_utf8(bwa(&["samse", p, sai.to_str().unwrap(), r.to_str().unwrap()])).unwrap();
-    assert_eq!(sam.lines().filter(|l| !l.starts_with('@')).count(), 2000);
+    let r = r.to_str().unwrap();
+    bcuda(&["aln", "--quiet", "-f", ours.to_str().unwrap(), p, r]);
+    bwa(&["aln", "-f", theirs.to_str().unwrap(), p, r]);
+    let records = |sai: &Path| -> Vec<String> {
+        let sam = String::from_utf8(bwa(&["samse", p, sai.to_str().unwrap(), r])).unwrap();
+        sam.lines().filter(|l| !l.starts_with('@')).map(str::to_owned).collect()
+    };
+    let (from_ours, from_bwa) = (records(&ours), records(&theirs));
+    assert_eq!(from_ours.len(), 2000, "bwa samse did not give one record per read from our .sai");
+    assert!(from_ours == from_bwa, "bwa samse gives different SAM records from our .sai than from bwa's");
 }
