@@ -60,3 +60,8 @@ fn truncated_gzip() {
 fn fastq_as_reference() {
     assert_rejected("q.fa", b">chr1\nACGT\n+\nIIII\n", "FASTQ");
 }
+
+#[test]
+fn header_that_is_not_text() {
+    assert_rejected("latin1.fa", b">chr1 caf\xe9\nACGT\n", "not UTF-8");
+}

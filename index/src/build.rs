@@ -144,7 +144,7 @@ pub fn build_index(fasta: &Path, prefix: &Path, mut opts: BuildOptions) -> Resul
     let mut files = PendingFiles { done: Vec::new() };
     files.write(with_ext(prefix, ".pac"), |w| w.write_all(&reference.forward.pac_file_bytes()))?;
     files.write(with_ext(prefix, ".ann"), |w| w.write_all(format_ann(l_pac, BWA_SEED, &reference.seqs).as_bytes()))?;
-    files.write(with_ext(prefix, ".amb"), |w| w.write_all(format_amb(l_pac, reference.seqs.len(), &reference.holes).as_bytes()))?;
+    files.write(with_ext(prefix, ".amb"), |w| w.write_all(&format_amb(l_pac, reference.seqs.len(), &reference.holes)))?;
     files.write(with_ext(prefix, ".bwt"), |w| write_bwt(w, &sorted, &l2, n))?;
     files.write(with_ext(prefix, ".sa"), |w| write_sa(w, &sorted, &l2, n))?;
     files.commit()?;

@@ -86,7 +86,10 @@ impl FastaReader {
         let header_line = self.line_no;
         let header = &self.line[1..];
         let name_end = header.iter().position(|&b| is_c_space(b)).unwrap_or(header.len());
-        let name = String::from_utf8_lossy(&header[..name_end]).into_owned();
+        // Names and comments are kept as text (they end up in SAM): other bytes would not
+        // round-trip into the .ann as bwa writes them, so they are refused rather than altered.
+        let not_text = |what: &str| IndexError::bad_fasta(&self.path, format!("line {header_line}: the sequence {what} is not UTF-8 text"));
+        let name = String::from_utf8(header[..name_end].to_vec()).map_err(|_| not_text("name"))?;
         let mut comment = Vec::new();
         if name_end < header.len() && header[name_end] != b'\n' {
             comment.extend_from_slice(&header[name_end + 1..]);
@@ -100,7 +103,7 @@ impl FastaReader {
         if name.is_empty() {
             return Err(IndexError::bad_fasta(&self.path, format!("line {header_line}: header without a sequence name")));
         }
-        let comment = String::from_utf8_lossy(&comment).into_owned();
+        let comment = String::from_utf8(comment).map_err(|_| not_text("comment"))?;
         let mut seq = Vec::new();
         while self.read_line()? {
             match self.line[0] {

@@ -48,9 +48,11 @@ impl RefSeqs {
         let ann_path = with_ext(prefix, ".ann");
         let amb_path = with_ext(prefix, ".amb");
         let pac_path = with_ext(prefix, ".pac");
-        let ann = std::fs::read_to_string(&ann_path).map_err(|e| IndexError::io(&ann_path, e))?;
+        let ann = std::fs::read(&ann_path).map_err(|e| IndexError::io(&ann_path, e))?;
+        // bwa copies header bytes verbatim; a non-UTF-8 comment of a bwa-made index still loads.
+        let ann = String::from_utf8_lossy(&ann);
         let (l_pac, seed, seqs) = parse_ann(&ann_path, &ann)?;
-        let amb = std::fs::read_to_string(&amb_path).map_err(|e| IndexError::io(&amb_path, e))?;
+        let amb = std::fs::read(&amb_path).map_err(|e| IndexError::io(&amb_path, e))?;
         let holes = parse_amb(&amb_path, &amb, l_pac, seqs.len())?;
         let file = std::fs::File::open(&pac_path).map_err(|e| IndexError::io(&pac_path, e))?;
         // SAFETY: read-only input, never written through the map.
@@ -164,10 +166,12 @@ fn parse_ann(path: &Path, text: &str) -> Result<(u64, u32, Vec<RefSeq>)> {
     Ok((l_pac, seed, seqs))
 }
 
-fn parse_amb(path: &Path, text: &str, l_pac: u64, n_seqs: usize) -> Result<Vec<Hole>> {
+fn parse_amb(path: &Path, bytes: &[u8], l_pac: u64, n_seqs: usize) -> Result<Vec<Hole>> {
     let bad = |what: &str| IndexError::corrupt(path, what.to_string());
-    let mut lines = text.lines();
-    let head: Vec<&str> = lines.next().ok_or_else(|| IndexError::truncated(path, "empty file"))?.split_whitespace().collect();
+    // Lines split on '\n' only: a hole's character is any byte of a FASTA line, even ' ' or '\r'.
+    let mut lines = bytes.split(|&b| b == b'\n');
+    let head = lines.next().filter(|l| !l.is_empty()).ok_or_else(|| IndexError::truncated(path, "empty file"))?;
+    let head: Vec<&str> = std::str::from_utf8(head).map_err(|_| bad("first line is not text"))?.split_whitespace().collect();
     if head.len() != 3 {
         return Err(bad("first line is not `length n_seqs n_holes`"));
     }
@@ -177,16 +181,18 @@ fn parse_amb(path: &Path, text: &str, l_pac: u64, n_seqs: usize) -> Result<Vec<H
     let n_holes: usize = head[2].parse().map_err(|_| bad("bad hole count"))?;
     let mut holes = Vec::with_capacity(n_holes);
     for i in 0..n_holes {
-        let line = lines.next().ok_or_else(|| IndexError::truncated(path, format!("hole {} of {n_holes} is missing", i + 1)))?;
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() != 3 || f[2].len() != 1 {
-            return Err(bad("hole line is not `offset length char`"));
-        }
-        let offset = f[0].parse().map_err(|_| bad("bad hole offset"))?;
-        let len = f[1].parse().map_err(|_| bad("bad hole length"))?;
-        holes.push(Hole { offset, len, amb: f[2].as_bytes()[0] });
+        let line = lines.next().filter(|l| !l.is_empty()).ok_or_else(|| IndexError::truncated(path, format!("hole {} of {n_holes} is missing", i + 1)))?;
+        holes.push(parse_hole(line).ok_or_else(|| bad(&format!("hole line {} is not `offset length char`", i + 2)))?);
     }
     Ok(holes)
+}
+
+/// `offset length c`: two numbers, one separating space, then the hole's character (a raw byte).
+fn parse_hole(line: &[u8]) -> Option<Hole> {
+    let (amb, numbers) = line.split_last()?;
+    let numbers = std::str::from_utf8(numbers.strip_suffix(b" ")?).ok()?;
+    let (offset, len) = numbers.split_once(' ')?;
+    Some(Hole { offset: offset.parse().ok()?, len: len.parse().ok()?, amb: *amb })
 }
 
 /// The text of `.ann` (bwa's bns_dump).
@@ -204,10 +210,12 @@ pub fn format_ann(l_pac: u64, seed: u32, seqs: &[RefSeq]) -> String {
 }
 
 /// The text of `.amb`.
-pub fn format_amb(l_pac: u64, n_seqs: usize, holes: &[Hole]) -> String {
-    let mut s = format!("{} {} {}\n", l_pac, n_seqs, holes.len());
+pub fn format_amb(l_pac: u64, n_seqs: usize, holes: &[Hole]) -> Vec<u8> {
+    let mut s = format!("{} {} {}\n", l_pac, n_seqs, holes.len()).into_bytes();
     for h in holes {
-        let _ = writeln!(s, "{} {} {}", h.offset, h.len, h.amb as char);
+        // The character as the raw byte bwa writes, not its UTF-8 encoding.
+        s.extend_from_slice(format!("{} {} ", h.offset, h.len).as_bytes());
+        s.extend_from_slice(&[h.amb, b'\n']);
     }
     s
 }

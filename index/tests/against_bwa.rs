@@ -2,7 +2,7 @@
 
 mod common;
 
-use bcuda_index::{build_index, BuildOptions};
+use bcuda_index::{build_index, BuildOptions, Index};
 use common::*;
 
 /// Indexes `fasta` with us and with bwa (with each `-a` algorithm given) in separate folders
@@ -20,6 +20,10 @@ fn assert_same_as_bwa(fasta: &std::path::Path, algos: &[&str]) {
             assert!(a == b, "{}{ext} differs from bwa index -a {algo} ({} vs {} bytes)", fasta.display(), a.len(), b.len());
         }
     }
+    // Our loader reads back every hole (whatever byte it is) and sequence of the files.
+    let index = Index::load(&ours, true).unwrap_or_else(|e| panic!("{}: {e}", fasta.display()));
+    let n_ambs: u64 = index.refs.seqs().iter().map(|s| s.n_ambs as u64).sum();
+    assert_eq!(index.refs.holes().len() as u64, n_ambs);
 }
 
 #[test]
@@ -38,6 +42,8 @@ fn multi_sequence_with_n_runs_iupac_lowercase_is_identical() {
     assert_same_as_bwa(&testdata("multi_crlf.fa"), &["is"]);
     assert_same_as_bwa(&testdata("multi.fa.gz"), &["is"]);
     assert_same_as_bwa(&testdata("demo_ref.fa"), &["is"]);
+    // Spaces, a mid-line '\r' and non-ASCII bytes are holes too, written as raw bytes.
+    assert_same_as_bwa(&testdata("odd_bytes.fa"), &["is"]);
 }
 
 #[test]
