@@ -31,6 +31,7 @@ fn lambda_art_reads() {
     let sam = assert_same_sam(&prefix, &reads, &[], &[]);
     assert!(sam.iter().any(|l| l.contains("XT:A:U")));
     assert_same_sam(&prefix, &reads, &["-n", "2"], &[]);
+    assert_same_sam(&prefix, &reads, &["-o", "0"], &[]);
     let trimmed = assert_same_sam(&prefix, &reads, &["-q", "15"], &["-r", "@RG\\tID:grp1\\tSM:lambda"]);
     assert!(trimmed.iter().any(|l| l.contains("XC:i:")) && trimmed.iter().any(|l| l.starts_with("@RG")));
 }
@@ -70,6 +71,22 @@ fn bam_holds_the_same_records() {
     bcuda(&["samse", "--quiet", "-o", bam.to_str().unwrap(), p, sai.to_str().unwrap(), r.to_str().unwrap()]);
     let from_bam = without_pg(&run("samtools", &["view", "-h", bam.to_str().unwrap()]));
     assert_eq!(from_bam, sam);
+    let sam_file = tmp.path().join("d.sam");
+    bcuda(&["samse", "--quiet", "-o", sam_file.to_str().unwrap(), p, sai.to_str().unwrap(), r.to_str().unwrap()]);
+    assert_eq!(without_pg(&std::fs::read(&sam_file).unwrap()), sam);
+}
+
+#[test]
+fn sai_of_another_index_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let small = bwa_index(&testdata("demo_ref.fa"), tmp.path());
+    let Fixture { dir: _dir, prefix: lambda, reads } = fixture("lambda.fa", "lambda_art.fq", 200);
+    let sai = tmp.path().join("lambda.sai");
+    std::fs::write(&sai, bwa(&["aln", lambda.to_str().unwrap(), reads.to_str().unwrap()])).unwrap();
+    let out = tmp.path().join("out.sam");
+    let err = bcuda_fails(&["samse", "-o", out.to_str().unwrap(), small.to_str().unwrap(), sai.to_str().unwrap(), reads.to_str().unwrap()]);
+    assert!(err.contains("lambda.sai") && err.contains("another index"), "{err}");
+    assert!(!out.exists());
 }
 
 #[test]
