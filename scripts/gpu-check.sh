@@ -2,7 +2,7 @@
 # Runs on the device machine (see README, "GPU"): GPU .sai vs CPU .sai (the oracle) on every
 # read set and option set of the CPU tests, then the exact_match kernel alone and whole
 # `aln` against `bwa aln -t 16`. Needs .carry/ made by scripts/gpu-bundle.sh.
-# Writes everything to $OUT (or ./gpu-out).
+# Writes everything to $OUT (or ./gpu-out). SKIP_SWITCHES=1 skips the per-switch sweep.
 . "$(dirname "$0")/device-env.sh"
 log() { echo "$@" | tee -a "$OUT/gpu-check.log"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
@@ -39,6 +39,7 @@ log "== exact_match alone (kernel time from GPU events), 1M ART reads = 10 x eco
 for i in $(seq 10); do gzip -dc $C/data/ecoli536_art.fq.gz; done > $W/big.fq
 $B gpu-bench $W/ecoli536.fa $W/big.fq 2>&1 | tee -a "$OUT/gpu-check.log"
 
+[ -n "${SKIP_SWITCHES:-}" ] || {
 log "== exact_match with each switch flipped from BarraCUDA's defaults (same reads, intervals checked)"
 for sw in "BLOCK_W=128" "BLOCK_W=256" "kl_par=1" "many_blocks=1" "direct_sequence=0" "direct_index=0" "sequence_global=0" \
           "sequence_shift81=0" "sequence_stride=0" "mycache4=0 mycache2=1" "mycache4=0" "direct_global_bwt=1" \
@@ -47,6 +48,7 @@ for sw in "BLOCK_W=128" "BLOCK_W=256" "kl_par=1" "many_blocks=1" "direct_sequenc
     args=(); for a in $sw; do args+=(--switch "$a"); done
     $B gpu-bench --repeats 3 "${args[@]}" $W/ecoli536.fa $W/big.fq 2>&1 | grep -E "switches|reads/s|differing|error" | tr '\n' ' ' | tee -a "$OUT/gpu-check.log"; echo | tee -a "$OUT/gpu-check.log"
 done
+}
 
 log "== whole aln on the same 1M reads: bcuda --gpu vs bcuda --cpu -t 16 vs bwa aln -t 16"
 t0=$(date +%s.%N); $B aln --gpu -t 16 $W/ecoli536.fa $W/big.fq > $W/big_gpu.sai 2> $W/gpu_summary.txt; t1=$(date +%s.%N); tee -a "$OUT/gpu-check.log" < $W/gpu_summary.txt
@@ -61,6 +63,10 @@ print(f"| run | reads | seconds | reads/s | vs bwa -t 16 |\n|---|---|---|---|---
 for name, s in rows:
     print(f"| {name} | {n} | {s:.2f} | {n / s:,.0f} | {(t3 - t2) / s:.2f}x |")
 PY
-cmp -s $W/big_gpu.sai $W/big_cpu.sai && log "1M-read .sai: GPU = CPU" || log "1M-read .sai: GPU != CPU"
+cmp -s $W/big_gpu.sai $W/big_cpu.sai && log "1M-read .sai: GPU = CPU" || { log "1M-read .sai: GPU != CPU"; failures=$((failures + 1)); }
+# A GPU batch that fails (here the second, on purpose) is aligned on the CPU: same .sai.
+BCUDA_TEST_FAIL_BATCH=2 $B aln --gpu -t 16 $W/ecoli536.fa $W/big.fq > $W/big_fail.sai 2> $W/fail.err
+grep -h "failed on purpose" $W/fail.err | tee -a "$OUT/gpu-check.log"
+cmp -s $W/big_fail.sai $W/big_cpu.sai && log "1M reads, GPU batch 2 failed: .sai = CPU" || { log "1M reads, GPU batch 2 failed: .sai != CPU"; failures=$((failures + 1)); }
 cmp -s <(tail -c +69 $W/big_cpu.sai) <(tail -c +69 $W/big_bwa.sai) && log "1M-read .sai records: bcuda = bwa" || log "1M-read .sai records: bcuda != bwa"
 exit $failures

@@ -5,14 +5,15 @@ pub mod search;
 
 use std::path::PathBuf;
 
+use std::sync::mpsc::{Receiver, SyncSender};
+
 use anyhow::{bail, Context, Result};
-use rayon::prelude::*;
 
 use crate::output::Output;
 use crate::progress::Progress;
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 use crate::sai::{self, AlnHit, GapOptions, MODE_GAPE, MODE_IL13, MODE_LOGGAP, MODE_NONSTOP};
-use search::{align_read, batch_options, Scratch};
+use crate::gpu::{complete_on_cpu, GpuAligner, HostBatch, InFlight};
 
 /// Reads per batch on the CPU: bwa's own batch (0x40000). bwa caps the gap opens of a whole
 /// batch by the longest read in it, so using its batch keeps the answers identical.
@@ -142,32 +143,12 @@ impl AlnArgs {
     }
 }
 
-/// Aligns one batch on the CPU, reads in parallel, hits in input order.
-pub fn align_batch_cpu(bwt: &bcuda_index::Bwt, reads: &[ReadSeq], opt: &GapOptions) -> Vec<Vec<AlnHit>> {
-    let max_len = reads.iter().map(|r| r.len).max().unwrap_or(0);
-    let batch_opt = batch_options(opt, max_len);
-    reads
-        .par_iter()
-        .with_min_len(64)
-        .map_init(Scratch::default, |scratch, read| align_read(bwt, read.aligned(), &batch_opt, scratch))
-        .collect()
-}
-
-/// Which engine aligns: the GPU when one is usable (or forced), else the CPU.
-enum Engine {
-    Cpu(rayon::ThreadPool),
-    Gpu(Box<crate::gpu::GpuAligner>),
-}
-
-fn choose_engine(args: &AlnArgs, bwt: &bcuda_index::Bwt) -> Result<Engine> {
-    let cpu = || -> Result<Engine> { Ok(Engine::Cpu(rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?)) };
-    if args.cpu {
-        return cpu();
+/// The GPU when one is usable (or forced); `None`: align on the CPU.
+fn choose_gpu(args: &AlnArgs, bwt: &bcuda_index::Bwt) -> Result<Option<Box<GpuAligner>>> {
+    if args.cpu || (!args.gpu && !crate::gpu::driver_present()) {
+        return Ok(None);
     }
-    if !args.gpu && !crate::gpu::driver_present() {
-        return cpu();
-    }
-    match crate::gpu::GpuAligner::new(bwt, crate::gpu::Switches::default(), args.batch_size) {
+    match GpuAligner::new(bwt, crate::gpu::Switches::default(), args.batch_size) {
         Ok(mut gpu) => {
             if !args.quiet {
                 eprintln!("[bcuda aln] aligning on {} (compute {}.{})", gpu.device_name, gpu.compute_capability.0, gpu.compute_capability.1);
@@ -179,16 +160,32 @@ fn choose_engine(args: &AlnArgs, bwt: &bcuda_index::Bwt) -> Result<Engine> {
                     Err(e) => eprintln!("[bcuda aln] ignoring the tuned kernel for this GPU ({e:#})"),
                 }
             }
-            Ok(Engine::Gpu(Box::new(gpu)))
+            Ok(Some(Box::new(gpu)))
         }
         Err(e) if args.gpu => Err(e.context("aln --gpu: no usable GPU")),
         Err(e) => {
             if !args.quiet {
                 eprintln!("[bcuda aln] GPU not usable ({e:#}); aligning on the CPU");
             }
-            cpu()
+            Ok(None)
         }
     }
+}
+
+/// A parsed batch on its way through the pipeline: its reads, the GPU's inputs (GPU engine
+/// only) and the input file position reached, for progress.
+struct Parsed {
+    reads: Vec<ReadSeq>,
+    gpu_input: Option<HostBatch>,
+    position: u64,
+}
+
+/// A batch ready for the writer: the GPU's hits per read where it has them (`None`: all on
+/// the CPU).
+struct Answered {
+    reads: Vec<ReadSeq>,
+    gpu_hits: Option<Vec<Option<Vec<AlnHit>>>>,
+    position: u64,
 }
 
 pub fn run(args: AlnArgs) -> Result<()> {
@@ -198,55 +195,104 @@ pub fn run(args: AlnArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bwt_path)?;
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13 };
     let reader = ReadBatchReader::open(&args.reads, read_opts)?;
-    let mut engine = choose_engine(&args, &bwt)?;
+    let mut gpu = choose_gpu(&args, &bwt)?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
 
     let mut out = Output::create(args.output.as_deref())?;
     sai::write_header(&mut out, &opt)?;
     let mut progress = Progress::new("reads aligned", Some(reader.position().1), args.quiet);
-    // Reading and parsing the next batch overlaps aligning the current one.
-    std::thread::scope(|scope| -> Result<()> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(Vec<ReadSeq>, u64)>>(1);
+    // Three stages run at once: the reader parses (and packs for the GPU) the next batch,
+    // this thread keeps two batches on the GPU, the writer completes the previous batch on
+    // the CPU (reads the GPU could not hold, or all of them without a GPU) and writes it.
+    let stride = gpu.as_ref().map(|g| g.switches().sequence_stride);
+    let cpu_reads = std::thread::scope(|scope| -> Result<usize> {
+        let (parsed_tx, parsed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
+        let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
         let mut reader = reader;
         scope.spawn(move || loop {
-            let batch = reader.next_batch(CPU_BATCH).map(|b| (b, reader.position().0)).map_err(anyhow::Error::from);
-            let done = matches!(&batch, Ok((b, _)) if b.is_empty()) || batch.is_err();
-            if tx.send(batch).is_err() || done {
+            let batch = reader.next_batch(CPU_BATCH).map_err(anyhow::Error::from).map(|reads| Parsed {
+                gpu_input: stride.filter(|_| !reads.is_empty()).map(|stride| HostBatch::new(&reads, &opt, stride)),
+                reads,
+                position: reader.position().0,
+            });
+            let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
+            if parsed_tx.send(batch).is_err() || done {
                 break;
             }
         });
-        for batch in rx {
-            let (batch, position) = batch?;
-            if batch.is_empty() {
-                break;
+        let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &mut progress);
+        let writer = scope.spawn(move || -> Result<(Output, usize)> {
+            let mut cpu_reads = 0;
+            for batch in answered_rx {
+                let (hits, on_cpu) = pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, batch.gpu_hits));
+                cpu_reads += on_cpu;
+                for read_hits in &hits {
+                    sai::write_read(&mut out, read_hits)?;
+                }
+                progress.advance(batch.reads.len() as u64, Some(batch.position));
             }
-            let hits = match &mut engine {
-                Engine::Cpu(pool) => pool.install(|| align_batch_cpu(&bwt, &batch, &opt)),
-                Engine::Gpu(gpu) => match gpu.align_batch(&bwt, &batch, &opt) {
-                    Ok(hits) => hits,
-                    Err(e) => {
-                        // Out of memory or any other GPU failure: smaller launches next time,
-                        // and this batch on the CPU, so no read is lost.
-                        gpu.launch_reads = (gpu.launch_reads / 2).max(1024);
-                        eprintln!("[bcuda aln] GPU batch failed ({e:#}); aligning it on the CPU");
-                        align_batch_cpu(&bwt, &batch, &opt)
-                    }
-                },
-            };
-            for read_hits in &hits {
-                sai::write_read(&mut out, read_hits)?;
-            }
-            progress.advance(batch.len() as u64, Some(position));
-        }
-        Ok(())
+            Ok((out, cpu_reads))
+        });
+        let fed = feed(&mut gpu, parsed_rx, &answered_tx);
+        drop(answered_tx);
+        // The writer's own error first: feeding stops when the writer does.
+        let (out, cpu_reads) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
+        fed?;
+        // Only a complete .sai is committed; on any error the temporary file is removed.
+        out.commit().with_context(|| "writing the .sai")?;
+        Ok(cpu_reads)
     })?;
     progress.finish();
-    if let (Engine::Gpu(gpu), false) = (&engine, args.quiet) {
+    if let (Some(gpu), false) = (&gpu, args.quiet) {
         let t = gpu.totals;
         eprintln!(
-            "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly), inexact_match {:.1} ms; {} reads aligned on the CPU (too long or over GPU scratch); {:.1} ms in GPU batches of {:.1} s in all",
-            t.exact_ms, t.exact_reads, t.inexact_ms, t.cpu_fallback_reads, t.batch_ms, started.elapsed().as_secs_f64()
+            "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly), inexact_match {:.1} ms; {} reads aligned on the CPU (too long, over GPU scratch or a failed GPU batch); {:.2} s in all",
+            t.exact_ms,
+            t.exact_reads,
+            t.inexact_ms,
+            cpu_reads,
+            started.elapsed().as_secs_f64()
         );
     }
-    out.commit().with_context(|| "writing the .sai")?;
     Ok(())
+}
+
+/// Passes parsed batches to the writer: through the GPU when there is one, keeping the next
+/// batch queued on it while the previous one is collected.
+fn feed(gpu: &mut Option<Box<GpuAligner>>, parsed: Receiver<Result<Parsed>>, answered: &SyncSender<Answered>) -> Result<()> {
+    let send = |reads, gpu_hits, position| answered.send(Answered { reads, gpu_hits, position }).map_err(|_| anyhow::anyhow!("the .sai writer stopped"));
+    let mut in_flight: Option<(Vec<ReadSeq>, u64, Result<InFlight>)> = None;
+    for batch in parsed {
+        let Parsed { reads, gpu_input, position } = batch?;
+        if reads.is_empty() {
+            break;
+        }
+        let (Some(gpu), Some(input)) = (gpu.as_mut(), gpu_input) else {
+            send(reads, None, position)?;
+            continue;
+        };
+        let queued = gpu.submit(input);
+        if let Some((reads, position, flight)) = in_flight.take() {
+            send(reads, collect_or_fall_back(gpu, flight), position)?;
+        }
+        in_flight = Some((reads, position, queued));
+    }
+    if let (Some(gpu), Some((reads, position, flight))) = (gpu.as_mut(), in_flight) {
+        send(reads, collect_or_fall_back(gpu, flight), position)?;
+    }
+    Ok(())
+}
+
+/// The GPU's hits of a batch; `None` when the GPU failed it (out of memory or any other
+/// error): the writer then aligns the whole batch on the CPU, so no read is lost, and later
+/// launches are halved.
+fn collect_or_fall_back(gpu: &mut GpuAligner, flight: Result<InFlight>) -> Option<Vec<Option<Vec<AlnHit>>>> {
+    match flight.and_then(|f| gpu.collect(f)) {
+        Ok((_, hits)) => Some(hits),
+        Err(e) => {
+            gpu.launch_reads = (gpu.launch_reads / 2).max(1024);
+            eprintln!("[bcuda aln] GPU batch failed ({e:#}); aligning it on the CPU");
+            None
+        }
+    }
 }

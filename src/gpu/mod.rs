@@ -5,6 +5,7 @@
 //! per-thread scratch (longer than [`GPU_MAX_LEN`], or a stack or hit list that overflows)
 //! are aligned on the CPU, so the .sai is identical whatever the GPU does.
 
+pub mod batch;
 pub mod bench;
 pub mod switches;
 
@@ -13,11 +14,11 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
 use bcuda_index::Bwt;
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg, ValidAsZeroBits};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
-use rayon::prelude::*;
 
-use crate::aln::search::{align_read, batch_options, cal_maxdiff, Scratch, AVG_ERR};
+pub use batch::{complete_on_cpu, pack_reads, HostBatch};
+use batch::GpuAnswers;
 use crate::reads::ReadSeq;
 use crate::sai::{AlnHit, GapOptions};
 pub use switches::Switches;
@@ -83,55 +84,180 @@ pub fn cache_dir() -> std::path::PathBuf {
         .join("bcuda")
 }
 
-/// Timings of the last batch, from GPU events (milliseconds).
+/// Kernel times and counts (GPU events for the kernels, milliseconds).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BatchTimes {
     pub exact_ms: f32,
     pub inexact_ms: f32,
-    pub cpu_fallback_reads: usize,
     pub exact_reads: usize,
-    /// Wall time of align_batch: host preparation, transfers, kernels and CPU fallback.
-    pub batch_ms: f32,
+    pub batches: usize,
 }
 
 /// Per-thread working memory of inexact_match, kept across batches and grown on demand.
-/// Left uninitialised: the kernel writes every cell before reading it.
+/// Left uninitialised: the kernel writes every cell before reading it. One set serves both
+/// streams: a batch's inexact launches wait for the previous batch's to finish.
 struct Scratchpad {
-    /// (threads, max_len, buckets, reads) it was sized for.
-    size: (usize, usize, usize, usize),
+    /// (threads, max_len, buckets) it was sized for.
+    size: (usize, usize, usize),
     width: CudaSlice<u8>,
     seed_width: CudaSlice<u8>,
     seq: CudaSlice<u8>,
     entries: CudaSlice<u8>,
     heads: CudaSlice<i32>,
-    hits: CudaSlice<u64>,
-    n_hits: CudaSlice<i32>,
 }
 
 impl Scratchpad {
-    fn fits(&self, threads: usize, max_len: usize, buckets: usize, reads: usize) -> bool {
-        let (t, m, b, r) = self.size;
-        threads <= t && max_len <= m && buckets <= b && reads <= r
+    fn fits(&self, threads: usize, max_len: usize, buckets: usize) -> bool {
+        let (t, m, b) = self.size;
+        threads <= t && max_len <= m && buckets <= b
     }
 
-    fn new(stream: &Arc<CudaStream>, t: usize, m: usize, b: usize, r: usize) -> Result<Scratchpad> {
+    fn new(stream: &Arc<CudaStream>, t: usize, m: usize, b: usize) -> Result<Scratchpad> {
         // SAFETY: inexact_match initialises every element before reading it.
         unsafe {
             Ok(Scratchpad {
-                size: (t, m, b, r),
+                size: (t, m, b),
                 width: stream.alloc::<u8>(t * (m + 1) * 16)?,
                 seed_width: stream.alloc::<u8>(t * (m + 1) * 16)?,
                 seq: stream.alloc::<u8>(t * m)?,
                 entries: stream.alloc::<u8>(t * ENTRIES_PER_THREAD * 40)?,
                 heads: stream.alloc::<i32>(t * b)?,
-                hits: stream.alloc::<u64>(r * HITS_PER_READ * 3)?,
-                n_hits: stream.alloc::<i32>(r)?,
             })
         }
     }
 }
 
+/// A kernel input: page-locked host staging and its device copy, grown on demand. Pinned
+/// memory lets the copy run asynchronously on the batch's stream, under another batch's kernels.
+struct Upload<T: DeviceRepr> {
+    host: Option<PinnedHostSlice<T>>,
+    dev: Option<CudaSlice<T>>,
+}
+
+impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
+    fn new() -> Self {
+        Upload { host: None, dev: None }
+    }
+
+    /// Queues the copy of `data` to the device on `stream`. Waits only if this buffer's
+    /// previous copy (two batches ago) has not finished.
+    fn put(&mut self, stream: &Arc<CudaStream>, data: &[T]) -> Result<&CudaSlice<T>> {
+        let need = data.len().max(1);
+        if self.host.as_ref().is_none_or(|h| h.len() < need) {
+            let capacity = need + need / 8;
+            (self.host, self.dev) = (None, None);
+            // SAFETY: the staging buffer is zeroed before use; write-combined suits host writes.
+            let mut host = unsafe { stream.context().alloc_pinned_with_flags::<T>(capacity, sys::CU_MEMHOSTALLOC_WRITECOMBINED) }?;
+            host.as_mut_slice()?.fill(T::default());
+            self.host = Some(host);
+            self.dev = Some(stream.alloc_zeros::<T>(capacity)?);
+        }
+        let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("allocated above") };
+        host.as_mut_slice()?[..data.len()].copy_from_slice(data);
+        stream.memcpy_htod(host, dev)?;
+        Ok(dev)
+    }
+}
+
+/// A kernel output: its device buffer and page-locked host copy, grown on demand.
+struct Download<T: DeviceRepr> {
+    dev: Option<CudaSlice<T>>,
+    host: Option<PinnedHostSlice<T>>,
+}
+
+impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
+    fn new() -> Self {
+        Download { dev: None, host: None }
+    }
+
+    /// The device buffer, at least `len` long (contents undefined until a kernel writes it).
+    fn reserve(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<&mut CudaSlice<T>> {
+        let need = len.max(1);
+        if self.dev.as_ref().is_none_or(|d| d.len() < need) {
+            let capacity = need + need / 8;
+            (self.host, self.dev) = (None, None);
+            // SAFETY: both are written (kernel, then copy) before they are read.
+            unsafe {
+                self.host = Some(stream.context().alloc_pinned_with_flags::<T>(capacity, 0)?);
+                self.dev = Some(stream.alloc::<T>(capacity)?);
+            }
+        }
+        Ok(self.dev.as_mut().expect("allocated above"))
+    }
+
+    /// Queues the copy of the first `len` elements back to the host.
+    fn fetch(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<()> {
+        let (Some(dev), Some(host)) = (self.dev.as_ref(), self.host.as_mut()) else { bail!("download before reserve") };
+        if len == 0 {
+            return Ok(());
+        }
+        stream.memcpy_dtoh(&dev.slice(..len), host)?;
+        Ok(())
+    }
+
+    /// The first `len` elements, once the copy has arrived.
+    fn read(&self, len: usize) -> Result<&[T]> {
+        let host = self.host.as_ref().ok_or_else(|| anyhow!("read before fetch"))?;
+        Ok(&host.as_slice()?[..len])
+    }
+}
+
+/// The buffers of one batch in flight, on its own stream.
+struct Slot {
+    stream: Arc<CudaStream>,
+    exact_words: Upload<u32>,
+    exact_starts: Upload<u64>,
+    lens: Upload<u16>,
+    opt: Upload<u32>,
+    codes: Upload<u8>,
+    starts: Upload<u64>,
+    gpu_lens: Upload<u16>,
+    max_diffs: Upload<i32>,
+    k: Download<u64>,
+    l: Download<u64>,
+    n_hits: Download<i32>,
+    hits: Download<u64>,
+}
+
+impl Slot {
+    fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
+        Ok(Slot {
+            stream: ctx.new_stream()?,
+            exact_words: Upload::new(),
+            exact_starts: Upload::new(),
+            lens: Upload::new(),
+            opt: Upload::new(),
+            codes: Upload::new(),
+            starts: Upload::new(),
+            gpu_lens: Upload::new(),
+            max_diffs: Upload::new(),
+            k: Download::new(),
+            l: Download::new(),
+            n_hits: Download::new(),
+            hits: Download::new(),
+        })
+    }
+}
+
+/// A batch queued on the GPU: its slot, its inputs, and events around its kernels.
+pub struct InFlight {
+    slot: usize,
+    batch: HostBatch,
+    events: [CudaEvent; 4],
+}
+
+/// The exact_match kernel's arguments besides the index.
+struct ExactArgs<'a> {
+    reads: &'a CudaSlice<u32>,
+    starts: &'a CudaSlice<u64>,
+    lens: &'a CudaSlice<u16>,
+    n: usize,
+    fixed_len: u32,
+}
+
 pub struct GpuAligner {
+    ctx: Arc<CudaContext>,
+    /// Stream of the index copy and of the one-off `exact_match` calls.
     stream: Arc<CudaStream>,
     words: CudaSlice<u32>,
     l2: CudaSlice<u64>,
@@ -145,13 +271,21 @@ pub struct GpuAligner {
     arch: &'static str,
     pub device_name: String,
     pub compute_capability: (i32, i32),
-    pub last: BatchTimes,
     /// Sums over all batches.
     pub totals: BatchTimes,
     /// Reads per inexact launch: the batch size, rounded to whole waves of the GPU, halved
     /// when the GPU runs out of memory.
     pub launch_reads: usize,
     scratch: Option<Scratchpad>,
+    /// Two batches in flight: one copying while the other computes.
+    slots: [Option<Slot>; 2],
+    next_slot: usize,
+    /// Recorded after the last queued inexact launch: the scratchpad is free once it passes.
+    scratch_free: Option<CudaEvent>,
+    /// Batches submitted so far; with `BCUDA_TEST_FAIL_BATCH=N` the N-th (from 1) fails, so
+    /// the device checks can show that a failed GPU batch loses no read.
+    submitted: usize,
+    fail_batch: Option<usize>,
 }
 
 pub fn arch_for(cc: (i32, i32)) -> &'static str {
@@ -165,6 +299,10 @@ pub fn arch_for(cc: (i32, i32)) -> &'static str {
         (12, _) => "sm_120",
         _ => "sm_75",
     }
+}
+
+fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
+    Ok(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
 }
 
 impl GpuAligner {
@@ -183,7 +321,7 @@ impl GpuAligner {
         let device_name = ctx.name()?;
         let compute_capability = ctx.compute_capability()?;
         let arch = arch_for(compute_capability);
-        let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
+        let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let wave = sms.max(1) * INEXACT_BLOCK_W as usize;
         let launch_reads = batch_size.max(1).div_ceil(wave) * wave;
         let stream = ctx.default_stream();
@@ -191,7 +329,9 @@ impl GpuAligner {
         let l2 = stream.clone_htod(&bwt.l2())?;
         let inexact_ptx = compile_cached(INEXACT_MATCH_CU, &[format!("-DINEXACT_BLOCK_W={INEXACT_BLOCK_W}")], arch)?;
         let inexact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(inexact_ptx))?.load_function("inexact_match")?;
+        let slots = [Some(Slot::new(&ctx)?), Some(Slot::new(&ctx)?)];
         let mut aligner = GpuAligner {
+            ctx,
             stream,
             words,
             l2,
@@ -204,10 +344,14 @@ impl GpuAligner {
             arch,
             device_name,
             compute_capability,
-            last: BatchTimes::default(),
             totals: BatchTimes::default(),
             launch_reads,
             scratch: None,
+            slots,
+            next_slot: 0,
+            scratch_free: None,
+            submitted: 0,
+            fail_batch: std::env::var("BCUDA_TEST_FAIL_BATCH").ok().and_then(|v| v.parse().ok()),
         };
         aligner.exact_function(aligner.switches.direct_index)?;
         Ok(aligner)
@@ -220,7 +364,7 @@ impl GpuAligner {
         }
         let sw = Switches { direct_index, ..self.switches.clone() };
         let ptx = compile_cached(&self.exact_source, &sw.defines(), self.arch)?;
-        let f = self.stream.context().load_module(cudarc::nvrtc::Ptx::from_src(ptx))?.load_function("exact_match")?;
+        let f = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?.load_function("exact_match")?;
         self.exact.insert(direct_index, f.clone());
         Ok(f)
     }
@@ -242,162 +386,148 @@ impl GpuAligner {
         &self.switches
     }
 
-    /// Exact SA intervals of all reads (k = l = 0 for reads with N; k > l for no match).
+    /// Queues exact_match on `stream`.
+    fn launch_exact(&self, stream: &Arc<CudaStream>, f: &CudaFunction, a: ExactArgs, k: &mut CudaSlice<u64>, l: &mut CudaSlice<u64>) -> Result<()> {
+        let threads = if self.switches.kl_par { 2 * a.n } else { a.n } as u64;
+        let bw = self.switches.block_w;
+        let blocks = threads.div_ceil(bw as u64).max(1) as u32;
+        let grid = if self.switches.many_blocks { (blocks.min(65535), blocks.div_ceil(65535), 1) } else { (blocks, 1, 1) };
+        let cfg = LaunchConfig { grid_dim: grid, block_dim: (bw, 1, 1), shared_mem_bytes: 0 };
+        let n32 = a.n as u32;
+        let mut launch = stream.launch_builder(f);
+        launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2);
+        launch.arg(a.reads).arg(a.starts).arg(a.lens).arg(&n32).arg(&a.fixed_len).arg(k).arg(l);
+        // SAFETY: argument order and types match exact_match's signature.
+        unsafe { launch.launch(cfg) }.context("launching exact_match")?;
+        Ok(())
+    }
+
+    /// Exact SA intervals of all reads (k = l = 0 for reads with N; k > l for no match) and
+    /// the kernel's time: one synchronous call, for benchmarks and the autotuner.
     pub fn exact_match(&mut self, reads: &[ReadSeq]) -> Result<(Vec<u64>, Vec<u64>, f32)> {
         let n = reads.len();
         let lens: Vec<u16> = reads.iter().map(|r| r.len as u16).collect();
         let fixed = lens.iter().all(|&l| l == lens[0]);
-        let direct_index = self.switches.direct_index && fixed;
-        let f = self.exact_function(direct_index)?;
+        let f = self.exact_function(self.switches.direct_index && fixed)?;
         let (packed, starts) = pack_reads(reads, self.switches.sequence_stride);
-        let d_reads = self.stream.clone_htod(&packed)?;
-        let d_starts = self.stream.clone_htod(&starts)?;
-        let d_lens = self.stream.clone_htod(&lens)?;
-        let mut d_k = self.stream.alloc_zeros::<u64>(n)?;
-        let mut d_l = self.stream.alloc_zeros::<u64>(n)?;
-        let threads = if self.switches.kl_par { 2 * n } else { n } as u64;
-        let bw = self.switches.block_w;
-        let blocks = threads.div_ceil(bw as u64) as u32;
-        let grid = if self.switches.many_blocks { (blocks.min(65535), blocks.div_ceil(65535), 1) } else { (blocks, 1, 1) };
-        let cfg = LaunchConfig { grid_dim: grid, block_dim: (bw, 1, 1), shared_mem_bytes: 0 };
-        let (n32, fixed_len) = (n as u32, lens.first().copied().unwrap_or(0) as u32);
-        let start = self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
-        let mut launch = self.stream.launch_builder(&f);
-        launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2);
-        launch.arg(&d_reads).arg(&d_starts).arg(&d_lens).arg(&n32).arg(&fixed_len).arg(&mut d_k).arg(&mut d_l);
-        // SAFETY: argument order and types match exact_match's signature.
-        unsafe { launch.launch(cfg) }.context("launching exact_match")?;
-        let end = self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
-        let k = self.stream.clone_dtoh(&d_k)?;
-        let l = self.stream.clone_dtoh(&d_l)?;
-        let ms = start.elapsed_ms(&end)?;
-        Ok((k, l, ms))
+        let stream = self.stream.clone();
+        let d_reads = stream.clone_htod(&packed)?;
+        let d_starts = stream.clone_htod(&starts)?;
+        let d_lens = stream.clone_htod(&lens)?;
+        let mut d_k = stream.alloc_zeros::<u64>(n)?;
+        let mut d_l = stream.alloc_zeros::<u64>(n)?;
+        let fixed_len = lens.first().copied().unwrap_or(0) as u32;
+        let start = timing_event(&stream)?;
+        self.launch_exact(&stream, &f, ExactArgs { reads: &d_reads, starts: &d_starts, lens: &d_lens, n, fixed_len }, &mut d_k, &mut d_l)?;
+        let end = timing_event(&stream)?;
+        let k = stream.clone_dtoh(&d_k)?;
+        let l = stream.clone_dtoh(&d_l)?;
+        Ok((k, l, start.elapsed_ms(&end)?))
     }
 
-    /// BWA's aln search for a batch: the same hits as the CPU path, read by read.
+    /// Queues a batch: copies in, exact_match on every read, inexact_match (BWA's aln search)
+    /// on the reads the GPU holds, copies out; returns at once. Batches alternate between two
+    /// streams, so one batch's copies overlap the other's kernels; [`GpuAligner::collect`]
+    /// waits for the answers.
+    pub fn submit(&mut self, batch: HostBatch) -> Result<InFlight> {
+        self.submitted += 1;
+        if self.fail_batch == Some(self.submitted) {
+            bail!("batch {} failed on purpose (BCUDA_TEST_FAIL_BATCH)", self.submitted);
+        }
+        let direct_index = self.switches.direct_index && batch.fixed_len.is_some();
+        let exact_f = self.exact_function(direct_index)?;
+        let n_gpu = batch.gpu_reads.len();
+        let chunk = self.launch_reads.min(n_gpu).max(1);
+        let ml = batch.max_len.max(1);
+        let n_buckets = batch.n_buckets as usize;
+        if !self.scratch.as_ref().is_some_and(|s| s.fits(chunk, ml, n_buckets)) {
+            // The old scratchpad may be in use by the other stream's batch.
+            self.ctx.synchronize()?;
+            let old = self.scratch.take().map_or((0, 0, 0), |s| s.size);
+            self.scratch = Some(Scratchpad::new(&self.stream, chunk.max(old.0), ml.max(old.1), n_buckets.max(old.2))?);
+        }
+        let slot_index = self.next_slot;
+        self.next_slot ^= 1;
+        // Out of self while it is filled, so the launches can borrow the index.
+        let mut slot = self.slots[slot_index].take().expect("slots are put back after use");
+        let queued = self.queue(&mut slot, &batch, &exact_f, chunk);
+        self.slots[slot_index] = Some(slot);
+        Ok(InFlight { slot: slot_index, batch, events: queued? })
+    }
+
+    fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction, chunk: usize) -> Result<[CudaEvent; 4]> {
+        let stream = slot.stream.clone();
+        let (n, n_gpu) = (b.n, b.gpu_reads.len());
+        let reads = slot.exact_words.put(&stream, &b.exact_words)?;
+        let starts = slot.exact_starts.put(&stream, &b.exact_starts)?;
+        let lens = slot.lens.put(&stream, &b.lens)?;
+        let k = slot.k.reserve(&stream, n)?;
+        let l = slot.l.reserve(&stream, n)?;
+        let exact_start = timing_event(&stream)?;
+        let args = ExactArgs { reads, starts, lens, n, fixed_len: b.fixed_len.unwrap_or(0) };
+        self.launch_exact(&stream, exact_f, args, k, l)?;
+        let exact_end = timing_event(&stream)?;
+
+        let opt_words: [u32; 16] = bytemuck::cast(b.opt);
+        let d_opt = slot.opt.put(&stream, &opt_words)?;
+        let codes = slot.codes.put(&stream, &b.codes)?;
+        let starts = slot.starts.put(&stream, &b.starts)?;
+        let gpu_lens = slot.gpu_lens.put(&stream, &b.gpu_lens)?;
+        let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
+        let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
+        let hits = slot.hits.reserve(&stream, n_gpu * HITS_PER_READ * 3)?;
+        // The scratchpad is shared: wait for the previous batch's search to finish with it.
+        if let Some(free) = &self.scratch_free {
+            stream.wait(free)?;
+        }
+        let inexact_start = timing_event(&stream)?;
+        let scratch = self.scratch.as_ref().expect("reserved by submit");
+        let (entries, hits_per_read, ml) = (ENTRIES_PER_THREAD as i32, HITS_PER_READ as i32, b.max_len.max(1) as i32);
+        for first in (0..n_gpu).step_by(chunk) {
+            let count = chunk.min(n_gpu - first) as u32;
+            let first = first as u32;
+            let cfg = LaunchConfig { grid_dim: (count.div_ceil(INEXACT_BLOCK_W), 1, 1), block_dim: (INEXACT_BLOCK_W, 1, 1), shared_mem_bytes: 0 };
+            let mut launch = stream.launch_builder(&self.inexact);
+            launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
+            launch.arg(codes).arg(starts).arg(gpu_lens).arg(max_diffs).arg(&count);
+            launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&ml);
+            launch.arg(&scratch.entries).arg(&scratch.heads).arg(&entries).arg(&b.n_buckets);
+            launch.arg(&mut *hits).arg(&hits_per_read).arg(&mut *n_hits).arg(&first);
+            // SAFETY: argument order and types match inexact_match's signature.
+            unsafe { launch.launch(cfg) }.context("launching inexact_match")?;
+        }
+        let inexact_end = timing_event(&stream)?;
+        self.scratch_free = Some(stream.record_event(None)?);
+        slot.k.fetch(&stream, n)?;
+        slot.l.fetch(&stream, n)?;
+        slot.n_hits.fetch(&stream, n_gpu)?;
+        slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
+        Ok([exact_start, exact_end, inexact_start, inexact_end])
+    }
+
+    /// Waits for a queued batch; returns its inputs and, per read, the GPU's hits (`None`
+    /// for reads left to the CPU: see [`batch::complete_on_cpu`]).
+    pub fn collect(&mut self, flight: InFlight) -> Result<(HostBatch, Vec<Option<Vec<AlnHit>>>)> {
+        let InFlight { slot, batch, events } = flight;
+        let slot = self.slots[slot].as_ref().expect("slots are put back after use");
+        let (n, n_gpu) = (batch.n, batch.gpu_reads.len());
+        let answers = GpuAnswers { n_hits: slot.n_hits.read(n_gpu)?, hits: slot.hits.read(n_gpu * HITS_PER_READ * 3)?, hits_per_read: HITS_PER_READ };
+        let hits = answers.to_hits(&batch);
+        let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
+        self.totals.exact_reads += k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
+        self.totals.exact_ms += events[0].elapsed_ms(&events[1])?;
+        self.totals.inexact_ms += events[2].elapsed_ms(&events[3])?;
+        self.totals.batches += 1;
+        Ok((batch, hits))
+    }
+
+    /// One batch, start to finish: the GPU's hits, and the CPU oracle's for reads the GPU
+    /// could not hold.
     pub fn align_batch(&mut self, bwt: &Bwt, reads: &[ReadSeq], opt: &GapOptions) -> Result<Vec<Vec<AlnHit>>> {
-        let wall = std::time::Instant::now();
-        let n = reads.len();
-        let max_len = reads.iter().map(|r| r.len).max().unwrap_or(0);
-        let batch_opt = batch_options(opt, max_len);
-        let (ek, el, exact_ms) = self.exact_match(reads)?;
-        let exact_reads = ek.iter().zip(&el).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
-
-        let gpu_reads: Vec<usize> = (0..n).filter(|&i| reads[i].len <= GPU_MAX_LEN && reads[i].len > 0).collect();
-        let mut codes = Vec::new();
-        let mut starts = Vec::with_capacity(gpu_reads.len());
-        let mut lens = Vec::with_capacity(gpu_reads.len());
-        let mut max_diffs = Vec::with_capacity(gpu_reads.len());
-        for &i in &gpu_reads {
-            starts.push(codes.len() as u64);
-            codes.extend_from_slice(reads[i].aligned());
-            lens.push(reads[i].len as u16);
-            max_diffs.push(if opt.fnr > 0.0 { cal_maxdiff(reads[i].len as i32, AVG_ERR, opt.fnr as f64) } else { batch_opt.max_diff });
-        }
-        let n_gpu = gpu_reads.len();
-        let mut results: Vec<Option<Vec<AlnHit>>> = vec![None; n];
-        let mut inexact_ms = 0f32;
-        if n_gpu > 0 {
-            let opt_words: [u32; 16] = bytemuck::cast(batch_opt);
-            let d_opt = self.stream.clone_htod(&opt_words)?;
-            let d_codes = self.stream.clone_htod(&codes)?;
-            let d_starts = self.stream.clone_htod(&starts)?;
-            let d_lens = self.stream.clone_htod(&lens)?;
-            let d_max_diff = self.stream.clone_htod(&max_diffs)?;
-            let n_buckets = (crate::aln::search::aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, &batch_opt).max(1)) as i32;
-            let chunk = self.launch_reads.min(n_gpu);
-            let ml = max_len.min(GPU_MAX_LEN) as i32;
-            if !self.scratch.as_ref().is_some_and(|s| s.fits(chunk, ml as usize, n_buckets as usize, n_gpu)) {
-                let old = self.scratch.take().map_or((0, 0, 0, 0), |s| s.size);
-                let (t, m, b, r) = (chunk.max(old.0), (ml as usize).max(old.1), (n_buckets as usize).max(old.2), n_gpu.max(old.3));
-                self.scratch = Some(Scratchpad::new(&self.stream, t, m, b, r)?);
-            }
-            let Some(Scratchpad { width: d_width, seed_width: d_seed_width, seq: d_seq, entries: d_entries, heads: d_heads, hits: d_hits, n_hits: d_n_hits, .. }) =
-                self.scratch.as_mut()
-            else {
-                unreachable!("scratch was just reserved")
-            };
-            let (d_width, d_seed_width, d_seq, d_entries, d_heads) = (&*d_width, &*d_seed_width, &*d_seq, &*d_entries, &*d_heads);
-            let start = self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
-            let (entries, hits_per_read) = (ENTRIES_PER_THREAD as i32, HITS_PER_READ as i32);
-            for first in (0..n_gpu).step_by(chunk) {
-                let count = chunk.min(n_gpu - first) as u32;
-                let first = first as u32;
-                let cfg = LaunchConfig { grid_dim: (count.div_ceil(INEXACT_BLOCK_W), 1, 1), block_dim: (INEXACT_BLOCK_W, 1, 1), shared_mem_bytes: 0 };
-                let mut launch = self.stream.launch_builder(&self.inexact);
-                launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(&d_opt);
-                launch.arg(&d_codes).arg(&d_starts).arg(&d_lens).arg(&d_max_diff).arg(&count);
-                launch.arg(d_width).arg(d_seed_width).arg(d_seq).arg(&ml);
-                launch.arg(d_entries).arg(d_heads).arg(&entries).arg(&n_buckets);
-                launch.arg(&mut *d_hits).arg(&hits_per_read).arg(&mut *d_n_hits).arg(&first);
-                // SAFETY: argument order and types match inexact_match's signature.
-                unsafe { launch.launch(cfg) }.context("launching inexact_match")?;
-            }
-            let end = self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))?;
-            let n_hits = self.stream.clone_dtoh(&d_n_hits.slice(..n_gpu))?;
-            let hits = self.stream.clone_dtoh(&d_hits.slice(..n_gpu * HITS_PER_READ * 3))?;
-            inexact_ms = start.elapsed_ms(&end)?;
-            for (j, &i) in gpu_reads.iter().enumerate() {
-                if n_hits[j] < 0 {
-                    continue;
-                }
-                let base = j * HITS_PER_READ * 3;
-                results[i] = Some(
-                    (0..n_hits[j] as usize)
-                        .map(|h| {
-                            let mut bytes = [0u8; AlnHit::BYTES];
-                            for (w, chunk) in bytes.chunks_mut(8).enumerate() {
-                                chunk.copy_from_slice(&hits[base + 3 * h + w].to_le_bytes());
-                            }
-                            AlnHit::from_bytes(&bytes)
-                        })
-                        .collect(),
-                );
-            }
-        }
-        // Whatever the GPU could not hold goes through the CPU oracle.
-        let fallback = results.iter().filter(|r| r.is_none()).count();
-        let out = results
-            .into_par_iter()
-            .zip(reads)
-            .map_init(Scratch::default, |scratch, (r, read)| r.unwrap_or_else(|| align_read(bwt, read.aligned(), &batch_opt, scratch)))
-            .collect();
-        let batch_ms = wall.elapsed().as_secs_f32() * 1000.0;
-        self.last = BatchTimes { exact_ms, inexact_ms, cpu_fallback_reads: fallback, exact_reads, batch_ms };
-        self.totals.batch_ms += batch_ms;
-        self.totals.exact_ms += exact_ms;
-        self.totals.inexact_ms += inexact_ms;
-        self.totals.cpu_fallback_reads += fallback;
-        self.totals.exact_reads += exact_reads;
-        Ok(out)
+        let flight = self.submit(HostBatch::new(reads, opt, self.switches.sequence_stride))?;
+        let (_, hits) = self.collect(flight)?;
+        Ok(complete_on_cpu(bwt, reads, opt, Some(hits)).0)
     }
-}
-
-/// 4-bit read codes, 8 per u32 (first base in the low bits), in groups of 32 reads with words
-/// interleaved (`stride`) or read after read; returns the words and each read's first index.
-pub fn pack_reads(reads: &[ReadSeq], stride: bool) -> (Vec<u32>, Vec<u64>) {
-    let words_of = |r: &ReadSeq| r.len.div_ceil(8);
-    let mut packed = Vec::new();
-    let mut starts = Vec::with_capacity(reads.len());
-    for group in reads.chunks(32) {
-        let wpr = group.iter().map(words_of).max().unwrap_or(0);
-        let base = packed.len();
-        if stride {
-            packed.resize(base + 32 * wpr, 0);
-        }
-        for (m, r) in group.iter().enumerate() {
-            let start = if stride { base } else { packed.len() };
-            starts.push(start as u64);
-            if !stride {
-                packed.resize(packed.len() + words_of(r), 0);
-            }
-            for (j, &c) in r.aligned().iter().enumerate() {
-                let idx = if stride { start + (j / 8) * 32 + m } else { start + j / 8 };
-                packed[idx] |= (c as u32) << ((j % 8) * 4);
-            }
-        }
-    }
-    (packed, starts)
 }
 
 #[cfg(test)]
@@ -438,18 +568,4 @@ mod tests {
         }
     }
 
-    #[test]
-    fn packing_places_bases_in_nibbles() {
-        let read = |codes: Vec<u8>| ReadSeq { len: codes.len(), codes, ..Default::default() };
-        let reads = vec![read(vec![0, 1, 2, 3, 4, 0, 1, 2, 3]), read(vec![3; 9])];
-        let (p, s) = pack_reads(&reads, false);
-        assert_eq!(s, vec![0, 2]);
-        assert_eq!(p[0], 0x2104_3210);
-        assert_eq!(p[1], 3);
-        let (p, s) = pack_reads(&reads, true);
-        assert_eq!(s, vec![0, 0]);
-        assert_eq!(p[0], 0x2104_3210);
-        assert_eq!(p[1], 0x3333_3333);
-        assert_eq!(p[32], 3);
-    }
 }

@@ -1,0 +1,237 @@
+//! The host side of a GPU batch: what the kernels read (prepared before the GPU is involved,
+//! on the reader thread) and what their answers become (hits per read, with the CPU oracle
+//! filling in every read the GPU could not hold). Neither needs a GPU, so both are tested in CI.
+
+use rayon::prelude::*;
+
+use super::GPU_MAX_LEN;
+use crate::aln::search::{align_read, aln_score, batch_options, cal_maxdiff, Scratch, AVG_ERR};
+use crate::reads::ReadSeq;
+use crate::sai::{AlnHit, GapOptions};
+
+/// Kernel inputs of one batch, in the flat layouts the kernels read.
+#[derive(Debug, Default)]
+pub struct HostBatch {
+    /// Reads in the batch.
+    pub n: usize,
+    /// The batch's options (gap opens capped by the longest read, as bwa does per batch).
+    pub opt: GapOptions,
+    /// exact_match: 4-bit codes of every read (see [`pack_reads`]), each read's first word,
+    /// each read's length, and the length shared by all reads (if they share one).
+    pub exact_words: Vec<u32>,
+    pub exact_starts: Vec<u64>,
+    pub lens: Vec<u16>,
+    pub fixed_len: Option<u32>,
+    /// inexact_match: the reads it aligns (index in the batch), their codes back to back,
+    /// first code, length and maximum differences.
+    pub gpu_reads: Vec<u32>,
+    pub codes: Vec<u8>,
+    pub starts: Vec<u64>,
+    pub gpu_lens: Vec<u16>,
+    pub max_diffs: Vec<i32>,
+    /// Longest read inexact_match aligns, and the score buckets of its stack.
+    pub max_len: usize,
+    pub n_buckets: i32,
+}
+
+impl HostBatch {
+    pub fn new(reads: &[ReadSeq], opt: &GapOptions, stride: bool) -> HostBatch {
+        let n = reads.len();
+        let longest = reads.iter().map(|r| r.len).max().unwrap_or(0);
+        let batch_opt = batch_options(opt, longest);
+        let lens: Vec<u16> = reads.iter().map(|r| r.len as u16).collect();
+        let fixed_len = lens.first().copied().filter(|&l| lens.iter().all(|&x| x == l)).map(u32::from);
+        let (exact_words, exact_starts) = pack_reads(reads, stride);
+        // cal_maxdiff depends on the length alone: one value per length seen.
+        let mut max_diff_of_len = std::collections::HashMap::new();
+        let mut b = HostBatch { n, opt: batch_opt, exact_words, exact_starts, lens, fixed_len, ..Default::default() };
+        for (i, read) in reads.iter().enumerate() {
+            if read.len == 0 || read.len > GPU_MAX_LEN {
+                continue;
+            }
+            b.gpu_reads.push(i as u32);
+            b.starts.push(b.codes.len() as u64);
+            b.codes.extend_from_slice(read.aligned());
+            b.gpu_lens.push(read.len as u16);
+            let max_diff = if opt.fnr > 0.0 {
+                *max_diff_of_len.entry(read.len).or_insert_with(|| cal_maxdiff(read.len as i32, AVG_ERR, opt.fnr as f64))
+            } else {
+                batch_opt.max_diff
+            };
+            b.max_diffs.push(max_diff);
+            b.max_len = b.max_len.max(read.len);
+        }
+        b.n_buckets = aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, &batch_opt).max(1);
+        b
+    }
+}
+
+/// What the GPU answered for a batch: per inexact read, its hit count (negative: the read
+/// outgrew its scratch) and its hit slots (`hits_per_read` x 3 words, a .sai record each).
+pub struct GpuAnswers<'a> {
+    pub n_hits: &'a [i32],
+    pub hits: &'a [u64],
+    pub hits_per_read: usize,
+}
+
+impl GpuAnswers<'_> {
+    /// Hits per read of the batch; `None` for reads the GPU did not align.
+    pub fn to_hits(&self, batch: &HostBatch) -> Vec<Option<Vec<AlnHit>>> {
+        let mut out = vec![None; batch.n];
+        for (j, &i) in batch.gpu_reads.iter().enumerate() {
+            let Ok(count) = usize::try_from(self.n_hits[j]) else { continue };
+            let slots = &self.hits[j * self.hits_per_read * 3..][..count * 3];
+            out[i as usize] = Some(slots.chunks_exact(3).map(hit_from_words).collect());
+        }
+        out
+    }
+}
+
+fn hit_from_words(words: &[u64]) -> AlnHit {
+    let mut bytes = [0u8; AlnHit::BYTES];
+    for (chunk, w) in bytes.chunks_mut(8).zip(words) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    AlnHit::from_bytes(&bytes)
+}
+
+/// The batch's hits in input order: the GPU's where it has them, the CPU oracle's for the
+/// rest (all reads when the GPU batch failed). Returns the hits and how many reads the CPU did.
+pub fn complete_on_cpu(bwt: &bcuda_index::Bwt, reads: &[ReadSeq], opt: &GapOptions, gpu: Option<Vec<Option<Vec<AlnHit>>>>) -> (Vec<Vec<AlnHit>>, usize) {
+    let gpu = gpu.unwrap_or_else(|| vec![None; reads.len()]);
+    let fallback = gpu.iter().filter(|r| r.is_none()).count();
+    let batch_opt = batch_options(opt, reads.iter().map(|r| r.len).max().unwrap_or(0));
+    let hits = gpu
+        .into_par_iter()
+        .zip(reads)
+        .with_min_len(256)
+        .map_init(Scratch::default, |scratch, (r, read)| r.unwrap_or_else(|| align_read(bwt, read.aligned(), &batch_opt, scratch)))
+        .collect();
+    (hits, fallback)
+}
+
+/// 4-bit read codes, 8 per u32 (first base in the low bits), in groups of 32 reads with words
+/// interleaved (`stride`) or read after read; returns the words and each read's first index.
+pub fn pack_reads(reads: &[ReadSeq], stride: bool) -> (Vec<u32>, Vec<u64>) {
+    let words_of = |r: &ReadSeq| r.len.div_ceil(8);
+    let mut packed = Vec::new();
+    let mut starts = Vec::with_capacity(reads.len());
+    for group in reads.chunks(32) {
+        let wpr = group.iter().map(words_of).max().unwrap_or(0);
+        let base = packed.len();
+        if stride {
+            packed.resize(base + 32 * wpr, 0);
+        }
+        for (m, r) in group.iter().enumerate() {
+            let start = if stride { base } else { packed.len() };
+            starts.push(start as u64);
+            if !stride {
+                packed.resize(packed.len() + words_of(r), 0);
+            }
+            for (j, &c) in r.aligned().iter().enumerate() {
+                let idx = if stride { start + (j / 8) * 32 + m } else { start + j / 8 };
+                packed[idx] |= (c as u32) << ((j % 8) * 4);
+            }
+        }
+    }
+    (packed, starts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(codes: Vec<u8>) -> ReadSeq {
+        ReadSeq { len: codes.len(), codes, ..Default::default() }
+    }
+
+    #[test]
+    fn packing_places_bases_in_nibbles() {
+        let reads = vec![read(vec![0, 1, 2, 3, 4, 0, 1, 2, 3]), read(vec![3; 9])];
+        let (p, s) = pack_reads(&reads, false);
+        assert_eq!(s, vec![0, 2]);
+        assert_eq!(p[0], 0x2104_3210);
+        assert_eq!(p[1], 3);
+        let (p, s) = pack_reads(&reads, true);
+        assert_eq!(s, vec![0, 0]);
+        assert_eq!(p[0], 0x2104_3210);
+        assert_eq!(p[1], 0x3333_3333);
+        assert_eq!(p[32], 3);
+    }
+
+    #[test]
+    fn inexact_inputs_skip_empty_and_overlong_reads() {
+        let reads = vec![read(vec![0; 40]), read(vec![]), read(vec![1; GPU_MAX_LEN + 1]), read(vec![2; 36])];
+        let b = HostBatch::new(&reads, &GapOptions::default(), true);
+        assert_eq!(b.n, 4);
+        assert_eq!(b.gpu_reads, vec![0, 3]);
+        assert_eq!(b.starts, vec![0, 40]);
+        assert_eq!(b.gpu_lens, vec![40, 36]);
+        assert_eq!(b.codes.len(), 76);
+        assert_eq!(b.max_len, 40);
+        assert_eq!(b.fixed_len, None);
+        // -n 0.04: bwa's per-read maximum differences.
+        assert_eq!(b.max_diffs, vec![cal_maxdiff(40, AVG_ERR, 0.04), cal_maxdiff(36, AVG_ERR, 0.04)]);
+        // Gap opens are capped by the longest read of the whole batch, the CPU-only one too.
+        assert_eq!(b.opt, batch_options(&GapOptions::default(), GPU_MAX_LEN + 1));
+        let same = HostBatch::new(&reads[..1], &GapOptions::default(), false);
+        assert_eq!(same.fixed_len, Some(40));
+    }
+
+    #[test]
+    fn answers_become_hits_and_overflow_becomes_none() {
+        let reads = vec![read(vec![0; 40]), read(vec![]), read(vec![2; 36])];
+        let b = HostBatch::new(&reads, &GapOptions::default(), false);
+        let hit = AlnHit { n_mm: 1, n_gapo: 0, n_gape: 0, score: 3, n_ins: 0, n_del: 0, k: 7, l: 9 };
+        let bytes = hit.to_bytes();
+        let words: Vec<u64> = bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        let mut hits = vec![0u64; 2 * 2 * 3];
+        hits[..3].copy_from_slice(&words);
+        let answers = GpuAnswers { n_hits: &[1, -1], hits: &hits, hits_per_read: 2 };
+        let out = answers.to_hits(&b);
+        assert_eq!(out, vec![Some(vec![hit]), None, None]);
+    }
+
+    /// Reads the GPU answered keep its hits, the others are aligned by the CPU oracle: the
+    /// merged batch equals the CPU's whole answer (demo reference and reads).
+    #[test]
+    fn gpu_answers_merge_with_the_cpu_oracle() {
+        let dir = tempfile::tempdir().unwrap();
+        let testdata = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let prefix = dir.path().join("demo_ref.fa");
+        std::fs::copy(testdata.join("demo_ref.fa"), &prefix).unwrap();
+        bcuda_index::build_index(&prefix, &prefix, bcuda_index::BuildOptions::default()).unwrap();
+        let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&prefix, ".bwt")).unwrap();
+        let mut reader = crate::reads::ReadBatchReader::open(&testdata.join("demo.fq"), Default::default()).unwrap();
+        let reads = reader.next_batch(1 << 20).unwrap();
+        let opt = GapOptions::default();
+        let (cpu, all_on_cpu) = complete_on_cpu(&bwt, &reads, &opt, None);
+        assert_eq!(all_on_cpu, reads.len());
+        assert!(cpu.iter().any(|h| h.len() > 1), "the demo has reads with several hits");
+
+        // The "GPU" answers every other read with the oracle's hits, encoded as the kernel
+        // writes them, and flags the rest as overflowed.
+        let batch = HostBatch::new(&reads, &opt, true);
+        let per_read = 32;
+        let mut n_hits = Vec::new();
+        let mut hits = vec![0u64; batch.gpu_reads.len() * per_read * 3];
+        for (j, &i) in batch.gpu_reads.iter().enumerate() {
+            let mine = &cpu[i as usize];
+            if j % 2 == 1 || mine.len() > per_read {
+                n_hits.push(-1);
+                continue;
+            }
+            n_hits.push(mine.len() as i32);
+            for (h, hit) in mine.iter().enumerate() {
+                for (w, chunk) in hit.to_bytes().chunks(8).enumerate() {
+                    hits[(j * per_read + h) * 3 + w] = u64::from_le_bytes(chunk.try_into().unwrap());
+                }
+            }
+        }
+        let answers = GpuAnswers { n_hits: &n_hits, hits: &hits, hits_per_read: per_read };
+        let (merged, on_cpu) = complete_on_cpu(&bwt, &reads, &opt, Some(answers.to_hits(&batch)));
+        assert_eq!(merged, cpu);
+        let answered = n_hits.iter().filter(|&&c| c >= 0).count();
+        assert!(answered > 0 && on_cpu == reads.len() - answered);
+    }
+}
