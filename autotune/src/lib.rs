@@ -3,6 +3,7 @@
 //! oracle, and the evolution loop around an [`evolution::Evaluator`] that the caller
 //! provides (the `bcuda` binary compiles and runs variants on its GPU).
 
+pub mod bounds;
 pub mod evolution;
 pub mod genome;
 pub mod grammar;

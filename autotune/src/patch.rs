@@ -90,7 +90,8 @@ fn indent(text: &str) -> &str {
     &text[..text.len() - text.trim_start().len()]
 }
 
-/// The source with `patches` applied. Every for loop gets an iteration guard.
+/// The source with `patches` applied. Every for loop gets an iteration guard, and then every
+/// array access whose bound is known a bounds guard ([`crate::bounds::guard`]).
 pub fn apply(g: &Grammar, patches: &[Patch]) -> String {
     let mut text: Vec<Option<String>> = g.lines.iter().map(|l| Some(l.text.clone())).collect();
     let mut before: Vec<Vec<String>> = vec![Vec::new(); g.lines.len()];
@@ -164,7 +165,7 @@ pub fn apply(g: &Grammar, patches: &[Patch]) -> String {
         out.push_str(&t);
         out.push('\n');
     }
-    out
+    crate::bounds::guard(&out)
 }
 
 /// `T *name` -> `T *__restrict__ name` for every pointer parameter on the line.
