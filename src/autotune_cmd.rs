@@ -303,13 +303,19 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     let mut eval = WorkerEvaluator { args: worker_args, child: None, timeout: Duration::from_secs(args.variant_timeout), held_out: false, repeats: 5, device: None, restarts: 0 };
     eval.spawn()?;
     let (device, cc) = eval.device.clone().context("the worker did not name its GPU")?;
-    // Timing noise: spread of the reference's times.
+    // Timing noise: spread of the reference's times. The reference that variants are timed
+    // against is the unmodified kernel with its loop and bounds guards (as every variant has
+    // them); the worker's expected answers come from the plain kernel, and the guards must not
+    // change them.
     let reference = Genome::reference(&specs);
     let ref_source = apply(&g, &reference.patches);
     let ref_defines = reference.assignments(&specs);
     let mut times = Vec::new();
     for _ in 0..5 {
-        if let Outcome::Ran { ms, .. } = eval.evaluate(&ref_source, &ref_defines) {
+        if let Outcome::Ran { ms, penalty } = eval.evaluate(&ref_source, &ref_defines) {
+            if penalty != 0 {
+                bail!("the guarded reference kernel answers differently from the plain kernel (penalty {penalty})");
+            }
             times.push(ms);
         }
     }
@@ -406,6 +412,44 @@ mod tests {
             compiled += 1;
         }
         assert!(compiled >= 20, "only {compiled} legal variants ({illegal} illegal)");
+    }
+
+    /// The guarded unmodified kernel compiles under every switch value (one switch moved from
+    /// its default at a time, and cache_threads with occ_par), and its bound of the BWT array
+    /// is the array's length.
+    #[test]
+    fn guarded_reference_compiles_for_every_switch() {
+        for seq_len in (1..2000).chain([1 << 20, (1 << 32) + 5]) {
+            assert_eq!(bcuda_autotune::bounds::bwt_words(seq_len), bcuda_index::bwt::interleaved_words(seq_len), "{seq_len}");
+        }
+        if !crate::gpu::nvrtc_present() {
+            eprintln!("skipped: libnvrtc not found (CI installs it from PyPI; see .ci/run)");
+            return;
+        }
+        let g = Grammar::parse(crate::gpu::EXACT_MATCH_CU);
+        let source = apply(&g, &[]);
+        assert!(source.contains("gi_clamp("));
+        let specs = barracuda_switches();
+        let reference = Genome::reference(&specs);
+        let mut genomes = Vec::new();
+        for (i, spec) in specs.iter().enumerate() {
+            for v in &spec.values {
+                let mut genome = reference.clone();
+                genome.switches[i] = *v;
+                genomes.push(genome);
+            }
+        }
+        let mut occ_par = reference.clone();
+        occ_par.switches[1] = Some(4);
+        occ_par.switches[3] = Some(1);
+        genomes.push(occ_par);
+        let mut compiled = 0;
+        for genome in genomes {
+            let Ok(sw) = switches_of(&genome, &specs) else { continue };
+            crate::gpu::compile(&source, &sw.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{:?}\n{e}", genome.assignments(&specs)));
+            compiled += 1;
+        }
+        assert!(compiled >= 30, "{compiled}");
     }
 
     #[test]
