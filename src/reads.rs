@@ -44,18 +44,26 @@ pub struct ReadOptions {
     pub trim_qual: i32,
     /// `-I`: qualities are Illumina 1.3+ (Phred+64).
     pub illumina13: bool,
+    /// Keep only what aln needs (codes and trimmed length): names and qualities are not
+    /// copied, which saves two allocations per read on the reader thread.
+    pub sequence_only: bool,
 }
 
-/// bwa's nst_nt4_table for reads.
+/// bwa's nst_nt4_table for reads: A C G T (either case) to 0..=3, anything else to 4.
+const BASE_CODES: [u8; 256] = {
+    let mut table = [4u8; 256];
+    let mut i = 0;
+    while i < 4 {
+        table[b"ACGT"[i] as usize] = i as u8;
+        table[b"acgt"[i] as usize] = i as u8;
+        i += 1;
+    }
+    table
+};
+
 #[inline]
 pub fn base_code(b: u8) -> u8 {
-    match b {
-        b'A' | b'a' => 0,
-        b'C' | b'c' => 1,
-        b'G' | b'g' => 2,
-        b'T' | b't' => 3,
-        _ => 4,
-    }
+    BASE_CODES[b as usize]
 }
 
 /// bwa_trim_read: the length that maximises the sum of (threshold - quality) from the end.
@@ -155,18 +163,24 @@ impl ReadBatchReader {
             if name.len() > 2 && name[name.len() - 2] == b'/' && matches!(name[name.len() - 1], b'1' | b'2') {
                 name = &name[..name.len() - 2];
             }
-            let name = String::from_utf8_lossy(name).into_owned();
             let seq = rec.seq();
             if seq.len() > MAX_READ_LEN {
+                let name = String::from_utf8_lossy(name).into_owned();
                 return Err(ReadsError::TooLong { path: self.path.clone(), record: self.records, name, len: seq.len(), max: MAX_READ_LEN });
             }
             let codes: Vec<u8> = seq.iter().map(|&b| base_code(b)).collect();
-            let mut qual = rec.qual().map(<[u8]>::to_vec).unwrap_or_default();
-            if self.opts.illumina13 {
-                qual.iter_mut().for_each(|q| *q = q.wrapping_sub(31));
-            }
+            let raw_qual = rec.qual().unwrap_or_default();
+            let qual: std::borrow::Cow<[u8]> = if self.opts.illumina13 {
+                raw_qual.iter().map(|q| q.wrapping_sub(31)).collect::<Vec<u8>>().into()
+            } else {
+                raw_qual.into()
+            };
             let len = trimmed_len(&qual, self.opts.trim_qual);
-            batch.push(ReadSeq { name, codes, qual, len });
+            if self.opts.sequence_only {
+                batch.push(ReadSeq { codes, len, ..Default::default() });
+            } else {
+                batch.push(ReadSeq { name: String::from_utf8_lossy(name).into_owned(), codes, qual: qual.into_owned(), len });
+            }
         }
         Ok(batch)
     }

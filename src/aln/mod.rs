@@ -4,6 +4,7 @@
 pub mod search;
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use std::sync::mpsc::{Receiver, SyncSender};
 
@@ -172,6 +173,14 @@ fn choose_gpu(args: &AlnArgs, bwt: &bcuda_index::Bwt) -> Result<Option<Box<GpuAl
     }
 }
 
+/// Time each pipeline stage spent working (not waiting), to show which one limits a run.
+struct StageBusy {
+    start_up: Duration,
+    parse: Duration,
+    pack: Duration,
+    write: Duration,
+}
+
 /// A parsed batch on its way through the pipeline: its reads, the GPU's inputs (GPU engine
 /// only) and the input file position reached, for progress.
 struct Parsed {
@@ -193,7 +202,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
     let opt = args.gap_options()?;
     let bwt_path = bcuda_index::with_ext(&args.prefix, ".bwt");
     let bwt = bcuda_index::Bwt::load(&bwt_path)?;
-    let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13 };
+    let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13, sequence_only: true };
     let reader = ReadBatchReader::open(&args.reads, read_opts)?;
     let mut gpu = choose_gpu(&args, &bwt)?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
@@ -201,46 +210,67 @@ pub fn run(args: AlnArgs) -> Result<()> {
     let mut out = Output::create(args.output.as_deref())?;
     sai::write_header(&mut out, &opt)?;
     let mut progress = Progress::new("reads aligned", Some(reader.position().1), args.quiet);
-    // Three stages run at once: the reader parses (and packs for the GPU) the next batch,
-    // this thread keeps two batches on the GPU, the writer completes the previous batch on
-    // the CPU (reads the GPU could not hold, or all of them without a GPU) and writes it.
+    let start_up = started.elapsed();
+    // Four stages run at once: the reader parses the next batches, the packer lays them out
+    // for the GPU, this thread keeps two batches on the GPU, the writer completes the previous
+    // batch on the CPU (reads the GPU could not hold, or all of them without a GPU) and writes it.
     let stride = gpu.as_ref().map(|g| g.switches().sequence_stride);
-    let cpu_reads = std::thread::scope(|scope| -> Result<usize> {
-        let (parsed_tx, parsed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
+    let (cpu_reads, busy) = std::thread::scope(|scope| -> Result<(usize, StageBusy)> {
+        let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
+        let (packed_tx, packed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
         let mut reader = reader;
-        scope.spawn(move || loop {
-            let batch = reader.next_batch(CPU_BATCH).map_err(anyhow::Error::from).map(|reads| Parsed {
-                gpu_input: stride.filter(|_| !reads.is_empty()).map(|stride| HostBatch::new(&reads, &opt, stride)),
-                reads,
-                position: reader.position().0,
-            });
-            let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
-            if parsed_tx.send(batch).is_err() || done {
-                break;
+        let parser = scope.spawn(move || {
+            let mut busy = Duration::ZERO;
+            loop {
+                let t = Instant::now();
+                let batch = reader.next_batch(CPU_BATCH).map_err(anyhow::Error::from).map(|reads| Parsed { gpu_input: None, reads, position: reader.position().0 });
+                busy += t.elapsed();
+                let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
+                if read_tx.send(batch).is_err() || done {
+                    return busy;
+                }
             }
         });
+        let packer = scope.spawn(move || {
+            let mut busy = Duration::ZERO;
+            for mut batch in read_rx {
+                let t = Instant::now();
+                if let (Ok(b), Some(stride)) = (&mut batch, stride) {
+                    b.gpu_input = Some(HostBatch::new(&b.reads, &opt, stride)).filter(|_| !b.reads.is_empty());
+                }
+                busy += t.elapsed();
+                if packed_tx.send(batch).is_err() {
+                    break;
+                }
+            }
+            busy
+        });
         let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &mut progress);
-        let writer = scope.spawn(move || -> Result<(Output, usize)> {
-            let mut cpu_reads = 0;
+        let writer = scope.spawn(move || -> Result<(Output, usize, Duration)> {
+            let (mut cpu_reads, mut busy) = (0, Duration::ZERO);
             for batch in answered_rx {
+                let t = Instant::now();
                 let (hits, on_cpu) = pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, batch.gpu_hits));
                 cpu_reads += on_cpu;
                 for read_hits in &hits {
                     sai::write_read(&mut out, read_hits)?;
                 }
+                busy += t.elapsed();
                 progress.advance(batch.reads.len() as u64, Some(batch.position));
             }
-            Ok((out, cpu_reads))
+            Ok((out, cpu_reads, busy))
         });
-        let fed = feed(&mut gpu, parsed_rx, &answered_tx);
+        let fed = feed(&mut gpu, packed_rx, &answered_tx);
         drop(answered_tx);
         // The writer's own error first: feeding stops when the writer does.
-        let (out, cpu_reads) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
+        let (out, cpu_reads, write) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
         fed?;
         // Only a complete .sai is committed; on any error the temporary file is removed.
         out.commit().with_context(|| "writing the .sai")?;
-        Ok(cpu_reads)
+        let parse = parser.join().map_err(|_| anyhow::anyhow!("the read parser panicked"))?;
+        let pack = packer.join().map_err(|_| anyhow::anyhow!("the GPU packer panicked"))?;
+        Ok((cpu_reads, StageBusy { start_up, parse, pack, write }))
     })?;
     progress.finish();
     if let (Some(gpu), false) = (&gpu, args.quiet) {
@@ -252,6 +282,13 @@ pub fn run(args: AlnArgs) -> Result<()> {
             t.inexact_ms,
             cpu_reads,
             started.elapsed().as_secs_f64()
+        );
+        eprintln!(
+            "[bcuda aln] stages busy: start-up (index, GPU, kernels) {:.2} s, parse {:.2} s, pack {:.2} s, CPU completion and .sai {:.2} s",
+            busy.start_up.as_secs_f64(),
+            busy.parse.as_secs_f64(),
+            busy.pack.as_secs_f64(),
+            busy.write.as_secs_f64()
         );
     }
     Ok(())

@@ -43,7 +43,7 @@ impl HostBatch {
         let fixed_len = lens.first().copied().filter(|&l| lens.iter().all(|&x| x == l)).map(u32::from);
         let (exact_words, exact_starts) = pack_reads(reads, stride);
         // cal_maxdiff depends on the length alone: one value per length seen.
-        let mut max_diff_of_len = std::collections::HashMap::new();
+        let mut max_diff_of_len = vec![None; GPU_MAX_LEN + 1];
         let mut b = HostBatch { n, opt: batch_opt, exact_words, exact_starts, lens, fixed_len, ..Default::default() };
         for (i, read) in reads.iter().enumerate() {
             if read.len == 0 || read.len > GPU_MAX_LEN {
@@ -54,7 +54,7 @@ impl HostBatch {
             b.codes.extend_from_slice(read.aligned());
             b.gpu_lens.push(read.len as u16);
             let max_diff = if opt.fnr > 0.0 {
-                *max_diff_of_len.entry(read.len).or_insert_with(|| cal_maxdiff(read.len as i32, AVG_ERR, opt.fnr as f64))
+                *max_diff_of_len[read.len].get_or_insert_with(|| cal_maxdiff(read.len as i32, AVG_ERR, opt.fnr as f64))
             } else {
                 batch_opt.max_diff
             };
@@ -128,9 +128,9 @@ pub fn pack_reads(reads: &[ReadSeq], stride: bool) -> (Vec<u32>, Vec<u64>) {
             if !stride {
                 packed.resize(packed.len() + words_of(r), 0);
             }
-            for (j, &c) in r.aligned().iter().enumerate() {
-                let idx = if stride { start + (j / 8) * 32 + m } else { start + j / 8 };
-                packed[idx] |= (c as u32) << ((j % 8) * 4);
+            for (w, eight) in r.aligned().chunks(8).enumerate() {
+                let word = eight.iter().rev().fold(0u32, |word, &c| (word << 4) | c as u32);
+                packed[if stride { start + w * 32 + m } else { start + w }] = word;
             }
         }
     }
