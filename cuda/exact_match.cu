@@ -264,8 +264,8 @@ __device__ void group_search(const u32 *words, u64 primary, u64 seq_len, const u
 
 extern "C" __global__ void __launch_bounds__(BLOCK_W) exact_match(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
-    const u32 *__restrict__ reads, const u64 *__restrict__ read_start, const u16 *__restrict__ read_len,
-    u32 n_reads, u32 fixed_len, u64 *__restrict__ out_k, u64 *__restrict__ out_l)
+    const u32 *__restrict__ reads, u64 n_read_words, const u64 *__restrict__ read_start,
+    const u16 *__restrict__ read_len, u32 n_reads, u32 fixed_len, u64 *__restrict__ out_k, u64 *__restrict__ out_l)
 {
 #if many_blocks
     u64 thread = ((u64)blockIdx.y * gridDim.x + blockIdx.x) * BLOCK_W + threadIdx.x;

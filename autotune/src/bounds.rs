@@ -19,10 +19,9 @@
 //!
 //! Pointer arithmetic `name + offset` (e.g. `__ldg(words + i)`) is guarded like a subscript,
 //! also behind a cast (`(const uint4 *)blk + q`, bound scaled by the element sizes), when
-//! `name` is the left operand. Not guarded: the packed reads (`reads`: their length is not a
-//! kernel argument, and the kernel's parameter list stays as other code launches it), the
-//! bytes of a scalar (`((const u8 *)&word)[(j % 8) / 2]`, always 0..3, in a `return` line that
-//! no patch edits), and whatever `cuda/bwt.cuh` does (it is not evolved).
+//! `name` is the left operand. Not guarded: the bytes of a scalar
+//! (`((const u8 *)&word)[(j % 8) / 2]`, always 0..3, in a `return` line that no patch edits),
+//! and whatever `cuda/bwt.cuh` does (it is not evolved).
 
 use std::collections::BTreeMap;
 
@@ -36,6 +35,8 @@ pub const PARAM_BOUNDS: &[(&str, &str, Option<&str>)] = &[
     ("words", "GI_BWT_WORDS(seq_len)", Some("OCC_BLOCK_WORDS")),
     // L2[0..=4].
     ("l2", "5", None),
+    // The packed reads: the host passes their length in u32 words.
+    ("reads", "n_read_words", None),
     ("read_start", "n_reads", None),
     ("read_len", "n_reads", None),
     ("out_k", "n_reads", None),

@@ -19,9 +19,6 @@ fn line_of(g: &Grammar, needle: &str) -> usize {
     g.lines.iter().position(|l| l.text.contains(needle)).unwrap_or_else(|| panic!("no line with {needle}"))
 }
 
-/// Array names the kernel indexes without a derivable bound (see bounds.rs).
-const UNBOUNDED: &[&str] = &["reads"];
-
 /// Subscripts and BWT pointer additions of a variant's code that are not guarded, declarations
 /// of arrays excepted.
 fn unguarded(variant: &str) -> Vec<String> {
@@ -42,13 +39,15 @@ fn unguarded(variant: &str) -> Vec<String> {
             let of_cast = b[..at].last() == Some(&b')');
             // `slots[..][w]`: the second bracket follows the first's `]`.
             let second = name.is_empty() && b[..at].last() == Some(&b']');
-            if !(guarded || declaration || of_cast || second || UNBOUNDED.contains(&name)) {
+            if !(guarded || declaration || of_cast || second) {
                 bad.push(code.trim().to_string());
             }
         }
-        for (at, _) in code.match_indices("words + ") {
-            if !code[at + "words + ".len()..].starts_with("gi_clamp(") {
-                bad.push(code.trim().to_string());
+        for pointer in ["words + ", "reads + "] {
+            for (at, _) in code.match_indices(pointer) {
+                if !code[at + pointer.len()..].starts_with("gi_clamp(") {
+                    bad.push(code.trim().to_string());
+                }
             }
         }
     }
@@ -81,7 +80,9 @@ fn every_array_of_the_kernel_is_guarded() {
         "u32 load_bwt_word(const u32 *words, u64 gi_n_words, u64 i)",
         "cached_occ(words, GI_BWT_WORDS(seq_len), primary, k - 1, c, cache)",
         "load_block(words, gi_n_words, block, cache)",
-        "group_search(words, GI_BWT_WORDS(seq_len), primary, seq_len, l2, 5, reads,",
+        "group_search(words, GI_BWT_WORDS(seq_len), primary, seq_len, l2, 5, reads, n_read_words,",
+        "load_read_word(reads, n_read_words, read_word_index(rr, start, w))",
+        "load_read_word(reads, gi_n_reads, read_word_index(rr, start, j >> 3))",
         // L2 and the per-read arrays
         "k = l2[gi_clamp(c, 5)] + ok + 1;",
         "k = l2[gi_clamp(c, gi_n_l2)] + ok + 1;",
@@ -92,8 +93,10 @@ fn every_array_of_the_kernel_is_guarded() {
     ] {
         assert!(out.contains(expected), "missing: {expected}\n{out}");
     }
-    // The packed reads have no bound that the kernel's arguments give.
-    assert!(out.contains("return reads[index];") && out.contains("return __ldg(reads + index);"));
+    // The packed reads, bounded by their length in words (a kernel argument).
+    assert!(out.contains("return reads[gi_clamp(index, gi_n_reads)];"), "{out}");
+    assert!(out.contains("return __ldg(reads + gi_clamp(index, gi_n_reads));"), "{out}");
+    assert!(out.contains("u32 load_read_word(const u32 *reads, u64 gi_n_reads, u64 index)"), "{out}");
     // Declarations keep their sizes.
     assert!(out.contains("u32 local[MAX_READ_WORDS];") && out.contains("__shared__ u32 slots[BLOCK_W][16];") && out.contains("u32 w[16];"));
 }
@@ -201,3 +204,4 @@ fn guarding_is_deterministic() {
     }
     assert!(g.lines.iter().any(|l| matches!(l.kind, LineKind::For { .. })));
 }
+

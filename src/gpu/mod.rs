@@ -396,7 +396,8 @@ impl GpuAligner {
         let n32 = a.n as u32;
         let mut launch = stream.launch_builder(f);
         launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2);
-        launch.arg(a.reads).arg(a.starts).arg(a.lens).arg(&n32).arg(&a.fixed_len).arg(k).arg(l);
+        let n_read_words = a.reads.len() as u64;
+        launch.arg(a.reads).arg(&n_read_words).arg(a.starts).arg(a.lens).arg(&n32).arg(&a.fixed_len).arg(k).arg(l);
         // SAFETY: argument order and types match exact_match's signature.
         unsafe { launch.launch(cfg) }.context("launching exact_match")?;
         Ok(())
