@@ -1,8 +1,10 @@
 // inexact_match: BWA's aln search (bwt_cal_width + bwt_match_gap), one read per thread, a
 // line-for-line port of src/aln/search.rs so the hits are those of the CPU oracle. Each
 // thread owns a slice of global scratch: the D arrays and the score-ordered stack (one LIFO
-// list per score, linked through the entry pool). A read whose stack or hit list outgrows
-// its slice is flagged and aligned on the CPU instead, so no answer ever differs.
+// list per score, linked through the entry pool). The first pass gives every read a small
+// stack; reads whose stack fills up are listed and searched again by inexact_retry, with
+// fewer threads and a larger stack each. A read that outgrows that too, or whose hits do not
+// fit its hit list, is flagged and aligned on the CPU instead, so no answer ever differs.
 
 #define STATE_M 0
 #define STATE_I 1
@@ -11,6 +13,9 @@
 #define MODE_LOGGAP 0x04
 #define MODE_NONSTOP 0x10
 #define NO_ENTRY -1
+// search_read's answers besides a hit count.
+#define STACK_FULL -1
+#define HITS_FULL -2
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -140,36 +145,29 @@ __device__ int int_log2(u32 v)
     return v == 0 ? 0 : 31 - __clz(v);
 }
 
-extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_match(
-    const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
-    const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
-    const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff, u32 n_reads,
-    Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
-    Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets,
-    Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits, u32 first_read)
+// Searches read r (`len` codes at `read`) with the scratch of thread slot t; writes its hits
+// to `hits` and returns their number, or STACK_FULL / HITS_FULL when the read outgrows the
+// stack or the hit list.
+__device__ int search_read(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, GapOpt opt,
+    const u8 *read, int len, int read_max_diff, u64 t, Width *width_pool, Width *seed_width_pool,
+    u8 *seq_pool, int max_len, Entry *entry_pool, int *head_pool, int entries_per_thread, int n_buckets,
+    Hit *hits, int hits_per_read)
 {
-    u32 t = blockIdx.x * INEXACT_BLOCK_W + threadIdx.x;
-    if (t >= n_reads) return;
-    u32 r = first_read + t;
-    GapOpt opt = *batch_opt;
-    int len = read_len[r];
-    Width *width = width_pool + (u64)t * (max_len + 1);
-    Width *seed_width = seed_width_pool + (u64)t * (max_len + 1);
-    u8 *seq = seq_pool + (u64)t * max_len;
-    const u8 *read = codes + code_start[r];
-
+    Width *width = width_pool + t * (max_len + 1);
+    Width *seed_width = seed_width_pool + t * (max_len + 1);
+    u8 *seq = seq_pool + t * max_len;
     // D arrays on the reversed read, then the search on its reverse complement.
     for (int j = 0; j < len; ++j) seq[j] = read[len - 1 - j];
     cal_width(words, primary, seq_len, l2, seq, len, width);
-    opt.max_diff = read_max_diff[r];
+    opt.max_diff = read_max_diff;
     bool use_seed = opt.seed_len < len;
     if (use_seed) cal_width(words, primary, seq_len, l2, seq + (len - opt.seed_len), opt.seed_len, seed_width);
     else opt.seed_len = 0x7fffffff;
     for (int j = 0; j < len; ++j) seq[j] = seq[j] > 3 ? 4 : 3 - seq[j];
 
     Stack st;
-    st.pool = entry_pool + (u64)t * entries_per_thread;
-    st.heads = head_pool + (u64)t * n_buckets;
+    st.pool = entry_pool + t * entries_per_thread;
+    st.heads = head_pool + t * n_buckets;
     st.capacity = entries_per_thread;
     st.used = 0;
     st.free_list = NO_ENTRY;
@@ -179,7 +177,6 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_match(
     st.overflow = false;
     for (int s = 0; s < n_buckets; ++s) st.heads[s] = NO_ENTRY;
 
-    Hit *hits = hit_pool + (u64)r * hits_per_read;
     int n_aln = 0;
     bool gape_counts = (opt.mode & MODE_GAPE) != 0;
     int best_score = aln_score(opt.max_diff + 1, opt.max_gapo + 1, opt.max_gape + 1, opt);
@@ -187,10 +184,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_match(
     int best_cnt = 0;
     int n_amb = 0;
     for (int j = 0; j < len; ++j) n_amb += seq[j] > 3;
-    if (n_amb > max_diff) {
-        n_hits[r] = 0;
-        return;
-    }
+    if (n_amb > max_diff) return 0;
     stack_push(st, opt, len, 0, seq_len, 0, 0, 0, 0, 0, STATE_M, false);
     while (st.n_entries > 0 && !st.overflow) {
         if (st.n_entries > opt.max_entries) break;
@@ -238,10 +232,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_match(
                         width[p].w = seq_len - (++j);
                     }
                 }
-                if (n_aln == hits_per_read) {
-                    st.overflow = true;
-                    break;
-                }
+                if (n_aln == hits_per_read) return HITS_FULL;
                 hits[n_aln].bits = (u64)e.n_mm | (u64)e.n_gapo << 8 | (u64)e.n_gape << 16 | ((u64)score & 0xfffff) << 24
                     | ((u64)e.n_ins & 0x3ff) << 44 | ((u64)e.n_del & 0x3ff) << 54;
                 hits[n_aln].k = k;
@@ -300,5 +291,49 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_match(
             if (nk <= nl) stack_push(st, opt, i, nk, nl, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, false);
         }
     }
-    n_hits[r] = st.overflow ? -1 : n_aln;
+    return st.overflow ? STACK_FULL : n_aln;
+}
+
+// First pass: one read per thread. Reads whose stack fills up are appended to retry_reads
+// (retry_counters[0] counts them) for inexact_retry; n_hits is -1 for a read without an answer.
+extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_match(
+    const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
+    const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
+    const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
+    Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
+    Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets,
+    Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
+    u32 *__restrict__ retry_reads, u32 *__restrict__ retry_counters, u32 first_read, u32 n_reads)
+{
+    u32 t = blockIdx.x * INEXACT_BLOCK_W + threadIdx.x;
+    if (t >= n_reads) return;
+    u32 r = first_read + t;
+    int n = search_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[r], read_len[r], read_max_diff[r], t,
+        width_pool, seed_width_pool, seq_pool, max_len, entry_pool, head_pool, entries_per_thread, n_buckets,
+        hit_pool + (u64)r * hits_per_read, hits_per_read);
+    if (n == STACK_FULL) retry_reads[atomicAdd(&retry_counters[0], 1)] = r;
+    n_hits[r] = n < 0 ? -1 : n;
+}
+
+// Second pass over the reads listed by inexact_match, with the larger stacks of fewer
+// threads: each thread takes the next listed read (retry_counters[1] counts those taken) until
+// none is left, so a few long searches do not hold up the rest.
+extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_retry(
+    const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
+    const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
+    const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
+    Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
+    Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets,
+    Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
+    u32 *__restrict__ retry_reads, u32 *__restrict__ retry_counters)
+{
+    u64 t = (u64)blockIdx.x * INEXACT_BLOCK_W + threadIdx.x;
+    u32 listed = retry_counters[0];
+    for (u32 p = atomicAdd(&retry_counters[1], 1); p < listed; p = atomicAdd(&retry_counters[1], 1)) {
+        u32 r = retry_reads[p];
+        int n = search_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[r], read_len[r], read_max_diff[r], t,
+            width_pool, seed_width_pool, seq_pool, max_len, entry_pool, head_pool, entries_per_thread, n_buckets,
+            hit_pool + (u64)r * hits_per_read, hits_per_read);
+        n_hits[r] = n < 0 ? -1 : n;
+    }
 }

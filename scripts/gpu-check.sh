@@ -18,9 +18,9 @@ check() {
         log "FAIL  $prefix $(basename "$reads") [$*]: $(tail -2 $W/gpu.err)"; failures=$((failures + 1)); return
     fi
     if cmp -s $W/cpu.sai $W/gpu.sai; then
-        log "SAME  $prefix $(basename "$reads") [$*] $(stat -c %s $W/gpu.sai) bytes"
+        log "SAME  $prefix $(basename "$reads") [$*]${BCUDA_TEST_STACKS:+ stacks $BCUDA_TEST_STACKS} $(stat -c %s $W/gpu.sai) bytes"
     else
-        log "DIFF  $prefix $(basename "$reads") [$*]"; failures=$((failures + 1))
+        log "DIFF  $prefix $(basename "$reads") [$*]${BCUDA_TEST_STACKS:+ stacks $BCUDA_TEST_STACKS}"; failures=$((failures + 1))
     fi
 }
 log "== GPU .sai vs CPU .sai"
@@ -30,6 +30,13 @@ check ecoli536.fa $C/data/ecoli536_art.fq.gz -n 2
 for L in 36 76 150 250; do check ecoli536.fa $C/data/sim$L.fq.gz; done
 check demo_ref.fa testdata/demo.fq
 check demo_ref.fa testdata/demo.fq -o 2 -e 2
+# Small stacks (BCUDA_TEST_STACKS=first,retry entries) send most reads through inexact_retry
+# and some on to the CPU: the .sai must not change.
+for stacks in 256,1024 64,4096; do
+    BCUDA_TEST_STACKS=$stacks check ecoli536.fa $C/data/ecoli536_art.fq.gz
+    BCUDA_TEST_STACKS=$stacks check ecoli536.fa $C/data/sim250.fq.gz -n 2
+    BCUDA_TEST_STACKS=$stacks $B aln --gpu -t 16 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "GPU kernels" | sed "s/^/  stacks $stacks: /" | tee -a "$OUT/gpu-check.log"
+done
 log "identity failures: $failures"
 
 log "== start-up: one read, first run (NVRTC compile) and second run (PTX cache)"

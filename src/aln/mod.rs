@@ -276,10 +276,13 @@ pub fn run(args: AlnArgs) -> Result<()> {
     if let (Some(gpu), false) = (&gpu, args.quiet) {
         let t = gpu.totals;
         eprintln!(
-            "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly), inexact_match {:.1} ms; {} reads aligned on the CPU (too long, over GPU scratch or a failed GPU batch); {:.2} s in all",
+            "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly), inexact_match {:.1} ms (of which {:.1} ms retrying {} reads with {}); {} reads aligned on the CPU (too long, over GPU scratch or a failed GPU batch); {:.2} s in all",
             t.exact_ms,
             t.exact_reads,
             t.inexact_ms,
+            t.retry_ms,
+            t.retried_reads,
+            gpu.retry_stacks().map_or("no larger stacks (no GPU memory for them)".to_string(), |(threads, entries)| format!("{threads} threads of {entries} stack entries")),
             cpu_reads,
             started.elapsed().as_secs_f64()
         );

@@ -1,9 +1,10 @@
 //! GPU driver: the kernels of `cuda/` compiled at run time with NVRTC and run through cudarc.
 //!
 //! `exact_match` gives each read's exact SA interval; `inexact_match` runs BWA's full aln
-//! search per read (the CPU oracle's algorithm, same hits). Reads that do not fit the GPU's
-//! per-thread scratch (longer than [`GPU_MAX_LEN`], or a stack or hit list that overflows)
-//! are aligned on the CPU, so the .sai is identical whatever the GPU does.
+//! search per read (the CPU oracle's algorithm, same hits) with a small stack per thread, and
+//! `inexact_retry` searches the reads whose stack filled up again with fewer threads and larger
+//! stacks. Reads that do not fit even so (longer than [`GPU_MAX_LEN`], a stack or hit list that
+//! overflows) are aligned on the CPU, so the .sai is identical whatever the GPU does.
 
 pub mod batch;
 pub mod bench;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
 use bcuda_index::Bwt;
-use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PinnedHostSlice, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchArgs, LaunchConfig, PinnedHostSlice, PushKernelArg, ValidAsZeroBits};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
 pub use batch::{complete_on_cpu, pack_reads, HostBatch};
@@ -25,8 +26,17 @@ pub use switches::Switches;
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
 pub const GPU_MAX_LEN: usize = 512;
-/// Stack entries per GPU thread before a read is handed to the CPU.
+/// Stack entries per thread of inexact_match's first pass; most reads need fewer (on E. coli
+/// all do), and the rest go to inexact_retry.
 const ENTRIES_PER_THREAD: usize = 2048;
+/// inexact_retry's threads per SM, and its most stack entries per thread: as many as fit in
+/// half the GPU memory that is free once the first pass has its scratch.
+const RETRY_THREADS_PER_SM: usize = 256;
+const RETRY_MAX_ENTRIES: usize = 65536;
+/// Bytes of one stack entry (`Entry` in cuda/inexact_match.cu).
+const ENTRY_BYTES: usize = 40;
+/// GPU memory left for the batches' buffers when the retry stacks are sized.
+const RETRY_MEMORY_MARGIN: usize = 2 << 30;
 /// Hits kept per read on the GPU before a read is handed to the CPU.
 const HITS_PER_READ: usize = 16;
 const INEXACT_BLOCK_W: u32 = 64;
@@ -88,17 +98,23 @@ pub fn cache_dir() -> std::path::PathBuf {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BatchTimes {
     pub exact_ms: f32,
+    /// inexact_match and inexact_retry together, and inexact_retry alone.
     pub inexact_ms: f32,
+    pub retry_ms: f32,
     pub exact_reads: usize,
+    /// Reads whose first-pass stack filled up (searched again by inexact_retry).
+    pub retried_reads: usize,
     pub batches: usize,
 }
 
-/// Per-thread working memory of inexact_match, kept across batches and grown on demand.
-/// Left uninitialised: the kernel writes every cell before reading it. One set serves both
-/// streams: a batch's inexact launches wait for the previous batch's to finish.
+/// Per-thread working memory of inexact_match (or inexact_retry), kept across batches and
+/// grown on demand. Left uninitialised: the kernel writes every cell before reading it. One
+/// set serves both streams: a batch's inexact launches wait for the previous batch's to finish.
 struct Scratchpad {
     /// (threads, max_len, buckets) it was sized for.
     size: (usize, usize, usize),
+    /// Stack entries per thread (an i32, as the kernels take it).
+    entries_per_thread: i32,
     width: CudaSlice<u8>,
     seed_width: CudaSlice<u8>,
     seq: CudaSlice<u8>,
@@ -112,18 +128,24 @@ impl Scratchpad {
         threads <= t && max_len <= m && buckets <= b
     }
 
-    fn new(stream: &Arc<CudaStream>, t: usize, m: usize, b: usize) -> Result<Scratchpad> {
+    fn new(stream: &Arc<CudaStream>, t: usize, m: usize, b: usize, entries_per_thread: usize) -> Result<Scratchpad> {
         // SAFETY: inexact_match initialises every element before reading it.
         unsafe {
             Ok(Scratchpad {
                 size: (t, m, b),
+                entries_per_thread: entries_per_thread as i32,
                 width: stream.alloc::<u8>(t * (m + 1) * 16)?,
                 seed_width: stream.alloc::<u8>(t * (m + 1) * 16)?,
                 seq: stream.alloc::<u8>(t * m)?,
-                entries: stream.alloc::<u8>(t * ENTRIES_PER_THREAD * 40)?,
+                entries: stream.alloc::<u8>(t * entries_per_thread * ENTRY_BYTES)?,
                 heads: stream.alloc::<i32>(t * b)?,
             })
         }
+    }
+
+    /// Bytes per thread besides the stack (Width is 16 bytes), for a read length and bucket count.
+    fn other_bytes_per_thread(m: usize, b: usize) -> usize {
+        2 * (m + 1) * 16 + m + 4 * b
     }
 }
 
@@ -217,6 +239,9 @@ struct Slot {
     l: Download<u64>,
     n_hits: Download<i32>,
     hits: Download<u64>,
+    /// Reads listed for inexact_retry, and its two counters (listed, taken).
+    retry_reads: Download<u32>,
+    retry_counters: Download<u32>,
 }
 
 impl Slot {
@@ -235,15 +260,47 @@ impl Slot {
             l: Download::new(),
             n_hits: Download::new(),
             hits: Download::new(),
+            retry_reads: Download::new(),
+            retry_counters: Download::new(),
         })
     }
 }
 
-/// A batch queued on the GPU: its slot, its inputs, and events around its kernels.
+/// A batch queued on the GPU: its slot, its inputs, and events around its kernels (exact
+/// start and end, inexact first pass start, retry start, inexact end).
 pub struct InFlight {
     slot: usize,
     batch: HostBatch,
-    events: [CudaEvent; 4],
+    events: [CudaEvent; 5],
+}
+
+/// The arguments that inexact_match and inexact_retry share, but for the scratchpad.
+struct SearchArgs<'a> {
+    index: &'a GpuAligner,
+    opt: &'a CudaSlice<u32>,
+    codes: &'a CudaSlice<u8>,
+    starts: &'a CudaSlice<u64>,
+    lens: &'a CudaSlice<u16>,
+    max_diffs: &'a CudaSlice<i32>,
+    max_len: i32,
+    n_buckets: i32,
+    hits: &'a CudaSlice<u64>,
+    hits_per_read: i32,
+    n_hits: &'a CudaSlice<i32>,
+    retry_reads: &'a CudaSlice<u32>,
+    retry_counters: &'a CudaSlice<u32>,
+}
+
+impl<'a> SearchArgs<'a> {
+    fn push(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad) {
+        let x = self.index;
+        launch.arg(&x.words).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(self.opt);
+        launch.arg(self.codes).arg(self.starts).arg(self.lens).arg(self.max_diffs);
+        launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
+        launch.arg(&scratch.entries).arg(&scratch.heads).arg(&scratch.entries_per_thread).arg(&self.n_buckets);
+        launch.arg(self.hits).arg(&self.hits_per_read).arg(self.n_hits);
+        launch.arg(self.retry_reads).arg(self.retry_counters);
+    }
 }
 
 /// The exact_match kernel's arguments besides the index.
@@ -268,6 +325,7 @@ pub struct GpuAligner {
     exact_source: String,
     exact: HashMap<bool, CudaFunction>,
     inexact: CudaFunction,
+    inexact_retry: CudaFunction,
     arch: &'static str,
     pub device_name: String,
     pub compute_capability: (i32, i32),
@@ -277,6 +335,14 @@ pub struct GpuAligner {
     /// when the GPU runs out of memory.
     pub launch_reads: usize,
     scratch: Option<Scratchpad>,
+    /// Stack entries per thread of the first pass, and the most for inexact_retry's threads
+    /// (ENTRIES_PER_THREAD and RETRY_MAX_ENTRIES; `BCUDA_TEST_STACKS=first,retry` sets them
+    /// small so the device checks show that both passes and the CPU give the same hits).
+    first_entries: usize,
+    retry_max_entries: usize,
+    /// inexact_retry's threads and scratch (None: no memory for stacks larger than the first pass's).
+    retry_threads: usize,
+    retry_scratch: Option<Scratchpad>,
     /// Two batches in flight: one copying while the other computes.
     slots: [Option<Slot>; 2],
     next_slot: usize,
@@ -328,8 +394,16 @@ impl GpuAligner {
         let words = stream.clone_htod(bwt.words()).context("copying the BWT to the GPU")?;
         let l2 = stream.clone_htod(&bwt.l2())?;
         let inexact_ptx = compile_cached(INEXACT_MATCH_CU, &[format!("-DINEXACT_BLOCK_W={INEXACT_BLOCK_W}")], arch)?;
-        let inexact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(inexact_ptx))?.load_function("inexact_match")?;
+        let inexact_module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(inexact_ptx))?;
+        let inexact = inexact_module.load_function("inexact_match")?;
+        let inexact_retry = inexact_module.load_function("inexact_retry")?;
         let slots = [Some(Slot::new(&ctx)?), Some(Slot::new(&ctx)?)];
+        let test_stacks = std::env::var("BCUDA_TEST_STACKS").ok();
+        let (first_entries, retry_max_entries) = match test_stacks.as_deref().map(|v| v.split_once(',').map(|(a, b)| (a.parse(), b.parse()))) {
+            None => (ENTRIES_PER_THREAD, RETRY_MAX_ENTRIES),
+            Some(Some((Ok(first), Ok(retry)))) if first > 0 => (first, retry),
+            Some(_) => bail!("BCUDA_TEST_STACKS: expected two numbers of stack entries, first,retry"),
+        };
         let mut aligner = GpuAligner {
             ctx,
             stream,
@@ -341,12 +415,17 @@ impl GpuAligner {
             exact_source: EXACT_MATCH_CU.to_string(),
             exact: HashMap::new(),
             inexact,
+            inexact_retry,
             arch,
             device_name,
             compute_capability,
             totals: BatchTimes::default(),
             launch_reads,
             scratch: None,
+            first_entries,
+            retry_max_entries,
+            retry_threads: sms.max(1) * RETRY_THREADS_PER_SM,
+            retry_scratch: None,
             slots,
             next_slot: 0,
             scratch_free: None,
@@ -380,6 +459,11 @@ impl GpuAligner {
         self.exact.clear();
         self.exact_function(self.switches.direct_index)?;
         Ok(())
+    }
+
+    /// inexact_retry's threads and stack entries per thread, once sized (None: no retry pass).
+    pub fn retry_stacks(&self) -> Option<(usize, usize)> {
+        self.retry_scratch.as_ref().map(|s| (s.size.0, s.entries_per_thread as usize))
     }
 
     pub fn switches(&self) -> &Switches {
@@ -442,10 +526,13 @@ impl GpuAligner {
         let ml = batch.max_len.max(1);
         let n_buckets = batch.n_buckets as usize;
         if !self.scratch.as_ref().is_some_and(|s| s.fits(chunk, ml, n_buckets)) {
-            // The old scratchpad may be in use by the other stream's batch.
+            // The old scratchpads may be in use by the other stream's batch.
             self.ctx.synchronize()?;
             let old = self.scratch.take().map_or((0, 0, 0), |s| s.size);
-            self.scratch = Some(Scratchpad::new(&self.stream, chunk.max(old.0), ml.max(old.1), n_buckets.max(old.2))?);
+            self.retry_scratch = None;
+            let (t, m, b) = (chunk.max(old.0), ml.max(old.1), n_buckets.max(old.2));
+            self.scratch = Some(Scratchpad::new(&self.stream, t, m, b, self.first_entries)?);
+            self.retry_scratch = self.new_retry_scratch(m, b)?;
         }
         let slot_index = self.next_slot;
         self.next_slot ^= 1;
@@ -456,7 +543,19 @@ impl GpuAligner {
         Ok(InFlight { slot: slot_index, batch, events: queued? })
     }
 
-    fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction, chunk: usize) -> Result<[CudaEvent; 4]> {
+    /// inexact_retry's scratchpad: `retry_threads` stacks as large as half the free GPU memory
+    /// allows (at most `retry_max_entries`); None when they would be no larger than the first pass's.
+    fn new_retry_scratch(&self, m: usize, b: usize) -> Result<Option<Scratchpad>> {
+        let (free, _) = self.ctx.mem_get_info()?;
+        let per_thread = free.saturating_sub(RETRY_MEMORY_MARGIN) / 2 / self.retry_threads;
+        let entries = (per_thread.saturating_sub(Scratchpad::other_bytes_per_thread(m, b)) / ENTRY_BYTES).min(self.retry_max_entries) / 64 * 64;
+        if entries <= self.first_entries {
+            return Ok(None);
+        }
+        Ok(Some(Scratchpad::new(&self.stream, self.retry_threads, m, b, entries)?))
+    }
+
+    fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction, chunk: usize) -> Result<[CudaEvent; 5]> {
         let stream = slot.stream.clone();
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
         let reads = slot.exact_words.put(&stream, &b.exact_words)?;
@@ -477,25 +576,47 @@ impl GpuAligner {
         let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
         let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
         let hits = slot.hits.reserve(&stream, n_gpu * HITS_PER_READ * 3)?;
-        // The scratchpad is shared: wait for the previous batch's search to finish with it.
+        let retry_reads = slot.retry_reads.reserve(&stream, n_gpu)?;
+        let retry_counters = slot.retry_counters.reserve(&stream, 2)?;
+        stream.memset_zeros(retry_counters)?;
+        // The scratchpads are shared: wait for the previous batch's search to finish with them.
         if let Some(free) = &self.scratch_free {
             stream.wait(free)?;
         }
+        let args = SearchArgs {
+            index: self,
+            opt: d_opt,
+            codes,
+            starts,
+            lens: gpu_lens,
+            max_diffs,
+            max_len: b.max_len.max(1) as i32,
+            n_buckets: b.n_buckets,
+            hits,
+            hits_per_read: HITS_PER_READ as i32,
+            n_hits,
+            retry_reads,
+            retry_counters,
+        };
         let inexact_start = timing_event(&stream)?;
         let scratch = self.scratch.as_ref().expect("reserved by submit");
-        let (entries, hits_per_read, ml) = (ENTRIES_PER_THREAD as i32, HITS_PER_READ as i32, b.max_len.max(1) as i32);
         for first in (0..n_gpu).step_by(chunk) {
             let count = chunk.min(n_gpu - first) as u32;
             let first = first as u32;
             let cfg = LaunchConfig { grid_dim: (count.div_ceil(INEXACT_BLOCK_W), 1, 1), block_dim: (INEXACT_BLOCK_W, 1, 1), shared_mem_bytes: 0 };
             let mut launch = stream.launch_builder(&self.inexact);
-            launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
-            launch.arg(codes).arg(starts).arg(gpu_lens).arg(max_diffs).arg(&count);
-            launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&ml);
-            launch.arg(&scratch.entries).arg(&scratch.heads).arg(&entries).arg(&b.n_buckets);
-            launch.arg(&mut *hits).arg(&hits_per_read).arg(&mut *n_hits).arg(&first);
+            args.push(&mut launch, scratch);
+            launch.arg(&first).arg(&count);
             // SAFETY: argument order and types match inexact_match's signature.
             unsafe { launch.launch(cfg) }.context("launching inexact_match")?;
+        }
+        let retry_start = timing_event(&stream)?;
+        if let Some(retry) = &self.retry_scratch {
+            let cfg = LaunchConfig { grid_dim: ((self.retry_threads as u32).div_ceil(INEXACT_BLOCK_W), 1, 1), block_dim: (INEXACT_BLOCK_W, 1, 1), shared_mem_bytes: 0 };
+            let mut launch = stream.launch_builder(&self.inexact_retry);
+            args.push(&mut launch, retry);
+            // SAFETY: argument order and types match inexact_retry's signature.
+            unsafe { launch.launch(cfg) }.context("launching inexact_retry")?;
         }
         let inexact_end = timing_event(&stream)?;
         self.scratch_free = Some(stream.record_event(None)?);
@@ -503,7 +624,8 @@ impl GpuAligner {
         slot.l.fetch(&stream, n)?;
         slot.n_hits.fetch(&stream, n_gpu)?;
         slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
-        Ok([exact_start, exact_end, inexact_start, inexact_end])
+        slot.retry_counters.fetch(&stream, 2)?;
+        Ok([exact_start, exact_end, inexact_start, retry_start, inexact_end])
     }
 
     /// Waits for a queued batch; returns its inputs and, per read, the GPU's hits (`None`
@@ -517,7 +639,9 @@ impl GpuAligner {
         let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
         self.totals.exact_reads += k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
         self.totals.exact_ms += events[0].elapsed_ms(&events[1])?;
-        self.totals.inexact_ms += events[2].elapsed_ms(&events[3])?;
+        self.totals.inexact_ms += events[2].elapsed_ms(&events[4])?;
+        self.totals.retry_ms += events[3].elapsed_ms(&events[4])?;
+        self.totals.retried_reads += slot.retry_counters.read(2)?[0] as usize;
         self.totals.batches += 1;
         Ok((batch, hits))
     }
