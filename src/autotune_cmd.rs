@@ -350,7 +350,8 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     };
     let speedup = ref_ms / win_ms;
     let history = evo.history.clone();
-    let summary = format!("{:?} with {} patches; held-out penalty {penalty}, speed-up {speedup:.3}x", defs, winner.patches.len());
+    let patches: Vec<String> = winner.patches.iter().map(|p| p.describe(&g)).collect();
+    let summary = format!("{:?} with {} patches [{}]; held-out penalty {penalty}, speed-up {speedup:.3}x", defs, patches.len(), patches.join("; "));
     std::fs::create_dir_all(&args.report)?;
     std::fs::write(args.report.join("report.txt"), bcuda_autotune::report::text(&history, &summary) + &format!("worker restarts: {}\n", evo.evaluator.restarts))?;
     std::fs::write(args.report.join("progress.svg"), bcuda_autotune::report::svg(&history))?;

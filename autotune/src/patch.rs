@@ -79,6 +79,26 @@ impl Patch {
     }
 }
 
+impl Patch {
+    /// The patch in words, quoting the lines it touches (line numbers count from 1), for
+    /// reports and logs.
+    pub fn describe(&self, g: &Grammar) -> String {
+        let at = |i: usize| g.lines.get(i).map_or(format!("line {}", i + 1), |l| format!("line {} `{}`", i + 1, l.text.trim()));
+        match self {
+            Patch::Delete { line } => format!("delete {}", at(*line)),
+            Patch::Replace { line, with } => format!("replace {} with {}", at(*line), at(*with)),
+            Patch::Insert { before, from } => format!("insert {} before {}", at(*from), at(*before)),
+            Patch::IfCond { line, from } => format!("condition of {} from {}", at(*line), at(*from)),
+            Patch::ForPart { line, from, part } => format!("{part:?} of the loop at {} from {}", at(*line), at(*from)),
+            Patch::Unroll { line, count: 0 } => format!("#pragma unroll before {}", at(*line)),
+            Patch::Unroll { line, count } => format!("#pragma unroll {count} before {}", at(*line)),
+            Patch::Restrict(on) => format!("__restrict__ {} on all pointer parameters", if *on { "on" } else { "off" }),
+            Patch::LaunchBounds(0) => "__launch_bounds__ as in the source".to_string(),
+            Patch::LaunchBounds(n) => format!("__launch_bounds__(BLOCK_W, {n})"),
+        }
+    }
+}
+
 fn for_parts(kind: &LineKind) -> Option<(&str, &str, &str)> {
     match kind {
         LineKind::For { init, cond, step } => Some((init, cond, step)),

@@ -123,3 +123,13 @@ fn evolution_selects_correct_faster_variants_without_repeats() {
     assert_eq!(assignments.iter().filter(|(n, v)| n != "BLOCK_W" && specs.iter().find(|s| s.name == n).unwrap().default != Some(*v)).count(), 0);
     assert_eq!(evo.history.reference_ms, 2.0);
 }
+
+#[test]
+fn patches_describe_the_lines_they_touch() {
+    let g = Grammar::parse(&source("exact_match.cu"));
+    let for_line = g.lines.iter().position(|l| matches!(l.kind, LineKind::For { .. })).expect("a for loop");
+    let text = g.lines[for_line].text.trim().to_string();
+    assert_eq!(Patch::Unroll { line: for_line, count: 2 }.describe(&g), format!("#pragma unroll 2 before line {} `{text}`", for_line + 1));
+    assert_eq!(Patch::Delete { line: for_line }.describe(&g), format!("delete line {} `{text}`", for_line + 1));
+    assert_eq!(Patch::LaunchBounds(4).describe(&g), "__launch_bounds__(BLOCK_W, 4)");
+}
