@@ -98,7 +98,9 @@ pub fn cache_dir() -> std::path::PathBuf {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BatchTimes {
     pub exact_ms: f32,
-    /// inexact_match and inexact_retry together, and inexact_retry alone.
+    /// inexact_match and inexact_retry together, and inexact_retry alone (kernel times: a
+    /// batch's retry can run beside the next batch's first pass, so they may add up to more
+    /// than the time they took together).
     pub inexact_ms: f32,
     pub retry_ms: f32,
     pub exact_reads: usize,
@@ -267,11 +269,11 @@ impl Slot {
 }
 
 /// A batch queued on the GPU: its slot, its inputs, and events around its kernels (exact
-/// start and end, inexact first pass start, retry start, inexact end).
+/// start and end, first pass start and end, retry start and end).
 pub struct InFlight {
     slot: usize,
     batch: HostBatch,
-    events: [CudaEvent; 5],
+    events: [CudaEvent; 6],
 }
 
 /// The arguments that inexact_match and inexact_retry share, but for the scratchpad.
@@ -346,8 +348,11 @@ pub struct GpuAligner {
     /// Two batches in flight: one copying while the other computes.
     slots: [Option<Slot>; 2],
     next_slot: usize,
-    /// Recorded after the last queued inexact launch: the scratchpad is free once it passes.
+    /// Recorded after the last queued first pass, and after the last queued retry: the first
+    /// pass's scratchpad, and the retry's, are free once they pass. Two events, so that one
+    /// batch's retry (few threads, long searches) runs beside the next batch's first pass.
     scratch_free: Option<CudaEvent>,
+    retry_scratch_free: Option<CudaEvent>,
     /// Batches submitted so far; with `BCUDA_TEST_FAIL_BATCH=N` the N-th (from 1) fails, so
     /// the device checks can show that a failed GPU batch loses no read.
     submitted: usize,
@@ -429,6 +434,7 @@ impl GpuAligner {
             slots,
             next_slot: 0,
             scratch_free: None,
+            retry_scratch_free: None,
             submitted: 0,
             fail_batch: std::env::var("BCUDA_TEST_FAIL_BATCH").ok().and_then(|v| v.parse().ok()),
         };
@@ -555,7 +561,7 @@ impl GpuAligner {
         Ok(Some(Scratchpad::new(&self.stream, self.retry_threads, m, b, entries)?))
     }
 
-    fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction, chunk: usize) -> Result<[CudaEvent; 5]> {
+    fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction, chunk: usize) -> Result<[CudaEvent; 6]> {
         let stream = slot.stream.clone();
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
         let reads = slot.exact_words.put(&stream, &b.exact_words)?;
@@ -579,7 +585,8 @@ impl GpuAligner {
         let retry_reads = slot.retry_reads.reserve(&stream, n_gpu)?;
         let retry_counters = slot.retry_counters.reserve(&stream, 2)?;
         stream.memset_zeros(retry_counters)?;
-        // The scratchpads are shared: wait for the previous batch's search to finish with them.
+        // The scratchpads are shared: wait for the previous batch's first pass to finish with
+        // the first one (and below, for its retry to finish with the retry's).
         if let Some(free) = &self.scratch_free {
             stream.wait(free)?;
         }
@@ -610,6 +617,11 @@ impl GpuAligner {
             // SAFETY: argument order and types match inexact_match's signature.
             unsafe { launch.launch(cfg) }.context("launching inexact_match")?;
         }
+        let first_pass_end = timing_event(&stream)?;
+        let first_pass_done = stream.record_event(None)?;
+        if let Some(free) = &self.retry_scratch_free {
+            stream.wait(free)?;
+        }
         let retry_start = timing_event(&stream)?;
         if let Some(retry) = &self.retry_scratch {
             let cfg = LaunchConfig { grid_dim: ((self.retry_threads as u32).div_ceil(INEXACT_BLOCK_W), 1, 1), block_dim: (INEXACT_BLOCK_W, 1, 1), shared_mem_bytes: 0 };
@@ -619,13 +631,14 @@ impl GpuAligner {
             unsafe { launch.launch(cfg) }.context("launching inexact_retry")?;
         }
         let inexact_end = timing_event(&stream)?;
-        self.scratch_free = Some(stream.record_event(None)?);
+        self.scratch_free = Some(first_pass_done);
+        self.retry_scratch_free = Some(stream.record_event(None)?);
         slot.k.fetch(&stream, n)?;
         slot.l.fetch(&stream, n)?;
         slot.n_hits.fetch(&stream, n_gpu)?;
         slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
         slot.retry_counters.fetch(&stream, 2)?;
-        Ok([exact_start, exact_end, inexact_start, retry_start, inexact_end])
+        Ok([exact_start, exact_end, inexact_start, first_pass_end, retry_start, inexact_end])
     }
 
     /// Waits for a queued batch; returns its inputs and, per read, the GPU's hits (`None`
@@ -639,8 +652,9 @@ impl GpuAligner {
         let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
         self.totals.exact_reads += k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
         self.totals.exact_ms += events[0].elapsed_ms(&events[1])?;
-        self.totals.inexact_ms += events[2].elapsed_ms(&events[4])?;
-        self.totals.retry_ms += events[3].elapsed_ms(&events[4])?;
+        let retry_ms = events[4].elapsed_ms(&events[5])?;
+        self.totals.inexact_ms += events[2].elapsed_ms(&events[3])? + retry_ms;
+        self.totals.retry_ms += retry_ms;
         self.totals.retried_reads += slot.retry_counters.read(2)?[0] as usize;
         self.totals.batches += 1;
         Ok((batch, hits))
