@@ -1,12 +1,16 @@
 //! BWT and sampled suffix array by a bucketed, multi-pass suffix sort with bounded memory.
 //!
-//! Suffixes are grouped by their first `K` bases (a bucket per K-mer). Consecutive buckets are
-//! taken in chunks whose positions fit `budget_bytes`; for each chunk one pass over the text
-//! collects its suffix positions, which are sorted by comparing 32-base words. Rows come out
-//! in order, so each sorted position gives its BWT character (`text[pos-1]`) and, every 32nd
-//! row, its suffix-array sample directly. Memory: the 2-bit text (n/4 bytes), the BWT (n/4),
-//! the samples (n/4 for interval 32), the bucket counts (8 * 4^K) and one chunk (8 bytes per
-//! position), whatever the genome size.
+//! Suffixes are grouped by their first `K` bases (a bucket per K-mer); a counting pass gives
+//! each bucket's first row. Consecutive buckets are taken in chunks whose positions fit
+//! `budget_bytes`; a chunk's positions are written straight into their buckets' slots of one
+//! array of the chunk's exact size (each thread owns a range of buckets and scans the text),
+//! then each bucket is sorted by comparing 32-base words. Rows come out in order, so each
+//! sorted position gives its BWT character (`text[pos-1]`) and, every 32nd row, its
+//! suffix-array sample directly. Memory: the 2-bit text (n/4 bytes), the BWT (n/4), the samples
+//! (n/4 for interval 32), the bucket starts (8 * 4^K) and one chunk (8 bytes per position),
+//! whatever the genome size. No per-thread buffers are gathered into the chunk: rayon's
+//! `collect` of a filtered iterator did that, and the allocator kept the freed buffers, so
+//! from the second chunk on the peak held two chunks.
 
 use std::cmp::Ordering;
 
@@ -60,11 +64,18 @@ fn bucket_bases(n: u64) -> u32 {
 pub fn build(text: &PackedText, budget_bytes: u64, mut progress: impl FnMut(u64)) -> BwtAndSamples {
     let n = text.len();
     let k = bucket_bases(n);
+    let n_buckets = 1usize << (2 * k);
     let bucket_of = |i: u64| (text.window(i) >> (64 - 2 * k)) as usize;
 
-    let mut counts = vec![0u64; 1 << (2 * k)];
+    // starts[b]: the first row (among the n non-`$` rows) of bucket b, and n after the last
+    // bucket. While a chunk is filled, a bucket's entry is its next free slot, so afterwards
+    // it is the bucket's end.
+    let mut starts = vec![0u64; n_buckets + 1];
     for i in 0..n {
-        counts[bucket_of(i)] += 1;
+        starts[bucket_of(i) + 1] += 1;
+    }
+    for b in 1..=n_buckets {
+        starts[b] += starts[b - 1];
     }
 
     let max_positions = (budget_bytes / 8).max(1);
@@ -75,19 +86,18 @@ pub fn build(text: &PackedText, budget_bytes: u64, mut progress: impl FnMut(u64)
     let mut primary = None;
     let mut row = 1u64;
     let mut lo = 0usize;
-    while lo < counts.len() {
-        let mut hi = lo;
-        let mut size = 0u64;
-        while hi < counts.len() && (hi == lo || size + counts[hi] <= max_positions) {
-            size += counts[hi];
+    while lo < n_buckets {
+        // Buckets lo..hi: at least one, and as many more as fit the budget.
+        let base = starts[lo];
+        let mut hi = lo + 1;
+        while hi < n_buckets && starts[hi + 1] - base <= max_positions {
             hi += 1;
         }
-        const SEGMENT: u64 = 1 << 20;
-        let mut positions: Vec<u64> = (0..n.div_ceil(SEGMENT))
-            .into_par_iter()
-            .flat_map_iter(|s| (s * SEGMENT..((s + 1) * SEGMENT).min(n)).filter(|&i| (lo..hi).contains(&bucket_of(i))))
-            .collect();
-        positions.par_sort_unstable_by(|&a, &b| compare_suffixes(text, a, b));
+        // The chunk is allocated once at its exact size; each position goes straight to its
+        // slot in its bucket.
+        let mut positions = vec![0u64; (starts[hi] - base) as usize];
+        fill_chunk(text, k, lo, &mut positions, &mut starts[lo..hi], base);
+        sort_buckets(text, &mut positions, base, &starts[lo..hi]);
         for &pos in &positions {
             if row % SA_INTERVAL == 0 {
                 samples[(row / SA_INTERVAL - 1) as usize] = pos;
@@ -105,6 +115,67 @@ pub fn build(text: &PackedText, budget_bytes: u64, mut progress: impl FnMut(u64)
     }
     debug_assert_eq!(row, n + 1);
     BwtAndSamples { primary: primary.expect("the text's first suffix is always sorted"), bwt, samples }
+}
+
+/// Puts the positions of buckets `lo..lo + cursors.len()` into their buckets' slots of
+/// `positions` (whose first slot is row `base`); `cursors` are the buckets' start rows and end
+/// as their end rows. The buckets are split into one part per thread; each part scans the whole
+/// text and writes only its own slots, so threads share no cursor and no slot.
+fn fill_chunk(text: &PackedText, k: u32, lo: usize, positions: &mut [u64], cursors: &mut [u64], base: u64) {
+    let n = text.len();
+    let n_parts = rayon::current_num_threads().max(1) as u64;
+    let per_part = (positions.len() as u64).div_ceil(n_parts).max(1);
+    let mut parts = Vec::new();
+    let (mut cursors, mut positions, mut first_bucket, mut first_row) = (cursors, positions, lo, base);
+    while !cursors.is_empty() {
+        // Buckets up to the first one that reaches the part's share of positions.
+        let mut m = 1;
+        while m < cursors.len() && cursors[m] - first_row < per_part {
+            m += 1;
+        }
+        let end_row = if m < cursors.len() { cursors[m] } else { first_row + positions.len() as u64 };
+        let (c, c_rest) = std::mem::take(&mut cursors).split_at_mut(m);
+        let (p, p_rest) = std::mem::take(&mut positions).split_at_mut((end_row - first_row) as usize);
+        parts.push((first_bucket, c, p, first_row));
+        (cursors, positions, first_bucket, first_row) = (c_rest, p_rest, first_bucket + m, end_row);
+    }
+    parts.into_par_iter().for_each(|(b0, cursors, positions, row0)| {
+        let b1 = b0 + cursors.len();
+        for i in 0..n {
+            let b = (text.window(i) >> (64 - 2 * k)) as usize;
+            if (b0..b1).contains(&b) {
+                let c = &mut cursors[b - b0];
+                positions[(*c - row0) as usize] = i;
+                *c += 1;
+            }
+        }
+    });
+}
+
+/// Sorts each bucket of `part` (whose first slot is row `first`; `ends` are its buckets' end
+/// rows), the buckets in parallel and a large bucket with a parallel sort.
+fn sort_buckets(text: &PackedText, part: &mut [u64], first: u64, ends: &[u64]) {
+    const SERIAL: usize = 1 << 16;
+    let cmp = |&a: &u64, &b: &u64| compare_suffixes(text, a, b);
+    if ends.len() == 1 {
+        if part.len() > SERIAL {
+            part.par_sort_unstable_by(cmp);
+        } else {
+            part.sort_unstable_by(cmp);
+        }
+    } else if part.len() <= SERIAL {
+        let mut from = 0;
+        for &end in ends {
+            let to = (end - first) as usize;
+            part[from..to].sort_unstable_by(cmp);
+            from = to;
+        }
+    } else {
+        let mid = ends.len() / 2;
+        let split = ends[mid - 1] - first;
+        let (left, right) = part.split_at_mut(split as usize);
+        rayon::join(|| sort_buckets(text, left, first, &ends[..mid]), || sort_buckets(text, right, first + split, &ends[mid..]));
+    }
 }
 
 #[inline]
@@ -145,8 +216,9 @@ mod tests {
                 .collect();
             let t = text_of(&seq);
             let rows = naive_rows(&t);
-            for budget in [8, 64, 1 << 20] {
-                let out = build(&t, budget, |_| {});
+            for (budget, threads) in [(8, 1), (64, 3), (64, 7), (1 << 20, 5)] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let out = pool.install(|| build(&t, budget, |_| {}));
                 let primary = rows.iter().position(|&p| p == 0).unwrap() as u64;
                 assert_eq!(out.primary, primary, "len {len}");
                 for (r, &p) in rows.iter().enumerate().skip(1) {
