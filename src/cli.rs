@@ -24,6 +24,9 @@ pub enum Command {
     /// Time the exact_match kernel alone and check it against the CPU.
     #[command(hide = true)]
     GpuBench(crate::gpu::bench::GpuBenchArgs),
+    /// Profile the search's stack per read and check the GPU's bounded stack on the CPU.
+    #[command(hide = true)]
+    StackProfile(crate::aln::stack_profile::StackProfileArgs),
     /// Evaluates kernel variants for `autotune` (internal).
     #[command(hide = true)]
     AutotuneWorker(crate::autotune_cmd::WorkerArgs),
@@ -36,6 +39,7 @@ pub fn run() -> Result<()> {
         Command::Samse(args) => crate::samse::run(args),
         Command::Autotune(args) => crate::autotune_cmd::run(args),
         Command::GpuBench(args) => crate::gpu::bench::run(args),
+        Command::StackProfile(args) => crate::aln::stack_profile::run(args),
         Command::AutotuneWorker(args) => crate::autotune_cmd::run_worker(args),
     }
 }

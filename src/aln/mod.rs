@@ -2,6 +2,8 @@
 //! fallback when no GPU is present; its output is byte-identical to `bwa aln` 0.7.17.
 
 pub mod search;
+pub mod stack;
+pub mod stack_profile;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -86,9 +88,6 @@ pub struct AlnArgs {
     /// Force the GPU path; an error when no usable GPU is found.
     #[arg(long)]
     pub gpu: bool,
-    /// Reads per batch (the GPU rounds it to a multiple of its cores).
-    #[arg(long, default_value_t = 159_744)]
-    pub batch_size: usize,
     /// Ignore a kernel tuned by `bcuda autotune` for this GPU.
     #[arg(long)]
     pub no_tuned: bool,
@@ -149,7 +148,7 @@ fn choose_gpu(args: &AlnArgs, bwt: &bcuda_index::Bwt) -> Result<Option<Box<GpuAl
     if args.cpu || (!args.gpu && !crate::gpu::driver_present()) {
         return Ok(None);
     }
-    match GpuAligner::new(bwt, crate::gpu::Switches::default(), args.batch_size) {
+    match GpuAligner::new(bwt, crate::gpu::Switches::default()) {
         Ok(mut gpu) => {
             if !args.quiet {
                 eprintln!("[bcuda aln] aligning on {} (compute {}.{})", gpu.device_name, gpu.compute_capability.0, gpu.compute_capability.1);
@@ -275,14 +274,22 @@ pub fn run(args: AlnArgs) -> Result<()> {
     progress.finish();
     if let (Some(gpu), false) = (&gpu, args.quiet) {
         let t = gpu.totals;
+        let passes: Vec<String> = gpu
+            .passes()
+            .iter()
+            .enumerate()
+            .map(|(p, pass)| format!("pass {} {:.1} ms on {} reads ({} threads x {} entries)", p + 1, t.pass_ms[p], t.pass_reads[p], pass.threads, pass.entries))
+            .collect();
         eprintln!(
-            "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly), inexact_match {:.1} ms (of which {:.1} ms retrying {} reads with {}); {} reads aligned on the CPU (too long, over GPU scratch or a failed GPU batch); {:.2} s in all",
+            "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: {}; {} reads outgrew the last pass's stack",
             t.exact_ms,
             t.exact_reads,
-            t.inexact_ms,
-            t.retry_ms,
-            t.retried_reads,
-            gpu.retry_stacks().map_or("no larger stacks (no GPU memory for them)".to_string(), |(threads, entries)| format!("{threads} threads of {entries} stack entries")),
+            t.inexact_ms(),
+            passes.join(", "),
+            t.stack_overflow_reads,
+        );
+        eprintln!(
+            "[bcuda aln] {} reads aligned on the CPU (longer than the GPU takes, over its stack or hit list, or a failed GPU batch); {:.2} s in all",
             cpu_reads,
             started.elapsed().as_secs_f64()
         );
@@ -324,13 +331,13 @@ fn feed(gpu: &mut Option<Box<GpuAligner>>, parsed: Receiver<Result<Parsed>>, ans
 }
 
 /// The GPU's hits of a batch; `None` when the GPU failed it (out of memory or any other
-/// error): the writer then aligns the whole batch on the CPU, so no read is lost, and later
-/// launches are halved.
+/// error): the writer then aligns the whole batch on the CPU, so no read is lost, and the
+/// search's stacks are sized again with half the memory.
 fn collect_or_fall_back(gpu: &mut GpuAligner, flight: Result<InFlight>) -> Option<Vec<Option<Vec<AlnHit>>>> {
     match flight.and_then(|f| gpu.collect(f)) {
         Ok((_, hits)) => Some(hits),
         Err(e) => {
-            gpu.launch_reads = (gpu.launch_reads / 2).max(1024);
+            gpu.shrink_after_failure();
             eprintln!("[bcuda aln] GPU batch failed ({e:#}); aligning it on the CPU");
             None
         }

@@ -6,6 +6,7 @@
 
 use bcuda_index::Bwt;
 
+use super::stack::{Entry, GapStack, Next, SearchStack};
 use crate::sai::{AlnHit, GapOptions, MODE_GAPE, MODE_LOGGAP, MODE_NONSTOP};
 
 /// One entry of the D array: the SA-interval width of a prefix and its lower bound on differences.
@@ -18,63 +19,6 @@ pub struct Width {
 const STATE_M: u8 = 0;
 const STATE_I: u8 = 1;
 const STATE_D: u8 = 2;
-
-/// A partial alignment: the suffix `seq[i..]` matched with these differences, SA interval [k, l].
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    /// score << 21 | i, as bwa packs it.
-    info: u32,
-    n_mm: u8,
-    n_gapo: u8,
-    n_gape: u8,
-    state: u8,
-    n_ins: u16,
-    n_del: u16,
-    last_diff_pos: i32,
-    k: u64,
-    l: u64,
-}
-
-/// bwa's gap_stack_t: one LIFO stack per score, popped from the best (lowest) score.
-#[derive(Default)]
-pub struct GapStack {
-    stacks: Vec<Vec<Entry>>,
-    best: usize,
-    n_entries: usize,
-}
-
-impl GapStack {
-    fn reset(&mut self, n_stacks: usize) {
-        if self.stacks.len() < n_stacks {
-            self.stacks.resize_with(n_stacks, Vec::new);
-        }
-        self.stacks.truncate(n_stacks);
-        self.stacks.iter_mut().for_each(Vec::clear);
-        self.best = n_stacks;
-        self.n_entries = 0;
-    }
-
-    fn push(&mut self, e: Entry) {
-        let score = (e.info >> 21) as usize;
-        if score >= self.stacks.len() {
-            self.stacks.resize_with(score + 1, Vec::new);
-        }
-        self.stacks[score].push(e);
-        self.n_entries += 1;
-        self.best = self.best.min(score);
-    }
-
-    fn pop(&mut self) -> Entry {
-        let e = self.stacks[self.best].pop().expect("pop from a non-empty stack");
-        self.n_entries -= 1;
-        if self.n_entries == 0 {
-            self.best = self.stacks.len();
-        } else if self.stacks[self.best].is_empty() {
-            self.best = (self.best + 1..self.stacks.len()).find(|&s| !self.stacks[s].is_empty()).unwrap_or(self.stacks.len());
-        }
-        e
-    }
-}
 
 /// Per-thread working memory, reused across reads.
 #[derive(Default)]
@@ -186,13 +130,35 @@ fn int_log2(v: u32) -> i32 {
 /// Aligns one read (its aligned part, in read orientation) as bwa aln does; `opt` carries the
 /// batch's options (see [`batch_options`]).
 pub fn align_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, scratch: &mut Scratch) -> Vec<AlnHit> {
+    let Scratch { stack, width, seed_width, seq } = scratch;
+    match align_read_with(bwt, read, opt, stack, width, seed_width, seq) {
+        Ok(hits) => hits,
+        Err(StackFull) => unreachable!("bwa's stack holds every entry"),
+    }
+}
+
+/// The search needed an entry its stack had dropped (only a [`super::stack::BoundedStack`]
+/// drops entries): the read must be searched again with a larger one.
+#[derive(Debug, PartialEq, Eq)]
+pub struct StackFull;
+
+/// [`align_read`] with any stack, and the D arrays and sequence buffers given.
+pub fn align_read_with<S: SearchStack>(
+    bwt: &Bwt,
+    read: &[u8],
+    opt: &GapOptions,
+    stack: &mut S,
+    width: &mut Vec<Width>,
+    seed_width: &mut Vec<Width>,
+    seq: &mut Vec<u8>,
+) -> Result<Vec<AlnHit>, StackFull> {
     let len = read.len();
     let mut local = *opt;
     // bwa works on the reversed read for the D arrays, then on its reverse complement.
-    scratch.seq.clear();
-    scratch.seq.extend(read.iter().rev());
-    scratch.width.resize(len + 1, Width::default());
-    cal_width(bwt, &scratch.seq, &mut scratch.width);
+    seq.clear();
+    seq.extend(read.iter().rev());
+    width.resize(len + 1, Width::default());
+    cal_width(bwt, seq, width);
     if opt.fnr > 0.0 {
         local.max_diff = cal_maxdiff(len as i32, AVG_ERR, opt.fnr as f64);
     }
@@ -200,27 +166,26 @@ pub fn align_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, scratch: &mut Scratc
     local.seed_len = if seed_len < len { opt.seed_len } else { i32::MAX };
     let use_seed = len > seed_len;
     if use_seed {
-        scratch.seed_width.resize(seed_len + 1, Width::default());
-        cal_width(bwt, &scratch.seq[len - seed_len..], &mut scratch.seed_width);
+        seed_width.resize(seed_len + 1, Width::default());
+        cal_width(bwt, &seq[len - seed_len..], seed_width);
     }
-    for c in scratch.seq.iter_mut() {
+    for c in seq.iter_mut() {
         *c = if *c > 3 { 4 } else { 3 - *c };
     }
-    let Scratch { stack, width, seed_width, seq } = scratch;
     match_gap(bwt, seq, width, if use_seed { Some(seed_width) } else { None }, &local, opt, stack)
 }
 
 /// bwt_match_gap: best-first search of `seq` (the read's reverse complement) allowing
 /// mismatches and gaps within `opt`'s limits. `batch_opt` sizes the stack as bwa does.
-fn match_gap(
+fn match_gap<S: SearchStack>(
     bwt: &Bwt,
     seq: &[u8],
     width: &mut [Width],
     seed_width: Option<&mut Vec<Width>>,
     opt: &GapOptions,
     batch_opt: &GapOptions,
-    stack: &mut GapStack,
-) -> Vec<AlnHit> {
+    stack: &mut S,
+) -> Result<Vec<AlnHit>, StackFull> {
     let len = seq.len() as i32;
     let l2 = bwt.l2();
     let gape_counts = opt.mode & MODE_GAPE != 0;
@@ -230,7 +195,7 @@ fn match_gap(
     let mut hits: Vec<AlnHit> = Vec::new();
 
     if seq.iter().filter(|&&c| c > 3).count() as i32 > max_diff {
-        return hits;
+        return Ok(hits);
     }
     let n_stacks = aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, batch_opt).max(1) as usize;
     stack.reset(n_stacks);
@@ -241,14 +206,20 @@ fn match_gap(
     stack.push(entry(len, 0, bwt.seq_len(), 0, 0, 0, 0, 0, STATE_M, false));
     let seed_width = seed_width.map(|v| &v[..]);
 
-    while stack.n_entries > 0 {
-        if stack.n_entries > opt.max_entries as usize {
+    let nonstop = opt.mode & MODE_NONSTOP != 0;
+    while stack.n_entries() > 0 {
+        if stack.n_entries() > opt.max_entries as usize {
             break;
         }
-        let e = stack.pop();
+        let e = match stack.pop() {
+            Next::Entry(e) => e,
+            // bwa would pop a dropped entry: fine if that ends the search, as it would.
+            Next::Dropped(score) if !nonstop && score > best_score + opt.s_mm => break,
+            Next::Dropped(_) => return Err(StackFull),
+        };
         let (mut k, mut l) = (e.k, e.l);
         let mut i = (e.info & 0xffff) as i32;
-        if opt.mode & MODE_NONSTOP == 0 && (e.info >> 21) as i32 > best_score + opt.s_mm {
+        if !nonstop && (e.info >> 21) as i32 > best_score + opt.s_mm {
             break;
         }
         let mut m = max_diff - (e.n_mm as i32 + e.n_gapo as i32);
@@ -286,8 +257,10 @@ fn match_gap(
                 if gape_counts {
                     best_diff += e.n_gape as i32;
                 }
-                if opt.mode & MODE_NONSTOP == 0 {
+                if !nonstop {
                     max_diff = if best_diff + 1 > opt.max_diff { opt.max_diff } else { best_diff + 1 };
+                    // From here on bwa pops nothing scoring more than this.
+                    stack.pop_no_more_than(best_score + opt.s_mm);
                 }
             }
             if score == best_score {
@@ -388,5 +361,5 @@ fn match_gap(
             }
         }
     }
-    hits
+    Ok(hits)
 }

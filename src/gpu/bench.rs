@@ -48,7 +48,7 @@ pub fn run(args: GpuBenchArgs) -> Result<()> {
     for s in &args.switches {
         switches.set(s).map_err(|e| anyhow::anyhow!("--switch {e}"))?;
     }
-    let mut gpu = super::GpuAligner::new(&bwt, switches.clone(), args.batch_size)?;
+    let mut gpu = super::GpuAligner::new(&bwt, switches.clone())?;
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let (mut reads_timed, mut ms_total, mut mismatches, mut exact) = (0u64, 0f64, 0u64, 0u64);
     // Reads that match exactly walk all their bases: the kernel's worst case, timed apart.

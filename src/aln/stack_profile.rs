@@ -1,0 +1,127 @@
+//! `bcuda stack-profile`: how much stack bwa's search needs per read, and whether the GPU's
+//! bounded stack ([`BoundedStack`]) of a given size gives bwa's hits. Every read is searched
+//! with bwa's stack (the oracle) and with bounded stacks of each size; a bounded search either
+//! gives the oracle's hits exactly or says the stack was too small, and any other outcome is
+//! an error. This is the CPU check of the GPU's stack policy, and the numbers that size it.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use rayon::prelude::*;
+
+use super::search::{align_read_with, batch_options, Width};
+use super::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
+use super::CPU_BATCH;
+use crate::reads::{ReadBatchReader, ReadOptions};
+use crate::sai::GapOptions;
+
+#[derive(clap::Args, Debug)]
+pub struct StackProfileArgs {
+    pub prefix: PathBuf,
+    pub reads: PathBuf,
+    /// Bounded stack sizes (entries) to check, comma-separated.
+    #[arg(long, default_value = "256,1024,2048,8192,32768", value_delimiter = ',')]
+    pub capacity: Vec<usize>,
+    /// Profile at most this many reads.
+    #[arg(long)]
+    pub max_reads: Option<usize>,
+}
+
+/// bwa's stack, counting pops and the most entries held at once.
+#[derive(Default)]
+struct Counting {
+    inner: GapStack,
+    pops: usize,
+    peak: usize,
+}
+
+impl SearchStack for Counting {
+    fn reset(&mut self, n_stacks: usize) {
+        self.inner.reset(n_stacks);
+        self.pops = 0;
+        self.peak = 0;
+    }
+    fn push(&mut self, e: Entry) {
+        self.inner.push(e);
+        self.peak = self.peak.max(self.inner.n_entries());
+    }
+    fn pop(&mut self) -> Next {
+        self.pops += 1;
+        self.inner.pop()
+    }
+    fn n_entries(&self) -> usize {
+        self.inner.n_entries()
+    }
+}
+
+/// One read's profile: bwa's pops and peak entries, and per bounded size `Some(peak stored)`
+/// or `None` when that size was too small.
+struct ReadProfile {
+    pops: usize,
+    peak: usize,
+    bounded: Vec<Option<usize>>,
+}
+
+fn profile_read(bwt: &bcuda_index::Bwt, read: &[u8], opt: &GapOptions, capacities: &[usize]) -> Result<ReadProfile> {
+    let (mut width, mut seed_width, mut seq) = (Vec::<Width>::new(), Vec::new(), Vec::new());
+    let mut oracle = Counting::default();
+    let hits = align_read_with(bwt, read, opt, &mut oracle, &mut width, &mut seed_width, &mut seq).expect("bwa's stack holds every entry");
+    let mut bounded = Vec::new();
+    for &capacity in capacities {
+        let mut stack = BoundedStack::new(capacity);
+        bounded.push(match align_read_with(bwt, read, opt, &mut stack, &mut width, &mut seed_width, &mut seq) {
+            Ok(h) if h == hits => Some(stack.peak_stored),
+            Ok(h) => bail!("a bounded stack of {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len()),
+            Err(_) => None,
+        });
+    }
+    Ok(ReadProfile { pops: oracle.pops, peak: oracle.peak, bounded })
+}
+
+fn percentile(sorted: &[usize], p: f64) -> usize {
+    sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0)
+}
+
+pub fn run(args: StackProfileArgs) -> Result<()> {
+    let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
+    let opt = GapOptions::default();
+    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
+    let limit = args.max_reads.unwrap_or(usize::MAX);
+    let mut profiles = Vec::new();
+    while profiles.len() < limit {
+        let batch = reader.next_batch(CPU_BATCH.min(limit - profiles.len()))?;
+        if batch.is_empty() {
+            break;
+        }
+        let batch_opt = batch_options(&opt, batch.iter().map(|r| r.len).max().unwrap_or(0));
+        let done: Result<Vec<_>> = batch.par_iter().map(|r| profile_read(&bwt, r.aligned(), &batch_opt, &args.capacity)).collect();
+        profiles.extend(done?);
+    }
+    let n = profiles.len();
+    let mut pops: Vec<usize> = profiles.iter().map(|p| p.pops).collect();
+    let mut peaks: Vec<usize> = profiles.iter().map(|p| p.peak).collect();
+    pops.sort_unstable();
+    peaks.sort_unstable();
+    println!("{n} reads; every bounded search that finished gave bwa's hits");
+    println!("percentile\tpops\tbwa stack peak");
+    for p in [0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
+        println!("{}\t{}\t{}", p * 100.0, percentile(&pops, p), percentile(&peaks, p));
+    }
+    println!("pops in all: {}", pops.iter().sum::<usize>());
+    if std::env::var_os("BCUDA_PROFILE_TOP").is_some() {
+        let mut idx: Vec<usize> = (0..n).collect();
+        idx.sort_by_key(|&i| std::cmp::Reverse(profiles[i].pops));
+        for &i in idx.iter().take(20) {
+            println!("read {i}: pops {} peak {}", profiles[i].pops, profiles[i].peak);
+        }
+    }
+    println!("bounded entries\treads too large\tpops of those\tpeak stored (p99 of the rest)");
+    for (c, &capacity) in args.capacity.iter().enumerate() {
+        let over: Vec<&ReadProfile> = profiles.iter().filter(|p| p.bounded[c].is_none()).collect();
+        let mut stored: Vec<usize> = profiles.iter().filter_map(|p| p.bounded[c]).collect();
+        stored.sort_unstable();
+        let over_pops: usize = over.iter().map(|p| p.pops).sum();
+        println!("{capacity}\t{}\t{over_pops}\t{}", over.len(), percentile(&stored, 0.99));
+    }
+    Ok(())
+}

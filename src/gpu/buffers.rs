@@ -1,0 +1,83 @@
+//! Kernel inputs and outputs of a batch in flight: device buffers with page-locked host
+//! staging, grown on demand and reused batch after batch.
+
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Result};
+use cudarc::driver::{sys, CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
+
+/// A kernel input: page-locked host staging and its device copy, grown on demand. Pinned
+/// memory lets the copy run asynchronously on the batch's stream, under another batch's kernels.
+pub struct Upload<T: DeviceRepr> {
+    host: Option<PinnedHostSlice<T>>,
+    dev: Option<CudaSlice<T>>,
+}
+
+impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
+    pub fn new() -> Self {
+        Upload { host: None, dev: None }
+    }
+
+    /// Queues the copy of `data` to the device on `stream`. Waits only if this buffer's
+    /// previous copy (two batches ago) has not finished.
+    pub fn put(&mut self, stream: &Arc<CudaStream>, data: &[T]) -> Result<&CudaSlice<T>> {
+        let need = data.len().max(1);
+        if self.host.as_ref().is_none_or(|h| h.len() < need) {
+            let capacity = need + need / 8;
+            (self.host, self.dev) = (None, None);
+            // SAFETY: the staging buffer is zeroed before use; write-combined suits host writes.
+            let mut host = unsafe { stream.context().alloc_pinned_with_flags::<T>(capacity, sys::CU_MEMHOSTALLOC_WRITECOMBINED) }?;
+            host.as_mut_slice()?.fill(T::default());
+            self.host = Some(host);
+            self.dev = Some(stream.alloc_zeros::<T>(capacity)?);
+        }
+        let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("allocated above") };
+        host.as_mut_slice()?[..data.len()].copy_from_slice(data);
+        stream.memcpy_htod(host, dev)?;
+        Ok(dev)
+    }
+}
+
+/// A kernel output: its device buffer and page-locked host copy, grown on demand.
+pub struct Download<T: DeviceRepr> {
+    dev: Option<CudaSlice<T>>,
+    host: Option<PinnedHostSlice<T>>,
+}
+
+impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
+    pub fn new() -> Self {
+        Download { dev: None, host: None }
+    }
+
+    /// The device buffer, at least `len` long (contents undefined until a kernel writes it).
+    pub fn reserve(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<&mut CudaSlice<T>> {
+        let need = len.max(1);
+        if self.dev.as_ref().is_none_or(|d| d.len() < need) {
+            let capacity = need + need / 8;
+            (self.host, self.dev) = (None, None);
+            // SAFETY: both are written (kernel, then copy) before they are read.
+            unsafe {
+                self.host = Some(stream.context().alloc_pinned_with_flags::<T>(capacity, 0)?);
+                self.dev = Some(stream.alloc::<T>(capacity)?);
+            }
+        }
+        Ok(self.dev.as_mut().expect("allocated above"))
+    }
+
+    /// Queues the copy of the first `len` elements back to the host.
+    pub fn fetch(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<()> {
+        let (Some(dev), Some(host)) = (self.dev.as_ref(), self.host.as_mut()) else { bail!("download before reserve") };
+        if len == 0 {
+            return Ok(());
+        }
+        stream.memcpy_dtoh(&dev.slice(..len), host)?;
+        Ok(())
+    }
+
+    /// The first `len` elements, once the copy has arrived.
+    pub fn read(&self, len: usize) -> Result<&[T]> {
+        let host = self.host.as_ref().ok_or_else(|| anyhow!("read before fetch"))?;
+        Ok(&host.as_slice()?[..len])
+    }
+}
+
