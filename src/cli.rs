@@ -19,6 +19,10 @@ pub enum Command {
     Aln(crate::aln::AlnArgs),
     /// Turn a .sai into SAM/BAM records, as `bwa samse`.
     Samse(crate::samse::SamseArgs),
+    /// Cut a read file into N consecutive shards on record boundaries (to align apart).
+    SplitReads(crate::split_reads::SplitReadsArgs),
+    /// Join the .sai files of consecutive shards into the .sai of the whole read file.
+    MergeSai(crate::merge_sai::MergeSaiArgs),
     /// Evolve the CUDA kernels for the installed GPU.
     Autotune(crate::autotune_cmd::AutotuneArgs),
     /// Time the exact_match kernel alone and check it against the CPU.
@@ -37,6 +41,8 @@ pub fn run() -> Result<()> {
         Command::Index(args) => crate::index_cmd::run(args),
         Command::Aln(args) => crate::aln::run(args),
         Command::Samse(args) => crate::samse::run(args),
+        Command::SplitReads(args) => crate::split_reads::run(args),
+        Command::MergeSai(args) => crate::merge_sai::run(args),
         Command::Autotune(args) => crate::autotune_cmd::run(args),
         Command::GpuBench(args) => crate::gpu::bench::run(args),
         Command::StackProfile(args) => crate::aln::stack_profile::run(args),

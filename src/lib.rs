@@ -9,5 +9,7 @@ pub mod sai;
 pub mod index_cmd;
 pub mod aln;
 pub mod samse;
+pub mod split_reads;
+pub mod merge_sai;
 pub mod gpu;
 pub mod autotune_cmd;

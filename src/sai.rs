@@ -156,8 +156,38 @@ impl<R: Read> SaiReader<R> {
         Ok(SaiReader { input, options, reads_done: 0 })
     }
 
+    /// Reads whose records have been read whole so far.
+    pub fn reads_done(&self) -> u64 {
+        self.reads_done
+    }
+
     /// The next read's hits, or `None` at a clean end of file.
     pub fn next_read(&mut self) -> Result<Option<Vec<AlnHit>>, SaiError> {
+        let Some(n) = self.next_count()? else { return Ok(None) };
+        let mut hits = Vec::with_capacity(n);
+        let mut buf = [0u8; AlnHit::BYTES];
+        for _ in 0..n {
+            read_exact_or(&mut self.input, &mut buf, "hit record cut short")?;
+            hits.push(AlnHit::from_bytes(&buf));
+        }
+        self.reads_done += 1;
+        Ok(Some(hits))
+    }
+
+    /// The next read's record exactly as stored (hit count, then its hits), appended to
+    /// `record`; `false` at a clean end of file. For copying records without decoding them.
+    pub fn next_read_bytes(&mut self, record: &mut Vec<u8>) -> Result<bool, SaiError> {
+        let Some(n) = self.next_count()? else { return Ok(false) };
+        record.extend_from_slice(&(n as i32).to_le_bytes());
+        let start = record.len();
+        record.resize(start + n * AlnHit::BYTES, 0);
+        read_exact_or(&mut self.input, &mut record[start..], "hit record cut short")?;
+        self.reads_done += 1;
+        Ok(true)
+    }
+
+    /// A read's hit count, or `None` at a clean end of file.
+    fn next_count(&mut self) -> Result<Option<usize>, SaiError> {
         let mut count = [0u8; 4];
         let mut got = 0;
         while got < 4 {
@@ -173,14 +203,7 @@ impl<R: Read> SaiReader<R> {
         if n < 0 {
             return Err(SaiError::NegativeCount { read: self.reads_done, n });
         }
-        let mut hits = Vec::with_capacity(n as usize);
-        let mut buf = [0u8; AlnHit::BYTES];
-        for _ in 0..n {
-            read_exact_or(&mut self.input, &mut buf, "hit record cut short")?;
-            hits.push(AlnHit::from_bytes(&buf));
-        }
-        self.reads_done += 1;
-        Ok(Some(hits))
+        Ok(Some(n as usize))
     }
 }
 
