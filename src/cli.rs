@@ -20,8 +20,15 @@ pub enum Command {
     /// Turn a .sai into SAM/BAM records, as `bwa samse`.
     Samse(crate::samse::SamseArgs),
     /// Cut a read file into N consecutive shards on record boundaries (to align apart).
+    ///
+    /// Shard 1 gets the first reads, the last shard the last ones, so that `merge-sai` of the
+    /// shards' .sai files gives the .sai of the whole file. The input is read twice (count, copy).
     SplitReads(crate::split_reads::SplitReadsArgs),
     /// Join the .sai files of consecutive shards into the .sai of the whole read file.
+    ///
+    /// The shards must have been aligned with the same `aln` options (their headers are
+    /// compared); only -t may differ, and the first shard's header is kept. The records are
+    /// copied unchanged, so the result is byte for byte one `aln` over the whole read file.
     MergeSai(crate::merge_sai::MergeSaiArgs),
     /// Evolve the CUDA kernels for the installed GPU.
     Autotune(crate::autotune_cmd::AutotuneArgs),
