@@ -4,7 +4,10 @@
 //! The shards must have been aligned with the same options: their headers are compared
 //! field by field, and the merged file keeps the first shard's header followed by every
 //! shard's read records in the order given, copied byte for byte. Shards in input order then
-//! give the same file as one `aln` over the whole read file.
+//! give the same file as one `aln` over the whole read file. (Splitting moves bwa's batch
+//! boundaries, and bwa aln clips max_gapo to the difference bound of a batch's longest read;
+//! but each read's own bound, never larger, limits its gap opens and scores anyway, so a
+//! read's hits do not depend on its batch.)
 
 use std::fs::File;
 use std::io::{BufReader, Write};
