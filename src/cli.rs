@@ -38,6 +38,9 @@ pub enum Command {
     /// Profile the search's stack per read and check the GPU's bounded stack on the CPU.
     #[command(hide = true)]
     StackProfile(crate::aln::stack_profile::StackProfileArgs),
+    /// Writes a seeded synthetic genome (FASTA, stdout) for benchmarks.
+    #[command(hide = true)]
+    SynthGenome(crate::synth_genome::SynthGenomeArgs),
     /// Evaluates kernel variants for `autotune` (internal).
     #[command(hide = true)]
     AutotuneWorker(crate::autotune_cmd::WorkerArgs),
@@ -53,6 +56,7 @@ pub fn run() -> Result<()> {
         Command::Autotune(args) => crate::autotune_cmd::run(args),
         Command::GpuBench(args) => crate::gpu::bench::run(args),
         Command::StackProfile(args) => crate::aln::stack_profile::run(args),
+        Command::SynthGenome(args) => crate::synth_genome::run(args),
         Command::AutotuneWorker(args) => crate::autotune_cmd::run_worker(args),
     }
 }

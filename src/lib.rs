@@ -13,3 +13,4 @@ pub mod split_reads;
 pub mod merge_sai;
 pub mod gpu;
 pub mod autotune_cmd;
+pub mod synth_genome;
