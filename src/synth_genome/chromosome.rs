@@ -78,12 +78,12 @@ fn tandem(rng: &mut SmallRng, unit: &[u8], len: usize, rate: f64, out: &mut Vec<
     out.truncate(end);
 }
 
-/// An alpha-satellite array: copies of the higher-order unit 0.5-3 % apart, so reads from
-/// it match many places nearly equally well.
+/// An alpha-satellite array: copies of the higher-order unit 0.2-1.5 % from it, so reads
+/// from it match many places nearly equally well.
 fn tandem_units(rng: &mut SmallRng, unit: &[u8], len: usize, out: &mut Vec<u8>) {
     let end = out.len() + len;
     while out.len() < end {
-        let rate = rng.random_range(0.005..0.03);
+        let rate = rng.random_range(0.002..0.015);
         diverged_into(rng, unit, rate, out);
     }
     out.truncate(end);

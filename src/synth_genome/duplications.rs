@@ -1,4 +1,4 @@
-//! Segmental duplications: 10-100 kbp stretches copied at 1-5 % divergence over other places,
+//! Segmental duplications: 10-100 kbp stretches copied at 1-5 % divergence (log-uniform) over other places,
 //! half on the same chromosome nearby, half on another chromosome, about 5 % of the genome.
 //! Copies are taken from the genome as it was before any duplication, so the result does not
 //! depend on the order they are written in.
@@ -90,7 +90,7 @@ fn plan(chromosomes: &[Chromosome], rng: &mut SmallRng) -> Vec<Duplication> {
         plan.push(Duplication {
             source: (src_chrom, source),
             target: (dst_chrom, dst_start),
-            divergence: rng.random_range(0.01..0.05),
+            divergence: 0.01 * 5f64.powf(rng.random::<f64>()), // log-uniform: recent copies commoner
             reverse: rng.random_bool(0.5),
             seed: rng.random(),
         });
