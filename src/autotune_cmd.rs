@@ -26,9 +26,9 @@ use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 
 #[derive(clap::Args, Debug)]
 pub struct AutotuneArgs {
-    /// Index prefix (the FASTA path given to `index`).
+    /// Index prefix (the FASTA path given to `index`) [the default index].
     #[arg(long)]
-    pub index: PathBuf,
+    pub index: Option<PathBuf>,
     /// Sample reads (FASTQ): the first batch evolves, the second validates.
     #[arg(long)]
     pub reads: PathBuf,
@@ -289,12 +289,14 @@ pub fn load_tuned(device: &str, cc: (i32, i32)) -> Option<Tuned> {
 
 pub fn run(args: AutotuneArgs) -> Result<()> {
     let budget = parse_budget(&args.budget)?;
+    let index = crate::default_index::named_or_default("autotune", args.index.as_deref())?;
+    index.announce("autotune", args.quiet);
     let g = Grammar::parse(crate::gpu::EXACT_MATCH_CU);
     let specs = barracuda_switches();
     let worker_args: Vec<String> = vec![
         "autotune-worker".into(),
         "--index".into(),
-        args.index.display().to_string(),
+        index.prefix.display().to_string(),
         "--reads".into(),
         args.reads.display().to_string(),
         "--batch-size".into(),

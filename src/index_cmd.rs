@@ -36,5 +36,11 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     if !args.quiet {
         eprintln!("\r[bcuda index] {} indexed in {:.2} s          ", args.fasta.display(), start.elapsed().as_secs_f64());
     }
+    // The index is built whatever happens here: a config folder we cannot write is a warning.
+    match crate::default_index::record_default(&prefix) {
+        Ok(file) if !args.quiet => eprintln!("[bcuda index] {} is now the default index ({})", prefix.display(), file.display()),
+        Ok(_) => {}
+        Err(e) => eprintln!("[bcuda index] warning: could not record {} as the default index: {e:#}", prefix.display()),
+    }
     Ok(())
 }

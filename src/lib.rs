@@ -1,6 +1,7 @@
 //! bcuda: a GPU port of BWA 0.7.17's `aln` path (via BarraCUDA), with self-tuned kernels.
 
 pub mod cli;
+pub mod default_index;
 pub mod output;
 pub mod progress;
 pub mod reads;

@@ -23,11 +23,12 @@ use crate::gpu::{complete_on_cpu, GpuAligner, HostBatch, InFlight};
 pub const CPU_BATCH: usize = 0x40000;
 
 #[derive(clap::Args, Debug)]
+#[command(override_usage = "bcuda aln [OPTIONS] [INDEX] <READS>")]
 pub struct AlnArgs {
-    /// Index prefix (the FASTA path given to `index`).
-    pub prefix: PathBuf,
-    /// Reads: FASTQ or FASTA, plain or gzip.
-    pub reads: PathBuf,
+    /// [INDEX] READS: the index prefix (the FASTA given to `index`; left out: the default
+    /// index), then the reads (FASTQ or FASTA, plain or gzip).
+    #[arg(value_name = "ARGS", num_args = 1..=2, required = true)]
+    pub inputs: Vec<PathBuf>,
     /// Max differences (integer) or missing probability under 0.02 error rate (float).
     #[arg(short = 'n', default_value = "0.04")]
     pub max_diff: String,
@@ -199,10 +200,12 @@ struct Answered {
 pub fn run(args: AlnArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let opt = args.gap_options()?;
-    let bwt_path = bcuda_index::with_ext(&args.prefix, ".bwt");
+    let (index, inputs) = crate::default_index::split_positional("aln", &args.inputs, &["reads.fq"])?;
+    index.announce("aln", args.quiet);
+    let bwt_path = bcuda_index::with_ext(&index.prefix, ".bwt");
     let bwt = bcuda_index::Bwt::load(&bwt_path)?;
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13, sequence_only: true };
-    let reader = ReadBatchReader::open(&args.reads, read_opts)?;
+    let reader = ReadBatchReader::open(&inputs[0], read_opts)?;
     let mut gpu = choose_gpu(&args, &bwt)?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
 

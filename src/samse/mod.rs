@@ -22,13 +22,12 @@ use crate::sai::{GapOptions, SaiReader, MODE_COMPREAD, MODE_IL13};
 use hits::{HitType, Placement};
 
 #[derive(clap::Args, Debug)]
+#[command(override_usage = "bcuda samse [OPTIONS] [INDEX] <SAI> <READS>")]
 pub struct SamseArgs {
-    /// Index prefix (the FASTA path given to `index`).
-    pub prefix: PathBuf,
-    /// The .sai written by `aln` for these reads.
-    pub sai: PathBuf,
-    /// The reads given to `aln`.
-    pub reads: PathBuf,
+    /// [INDEX] SAI READS: the index prefix (the FASTA given to `index`; left out: the default
+    /// index), the .sai written by `aln` for these reads, and the reads given to `aln`.
+    #[arg(value_name = "ARGS", num_args = 2..=3, required = true)]
+    pub inputs: Vec<PathBuf>,
     /// Maximum hits to output in XA for a read.
     #[arg(short = 'n', default_value_t = 3)]
     pub max_xa: usize,
@@ -238,9 +237,12 @@ impl Sink {
 const BATCH: usize = 0x40000;
 
 pub fn run(args: SamseArgs) -> Result<()> {
-    let index = Index::load(&args.prefix, true)?;
-    let file = std::fs::File::open(&args.sai).with_context(|| format!("{}", args.sai.display()))?;
-    let mut sai = SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}", args.sai.display()))?;
+    let (choice, inputs) = crate::default_index::split_positional("samse", &args.inputs, &["reads.sai", "reads.fq"])?;
+    choice.announce("samse", args.quiet);
+    let (sai_path, reads_path) = (&inputs[0], &inputs[1]);
+    let index = Index::load(&choice.prefix, true)?;
+    let file = std::fs::File::open(sai_path).with_context(|| format!("{}", sai_path.display()))?;
+    let mut sai = SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}", sai_path.display()))?;
     let opt = sai.options;
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let header = header_text(&index.refs, rg.as_ref().map(|(line, _)| line.as_str()));
@@ -261,7 +263,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
     };
 
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false };
-    let mut reader = ReadBatchReader::open(&args.reads, read_opts)?;
+    let mut reader = ReadBatchReader::open(reads_path, read_opts)?;
     let mut rng = Rand48::new(index.refs.seed() as i64);
     let seq_len = index.bwt.seq_len();
     let mut progress = Progress::new("reads", Some(reader.position().1), args.quiet);
@@ -273,11 +275,11 @@ pub fn run(args: SamseArgs) -> Result<()> {
         let mut chosen = Vec::with_capacity(batch.len());
         for (i, read) in batch.iter().enumerate() {
             let record = reader.records() - batch.len() as u64 + i as u64 + 1;
-            let Some(hits) = sai.next_read().with_context(|| format!("{}", args.sai.display()))? else {
-                bail!("{}: ends before read {record} ('{}') of {}: the .sai is for other reads", args.sai.display(), read.name, args.reads.display());
+            let Some(hits) = sai.next_read().with_context(|| format!("{}", sai_path.display()))? else {
+                bail!("{}: ends before read {record} ('{}') of {}: the .sai is for other reads", sai_path.display(), read.name, reads_path.display());
             };
             if let Some(h) = hits.iter().find(|h| h.k > h.l || h.l > seq_len) {
-                bail!("{}: read {record} has the SA interval [{}, {}] beyond this index (length {seq_len}): the .sai is from another index", args.sai.display(), h.k, h.l);
+                bail!("{}: read {record} has the SA interval [{}, {}] beyond this index (length {seq_len}): the .sai is from another index", sai_path.display(), h.k, h.l);
             }
             chosen.push(hits::choose(&hits, &mut rng, args.max_xa));
         }
@@ -295,8 +297,8 @@ pub fn run(args: SamseArgs) -> Result<()> {
         sink.write_lines(&lines.concat())?;
         progress.advance(batch.len() as u64, Some(reader.position().0));
     }
-    if sai.next_read().with_context(|| format!("{}", args.sai.display()))?.is_some() {
-        bail!("{}: has more records than the {} reads of {}: the .sai is for other reads", args.sai.display(), reader.records(), args.reads.display());
+    if sai.next_read().with_context(|| format!("{}", sai_path.display()))?.is_some() {
+        bail!("{}: has more records than the {} reads of {}: the .sai is for other reads", sai_path.display(), reader.records(), reads_path.display());
     }
     progress.finish();
     sink.commit()
