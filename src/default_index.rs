@@ -81,6 +81,7 @@ pub fn split_positional(command: &str, args: &[PathBuf], inputs: &[&str]) -> Res
 /// The index given by an option such as `autotune --index`, or else the default index.
 pub fn named_or_default(command: &str, named: Option<&Path>) -> Result<IndexChoice> {
     match named {
+        Some(prefix) if !is_index(prefix) => Err(not_an_index(prefix)),
         Some(prefix) => Ok(IndexChoice { prefix: prefix.to_path_buf(), origin: Origin::Argument }),
         None => Lookup::from_env().default_index(command, "--index ref.fa"),
     }
@@ -122,7 +123,7 @@ impl Lookup {
             IndexChoice { prefix, origin: Origin::ConfigFile(self.config_file.clone().expect("read from it")) }
         } else {
             bail!(
-                "bcuda {command}: no index given and no default index. Name it (bcuda {command} {explicit}), \
+                "no index given and no default index. Name it (bcuda {command} {explicit}), \
                  or build one with `bcuda index ref.fa` (the last index built is the default), or set {ENV_VAR}=ref.fa"
             );
         };
@@ -146,17 +147,12 @@ fn split_with(lookup: &Lookup, command: &str, args: &[PathBuf], inputs: &[&str])
             if let Some(index) = args[1..].iter().find(|a| is_index(a)) {
                 bail!("{} is not an index but {} is: the index comes first ({usage})", prefix.display(), index.display());
             }
-            bail!(
-                "{} is not an index: {} is missing (build it with `bcuda index {}` or `bwa index`)",
-                prefix.display(),
-                bcuda_index::with_ext(prefix, ".bwt").display(),
-                prefix.display()
-            );
+            return Err(not_an_index(prefix));
         }
         return Ok((IndexChoice { prefix: prefix.clone(), origin: Origin::Argument }, args[1..].to_vec()));
     }
     if args.len() != inputs.len() {
-        bail!("bcuda {command}: expected {} or {} arguments ({usage}), got {}", inputs.len(), inputs.len() + 1, args.len());
+        bail!("expected {} or {} arguments ({usage}), got {}", inputs.len(), inputs.len() + 1, args.len());
     }
     if let Some(first) = args.first().filter(|a| is_index(a)) {
         bail!(
@@ -170,6 +166,15 @@ fn split_with(lookup: &Lookup, command: &str, args: &[PathBuf], inputs: &[&str])
     }
     let choice = lookup.default_index(command, &format!("ref.fa {}", inputs.join(" ")))?;
     Ok((choice, args.to_vec()))
+}
+
+fn not_an_index(prefix: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} is not an index: {} is missing (build it with `bcuda index {}` or `bwa index`)",
+        prefix.display(),
+        bcuda_index::with_ext(prefix, ".bwt").display(),
+        prefix.display()
+    )
 }
 
 /// The prefix recorded in `file`; `None` when the file does not exist.

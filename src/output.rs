@@ -61,10 +61,17 @@ impl Write for Output {
 }
 
 impl Drop for Output {
-    /// An output dropped without `commit` (an error path) leaves no file behind.
+    /// An output dropped without `commit` (an error path) leaves no file behind, and on
+    /// standard output what is still buffered (at least the first MiB) is dropped rather
+    /// than flushed: a command that fails early writes nothing.
     fn drop(&mut self) {
-        if let Output::File { tmp, .. } = self {
-            let _ = std::fs::remove_file(tmp);
+        match self {
+            Output::File { tmp, .. } => {
+                let _ = std::fs::remove_file(tmp);
+            }
+            Output::Stdout(w) => {
+                let _ = std::mem::replace(w, BufWriter::with_capacity(0, io::stdout())).into_parts();
+            }
         }
     }
 }

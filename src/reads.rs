@@ -90,8 +90,9 @@ pub fn trimmed_len(qual: &[u8], trim_qual: i32) -> usize {
 /// Errors reading reads: always with the file and the record.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadsError {
-    #[error("{path}: {source}")]
-    Open { path: PathBuf, source: std::io::Error },
+    /// The io::Error is part of the message, not a `source`: anyhow's `{:#}` would print it twice.
+    #[error("{path}: {error}")]
+    Open { path: PathBuf, error: std::io::Error },
     #[error("{path}: record {record}: {msg}")]
     Parse { path: PathBuf, record: u64, msg: String },
     #[error("{path}: record {record} ('{name}'): read of {len} bases is longer than the {max} bcuda supports")]
@@ -125,19 +126,26 @@ pub struct ReadBatchReader {
 }
 
 impl ReadBatchReader {
+    /// Opens `path`, or standard input for `-` (as bwa); gzip is recognised by its magic
+    /// bytes either way.
     pub fn open(path: &Path, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
-        let file = File::open(path).map_err(|source| ReadsError::Open { path: path.to_path_buf(), source })?;
-        let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let (input, file_len, path): (Box<dyn Read + Send>, u64, PathBuf) = if path.as_os_str() == "-" {
+            (Box::new(std::io::stdin()), 0, PathBuf::from("standard input"))
+        } else {
+            let file = File::open(path).map_err(|error| ReadsError::Open { path: path.to_path_buf(), error })?;
+            let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            (Box::new(file), file_len, path.to_path_buf())
+        };
         let bytes_read = Arc::new(AtomicU64::new(0));
-        let counting = CountingReader { inner: file, count: bytes_read.clone() };
+        let counting = CountingReader { inner: input, count: bytes_read.clone() };
         let parser = needletail::parse_fastx_reader(counting).map_err(|e| {
             if e.kind == needletail::errors::ParseErrorKind::EmptyFile {
-                ReadsError::Empty { path: path.to_path_buf() }
+                ReadsError::Empty { path: path.clone() }
             } else {
-                ReadsError::Parse { path: path.to_path_buf(), record: 1, msg: e.to_string() }
+                ReadsError::Parse { path: path.clone(), record: 1, msg: e.to_string() }
             }
         })?;
-        Ok(ReadBatchReader { path: path.to_path_buf(), parser, opts, records: 0, bytes_read, file_len })
+        Ok(ReadBatchReader { path, parser, opts, records: 0, bytes_read, file_len })
     }
 
     /// Reads seen so far.
@@ -145,7 +153,7 @@ impl ReadBatchReader {
         self.records
     }
 
-    /// Bytes of the file consumed and the file's size, for a percentage.
+    /// Bytes of the file consumed and the file's size (0 for standard input), for a percentage.
     pub fn position(&self) -> (u64, u64) {
         (self.bytes_read.load(Ordering::Relaxed), self.file_len)
     }
