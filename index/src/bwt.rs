@@ -88,9 +88,9 @@ pub fn interleaved_words(seq_len: u64) -> u64 {
 
 impl Bwt {
     pub fn load(path: &Path) -> Result<Bwt> {
-        let file = std::fs::File::open(path).map_err(|e| IndexError::io(path, e))?;
+        let file = std::fs::File::open(path).map_err(|e| IndexError::index_io(path, e))?;
         // SAFETY: the index files are read-only inputs; we never write through the map.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::io(path, e))?;
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::index_io(path, e))?;
         if map.len() < HEADER_BYTES {
             return Err(IndexError::truncated(path, format!("{} bytes, shorter than the 40-byte header", map.len())));
         }

@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    /// The io::Error is part of the message, not a `source`: anyhow's `{:#}` would print it twice.
+    #[error("{path}: {error}")]
+    Io { path: PathBuf, error: std::io::Error },
     #[error("{path}: index file is missing (build it with `bcuda index` or `bwa index`)")]
     Missing { path: PathBuf },
     #[error("{path}: truncated index file: {detail}")]
@@ -19,11 +20,16 @@ pub enum IndexError {
 }
 
 impl IndexError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
-        if source.kind() == std::io::ErrorKind::NotFound {
+    /// Reading or writing any file (the FASTA, a temporary file).
+    pub(crate) fn io(path: &Path, error: std::io::Error) -> Self {
+        IndexError::Io { path: path.to_path_buf(), error }
+    }
+    /// Opening an index file to load it: a missing one says how to build it.
+    pub(crate) fn index_io(path: &Path, error: std::io::Error) -> Self {
+        if error.kind() == std::io::ErrorKind::NotFound {
             IndexError::Missing { path: path.to_path_buf() }
         } else {
-            IndexError::Io { path: path.to_path_buf(), source }
+            IndexError::io(path, error)
         }
     }
     pub(crate) fn truncated(path: &Path, detail: impl Into<String>) -> Self {

@@ -48,15 +48,15 @@ impl RefSeqs {
         let ann_path = with_ext(prefix, ".ann");
         let amb_path = with_ext(prefix, ".amb");
         let pac_path = with_ext(prefix, ".pac");
-        let ann = std::fs::read(&ann_path).map_err(|e| IndexError::io(&ann_path, e))?;
+        let ann = std::fs::read(&ann_path).map_err(|e| IndexError::index_io(&ann_path, e))?;
         // bwa copies header bytes verbatim; a non-UTF-8 comment of a bwa-made index still loads.
         let ann = String::from_utf8_lossy(&ann);
         let (l_pac, seed, seqs) = parse_ann(&ann_path, &ann)?;
-        let amb = std::fs::read(&amb_path).map_err(|e| IndexError::io(&amb_path, e))?;
+        let amb = std::fs::read(&amb_path).map_err(|e| IndexError::index_io(&amb_path, e))?;
         let holes = parse_amb(&amb_path, &amb, l_pac, seqs.len())?;
-        let file = std::fs::File::open(&pac_path).map_err(|e| IndexError::io(&pac_path, e))?;
+        let file = std::fs::File::open(&pac_path).map_err(|e| IndexError::index_io(&pac_path, e))?;
         // SAFETY: read-only input, never written through the map.
-        let pac = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::io(&pac_path, e))?;
+        let pac = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::index_io(&pac_path, e))?;
         let expected = pac_file_len(l_pac);
         if (pac.len() as u64) < expected {
             return Err(IndexError::truncated(&pac_path, format!("{} bytes, expected {expected} for {l_pac} bases", pac.len())));

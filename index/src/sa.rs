@@ -25,9 +25,9 @@ pub fn stored_samples(seq_len: u64, interval: u64) -> u64 {
 impl SuffixArray {
     /// Loads `.sa` and checks that it was built from `bwt`.
     pub fn load(path: &Path, bwt: &Bwt) -> Result<SuffixArray> {
-        let file = std::fs::File::open(path).map_err(|e| IndexError::io(path, e))?;
+        let file = std::fs::File::open(path).map_err(|e| IndexError::index_io(path, e))?;
         // SAFETY: read-only input, never written through the map.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::io(path, e))?;
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::index_io(path, e))?;
         if map.len() < HEADER_BYTES {
             return Err(IndexError::truncated(path, format!("{} bytes, shorter than the 56-byte header", map.len())));
         }

@@ -26,7 +26,7 @@ pub const CPU_BATCH: usize = 0x40000;
 #[command(override_usage = "bcuda aln [OPTIONS] [INDEX] <READS>")]
 pub struct AlnArgs {
     /// [INDEX] READS: the index prefix (the FASTA given to `index`; left out: the default
-    /// index), then the reads (FASTQ or FASTA, plain or gzip).
+    /// index), then the reads (FASTQ or FASTA, plain or gzip; `-` for standard input).
     #[arg(value_name = "ARGS", num_args = 1..=2, required = true)]
     pub inputs: Vec<PathBuf>,
     /// Max differences (integer) or missing probability under 0.02 error rate (float).
