@@ -332,12 +332,16 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     let settings = Settings { population: args.pop, generations: args.gens, budget, seed: args.seed, noise };
     let mut evo = Evolution::new(&g, &specs, eval, settings);
     let quiet = args.quiet;
+    let progress = crate::progress::Progress::new("generations", Some(args.gens as u64), quiet);
     let population = evo.run(&mut |generation, h| {
         if !quiet {
             let (best, median) = h.generations.last().copied().unwrap_or((None, None));
-            eprintln!("[bcuda autotune] generation {generation}: {} evaluated, best {:?} ms, median {:?} ms", h.evaluated, best, median);
+            crate::progress::note(&format!("[bcuda autotune] generation {generation}: {} evaluated, best {:?} ms, median {:?} ms", h.evaluated, best, median));
+            progress.set_message(format!("{} variants evaluated", h.evaluated));
         }
+        progress.advance(1, Some(generation as u64 + 1));
     });
+    progress.finish();
     let best = population.first().map(|s| s.genome.clone()).unwrap_or_else(|| reference.clone());
     let winner = evo.minimise(&best);
 

@@ -26,15 +26,18 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     }
     let prefix = args.prefix.clone().unwrap_or_else(|| args.fasta.clone());
     // Progress in permille of suffix-array rows sorted.
-    let mut progress = crate::progress::Progress::new("index", Some(1000), args.quiet);
+    let progress = crate::progress::Progress::new("index", Some(1000), args.quiet);
+    let bar = progress.clone();
     let opts = bcuda_index::BuildOptions {
-        progress: Some(Box::new(move |_stage: &str, fraction: f64| progress.advance(0, Some((fraction * 1000.0) as u64)))),
+        progress: Some(Box::new(move |_stage: &str, fraction: f64| bar.advance(0, Some((fraction * 1000.0) as u64)))),
         sort_budget_bytes: (args.sort_memory.max(0.001) * (1u64 << 30) as f64) as u64,
     };
     let start = std::time::Instant::now();
-    bcuda_index::build_index(&args.fasta, &prefix, opts)?;
+    let built = bcuda_index::build_index(&args.fasta, &prefix, opts);
+    progress.finish();
+    built?;
     if !args.quiet {
-        eprintln!("\r[bcuda index] {} indexed in {:.2} s          ", args.fasta.display(), start.elapsed().as_secs_f64());
+        eprintln!("[bcuda index] {} indexed in {:.2} s", args.fasta.display(), start.elapsed().as_secs_f64());
     }
     // The index is built whatever happens here: a config folder we cannot write is a warning.
     match crate::default_index::record_default(&prefix) {

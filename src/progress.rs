@@ -1,52 +1,144 @@
-//! Progress on stderr for long work: items/s and percent, at most a few times a second.
-//! Silent with `-q` or when stderr is not a terminal.
+//! Progress on stderr for long work, drawn by `indicatif`: a bar with rate, percent and ETA
+//! when the amount of work is known, a spinner with the rate when it is not (standard input).
+//! Silent with `--quiet` or when stderr is not a terminal.
+//!
+//! Every bar joins one process-wide `MultiProgress`, so several at once (one per GPU) each
+//! get a line; [`note`] prints a line above them without tearing them.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-pub struct Progress {
-    what: &'static str,
-    enabled: bool,
-    total: Option<u64>,
-    done: u64,
-    start: Instant,
-    last: Instant,
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
+
+/// The bars of this process, drawn together on stderr.
+fn bars() -> &'static MultiProgress {
+    static BARS: OnceLock<MultiProgress> = OnceLock::new();
+    BARS.get_or_init(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(REFRESH_HZ)))
 }
 
+/// Prints `line` on stderr above any progress bars (plainly when there are none).
+pub fn note(line: &str) {
+    bars().suspend(|| eprintln!("{line}"));
+}
+
+/// One line of progress. Cloning gives another handle on the same line.
+#[derive(Clone)]
+pub struct Progress {
+    what: &'static str,
+    bar: ProgressBar,
+    /// Amount of work (bytes of input, or units of a fraction) when known.
+    total: Option<u64>,
+    /// Items finished (the bar's position follows the input instead when none are counted).
+    items: Arc<AtomicU64>,
+    start: Instant,
+}
+
+/// Redraws per second, at most.
+const REFRESH_HZ: u8 = 8;
+
 impl Progress {
-    /// `total` is the amount of work when known (bytes or items), for a percentage.
+    /// `what` labels the line ("reads aligned"); `total` is the amount of work when known,
+    /// in the unit of the `position` given to [`advance`](Self::advance) (bytes of input,
+    /// or e.g. 1000 for permille).
     pub fn new(what: &'static str, total: Option<u64>, quiet: bool) -> Progress {
-        let now = Instant::now();
-        Progress { what, enabled: !quiet && std::io::stderr().is_terminal(), total, done: 0, start: now, last: now }
+        let total = total.filter(|&t| t > 0);
+        let bar = if quiet || !std::io::stderr().is_terminal() {
+            ProgressBar::hidden()
+        } else {
+            // Dropped unfinished (an error): the line goes, the error is printed after it.
+            let bar = bars().add(ProgressBar::no_length().with_finish(ProgressFinish::AndClear));
+            bar.set_style(counting_style(what, total.is_some()));
+            bar.enable_steady_tick(Duration::from_millis(1000 / REFRESH_HZ as u64));
+            bar
+        };
+        Progress { what, bar, total, items: Arc::new(AtomicU64::new(0)), start: Instant::now() }
     }
 
     /// Adds `n` finished items; `position` is the amount of `total` covered so far, if known.
-    pub fn advance(&mut self, n: u64, position: Option<u64>) {
-        self.done += n;
-        if !self.enabled || self.last.elapsed() < Duration::from_millis(250) {
-            return;
+    /// With items counted, the bar's length is the items expected at this rate of `position`
+    /// (so the rate, percent and ETA are in items); with `n == 0` it follows `position` alone
+    /// (work measured by position, such as index construction).
+    pub fn advance(&self, n: u64, position: Option<u64>) {
+        let done = self.items.fetch_add(n, Ordering::Relaxed) + n;
+        match (self.total, position) {
+            (Some(total), Some(at)) if done == 0 => {
+                if self.bar.length() != Some(total) {
+                    self.bar.set_style(fraction_style(self.what));
+                    self.bar.set_length(total);
+                }
+                self.bar.set_position(at.min(total));
+                return;
+            }
+            (Some(total), Some(at)) if at > 0 => {
+                let expected = (done as f64 * total as f64 / at as f64).ceil() as u64;
+                self.bar.set_length(expected.max(done));
+            }
+            _ => {}
         }
-        self.last = Instant::now();
-        let secs = self.start.elapsed().as_secs_f64().max(1e-9);
-        let rate = self.done as f64 / secs;
-        let pct = match (self.total, position) {
-            (Some(t), Some(p)) if t > 0 => format!(" {:5.1}%", 100.0 * p as f64 / t as f64),
-            _ => String::new(),
-        };
-        if self.done == 0 {
-            // Work measured only by position (e.g. index construction): the percentage alone.
-            eprint!("\r[bcuda] {}:{}   ", self.what, pct);
-        } else {
-            eprint!("\r[bcuda] {} {}: {:.0}/s{}   ", self.done, self.what, rate, pct);
-        }
-        let _ = std::io::stderr().flush();
+        self.bar.set_position(done);
     }
 
-    /// Final line (only when enabled).
-    pub fn finish(&mut self) {
-        if self.enabled && self.done > 0 {
-            let secs = self.start.elapsed().as_secs_f64().max(1e-9);
-            eprintln!("\r[bcuda] {} {} in {:.1} s ({:.0}/s)        ", self.done, self.what, secs, self.done as f64 / secs);
+    /// A short status shown at the end of the line (e.g. the best kernel time).
+    pub fn set_message(&self, msg: impl Into<String>) {
+        self.bar.set_message(msg.into());
+    }
+
+    /// Clears the line; when items were counted and the bar was shown, prints a final line
+    /// with their number, the time and the rate.
+    pub fn finish(&self) {
+        if self.bar.is_finished() {
+            return;
         }
+        let shown = !self.bar.is_hidden();
+        self.bar.finish_and_clear();
+        let done = self.items.load(Ordering::Relaxed);
+        if shown && done > 0 {
+            let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+            note(&format!("[bcuda] {done} {} in {secs:.1} s ({:.0}/s)", self.what, done as f64 / secs));
+        }
+    }
+}
+
+/// Items counted: a bar when the total is estimated from the input position, else a spinner.
+fn counting_style(what: &str, estimated_total: bool) -> ProgressStyle {
+    let template = if estimated_total {
+        format!("[bcuda] {what} [{{bar:20}}] {{percent:>3}}% {{human_pos}} {{per_sec:0}} {{elapsed}}, ETA {{eta}} {{msg}}")
+    } else {
+        format!("[bcuda] {what} {{spinner}} {{human_pos}} {{per_sec:0}} {{elapsed}} {{msg}}")
+    };
+    ProgressStyle::with_template(&template).expect("a valid template").progress_chars("=> ")
+}
+
+/// Work measured by position only: percent and ETA.
+fn fraction_style(what: &str) -> ProgressStyle {
+    let template = format!("[bcuda] {what} [{{bar:20}}] {{percent:>3}}% {{elapsed}}, ETA {{eta}} {{msg}}");
+    ProgressStyle::with_template(&template).expect("a valid template").progress_chars("=> ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_are_valid() {
+        counting_style("reads", true);
+        counting_style("reads", false);
+        fraction_style("index");
+    }
+
+    #[test]
+    fn hidden_progress_still_counts() {
+        let p = Progress::new("reads", Some(1000), true);
+        p.advance(10, Some(100));
+        p.advance(10, Some(200));
+        assert_eq!(p.items.load(Ordering::Relaxed), 20);
+        assert_eq!(p.bar.position(), 20);
+        assert_eq!(p.bar.length(), Some(100), "20 reads in 200 of 1000 bytes: 100 expected");
+        p.finish();
+        let f = Progress::new("index", Some(1000), true);
+        f.advance(0, Some(250));
+        assert_eq!((f.bar.position(), f.bar.length()), (250, Some(1000)));
     }
 }

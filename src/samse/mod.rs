@@ -266,7 +266,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
     let mut reader = ReadBatchReader::open(reads_path, read_opts)?;
     let mut rng = Rand48::new(index.refs.seed() as i64);
     let seq_len = index.bwt.seq_len();
-    let mut progress = Progress::new("reads", Some(reader.position().1), args.quiet);
+    let progress = Progress::new("reads", Some(reader.position().1), args.quiet);
     loop {
         let batch = reader.next_batch(BATCH)?;
         if batch.is_empty() {
