@@ -65,6 +65,8 @@ fn sharded_workflow_equals_one_aln_and_samse() {
         .args(&snakemake[1..])
         .args(["--snakefile", snakefile.to_str().unwrap(), "--configfile", "config.json", "--cores", "2", "--quiet"])
         .current_dir(dir)
+        // The index rule's `bcuda index` records a default index: in the test's folder, not the user's.
+        .env("XDG_CONFIG_HOME", dir.join("config"))
         .output()
         .unwrap();
     assert!(out.status.success(), "snakemake failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
