@@ -5,7 +5,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "bcuda", version, about = "GPU short-read aligner, compatible with BWA 0.7.17 (index / aln / samse)")]
+#[command(name = "bcuda", version, about = "GPU short-read aligner, compatible with BWA 0.7.17 (index / aln / samse / sampe)")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -30,6 +30,8 @@ pub enum Command {
     /// compared); only -t may differ, and the first shard's header is kept. The records are
     /// copied unchanged, so the result is byte for byte one `aln` over the whole read file.
     MergeSai(crate::merge_sai::MergeSaiArgs),
+    /// Turn the two .sai files of paired reads into SAM/BAM records, as `bwa sampe`.
+    Sampe(crate::sampe::SampeArgs),
     /// Evolve the CUDA kernels for the installed GPU.
     Autotune(crate::autotune_cmd::AutotuneArgs),
     /// Time the exact_match kernel alone and check it against the CPU.
@@ -53,6 +55,7 @@ pub fn run() -> Result<()> {
         Command::Samse(args) => crate::samse::run(args),
         Command::SplitReads(args) => crate::split_reads::run(args),
         Command::MergeSai(args) => crate::merge_sai::run(args),
+        Command::Sampe(args) => crate::sampe::run(args),
         Command::Autotune(args) => crate::autotune_cmd::run(args),
         Command::GpuBench(args) => crate::gpu::bench::run(args),
         Command::StackProfile(args) => crate::aln::stack_profile::run(args),

@@ -9,9 +9,11 @@ pub mod sai;
 
 pub mod index_cmd;
 pub mod aln;
+pub mod sam;
 pub mod samse;
 pub mod split_reads;
 pub mod merge_sai;
+pub mod sampe;
 pub mod gpu;
 pub mod autotune_cmd;
 pub mod synth_genome;

@@ -3,16 +3,30 @@
 //! strand from the suffix array, and the extra hits printed in XA (bwase.c).
 
 use bcuda_index::rand48::Rand48;
-use bcuda_index::{Bwt, RefSeqs, SuffixArray};
+use bcuda_index::{Bwt, SuffixArray};
+
+use std::path::Path;
+
+use anyhow::{bail, Context};
 
 use crate::aln::search::{cal_maxdiff, AVG_ERR};
-use crate::sai::AlnHit;
+use crate::reads::ReadSeq;
+use crate::sai::{AlnHit, SaiReader};
 
+/// bwa's BWA_TYPE_*: printed in XT as N, U, R, M.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HitType {
     NoMatch,
     Unique,
     Repeat,
+    /// Placed by `sampe`'s Smith-Waterman search near its mate.
+    MateRescued,
+}
+
+impl HitType {
+    pub fn is_mapped(self) -> bool {
+        self != HitType::NoMatch
+    }
 }
 
 /// One extra hit for XA.
@@ -43,6 +57,10 @@ pub struct Placement {
     pub c1: u64,
     pub c2: u64,
     pub mapq: u32,
+    /// Single-end mapping quality (bwa's seQ), printed as SM/AM by sampe.
+    pub se_mapq: u32,
+    /// SAM flags set before printing (paired, proper pair, first/second: bwa's extra_flag).
+    pub flags: u32,
     pub others: Vec<OtherHit>,
 }
 
@@ -61,6 +79,8 @@ pub fn choose(hits: &[AlnHit], rng: &mut Rand48, max_xa: usize) -> Placement {
         c1: 0,
         c2: 0,
         mapq: 0,
+        se_mapq: 0,
+        flags: 0,
         others: Vec::new(),
     };
     if hits.is_empty() {
@@ -87,31 +107,43 @@ pub fn choose(hits: &[AlnHit], rng: &mut Rand48, max_xa: usize) -> Placement {
     p.c2 = hits[i..].iter().map(|h| h.l - h.k + 1).sum();
     p.kind = if p.c1 > 1 { HitType::Repeat } else { HitType::Unique };
 
-    // XA candidates: every SA row of every hit, when there are few enough.
-    let n_occ: u64 = hits.iter().map(|h| h.l - h.k + 1).sum();
-    if max_xa > 0 && n_occ <= max_xa as u64 + 1 {
-        for h in hits {
-            for row in h.k..=h.l {
-                p.others.push(OtherHit {
-                    pos: row,
-                    reverse: false,
-                    gaps: h.n_gapo as u32 + h.n_gape as u32,
-                    mismatches: h.n_mm as u32,
-                    ref_shift: h.n_del as i64 - h.n_ins as i64,
-                    cigar: None,
-                });
-            }
-        }
-    }
+    p.others = xa_candidates(hits, max_xa);
     p
 }
 
-fn log_n(n: u64) -> i32 {
+/// The multi part of bwa_aln2seq_core: every SA row of every hit as an XA candidate when
+/// there are at most `max_xa + 1` of them, else none.
+pub fn xa_candidates(hits: &[AlnHit], max_xa: usize) -> Vec<OtherHit> {
+    let n_occ: u64 = hits.iter().map(|h| h.l - h.k + 1).sum();
+    if max_xa == 0 || n_occ > max_xa as u64 + 1 {
+        return Vec::new();
+    }
+    let mut others = Vec::with_capacity(n_occ as usize);
+    for h in hits {
+        for row in h.k..=h.l {
+            others.push(OtherHit {
+                pos: row,
+                reverse: false,
+                gaps: h.n_gapo as u32 + h.n_gape as u32,
+                mismatches: h.n_mm as u32,
+                ref_shift: h.n_del as i64 - h.n_ins as i64,
+                cigar: None,
+            });
+        }
+    }
+    others
+}
+
+/// bwa's g_log_n table: round(4.343 ln n), 0 for n = 0.
+pub fn log_n(n: u64) -> i32 {
+    if n == 0 {
+        return 0;
+    }
     (4.343 * (n as f64).ln() + 0.5) as i32
 }
 
 /// bwa_approx_mapQ.
-fn approx_mapq(p: &Placement, max_diff: i32) -> u32 {
+pub fn approx_mapq(p: &Placement, max_diff: i32) -> u32 {
     if p.c1 == 0 {
         return 23;
     }
@@ -144,22 +176,29 @@ pub fn sa_to_pos(bwt: &Bwt, sa: &SuffixArray, l_pac: u64, row: u64, ref_len: i64
     (Some(pos), !is_rev)
 }
 
-/// bwa_cal_pac_pos_core and the XA part of bwa_cal_pac_pos.
-pub fn place(p: &mut Placement, bwt: &Bwt, sa: &SuffixArray, refs: &RefSeqs, len: usize, max_mm: i32, fnr: f32) {
-    let l_pac = refs.l_pac();
-    if p.kind != HitType::NoMatch {
-        let max_diff = if fnr > 0.0 { cal_maxdiff(len as i32, AVG_ERR, fnr as f64) } else { max_mm };
-        let (pos, reverse) = sa_to_pos(bwt, sa, l_pac, p.sa, len as i64 + p.ref_shift);
-        p.reverse = reverse;
-        p.mapq = approx_mapq(p, max_diff);
-        match pos {
-            Some(pos) => p.pos = pos,
-            None => {
-                p.pos = u64::MAX;
-                p.kind = HitType::NoMatch;
-            }
+/// bwa_cal_pac_pos_core: strand, forward position and mapping quality of the chosen hit of a
+/// read of `len` aligned bases; a hit bridging the two strands becomes unmapped.
+pub fn place_main(p: &mut Placement, bwt: &Bwt, sa: &SuffixArray, l_pac: u64, len: usize, max_mm: i32, fnr: f32) {
+    if !p.kind.is_mapped() {
+        return;
+    }
+    let max_diff = if fnr > 0.0 { cal_maxdiff(len as i32, AVG_ERR, fnr as f64) } else { max_mm };
+    let (pos, reverse) = sa_to_pos(bwt, sa, l_pac, p.sa, len as i64 + p.ref_shift);
+    p.reverse = reverse;
+    p.mapq = approx_mapq(p, max_diff);
+    p.se_mapq = p.mapq;
+    match pos {
+        Some(pos) => p.pos = pos,
+        None => {
+            p.pos = u64::MAX;
+            p.kind = HitType::NoMatch;
         }
     }
+}
+
+/// The XA part of bwa_cal_pac_pos: candidates to positions, dropping the reported one and
+/// those bridging the strands.
+pub fn place_others(p: &mut Placement, bwt: &Bwt, sa: &SuffixArray, l_pac: u64, len: usize) {
     let main_pos = p.pos;
     let others = std::mem::take(&mut p.others);
     p.others = others
@@ -172,4 +211,36 @@ pub fn place(p: &mut Placement, bwt: &Bwt, sa: &SuffixArray, refs: &RefSeqs, len
             (pos != main_pos).then_some(q)
         })
         .collect();
+}
+
+/// The next read's hits from a .sai, checked against this index: errors name the .sai and
+/// the read (`record` counts from 1).
+pub fn next_read_hits<R: std::io::Read>(
+    sai: &mut SaiReader<R>,
+    sai_path: &Path,
+    read: &ReadSeq,
+    record: u64,
+    reads_path: &Path,
+    seq_len: u64,
+) -> anyhow::Result<Vec<AlnHit>> {
+    let Some(hits) = sai.next_read().with_context(|| format!("{}", sai_path.display()))? else {
+        bail!("{}: ends before read {record} ('{}') of {}: the .sai is for other reads", sai_path.display(), read.name, reads_path.display());
+    };
+    if let Some(h) = hits.iter().find(|h| h.k > h.l || h.l > seq_len) {
+        bail!(
+            "{}: read {record} has the SA interval [{}, {}] beyond this index (length {seq_len}): the .sai is from another index",
+            sai_path.display(),
+            h.k,
+            h.l
+        );
+    }
+    Ok(hits)
+}
+
+/// After the last read: the .sai must be exhausted too.
+pub fn check_sai_end<R: std::io::Read>(sai: &mut SaiReader<R>, sai_path: &Path, n_reads: u64, reads_path: &Path) -> anyhow::Result<()> {
+    if sai.next_read().with_context(|| format!("{}", sai_path.display()))?.is_some() {
+        bail!("{}: has more records than the {n_reads} reads of {}: the .sai is for other reads", sai_path.display(), reads_path.display());
+    }
+    Ok(())
 }

@@ -3,7 +3,46 @@
 
 use bcuda_index::refseqs::pac_base;
 
+use super::hits::{HitType, Placement};
 use super::ksw::{self, OP_D, OP_I, OP_M, OP_S};
+use crate::reads::ReadSeq;
+
+/// A read ready to print: its placement, CIGAR (None = `<len>M`) and MD/NM.
+pub struct Aligned {
+    pub place: Placement,
+    pub cigar: Option<Vec<u32>>,
+    pub md: Option<(String, u32)>,
+}
+
+pub fn revcomp(codes: &[u8]) -> Vec<u8> {
+    codes.iter().rev().map(|&c| if c > 3 { 4 } else { 3 - c }).collect()
+}
+
+/// bwa_refine_gapped for one placed read: CIGARs of gapped XA hits (those that fail are
+/// dropped) and of a gapped reported hit, MD and NM, and the `-q` tail restored as a soft
+/// clip. `cigar` is one already known (sampe's mate rescue), kept as it is.
+pub fn refine(mut place: Placement, mut cigar: Option<Vec<u32>>, read: &ReadSeq, pac: &[u8], l_pac: u64) -> Aligned {
+    let forward = read.aligned();
+    let reverse = revcomp(forward);
+    let oriented = |rev: bool| if rev { &reverse[..] } else { forward };
+    place.others.retain_mut(|q| {
+        if q.gaps > 0 {
+            q.cigar = gapped_cigar(pac, l_pac, oriented(q.reverse), q.ref_shift, &mut q.pos);
+            q.cigar.is_some()
+        } else {
+            true
+        }
+    });
+    if matches!(place.kind, HitType::Unique | HitType::Repeat) && place.n_gapo > 0 {
+        cigar = gapped_cigar(pac, l_pac, oriented(place.reverse), place.ref_shift, &mut place.pos);
+        if cigar.is_none() {
+            place.kind = HitType::NoMatch;
+        }
+    }
+    let md = place.kind.is_mapped().then(|| md_and_nm(cigar.as_deref(), read.len, place.pos, oriented(place.reverse), pac, l_pac));
+    restore_trimmed(&mut cigar, place.reverse, read.len, read.codes.len());
+    Aligned { place, cigar, md }
+}
 
 /// bwa's SW_BW: the least band width.
 const MIN_BAND: i32 = 50;

@@ -1,0 +1,9 @@
+//! From `.sai` hits to SAM records: what `samse` and `sampe` share (bwase.c). The hit choice
+//! and positions (`hits`), gapped CIGARs and MD (`refine`, with `ksw`'s banded global
+//! alignment), the line format (`record`) and the output file (`sink`).
+
+pub mod hits;
+pub mod ksw;
+pub mod record;
+pub mod refine;
+pub mod sink;

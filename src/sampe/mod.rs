@@ -1,0 +1,255 @@
+//! `bcuda sampe`: two .sai files of paired reads to SAM/BAM, as `bwa sampe` 0.7.17 writes it
+//! (same records apart from the @PG line). Per batch of 0x40000 pairs, as bwa: each end's hit
+//! is chosen and placed as in samse (`crate::sam`), the insert size is estimated
+//! (`insert_size`), the ends are paired (`pairing`), unpaired mates are searched near their
+//! mapped end (`mate_rescue`, with `local_sw`), and both ends are refined and printed.
+
+mod cmath;
+mod insert_size;
+mod local_sw;
+mod mate_rescue;
+mod pairing;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use bcuda_index::rand48::Rand48;
+use bcuda_index::Index;
+use rayon::prelude::*;
+
+use crate::progress::Progress;
+use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
+use crate::sai::{AlnHit, GapOptions, SaiReader, MODE_IL13};
+use crate::sam::record::{self, Mate, FLAG_PAIRED, FLAG_READ1, FLAG_READ2};
+use crate::sam::sink::{read_group, Sink};
+use crate::sam::{hits, refine};
+use insert_size::{EndSummary, Failure, InsertSize};
+use mate_rescue::RescueCounts;
+use pairing::{End, PairingOptions};
+
+#[derive(clap::Args, Debug)]
+pub struct SampeArgs {
+    /// Index prefix (the FASTA path given to `index`).
+    pub prefix: PathBuf,
+    /// The .sai of the first reads.
+    pub sai1: PathBuf,
+    /// The .sai of the second reads.
+    pub sai2: PathBuf,
+    /// The first reads of each pair.
+    pub reads1: PathBuf,
+    /// The second reads, in the same order.
+    pub reads2: PathBuf,
+    /// Maximum insert size, used when none can be estimated.
+    #[arg(short = 'a', default_value_t = 500)]
+    pub max_isize: i32,
+    /// bwa's -o INT: maximum occurrences of one end for pairing [100000]. A value that is not
+    /// a number is an output file instead, as for samse (BAM when it ends in .bam).
+    #[arg(short = 'o', value_name = "INT|FILE")]
+    pub o: Option<String>,
+    /// Maximum hits to output for paired reads.
+    #[arg(short = 'n', default_value_t = 3)]
+    pub n_multi: usize,
+    /// Maximum hits to output for discordant pairs.
+    #[arg(short = 'N', default_value_t = 10)]
+    pub n_multi_discordant: usize,
+    /// Prior of chimeric rate (lower bound).
+    #[arg(short = 'c', default_value_t = 1e-5)]
+    pub ap_prior: f64,
+    /// Read group header line such as '@RG\tID:foo\tSM:bar'.
+    #[arg(short = 'r')]
+    pub read_group: Option<String>,
+    /// Preload the index (accepted for bwa compatibility: the index is memory-mapped).
+    #[arg(short = 'P')]
+    pub preload: bool,
+    /// Disable Smith-Waterman for the unmapped mate.
+    #[arg(short = 's')]
+    pub no_sw: bool,
+    /// Disable insert size estimation (also disables Smith-Waterman).
+    #[arg(short = 'A')]
+    pub no_isize: bool,
+    /// SAM output file (as bwa's -f) [stdout].
+    #[arg(short = 'f')]
+    pub sam_file: Option<PathBuf>,
+    /// Threads [all cores].
+    #[arg(short = 't')]
+    pub threads: Option<usize>,
+    /// No progress on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// bwa's default -o.
+const DEFAULT_MAX_OCC: i64 = 100_000;
+/// Pairs per batch: bwa sampe's (0x40000).
+const BATCH: usize = 0x40000;
+
+/// `-o` split into bwa's max occurrences and an output file.
+fn max_occ_and_output(args: &SampeArgs) -> Result<(i64, Option<PathBuf>)> {
+    match &args.o {
+        None => Ok((DEFAULT_MAX_OCC, args.sam_file.clone())),
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) => Ok((n, args.sam_file.clone())),
+            Err(_) if args.sam_file.is_some() => bail!("-o {v} and -f: give one output file"),
+            Err(_) => Ok((DEFAULT_MAX_OCC, Some(PathBuf::from(v)))),
+        },
+    }
+}
+
+fn open_sai(path: &Path) -> Result<SaiReader<std::io::BufReader<std::fs::File>>> {
+    let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
+    SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}", path.display()))
+}
+
+fn read_options(opt: &GapOptions) -> ReadOptions {
+    ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false }
+}
+
+/// The two ends of a batch must be the same pairs: same count, same names.
+fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, args: &SampeArgs) -> Result<()> {
+    if b0.len() != b1.len() {
+        let (short, long, n) = if b0.len() < b1.len() { (&args.reads1, &args.reads2, b0.len()) } else { (&args.reads2, &args.reads1, b1.len()) };
+        bail!("{} ends after read {} but {} has more reads: the two files are not pairs", short.display(), first + n as u64 - 1, long.display());
+    }
+    if let Some(i) = (0..b0.len()).find(|&i| b0[i].name != b1[i].name) {
+        bail!(
+            "{} read {} ('{}') and {} read {} ('{}') have different names: the two files are not pairs",
+            args.reads1.display(),
+            first + i as u64,
+            b0[i].name,
+            args.reads2.display(),
+            first + i as u64,
+            b1[i].name
+        );
+    }
+    Ok(())
+}
+
+fn failure_text(f: Failure) -> &'static str {
+    match f {
+        Failure::TooFewPairs => "too few good pairs",
+        Failure::BoundsBelowReadLength => "upper bound is smaller than read length",
+        Failure::WeirdPairing => "weird pairing",
+    }
+}
+
+pub fn run(args: SampeArgs) -> Result<()> {
+    match args.threads {
+        Some(t) => rayon::ThreadPoolBuilder::new().num_threads(t).build()?.install(|| run_in_pool(&args)),
+        None => run_in_pool(&args),
+    }
+}
+
+fn run_in_pool(args: &SampeArgs) -> Result<()> {
+    let (max_occ, out_path) = max_occ_and_output(args)?;
+    let index = Index::load(&args.prefix, true)?;
+    let sa = index.sa.as_ref().expect("sampe loads the SA");
+    let mut sai = [open_sai(&args.sai1)?, open_sai(&args.sai2)?];
+    let sai_paths = [&args.sai1, &args.sai2];
+    let reads_paths = [&args.reads1, &args.reads2];
+    // As bwa: each file is read with its own .sai's options; all else uses the second's.
+    let opt = sai[1].options;
+    let mut readers = [ReadBatchReader::open(&args.reads1, read_options(&sai[0].options))?, ReadBatchReader::open(&args.reads2, read_options(&opt))?];
+    let rg = args.read_group.as_deref().map(read_group).transpose()?;
+    let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
+    let bam = out_path.as_ref().is_some_and(|p| args.sam_file.is_none() && p.extension().is_some_and(|e| e == "bam"));
+    let mut sink = Sink::create(out_path.as_deref(), bam, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
+
+    let popt = PairingOptions { max_isize: args.max_isize, max_occ, n_multi: args.n_multi, n_multi_discordant: args.n_multi_discordant, s_mm: opt.s_mm };
+    let mut rng = Rand48::new(index.refs.seed() as i64);
+    let seq_len = index.bwt.seq_len();
+    let (pac, l_pac) = (index.refs.pac(), index.refs.l_pac());
+    let mut last_ii = InsertSize::UNKNOWN;
+    let mut totals = RescueCounts::default();
+    let mut isize_notes = Vec::new();
+    let mut progress = Progress::new("pairs", Some(readers[0].position().1), args.quiet);
+    loop {
+        let first = readers[0].records() + 1;
+        let b0 = readers[0].next_batch(BATCH)?;
+        let b1 = readers[1].next_batch(BATCH)?;
+        check_mates(&b0, &b1, first, args)?;
+        if b0.is_empty() {
+            break;
+        }
+        let batch = [&b0, &b1];
+
+        // Hits and the random choice among the best, in bwa's order (read by read, end by end).
+        let mut pair_hits: Vec<[Vec<AlnHit>; 2]> = Vec::with_capacity(b0.len());
+        let mut places = Vec::with_capacity(b0.len());
+        for i in 0..b0.len() {
+            let record = first + i as u64;
+            let mut h: [Vec<AlnHit>; 2] = Default::default();
+            for j in 0..2 {
+                h[j] = hits::next_read_hits(&mut sai[j], sai_paths[j], &batch[j][i], record, reads_paths[j], seq_len)?;
+            }
+            places.push([hits::choose(&h[0], &mut rng, 0), hits::choose(&h[1], &mut rng, 0)]);
+            pair_hits.push(h);
+        }
+        places.par_iter_mut().enumerate().with_min_len(256).for_each(|(i, pl)| {
+            for (j, p) in pl.iter_mut().enumerate() {
+                p.flags = FLAG_PAIRED | if j == 0 { FLAG_READ1 } else { FLAG_READ2 };
+                hits::place_main(p, &index.bwt, sa, l_pac, batch[j][i].len, opt.max_diff, opt.fnr);
+            }
+        });
+
+        let summaries = places.iter().enumerate().map(|(i, pl)| [0, 1].map(|j| EndSummary { pos: pl[j].pos, len: batch[j][i].len as u64, mapq: pl[j].mapq }));
+        let (mut ii, result) = insert_size::infer(summaries, args.ap_prior, l_pac as i64);
+        if let Err(f) = result {
+            isize_notes.push(format!("pairs {first}-{}: no insert size estimate ({})", first + b0.len() as u64 - 1, failure_text(f)));
+        }
+        if ii.avg < 0.0 && last_ii.avg > 0.0 {
+            ii = last_ii;
+        }
+        if args.no_isize {
+            ii.low = 0;
+            ii.high = 0;
+            ii.avg = -1.0;
+            ii.std = -1.0;
+        }
+        let sw = !args.no_sw && ii.is_known();
+
+        let (lines, counts): (Vec<String>, Vec<RescueCounts>) = places
+            .into_par_iter()
+            .zip(pair_hits.par_iter())
+            .zip(b0.par_iter().zip(b1.par_iter()))
+            .with_min_len(128)
+            .map(|((pl, h), (r0, r1))| {
+                let [p0, p1] = pl;
+                let mut ends = [
+                    End { hits: &h[0], place: p0, len: r0.len, full_len: r0.codes.len() },
+                    End { hits: &h[1], place: p1, len: r1.len, full_len: r1.codes.len() },
+                ];
+                pairing::pair(&mut ends, &ii, &popt, &index.bwt, sa, l_pac);
+                let [e0, e1] = ends;
+                let mut pl = [e0.place, e1.place];
+                let mut counts = RescueCounts::default();
+                let [c0, c1] = if sw { mate_rescue::rescue(&mut pl, [r0, r1], &ii, pac, l_pac, &mut counts) } else { [None, None] };
+                let [p0, p1] = pl;
+                let a0 = refine::refine(p0, c0, r0, pac, l_pac);
+                let a1 = refine::refine(p1, c1, r1, pac, l_pac);
+                let mut text = String::with_capacity(4 * (r0.codes.len() + r1.codes.len()) + 512);
+                record::push_record(r0, &a0, Some(&Mate { aligned: &a1, full_len: r1.codes.len() }), &index.refs, &opt, rg_id, &mut text);
+                record::push_record(r1, &a1, Some(&Mate { aligned: &a0, full_len: r0.codes.len() }), &index.refs, &opt, rg_id, &mut text);
+                (text, counts)
+            })
+            .unzip();
+        totals = counts.into_iter().fold(totals, |a, b| a + b);
+        sink.write_lines(&lines.concat())?;
+        progress.advance(b0.len() as u64, Some(readers[0].position().0));
+        last_ii = ii;
+    }
+    for j in 0..2 {
+        hits::check_sai_end(&mut sai[j], sai_paths[j], readers[j].records(), reads_paths[j])?;
+    }
+    progress.finish();
+    sink.commit()?;
+    if !args.quiet {
+        for note in &isize_notes {
+            eprintln!("[bcuda sampe] {note}");
+        }
+        eprintln!(
+            "[bcuda sampe] mate rescue: {} of {} singletons mated, {} of {} discordant pairs fixed",
+            totals.rescued[1], totals.tried[1], totals.rescued[0], totals.tried[0]
+        );
+    }
+    Ok(())
+}

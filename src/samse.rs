@@ -1,0 +1,100 @@
+//! `bcuda samse`: .sai to SAM/BAM, as `bwa samse` 0.7.17 writes it (same records apart from
+//! the @PG line). SAM text is formatted here, field for field as bwa prints it; BAM is that
+//! text parsed and encoded by noodles. The shared pieces are in `crate::sam`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use bcuda_index::rand48::Rand48;
+use bcuda_index::Index;
+use rayon::prelude::*;
+
+use crate::progress::Progress;
+use crate::reads::{ReadBatchReader, ReadOptions};
+use crate::sai::{SaiReader, MODE_IL13};
+use crate::sam::sink::{read_group, Sink};
+use crate::sam::{hits, record, refine};
+
+#[derive(clap::Args, Debug)]
+#[command(override_usage = "bcuda samse [OPTIONS] [INDEX] <SAI> <READS>")]
+pub struct SamseArgs {
+    /// [INDEX] SAI READS: the index prefix (the FASTA given to `index`; left out: the default
+    /// index), the .sai written by `aln` for these reads, and the reads given to `aln`.
+    #[arg(value_name = "ARGS", num_args = 2..=3, required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Maximum hits to output in XA for a read.
+    #[arg(short = 'n', default_value_t = 3)]
+    pub max_xa: usize,
+    /// Read group header line such as '@RG\tID:foo\tSM:bar'.
+    #[arg(short = 'r')]
+    pub read_group: Option<String>,
+    /// SAM output file (as bwa's -f) [stdout].
+    #[arg(short = 'f')]
+    pub sam_file: Option<PathBuf>,
+    /// Output file: BAM when it ends in .bam, else SAM; written whole or not at all.
+    #[arg(short = 'o', conflicts_with = "sam_file")]
+    pub output: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Reads per batch: bwa samse's (0x40000).
+const BATCH: usize = 0x40000;
+
+/// True when `-o` names a BAM file.
+pub fn wants_bam(output: Option<&PathBuf>) -> bool {
+    output.is_some_and(|p| p.extension().is_some_and(|e| e == "bam"))
+}
+
+pub fn run(args: SamseArgs) -> Result<()> {
+    let (choice, inputs) = crate::default_index::split_positional("samse", &args.inputs, &["reads.sai", "reads.fq"])?;
+    choice.announce("samse", args.quiet);
+    let (sai_path, reads_path) = (&inputs[0], &inputs[1]);
+    let index = Index::load(&choice.prefix, true)?;
+    let sa = index.sa.as_ref().expect("samse loads the SA");
+    let file = std::fs::File::open(sai_path).with_context(|| format!("{}", sai_path.display()))?;
+    let mut sai = SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}", sai_path.display()))?;
+    let opt = sai.options;
+    let rg = args.read_group.as_deref().map(read_group).transpose()?;
+    let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
+    let out_path = args.output.as_ref().or(args.sam_file.as_ref());
+    let mut sink = Sink::create(out_path.map(|p| p.as_path()), wants_bam(args.output.as_ref()), &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
+
+    let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false };
+    let mut reader = ReadBatchReader::open(reads_path, read_opts)?;
+    let mut rng = Rand48::new(index.refs.seed() as i64);
+    let seq_len = index.bwt.seq_len();
+    let (pac, l_pac) = (index.refs.pac(), index.refs.l_pac());
+    let progress = Progress::new("reads", Some(reader.position().1), args.quiet);
+    loop {
+        let batch = reader.next_batch(BATCH)?;
+        if batch.is_empty() {
+            break;
+        }
+        let mut chosen = Vec::with_capacity(batch.len());
+        for (i, read) in batch.iter().enumerate() {
+            let record = reader.records() - batch.len() as u64 + i as u64 + 1;
+            let hits = hits::next_read_hits(&mut sai, sai_path, read, record, reads_path, seq_len)?;
+            chosen.push(hits::choose(&hits, &mut rng, args.max_xa));
+        }
+        let lines: Vec<String> = chosen
+            .into_par_iter()
+            .zip(batch.par_iter())
+            .with_min_len(256)
+            .map(|(mut place, read)| {
+                hits::place_main(&mut place, &index.bwt, sa, l_pac, read.len, opt.max_diff, opt.fnr);
+                hits::place_others(&mut place, &index.bwt, sa, l_pac, read.len);
+                let aligned = refine::refine(place, None, read, pac, l_pac);
+                let mut line = String::with_capacity(2 * read.codes.len() + 128);
+                record::push_record(read, &aligned, None, &index.refs, &opt, rg_id, &mut line);
+                line
+            })
+            .collect();
+        sink.write_lines(&lines.concat())?;
+        progress.advance(batch.len() as u64, Some(reader.position().0));
+    }
+    hits::check_sai_end(&mut sai, sai_path, reader.records(), reads_path)?;
+    progress.finish();
+    sink.commit()
+}
