@@ -36,10 +36,11 @@ impl Striped {
         Striped { lanes, slen, profile }
     }
 
-    /// ksw_u8/ksw_i16 without the suboptimal-hit list: the best score, the first target row
-    /// reaching it (-1 if none is positive) and the first query position of that row holding it.
-    /// Stops at the first row reaching `stop`.
-    fn run(&self, target: &[u8], gapo: i32, gape: i32, stop: i32) -> (i32, i32, i32) {
+    /// ksw_u8/ksw_i16: the best score, the first target row reaching it (-1 if none is
+    /// positive), the first query position of that row holding it, and the best score of
+    /// the row maxima recorded away from that row (bwa's score2, -1 if none). Stops at the
+    /// first row reaching `stop`.
+    fn run(&self, target: &[u8], gapo: i32, gape: i32, stop: i32) -> Pass {
         let (p, slen) = (self.lanes, self.slen);
         let n = slen * p;
         let (oe, e_ext) = (gapo + gape, gape);
@@ -51,6 +52,8 @@ impl Striped {
         let mut h = vec![0i32; p];
         let mut f = vec![0i32; p];
         let mut vmax = vec![0i32; p];
+        // bwa's b array: (row maximum, row), a new entry unless the last one is the previous row.
+        let mut rows: Vec<(i32, i32)> = Vec::new();
         for (i, &t) in target.iter().enumerate() {
             let s = &self.profile[t as usize * n..][..n];
             // H(i-1, j-1) for segment 0: the last segment moved up one lane.
@@ -87,9 +90,18 @@ impl Striped {
                 }
             }
             let imax = vmax.iter().copied().max().unwrap_or(0);
+            let i = i as i32;
+            match rows.last_mut() {
+                Some(last) if last.1 + 1 == i => {
+                    if last.0 < imax {
+                        *last = (imax, i);
+                    }
+                }
+                _ => rows.push((imax, i)),
+            }
             if imax > gmax {
                 gmax = imax;
-                te = i as i32;
+                te = i;
                 hmax.copy_from_slice(&h1);
                 if gmax >= stop {
                     break;
@@ -107,14 +119,28 @@ impl Striped {
                 qe = q;
             }
         }
-        (gmax, te, qe)
+        // Rows within `score` of the best (the largest match score is 1) are the same hit.
+        let (low, high) = (te - gmax, te + gmax);
+        let score2 = rows.iter().filter(|&&(_, e)| e < low || e > high).map(|&(s, _)| s).fold(-1, i32::max);
+        Pass { score: gmax, te, qe, score2 }
     }
 }
 
-/// A local alignment: score and inclusive query/target ranges.
+/// What one striped pass finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pass {
+    score: i32,
+    te: i32,
+    qe: i32,
+    score2: i32,
+}
+
+/// A local alignment: score, inclusive query/target ranges, and the best score of another
+/// hit in the target (bwa's score2; -1 if none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LocalHit {
     pub score: i32,
+    pub score2: i32,
     pub qb: i32,
     pub qe: i32,
     pub tb: i32,
@@ -126,19 +152,19 @@ pub struct LocalHit {
 /// index before the sequences).
 pub fn align(query: &[u8], target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32) -> Option<LocalHit> {
     let p = lanes(query.len());
-    let (score, te, qe) = Striped::new(query, p, mat).run(target, gapo, gape, i32::MAX);
+    let Pass { score, te, qe, score2 } = Striped::new(query, p, mat).run(target, gapo, gape, i32::MAX);
     if te < 0 {
-        return Some(LocalHit { score, qb: 0, qe, tb: 0, te });
+        return Some(LocalHit { score, score2, qb: 0, qe, tb: 0, te });
     }
     let rq: Vec<u8> = query[..=qe as usize].iter().rev().copied().collect();
     // bwa reverses only the target prefix in place and scans the whole array.
     let mut rt: Vec<u8> = target[..=te as usize].iter().rev().copied().collect();
     rt.extend_from_slice(&target[te as usize + 1..]);
-    let (rscore, rte, rqe) = Striped::new(&rq, p, mat).run(&rt, gapo, gape, score);
-    if rscore != score || te - rte < 0 || qe - rqe < 0 {
+    let back = Striped::new(&rq, p, mat).run(&rt, gapo, gape, score);
+    if back.score != score || te - back.te < 0 || qe - back.qe < 0 {
         return None;
     }
-    Some(LocalHit { score, qb: qe - rqe, qe, tb: te - rte, te })
+    Some(LocalHit { score, score2, qb: qe - back.qe, qe, tb: te - back.te, te })
 }
 
 #[cfg(test)]
@@ -155,6 +181,7 @@ mod tests {
         let hit = align(&query, &target, &mat, 5, 1).unwrap();
         assert_eq!((hit.qb, hit.qe, hit.tb, hit.te), (0, 59, 60, 119));
         assert_eq!(hit.score, 59 - 3);
+        assert!(hit.score2 < hit.score);
     }
 
     #[test]

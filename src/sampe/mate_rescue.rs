@@ -41,9 +41,8 @@ fn sw_core(pac: &[u8], l_pac: i64, seq: &[u8], beg: i64, reglen: i64) -> Option<
     let ref_seq: Vec<u8> = (beg..ref_end).map(|k| pac_base(pac, k as u64)).collect();
     let mat = ksw::score_matrix(1, 3);
     let r = local_sw::align(seq, &ref_seq, &mat, 5, 1)?;
-    // The suboptimal score bwa compares with is never set by this call (its threshold is 0,
-    // so all rows form one run around the best), so only the score matters here.
-    if (r.score as i64) < MIN_MATCH_LEN {
+    // A poor hit, or one of tandem copies.
+    if (r.score as i64) < MIN_MATCH_LEN || r.score2 == r.score {
         return None;
     }
     let (qb, qe, tb, te) = (r.qb as usize, r.qe as usize, r.tb as usize, r.te as usize);

@@ -137,3 +137,22 @@ pub fn fixture(genome: &str, reads: &str, n: usize) -> Fixture {
     head_fastq(&data(reads), n, &subset);
     Fixture { dir, prefix, reads: subset }
 }
+
+/// A temporary folder holding a data/ genome indexed by bwa and the first `n` pairs of a
+/// data/ paired set (`{name}_1.fq`, `{name}_2.fq`).
+pub struct PairFixture {
+    pub dir: tempfile::TempDir,
+    pub prefix: PathBuf,
+    pub reads: [PathBuf; 2],
+}
+
+pub fn pair_fixture(genome: &str, name: &str, n: usize) -> PairFixture {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = bwa_index(&data(genome), dir.path());
+    let reads = [1, 2].map(|e| {
+        let subset = dir.path().join(format!("{name}_{e}.fq"));
+        head_fastq(&data(&format!("{name}_{e}.fq")), n, &subset);
+        subset
+    });
+    PairFixture { dir, prefix, reads }
+}
