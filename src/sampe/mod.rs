@@ -17,7 +17,7 @@ use bcuda_index::rand48::Rand48;
 use bcuda_index::Index;
 use rayon::prelude::*;
 
-use crate::progress::Progress;
+use crate::progress::{note, Progress};
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 use crate::sai::{AlnHit, GapOptions, SaiReader, MODE_IL13};
 use crate::sam::record::{self, Mate, FLAG_PAIRED, FLAG_READ1, FLAG_READ2};
@@ -28,17 +28,13 @@ use mate_rescue::RescueCounts;
 use pairing::{End, PairingOptions};
 
 #[derive(clap::Args, Debug)]
+#[command(override_usage = "bcuda sampe [OPTIONS] [INDEX] <SAI1> <SAI2> <READS1> <READS2>")]
 pub struct SampeArgs {
-    /// Index prefix (the FASTA path given to `index`).
-    pub prefix: PathBuf,
-    /// The .sai of the first reads.
-    pub sai1: PathBuf,
-    /// The .sai of the second reads.
-    pub sai2: PathBuf,
-    /// The first reads of each pair.
-    pub reads1: PathBuf,
-    /// The second reads, in the same order.
-    pub reads2: PathBuf,
+    /// [INDEX] SAI1 SAI2 READS1 READS2: the index prefix (the FASTA given to `index`; left
+    /// out: the default index), the .sai of each end, and the reads of each end (the second
+    /// file's reads in the same order as the first's).
+    #[arg(value_name = "ARGS", num_args = 4..=5, required = true)]
+    pub inputs: Vec<PathBuf>,
     /// Maximum insert size, used when none can be estimated.
     #[arg(short = 'a', default_value_t = 500)]
     pub max_isize: i32,
@@ -105,18 +101,18 @@ fn read_options(opt: &GapOptions) -> ReadOptions {
 }
 
 /// The two ends of a batch must be the same pairs: same count, same names.
-fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, args: &SampeArgs) -> Result<()> {
+fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 2]) -> Result<()> {
     if b0.len() != b1.len() {
-        let (short, long, n) = if b0.len() < b1.len() { (&args.reads1, &args.reads2, b0.len()) } else { (&args.reads2, &args.reads1, b1.len()) };
+        let (short, long, n) = if b0.len() < b1.len() { (reads_paths[0], reads_paths[1], b0.len()) } else { (reads_paths[1], reads_paths[0], b1.len()) };
         bail!("{} ends after read {} but {} has more reads: the two files are not pairs", short.display(), first + n as u64 - 1, long.display());
     }
     if let Some(i) = (0..b0.len()).find(|&i| b0[i].name != b1[i].name) {
         bail!(
             "{} read {} ('{}') and {} read {} ('{}') have different names: the two files are not pairs",
-            args.reads1.display(),
+            reads_paths[0].display(),
             first + i as u64,
             b0[i].name,
-            args.reads2.display(),
+            reads_paths[1].display(),
             first + i as u64,
             b1[i].name
         );
@@ -141,14 +137,16 @@ pub fn run(args: SampeArgs) -> Result<()> {
 
 fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let (max_occ, out_path) = max_occ_and_output(args)?;
-    let index = Index::load(&args.prefix, true)?;
+    let (choice, inputs) = crate::default_index::split_positional("sampe", &args.inputs, &["a.sai", "b.sai", "a.fq", "b.fq"])?;
+    choice.announce("sampe", args.quiet);
+    let sai_paths = [inputs[0].as_path(), inputs[1].as_path()];
+    let reads_paths = [inputs[2].as_path(), inputs[3].as_path()];
+    let index = Index::load(&choice.prefix, true)?;
     let sa = index.sa.as_ref().expect("sampe loads the SA");
-    let mut sai = [open_sai(&args.sai1)?, open_sai(&args.sai2)?];
-    let sai_paths = [&args.sai1, &args.sai2];
-    let reads_paths = [&args.reads1, &args.reads2];
+    let mut sai = [open_sai(sai_paths[0])?, open_sai(sai_paths[1])?];
     // As bwa: each file is read with its own .sai's options; all else uses the second's.
     let opt = sai[1].options;
-    let mut readers = [ReadBatchReader::open(&args.reads1, read_options(&sai[0].options))?, ReadBatchReader::open(&args.reads2, read_options(&opt))?];
+    let mut readers = [ReadBatchReader::open(reads_paths[0], read_options(&sai[0].options))?, ReadBatchReader::open(reads_paths[1], read_options(&opt))?];
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
     let bam = out_path.as_ref().is_some_and(|p| args.sam_file.is_none() && p.extension().is_some_and(|e| e == "bam"));
@@ -161,12 +159,12 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let mut last_ii = InsertSize::UNKNOWN;
     let mut totals = RescueCounts::default();
     let mut isize_notes = Vec::new();
-    let mut progress = Progress::new("pairs", Some(readers[0].position().1), args.quiet);
+    let progress = Progress::new("pairs", Some(readers[0].position().1), args.quiet);
     loop {
         let first = readers[0].records() + 1;
         let b0 = readers[0].next_batch(BATCH)?;
         let b1 = readers[1].next_batch(BATCH)?;
-        check_mates(&b0, &b1, first, args)?;
+        check_mates(&b0, &b1, first, reads_paths)?;
         if b0.is_empty() {
             break;
         }
@@ -243,13 +241,13 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     progress.finish();
     sink.commit()?;
     if !args.quiet {
-        for note in &isize_notes {
-            eprintln!("[bcuda sampe] {note}");
+        for line in &isize_notes {
+            note(&format!("[bcuda sampe] {line}"));
         }
-        eprintln!(
+        note(&format!(
             "[bcuda sampe] mate rescue: {} of {} singletons mated, {} of {} discordant pairs fixed",
             totals.rescued[1], totals.tried[1], totals.rescued[0], totals.tried[0]
-        );
+        ));
     }
     Ok(())
 }
