@@ -21,9 +21,19 @@
 #define MODE_LOGGAP 0x04
 #define MODE_NONSTOP 0x10
 #define NO_ENTRY -1
-// search_read's answers besides a hit count.
+// The searches' answers besides a hit count: the stack (or pass 1's pop budget) was too small,
+// the hit list was, or bwa's -m limit may fall inside a group of chains (inexact_level).
 #define STACK_FULL -1
 #define HITS_FULL -2
+#define ENTRIES_LIMIT -3
+// What one step of the search leads to (Step in src/aln/search.rs).
+#define STEP_DONE 0
+#define STEP_HIT 1
+#define STEP_EXPANDED 2
+// What recording a hit leads to (AfterHit).
+#define HIT_GO 0
+#define HIT_FIRST 1
+#define HIT_STOP 2
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -52,6 +62,16 @@ struct Hit {
     u64 k, l;
 };
 
+__device__ __forceinline__ int entry_score(const Entry &e) { return e.info >> 21; }
+__device__ __forceinline__ int entry_i(const Entry &e) { return e.info & 0xffff; }
+__device__ __forceinline__ int n_mm_of(const Entry &e) { return e.diffs & 0xff; }
+__device__ __forceinline__ int n_gapo_of(const Entry &e) { return e.diffs >> 8 & 0xff; }
+__device__ __forceinline__ int n_gape_of(const Entry &e) { return e.diffs >> 16 & 0xff; }
+__device__ __forceinline__ int state_of(const Entry &e) { return e.diffs >> 24; }
+__device__ __forceinline__ int n_ins_of(const Entry &e) { return e.gaps & 0x3ff; }
+__device__ __forceinline__ int n_del_of(const Entry &e) { return e.gaps >> 10 & 0x3ff; }
+__device__ __forceinline__ int last_diff_pos_of(const Entry &e) { return e.gaps >> 20; }
+
 struct Stack {
     Entry *pool;
     int *heads;
@@ -59,7 +79,9 @@ struct Stack {
     int stored, best;
     int cap; // highest score stored; every dropped entry scores more
     u32 dropped;
+    int pops, max_pops; // pass 1 hands a read on after max_pops pops
 };
+
 
 __device__ __forceinline__ int aln_score(int m, int o, int e, const GapOpt &opt)
 {
@@ -92,9 +114,21 @@ __device__ void drop_above(Stack &st, int cap)
     st.cap = cap;
 }
 
-__device__ void stack_push(Stack &st, const GapOpt &opt, int i, u64 k, u64 l, int n_mm, int n_gapo, int n_gape, int n_ins, int n_del, int state, bool is_diff)
+__device__ Entry make_entry(const GapOpt &opt, int i, u64 k, u64 l, int n_mm, int n_gapo, int n_gape, int n_ins, int n_del, int state, bool is_diff)
 {
-    int score = aln_score(n_mm, n_gapo, n_gape, opt);
+    Entry e;
+    e.k = k;
+    e.l = l;
+    e.info = (u32)aln_score(n_mm, n_gapo, n_gape, opt) << 21 | (u32)i;
+    e.next = NO_ENTRY;
+    e.diffs = (u32)n_mm | (u32)n_gapo << 8 | (u32)n_gape << 16 | (u32)state << 24;
+    e.gaps = (u32)n_ins | (u32)n_del << 10 | (u32)(is_diff ? i : 0) << 20;
+    return e;
+}
+
+__device__ void stack_push(Stack &st, const Entry &child)
+{
+    int score = entry_score(child);
     if (score > st.cap) {
         ++st.dropped;
         return;
@@ -113,11 +147,7 @@ __device__ void stack_push(Stack &st, const GapOpt &opt, int i, u64 k, u64 l, in
         slot = take_slot(st);
     }
     Entry &e = st.pool[slot];
-    e.k = k;
-    e.l = l;
-    e.info = (u32)score << 21 | (u32)i;
-    e.diffs = (u32)n_mm | (u32)n_gapo << 8 | (u32)n_gape << 16 | (u32)state << 24;
-    e.gaps = (u32)n_ins | (u32)n_del << 10 | (u32)(is_diff ? i : 0) << 20;
+    e = child;
     e.next = st.heads[score];
     st.heads[score] = slot;
     ++st.stored;
@@ -138,6 +168,12 @@ __device__ Entry stack_pop(Stack &st)
     else while (st.heads[st.best] == NO_ENTRY) ++st.best;
     return e;
 }
+
+// Where step() puts the children: the bounded stack (one thread per read).
+struct StackSink {
+    Stack &st;
+    __device__ void push(const Entry &e) { stack_push(st, e); }
+};
 
 __device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *s, int len, Width *width)
 {
@@ -185,191 +221,541 @@ __device__ int int_log2(u32 v)
     return v == 0 ? 0 : 31 - __clz(v);
 }
 
-// Searches read r (`len` codes at `read`) with the scratch of thread slot t; writes its hits
-// to `hits` and returns their number, or STACK_FULL / HITS_FULL when the read outgrows the
-// stack or the hit list.
-__device__ int search_read(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, GapOpt opt,
-    const u8 *read, int len, int read_max_diff, u64 t, Width *width_pool, Width *seed_width_pool,
-    u8 *seq_pool, int max_len, Entry *entry_pool, int *head_pool, int entries_per_thread, int n_buckets,
-    Hit *hits, int hits_per_read)
+
+// The read as the search sees it (Search in src/aln/search.rs): its reverse complement, the
+// seed's D array, and the read's options.
+struct Read {
+    const u32 *words;
+    u64 primary, seq_len;
+    const u64 *l2;
+    GapOpt opt;
+    const u8 *seq;
+    int len;
+    const Width *seed_width;
+    bool use_seed;
+};
+
+// The read's options and arrays once prepared (prepare_read).
+__device__ Read read_view(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, GapOpt opt, int len, int read_max_diff,
+    const Width *seed_width, const u8 *seq)
 {
-    Width *width = width_pool + t * (max_len + 1);
-    Width *seed_width = seed_width_pool + t * (max_len + 1);
-    u8 *seq = seq_pool + t * max_len;
-    // D arrays on the reversed read, then the search on its reverse complement.
-    for (int j = 0; j < len; ++j) seq[j] = read[len - 1 - j];
-    cal_width(words, primary, seq_len, l2, seq, len, width);
     opt.max_diff = read_max_diff;
     bool use_seed = opt.seed_len < len;
-    if (use_seed) cal_width(words, primary, seq_len, l2, seq + (len - opt.seed_len), opt.seed_len, seed_width);
-    else opt.seed_len = 0x7fffffff;
+    if (!use_seed) opt.seed_len = 0x7fffffff;
+    Read r = {words, primary, seq_len, l2, opt, seq, len, seed_width, use_seed};
+    return r;
+}
+
+// bwa's preparation of a read (src/aln/search.rs, prepare_read): the D arrays on the reversed
+// read, then the reverse complement the search runs on.
+__device__ Read prepare_read(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, GapOpt opt, const u8 *read, int len,
+    int read_max_diff, Width *width, Width *seed_width, u8 *seq)
+{
+    for (int j = 0; j < len; ++j) seq[j] = read[len - 1 - j];
+    cal_width(words, primary, seq_len, l2, seq, len, width);
+    if (opt.seed_len < len) cal_width(words, primary, seq_len, l2, seq + (len - opt.seed_len), opt.seed_len, seed_width);
     for (int j = 0; j < len; ++j) seq[j] = seq[j] > 3 ? 4 : 3 - seq[j];
+    return read_view(words, primary, seq_len, l2, opt, len, read_max_diff, seed_width, seq);
+}
 
-    Stack st;
-    st.pool = entry_pool + t * entries_per_thread;
-    st.heads = head_pool + t * n_buckets;
-    st.capacity = entries_per_thread;
-    st.used = 0;
-    st.free_list = NO_ENTRY;
-    st.n_buckets = n_buckets;
-    st.stored = 0;
-    st.best = n_buckets;
-    st.cap = n_buckets - 1;
-    st.dropped = 0;
-    for (int s = 0; s < n_buckets; ++s) st.heads[s] = NO_ENTRY;
-
-    int n_aln = 0;
-    bool gape_counts = (opt.mode & MODE_GAPE) != 0;
-    bool nonstop = (opt.mode & MODE_NONSTOP) != 0;
-    int best_score = aln_score(opt.max_diff + 1, opt.max_gapo + 1, opt.max_gape + 1, opt);
-    int max_diff = opt.max_diff;
-    int best_cnt = 0;
+__device__ bool too_many_ns(const Read &r, int max_diff)
+{
     int n_amb = 0;
-    for (int j = 0; j < len; ++j) n_amb += seq[j] > 3;
-    if (n_amb > max_diff) return 0;
-    stack_push(st, opt, len, 0, seq_len, 0, 0, 0, 0, 0, STATE_M, false);
+    for (int j = 0; j < r.len; ++j) n_amb += r.seq[j] > 3;
+    return n_amb > max_diff;
+}
+
+// One pop of bwt_match_gap's loop after its cut-offs (Search::step): checks entry e against the
+// differences left and the D arrays, and expands it, pushing its children in bwa's order into
+// `sink` but for the one that matches the read's next base (bwa pushes it last, so it is
+// popped next), which goes to `matching`. On a hit, [hk, hl] is its SA interval.
+template <class Sink>
+__device__ int step(const Read &r, const Entry &e, int max_diff, const Width *width, Sink &sink, u64 &hk, u64 &hl,
+    Entry &matching, bool &has_matching)
+{
+    const GapOpt &opt = r.opt;
+    bool gape_counts = (opt.mode & MODE_GAPE) != 0;
+    has_matching = false;
+    u64 k = e.k, l = e.l;
+    int i = entry_i(e);
+    int n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
+    int n_ins = n_ins_of(e), n_del = n_del_of(e);
+    int m = max_diff - (n_mm + n_gapo);
+    if (gape_counts) m -= n_gape;
+    if (m < 0) return STEP_DONE;
+    int m_seed = 0;
+    if (r.use_seed) {
+        m_seed = opt.max_seed_diff - (n_mm + n_gapo);
+        if (gape_counts) m_seed -= n_gape;
+    }
+    if (i > 0 && m < width[i - 1].bid) return STEP_DONE;
+
+    // A hit: the whole read consumed, or the rest must match exactly.
+    if (i == 0 || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))) {
+        if (i > 0 && !extend_exact(r.words, r.primary, r.l2, r.seq, i, k, l)) return STEP_DONE;
+        hk = k;
+        hl = l;
+        return STEP_HIT;
+    }
+
+    --i;
+    const u64 *l2 = r.l2;
+    u64 cnt_k[4], cnt_l[4];
+    occ4(r.words, r.primary, k - 1, cnt_k);
+    occ4(r.words, r.primary, l, cnt_l);
+    u64 n_occ = l - k + 1;
+    bool allow_diff = true, allow_m = true;
+    if (i > 0) {
+        int ii = i - (r.len - opt.seed_len);
+        if (width[i - 1].bid > m - 1) allow_diff = false;
+        else if (width[i - 1].bid == m - 1 && width[i].bid == m - 1 && width[i - 1].w == width[i].w) allow_m = false;
+        if (r.use_seed && ii > 0) {
+            if (r.seed_width[ii - 1].bid > m_seed - 1) allow_diff = false;
+            else if (r.seed_width[ii - 1].bid == m_seed - 1 && r.seed_width[ii].bid == m_seed - 1 && r.seed_width[ii - 1].w == r.seed_width[ii].w) allow_m = false;
+        }
+    }
+    int gaps = (opt.mode & MODE_LOGGAP) ? int_log2(n_gape + n_gapo) / 2 + 1 : n_gapo + n_gape;
+    if (allow_diff && i >= opt.indel_end_skip + gaps && r.len - i >= opt.indel_end_skip + gaps) {
+        if (state == STATE_M) {
+            if (n_gapo < opt.max_gapo) {
+                sink.push(make_entry(opt, i, k, l, n_mm, n_gapo + 1, n_gape, n_ins + 1, n_del, STATE_I, true));
+                for (int c = 0; c < 4; ++c) {
+                    u64 nk = l2[c] + cnt_k[c] + 1, nl = l2[c] + cnt_l[c];
+                    if (nk <= nl) sink.push(make_entry(opt, i + 1, nk, nl, n_mm, n_gapo + 1, n_gape, n_ins, n_del + 1, STATE_D, true));
+                }
+            }
+        } else if (state == STATE_I) {
+            if (n_gape < opt.max_gape) sink.push(make_entry(opt, i, k, l, n_mm, n_gapo, n_gape + 1, n_ins + 1, n_del, STATE_I, true));
+        } else if (state == STATE_D) {
+            if (n_gape < opt.max_gape && (n_gape + n_gapo < max_diff || n_occ < (u64)opt.max_del_occ)) {
+                for (int c = 0; c < 4; ++c) {
+                    u64 nk = l2[c] + cnt_k[c] + 1, nl = l2[c] + cnt_l[c];
+                    if (nk <= nl) sink.push(make_entry(opt, i + 1, nk, nl, n_mm, n_gapo, n_gape + 1, n_ins, n_del + 1, STATE_D, true));
+                }
+            }
+        }
+    }
+    // Mismatches, then the read's own base (popped first).
+    int base = r.seq[i];
+    if (allow_diff && allow_m) {
+        for (int j = 1; j <= 4; ++j) {
+            int c = (base + j) & 3;
+            bool is_mm = j != 4 || base > 3;
+            u64 nk = l2[c] + cnt_k[c] + 1, nl = l2[c] + cnt_l[c];
+            if (nk > nl) continue;
+            Entry child = make_entry(opt, i, nk, nl, n_mm + is_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, is_mm);
+            if (is_mm) sink.push(child);
+            else {
+                matching = child;
+                has_matching = true;
+            }
+        }
+    } else if (base < 4) {
+        u64 nk = l2[base] + cnt_k[base] + 1, nl = l2[base] + cnt_l[base];
+        if (nk <= nl) {
+            matching = make_entry(opt, i, nk, nl, n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);
+            has_matching = true;
+        }
+    }
+    return STEP_EXPANDED;
+}
+
+// The hits found so far and the cut-offs they set (HitList in src/aln/search.rs).
+struct HitList {
+    Hit *hits;
+    int n_aln, capacity;
+    int best_score, best_cnt, max_diff;
+};
+
+__device__ HitList new_hit_list(const GapOpt &opt, Hit *hits, int capacity)
+{
+    HitList h = {hits, 0, capacity, aln_score(opt.max_diff + 1, opt.max_gapo + 1, opt.max_gape + 1, opt), 0, opt.max_diff};
+    return h;
+}
+
+__device__ __forceinline__ bool ends_before(const HitList &h, int score, const GapOpt &opt)
+{
+    return !(opt.mode & MODE_NONSTOP) && score > h.best_score + opt.s_mm;
+}
+
+// Records entry e's hit [k, l] and narrows the D array as bwa's gap_shadow does; HIT_FULL when
+// the hit list is full.
+__device__ int record_hit(HitList &h, const Entry &e, u64 k, u64 l, Width *width, u64 seq_len, const GapOpt &opt)
+{
+    bool gape_counts = (opt.mode & MODE_GAPE) != 0;
+    int n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e);
+    int score = aln_score(n_mm, n_gapo, n_gape, opt);
+    int after = HIT_GO;
+    if (h.n_aln == 0) {
+        h.best_score = score;
+        int best_diff = n_mm + n_gapo + (gape_counts ? n_gape : 0);
+        if (!(opt.mode & MODE_NONSTOP)) {
+            h.max_diff = best_diff + 1 > opt.max_diff ? opt.max_diff : best_diff + 1;
+            after = HIT_FIRST;
+        }
+    }
+    if (score == h.best_score) h.best_cnt += (int)(l - k + 1);
+    else if (h.best_cnt > opt.max_top2) return HIT_STOP;
+    bool seen = false;
+    if (n_gapo) {
+        for (int j = 0; j < h.n_aln; ++j)
+            if (h.hits[j].k == k && h.hits[j].l == l) seen = true;
+    }
+    if (!seen) {
+        // gap_shadow
+        u64 x = l - k + 1;
+        u64 j = 0;
+        for (int p = 0; p < last_diff_pos_of(e); ++p) {
+            if (width[p].w > x) width[p].w -= x;
+            else if (width[p].w == x) {
+                width[p].bid = 1;
+                width[p].w = seq_len - (++j);
+            }
+        }
+        if (h.n_aln == h.capacity) return HITS_FULL;
+        h.hits[h.n_aln].bits = (u64)n_mm | (u64)n_gapo << 8 | (u64)n_gape << 16 | ((u64)score & 0xfffff) << 24
+            | ((u64)n_ins_of(e) & 0x3ff) << 44 | ((u64)n_del_of(e) & 0x3ff) << 54;
+        h.hits[h.n_aln].k = k;
+        h.hits[h.n_aln].l = l;
+        ++h.n_aln;
+    }
+    return after;
+}
+
+// Pass 1's search of one read by one thread with the bounded stack (match_gap in
+// src/aln/search.rs with a BoundedStack); STACK_FULL when the read needs more stack or pops.
+__device__ int search_read(const Read &r, Width *width, Stack &st, HitList &h)
+{
+    const GapOpt &opt = r.opt;
+    if (too_many_ns(r, h.max_diff)) return 0;
+    StackSink sink = {st};
+    stack_push(st, make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
     while (st.stored + st.dropped > 0) {
         if (st.stored + st.dropped > (u32)opt.max_entries) break;
         if (st.stored == 0) {
             // bwa would pop a dropped entry: fine if that ends the search, as it would.
-            if (!nonstop && st.cap + 1 > best_score + opt.s_mm) break;
+            if (ends_before(h, st.cap + 1, opt)) break;
             return STACK_FULL;
         }
+        if (++st.pops > st.max_pops) return STACK_FULL;
         Entry e = stack_pop(st);
-        u64 k = e.k, l = e.l;
-        int i = e.info & 0xffff;
-        int n_mm = e.diffs & 0xff, n_gapo = e.diffs >> 8 & 0xff, n_gape = e.diffs >> 16 & 0xff, state = e.diffs >> 24;
-        int n_ins = e.gaps & 0x3ff, n_del = e.gaps >> 10 & 0x3ff, last_diff_pos = e.gaps >> 20;
-        if (!nonstop && (int)(e.info >> 21) > best_score + opt.s_mm) break;
-        int m = max_diff - (n_mm + n_gapo);
-        if (gape_counts) m -= n_gape;
-        if (m < 0) continue;
-        int m_seed = 0;
-        if (use_seed) {
-            m_seed = opt.max_seed_diff - (n_mm + n_gapo);
-            if (gape_counts) m_seed -= n_gape;
-        }
-        if (i > 0 && m < width[i - 1].bid) continue;
-
-        bool hit_found = i == 0;
-        if (!hit_found && m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape)) {
-            if (extend_exact(words, primary, l2, seq, i, k, l)) hit_found = true;
-            else continue;
-        }
-        if (hit_found) {
-            int score = aln_score(n_mm, n_gapo, n_gape, opt);
-            if (n_aln == 0) {
-                best_score = score;
-                int best_diff = n_mm + n_gapo + (gape_counts ? n_gape : 0);
-                if (!nonstop) {
-                    max_diff = best_diff + 1 > opt.max_diff ? opt.max_diff : best_diff + 1;
-                    // From here on bwa pops nothing scoring more than this.
-                    if (best_score + opt.s_mm < st.cap) drop_above(st, best_score + opt.s_mm);
-                }
-            }
-            if (score == best_score) best_cnt += (int)(l - k + 1);
-            else if (best_cnt > opt.max_top2) break;
-            bool seen = false;
-            if (n_gapo) {
-                for (int j = 0; j < n_aln; ++j)
-                    if (hits[j].k == k && hits[j].l == l) seen = true;
-            }
-            if (!seen) {
-                // gap_shadow
-                u64 x = l - k + 1;
-                u64 j = 0;
-                for (int p = 0; p < last_diff_pos; ++p) {
-                    if (width[p].w > x) width[p].w -= x;
-                    else if (width[p].w == x) {
-                        width[p].bid = 1;
-                        width[p].w = seq_len - (++j);
-                    }
-                }
-                if (n_aln == hits_per_read) return HITS_FULL;
-                hits[n_aln].bits = (u64)n_mm | (u64)n_gapo << 8 | (u64)n_gape << 16 | ((u64)score & 0xfffff) << 24
-                    | ((u64)n_ins & 0x3ff) << 44 | ((u64)n_del & 0x3ff) << 54;
-                hits[n_aln].k = k;
-                hits[n_aln].l = l;
-                ++n_aln;
-            }
-            continue;
-        }
-
-        --i;
-        u64 cnt_k[4], cnt_l[4];
-        occ4(words, primary, k - 1, cnt_k);
-        occ4(words, primary, l, cnt_l);
-        u64 n_occ = l - k + 1;
-        bool allow_diff = true, allow_m = true;
-        if (i > 0) {
-            int ii = i - (len - opt.seed_len);
-            if (width[i - 1].bid > m - 1) allow_diff = false;
-            else if (width[i - 1].bid == m - 1 && width[i].bid == m - 1 && width[i - 1].w == width[i].w) allow_m = false;
-            if (use_seed && ii > 0) {
-                if (seed_width[ii - 1].bid > m_seed - 1) allow_diff = false;
-                else if (seed_width[ii - 1].bid == m_seed - 1 && seed_width[ii].bid == m_seed - 1 && seed_width[ii - 1].w == seed_width[ii].w) allow_m = false;
-            }
-        }
-        int gaps = (opt.mode & MODE_LOGGAP) ? int_log2(n_gape + n_gapo) / 2 + 1 : n_gapo + n_gape;
-        if (allow_diff && i >= opt.indel_end_skip + gaps && len - i >= opt.indel_end_skip + gaps) {
-            if (state == STATE_M) {
-                if (n_gapo < opt.max_gapo) {
-                    stack_push(st, opt, i, k, l, n_mm, n_gapo + 1, n_gape, n_ins + 1, n_del, STATE_I, true);
-                    for (int c = 0; c < 4; ++c) {
-                        u64 nk = l2[c] + cnt_k[c] + 1, nl = l2[c] + cnt_l[c];
-                        if (nk <= nl) stack_push(st, opt, i + 1, nk, nl, n_mm, n_gapo + 1, n_gape, n_ins, n_del + 1, STATE_D, true);
-                    }
-                }
-            } else if (state == STATE_I) {
-                if (n_gape < opt.max_gape) stack_push(st, opt, i, k, l, n_mm, n_gapo, n_gape + 1, n_ins + 1, n_del, STATE_I, true);
-            } else if (state == STATE_D) {
-                if (n_gape < opt.max_gape && (n_gape + n_gapo < max_diff || n_occ < (u64)opt.max_del_occ)) {
-                    for (int c = 0; c < 4; ++c) {
-                        u64 nk = l2[c] + cnt_k[c] + 1, nl = l2[c] + cnt_l[c];
-                        if (nk <= nl) stack_push(st, opt, i + 1, nk, nl, n_mm, n_gapo, n_gape + 1, n_ins, n_del + 1, STATE_D, true);
-                    }
-                }
-            }
-        }
-        int base = seq[i];
-        if (allow_diff && allow_m) {
-            for (int j = 1; j <= 4; ++j) {
-                int c = (base + j) & 3;
-                bool is_mm = j != 4 || base > 3;
-                u64 nk = l2[c] + cnt_k[c] + 1, nl = l2[c] + cnt_l[c];
-                if (nk <= nl) stack_push(st, opt, i, nk, nl, n_mm + is_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, is_mm);
-            }
-        } else if (base < 4) {
-            u64 nk = l2[base] + cnt_k[base] + 1, nl = l2[base] + cnt_l[base];
-            if (nk <= nl) stack_push(st, opt, i, nk, nl, n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);
+        if (ends_before(h, entry_score(e), opt)) break;
+        u64 hk, hl;
+        Entry matching;
+        bool has_matching;
+        int next = step(r, e, h.max_diff, width, sink, hk, hl, matching, has_matching);
+        if (next == STEP_HIT) {
+            int after = record_hit(h, e, hk, hl, width, r.seq_len, opt);
+            if (after == HITS_FULL) return HITS_FULL;
+            if (after == HIT_STOP) break;
+            if (after == HIT_FIRST && h.best_score + opt.s_mm < st.cap) drop_above(st, h.best_score + opt.s_mm);
+        } else if (next == STEP_EXPANDED && has_matching) {
+            stack_push(st, matching);
         }
     }
-    return n_aln;
+    return h.n_aln;
 }
 
-// One pass of the search: each thread takes the next read of `queue` (queue_counters[1]
-// counts those taken, up to queue_counters[0]) until none is left. A read whose stack is too
-// small is appended to `next_queue` (next_counters[0] counts them) for the next pass, with
-// larger stacks (after the last pass, for the CPU); n_hits is negative (STACK_FULL, HITS_FULL)
-// for a read without an answer.
+// Pass 1: each thread takes the next read of `queue` (queue_counters[1] counts those taken, up
+// to queue_counters[0]) until none is left, and searches it with its own bounded stack of
+// `entries_per_thread` entries and at most `max_pops` pops. A read that needs more is appended
+// to `next_queue` (next_counters[0] counts them) for inexact_level; n_hits is negative (STACK_FULL,
+// HITS_FULL) for a read without an answer.
 extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
     Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
-    Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets,
+    Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets, int max_pops,
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
     const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters)
 {
-    u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x; // the last pass may run fewer threads than a block
+    u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    Width *width = width_pool + t * (max_len + 1);
+    Width *seed_width = seed_width_pool + t * (max_len + 1);
+    u8 *seq = seq_pool + t * max_len;
     u32 queued = queue_counters[0];
     for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
-        u32 r = queue[p];
-        int n = search_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[r], read_len[r], read_max_diff[r], t,
-            width_pool, seed_width_pool, seq_pool, max_len, entry_pool, head_pool, entries_per_thread, n_buckets,
-            hit_pool + (u64)r * hits_per_read, hits_per_read);
-        if (n == STACK_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = r;
-        n_hits[r] = n;
+        u32 id = queue[p];
+        Read r = prepare_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id],
+            width, seed_width, seq);
+        Stack st;
+        st.pool = entry_pool + t * entries_per_thread;
+        st.heads = head_pool + t * n_buckets;
+        st.capacity = entries_per_thread;
+        st.used = 0;
+        st.free_list = NO_ENTRY;
+        st.n_buckets = n_buckets;
+        st.stored = 0;
+        st.best = n_buckets;
+        st.cap = n_buckets - 1;
+        st.dropped = 0;
+        st.pops = 0;
+        st.max_pops = max_pops;
+        for (int s = 0; s < n_buckets; ++s) st.heads[s] = NO_ENTRY;
+        HitList h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
+        int n = search_read(r, width, st, h);
+        if (n == STACK_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
+        n_hits[id] = n;
+    }
+}
+
+// ---- inexact_level: one warp per read (src/aln/level_search.rs is the same algorithm) ----
+// bwa pops its lowest score first and every child scores more than its parent, but for the
+// one that matches the read's next base, which bwa pushes last and so pops at once. So the
+// entries of a score are all there when the search reaches it, each the start of a chain of
+// matching children whose other children go to higher scores, popped last in first out.
+// The lanes run the next 32 chains at once, each collecting its pushes in its own buffer;
+// the chains up to the first that ends in a hit are committed in bwa's order, that hit is
+// recorded, and the chains after it run again with the D array and cut-offs it changed.
+
+#define LANES 32
+#define CHUNK 64
+#define FULL_MASK 0xffffffffu
+
+// Where a lane's chain puts its children: the lane's own buffer.
+struct LaneBuffer {
+    Entry *buf;
+    int n;
+    __device__ void push(const Entry &e) { buf[n++] = e; }
+};
+
+// A warp's entries, per score in push order, in chunks of CHUNK entries from a fixed pool
+// (Levels in level_search.rs). The counts below the pointers are the same in every lane.
+struct Levels {
+    Entry *pool;
+    int *table; // n_buckets x max_chunks: each score's chunks, in order
+    int *free_chunks; // a stack of free chunk ids
+    int *len; // entries per score
+    int max_chunks, n_buckets;
+    int free_top, cap, stored;
+    u32 dropped;
+};
+
+__device__ __forceinline__ Entry *level_entry(const Levels &lv, int s, int pos)
+{
+    return lv.pool + (u64)lv.table[s * lv.max_chunks + pos / CHUNK] * CHUNK + pos % CHUNK;
+}
+
+__device__ __forceinline__ int warp_sum(int x)
+{
+    for (int d = 16; d > 0; d >>= 1) x += __shfl_xor_sync(FULL_MASK, x, d);
+    return x;
+}
+
+// Drops the entries of every score above `cap` (they stay counted) and frees their chunks.
+__device__ void drop_levels_above(Levels &lv, int cap, int lane)
+{
+    for (int b = cap + 1; b <= lv.cap; ++b) {
+        int len = lv.len[b];
+        int chunks = (len + CHUNK - 1) / CHUNK;
+        for (int j = lane; j < chunks; j += LANES) lv.free_chunks[lv.free_top + j] = lv.table[b * lv.max_chunks + j];
+        lv.free_top += chunks;
+        lv.stored -= len;
+        lv.dropped += len;
+        __syncwarp();
+        if (lane == 0) lv.len[b] = 0;
+        __syncwarp();
+    }
+    lv.cap = cap;
+}
+
+// The lowest score up to the cap with entries, or -1.
+__device__ int lowest_level(const Levels &lv, int lane)
+{
+    for (int base = 0; base <= lv.cap; base += LANES) {
+        int b = base + lane;
+        u32 m = __ballot_sync(FULL_MASK, b <= lv.cap && lv.len[b] > 0);
+        if (m) return base + __ffs(m) - 1;
+    }
+    return -1;
+}
+
+// The highest score above `level` (up to the cap) with entries, or -1.
+__device__ int highest_level_above(const Levels &lv, int level, int lane)
+{
+    for (int top = lv.cap; top > level; top -= LANES) {
+        int b = top - lane;
+        u32 m = __ballot_sync(FULL_MASK, b > level && lv.len[b] > 0);
+        if (m) return top - (__ffs(m) - 1);
+    }
+    return -1;
+}
+
+// Stores the pushes of lanes 0..n_lanes-1 (lane j's `n` entries at bufs + j * stride), in lane
+// order, while the search is at `level`: first makes room, dropping the highest scores if the
+// pool is short.
+__device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stride, int n_lanes, int n, int lane)
+{
+    int total = warp_sum(lane < n_lanes ? n : 0);
+    int need = (total + CHUNK - 1) / CHUNK + lv.n_buckets;
+    while (lv.free_top < need && lv.cap > level) {
+        int highest = highest_level_above(lv, level, lane);
+        drop_levels_above(lv, highest > level ? highest - 1 : level, lane);
+    }
+    for (int j = 0; j < n_lanes; ++j) {
+        int nj = __shfl_sync(FULL_MASK, n, j);
+        const Entry *buf = bufs + (u64)j * stride;
+        for (int base = 0; base < nj; base += LANES) {
+            int idx = base + lane;
+            bool valid = idx < nj;
+            Entry e;
+            int s = -1;
+            if (valid) {
+                e = buf[idx];
+                s = entry_score(e);
+            }
+            bool keep = valid && s <= lv.cap;
+            u32 keep_mask = __ballot_sync(FULL_MASK, keep);
+            lv.dropped += __popc(__ballot_sync(FULL_MASK, valid && !keep));
+            // Lanes storing to the same score take consecutive places, in lane order.
+            u32 peers = __match_any_sync(FULL_MASK, keep ? s : -1 - lane);
+            int rank = __popc(peers & ((1u << lane) - 1));
+            int start = keep ? lv.len[s] : 0;
+            int pos = start + rank;
+            bool new_chunk = keep && pos % CHUNK == 0;
+            u32 new_mask = __ballot_sync(FULL_MASK, new_chunk);
+            if (new_chunk) {
+                int taken = __popc(new_mask & ((1u << lane) - 1));
+                lv.table[s * lv.max_chunks + pos / CHUNK] = lv.free_chunks[lv.free_top - 1 - taken];
+            }
+            lv.free_top -= __popc(new_mask);
+            __syncwarp();
+            if (keep) *level_entry(lv, s, pos) = e;
+            if (keep && rank == 0) lv.len[s] = start + __popc(peers);
+            lv.stored += __popc(keep_mask);
+            __syncwarp();
+        }
+    }
+}
+
+// The search of one read by one warp; STACK_FULL when it needs dropped entries, ENTRIES_LIMIT
+// when bwa's -m may stop it inside a group of chains (the CPU takes the read).
+__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, int lane)
+{
+    const GapOpt &opt = r.opt;
+    if (too_many_ns(r, h.max_diff)) return 0;
+    lv.free_top = lv.max_chunks;
+    lv.cap = lv.n_buckets - 1;
+    lv.stored = 0;
+    lv.dropped = 0;
+    for (int j = lane; j < lv.max_chunks; j += LANES) lv.free_chunks[j] = j;
+    for (int b = lane; b < lv.n_buckets; b += LANES) lv.len[b] = 0;
+    __syncwarp();
+    LaneBuffer mine = {lane_bufs + (u64)lane * stride, 0};
+    if (lane == 0) mine.push(make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
+    commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, lane);
+    while (true) {
+        int level = lowest_level(lv, lane);
+        if (level < 0) {
+            if (lv.dropped == 0 || ends_before(h, lv.cap + 1, opt)) break;
+            return STACK_FULL;
+        }
+        if (lv.stored + lv.dropped > (u32)opt.max_entries || ends_before(h, level, opt)) break;
+        int n_chains = lv.len[level];
+        for (int next = 0; next < n_chains;) {
+            int c = next + lane;
+            mine.n = 0;
+            bool hit = false;
+            u64 hk = 0, hl = 0;
+            Entry hit_entry;
+            if (c < n_chains) {
+                Entry e = *level_entry(lv, level, n_chains - 1 - c);
+                while (true) {
+                    Entry matching;
+                    bool has_matching;
+                    int next_step = step(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching);
+                    if (next_step == STEP_HIT) {
+                        hit = true;
+                        hit_entry = e;
+                    }
+                    if (next_step != STEP_EXPANDED || !has_matching) break;
+                    e = matching;
+                }
+            }
+            u32 hits = __ballot_sync(FULL_MASK, hit);
+            int first_hit = hits ? __ffs(hits) - 1 : LANES;
+            int committed = min(first_hit + 1, min(LANES, n_chains - next));
+            // bwa checks -m before every pop; within a group the lanes cannot tell where.
+            int pushed = warp_sum(lane < committed ? mine.n : 0);
+            if (lv.stored + lv.dropped + pushed + 1 > (u32)opt.max_entries) return ENTRIES_LIMIT;
+            commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, lane);
+            lv.stored -= committed;
+            next += committed;
+            if (hits) {
+                int after = 0;
+                if (lane == first_hit) after = record_hit(h, hit_entry, hk, hl, width, r.seq_len, opt);
+                after = __shfl_sync(FULL_MASK, after, first_hit);
+                h.n_aln = __shfl_sync(FULL_MASK, h.n_aln, first_hit);
+                h.best_score = __shfl_sync(FULL_MASK, h.best_score, first_hit);
+                h.best_cnt = __shfl_sync(FULL_MASK, h.best_cnt, first_hit);
+                h.max_diff = __shfl_sync(FULL_MASK, h.max_diff, first_hit);
+                __syncwarp();
+                if (after == HITS_FULL) return HITS_FULL;
+                if (after == HIT_STOP) return h.n_aln;
+                if (after == HIT_FIRST) {
+                    int last = max(h.best_score + opt.s_mm, level);
+                    if (last < lv.cap) drop_levels_above(lv, last, lane);
+                }
+            }
+        }
+        // The level is done: its chunks go back to the pool.
+        int chunks = (n_chains + CHUNK - 1) / CHUNK;
+        for (int j = lane; j < chunks; j += LANES) lv.free_chunks[lv.free_top + j] = lv.table[level * lv.max_chunks + j];
+        lv.free_top += chunks;
+        __syncwarp();
+        if (lane == 0) lv.len[level] = 0;
+        __syncwarp();
+    }
+    return h.n_aln;
+}
+
+// Passes 2 and 3: each warp takes the next read of `queue` (as inexact_search) and searches
+// it with its pool of `max_chunks` chunks; reads whose search needs more go to `next_queue`.
+extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_level(
+    const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
+    const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
+    const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
+    Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
+    Entry *__restrict__ entry_pool, int *__restrict__ int_pool, int max_chunks, int n_buckets, Entry *__restrict__ lane_pool,
+    Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
+    const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters)
+{
+    u64 w = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / LANES;
+    int lane = threadIdx.x % LANES;
+    Width *width = width_pool + w * (max_len + 1);
+    Width *seed_width = seed_width_pool + w * (max_len + 1);
+    u8 *seq = seq_pool + w * max_len;
+    // Per warp: the chunk table, the free chunks and the lengths, one after the other.
+    int *ints = int_pool + w * ((u64)n_buckets * max_chunks + max_chunks + n_buckets);
+    Levels lv;
+    lv.pool = entry_pool + w * (u64)max_chunks * CHUNK;
+    lv.table = ints;
+    lv.free_chunks = ints + (u64)n_buckets * max_chunks;
+    lv.len = lv.free_chunks + max_chunks;
+    lv.max_chunks = max_chunks;
+    lv.n_buckets = n_buckets;
+    int stride = 9 * (max_len + 1); // pushes of one chain: at most 9 per pop, one pop per base
+    Entry *lane_bufs = lane_pool + w * LANES * (u64)stride;
+    u32 queued = queue_counters[0];
+    while (true) {
+        u32 p = 0;
+        if (lane == 0) p = atomicAdd(&queue_counters[1], 1);
+        p = __shfl_sync(FULL_MASK, p, 0);
+        if (p >= queued) break;
+        u32 id = queue[p];
+        GapOpt opt = *batch_opt;
+        int len = read_len[id];
+        if (lane == 0) prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, read_max_diff[id], width, seed_width, seq);
+        __syncwarp();
+        Read r = read_view(words, primary, seq_len, l2, opt, len, read_max_diff[id], seed_width, seq);
+        HitList h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
+        int n = search_read_level(r, width, lv, h, lane_bufs, stride, lane);
+        if (lane == 0) {
+            if (n == STACK_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
+            n_hits[id] = n;
+        }
+        __syncwarp();
     }
 }
 

@@ -30,9 +30,9 @@ check ecoli536.fa $C/data/ecoli536_art.fq.gz -n 2
 for L in 36 76 150 250; do check ecoli536.fa $C/data/sim$L.fq.gz; done
 check demo_ref.fa testdata/demo.fq
 check demo_ref.fa testdata/demo.fq -o 2 -e 2
-# Small stacks (BCUDA_TEST_STACKS=first,retry entries) send most reads through inexact_retry
-# and some on to the CPU: the .sai must not change.
-for stacks in 256,1024 64,4096; do
+# Small stacks (BCUDA_TEST_STACKS=pass 1's entries per thread, the warp passes' entries per
+# warp) send most reads through the warp passes and some on to the CPU: the .sai must not change.
+for stacks in 64,16384 256,8192,32768 16,65536; do
     BCUDA_TEST_STACKS=$stacks check ecoli536.fa $C/data/ecoli536_art.fq.gz
     BCUDA_TEST_STACKS=$stacks check ecoli536.fa $C/data/sim250.fq.gz -n 2
     BCUDA_TEST_STACKS=$stacks $B aln --gpu -t 16 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "GPU kernels" | sed "s/^/  stacks $stacks: /" | tee -a "$OUT/gpu-check.log"

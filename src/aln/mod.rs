@@ -2,6 +2,7 @@
 //! fallback when no GPU is present; its output is byte-identical to `bwa aln` 0.7.17.
 
 pub mod search;
+pub mod level_search;
 pub mod stack;
 pub mod stack_profile;
 
@@ -281,7 +282,13 @@ pub fn run(args: AlnArgs) -> Result<()> {
             .passes()
             .iter()
             .enumerate()
-            .map(|(p, pass)| format!("pass {} {:.1} ms on {} reads ({} threads x {} entries)", p + 1, t.pass_ms[p], t.pass_reads[p], pass.threads, pass.entries))
+            .map(|(p, pass)| {
+                let searchers = match pass.kind {
+                    crate::gpu::inexact::PassKind::Thread => format!("{} threads with {} entries each", pass.threads, pass.entries),
+                    crate::gpu::inexact::PassKind::Warp => format!("{} warps with {} entries each", pass.threads / 32, pass.entries),
+                };
+                format!("pass {} {:.1} ms on {} reads ({searchers})", p + 1, t.pass_ms[p], t.pass_reads[p])
+            })
             .collect();
         eprintln!(
             "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: {}; {} reads outgrew the last pass's stack",

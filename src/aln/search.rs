@@ -152,9 +152,16 @@ pub fn align_read_with<S: SearchStack>(
     seed_width: &mut Vec<Width>,
     seq: &mut Vec<u8>,
 ) -> Result<Vec<AlnHit>, StackFull> {
+    // bwa works on the reversed read for the D arrays, then on its reverse complement.
+    let (local, use_seed) = prepare_read(bwt, read, opt, width, seed_width, seq);
+    match_gap(bwt, seq, width, if use_seed { Some(seed_width) } else { None }, &local, opt, stack)
+}
+
+/// The read's D arrays and reverse complement as bwa prepares them (see [`align_read_with`]),
+/// and the read's own options; for searches other than [`match_gap`].
+pub fn prepare_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, width: &mut Vec<Width>, seed_width: &mut Vec<Width>, seq: &mut Vec<u8>) -> (GapOptions, bool) {
     let len = read.len();
     let mut local = *opt;
-    // bwa works on the reversed read for the D arrays, then on its reverse complement.
     seq.clear();
     seq.extend(read.iter().rev());
     width.resize(len + 1, Width::default());
@@ -172,118 +179,78 @@ pub fn align_read_with<S: SearchStack>(
     for c in seq.iter_mut() {
         *c = if *c > 3 { 4 } else { 3 - *c };
     }
-    match_gap(bwt, seq, width, if use_seed { Some(seed_width) } else { None }, &local, opt, stack)
+    (local, use_seed)
 }
 
-/// bwt_match_gap: best-first search of `seq` (the read's reverse complement) allowing
-/// mismatches and gaps within `opt`'s limits. `batch_opt` sizes the stack as bwa does.
-fn match_gap<S: SearchStack>(
-    bwt: &Bwt,
-    seq: &[u8],
-    width: &mut [Width],
-    seed_width: Option<&mut Vec<Width>>,
-    opt: &GapOptions,
-    batch_opt: &GapOptions,
-    stack: &mut S,
-) -> Result<Vec<AlnHit>, StackFull> {
-    let len = seq.len() as i32;
-    let l2 = bwt.l2();
-    let gape_counts = opt.mode & MODE_GAPE != 0;
-    let mut best_score = aln_score(opt.max_diff + 1, opt.max_gapo + 1, opt.max_gape + 1, opt);
-    let mut max_diff = opt.max_diff;
-    let mut best_cnt: i32 = 0;
-    let mut hits: Vec<AlnHit> = Vec::new();
+/// The read as the search sees it, and the options: what one step of the search reads.
+pub struct Search<'a> {
+    pub bwt: &'a Bwt,
+    /// The read's reverse complement (codes 0-3, 4 for N).
+    pub seq: &'a [u8],
+    pub seed_width: Option<&'a [Width]>,
+    pub opt: &'a GapOptions,
+}
 
-    if seq.iter().filter(|&&c| c > 3).count() as i32 > max_diff {
-        return Ok(hits);
+/// What popping one entry leads to.
+pub enum Step {
+    /// Nothing more from this entry (pruned, or the rest of the read does not match exactly).
+    Done,
+    /// A hit: the entry reaches the read's start with SA interval [k, l].
+    Hit(u64, u64),
+    /// The entry was expanded: its children were pushed, but for the one that matches the
+    /// read's next base (bwa pushes it last, so it is popped next), returned here.
+    Expanded(Option<Entry>),
+}
+
+impl Search<'_> {
+    fn gape_counts(&self) -> bool {
+        self.opt.mode & MODE_GAPE != 0
     }
-    let n_stacks = aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, batch_opt).max(1) as usize;
-    stack.reset(n_stacks);
-    let entry = |i: i32, k: u64, l: u64, n_mm: u8, n_gapo: u8, n_gape: u8, n_ins: u16, n_del: u16, state: u8, is_diff: bool| {
-        let score = aln_score(n_mm as i32, n_gapo as i32, n_gape as i32, opt) as u32;
-        Entry { info: score << 21 | i as u32, n_mm, n_gapo, n_gape, state, n_ins, n_del, last_diff_pos: if is_diff { i } else { 0 }, k, l }
-    };
-    stack.push(entry(len, 0, bwt.seq_len(), 0, 0, 0, 0, 0, STATE_M, false));
-    let seed_width = seed_width.map(|v| &v[..]);
 
-    let nonstop = opt.mode & MODE_NONSTOP != 0;
-    while stack.n_entries() > 0 {
-        if stack.n_entries() > opt.max_entries as usize {
-            break;
-        }
-        let e = match stack.pop() {
-            Next::Entry(e) => e,
-            // bwa would pop a dropped entry: fine if that ends the search, as it would.
-            Next::Dropped(score) if !nonstop && score > best_score + opt.s_mm => break,
-            Next::Dropped(_) => return Err(StackFull),
-        };
+    fn new_entry(&self, i: i32, k: u64, l: u64, n_mm: u8, n_gapo: u8, n_gape: u8, n_ins: u16, n_del: u16, state: u8, is_diff: bool) -> Entry {
+        let score = aln_score(n_mm as i32, n_gapo as i32, n_gape as i32, self.opt) as u32;
+        Entry { info: score << 21 | i as u32, n_mm, n_gapo, n_gape, state, n_ins, n_del, last_diff_pos: if is_diff { i } else { 0 }, k, l }
+    }
+
+    /// The entry the search starts from: nothing matched yet.
+    pub fn root(&self) -> Entry {
+        self.new_entry(self.seq.len() as i32, 0, self.bwt.seq_len(), 0, 0, 0, 0, 0, STATE_M, false)
+    }
+
+    /// One pop of bwt_match_gap's loop (after its cut-offs): checks entry `e` against the
+    /// differences left (`max_diff`) and the D arrays, and expands it, pushing its children in
+    /// bwa's order through `push`.
+    pub fn step(&self, e: &Entry, max_diff: i32, width: &[Width], push: &mut impl FnMut(Entry)) -> Step {
+        let (bwt, seq, opt) = (self.bwt, self.seq, self.opt);
+        let len = seq.len() as i32;
+        let l2 = bwt.l2();
+        let gape_counts = self.gape_counts();
         let (mut k, mut l) = (e.k, e.l);
         let mut i = (e.info & 0xffff) as i32;
-        if !nonstop && (e.info >> 21) as i32 > best_score + opt.s_mm {
-            break;
-        }
         let mut m = max_diff - (e.n_mm as i32 + e.n_gapo as i32);
         if gape_counts {
             m -= e.n_gape as i32;
         }
         if m < 0 {
-            continue;
+            return Step::Done;
         }
         let mut m_seed = 0;
-        if seed_width.is_some() {
+        if self.seed_width.is_some() {
             m_seed = opt.max_seed_diff - (e.n_mm as i32 + e.n_gapo as i32);
             if gape_counts {
                 m_seed -= e.n_gape as i32;
             }
         }
         if i > 0 && m < width[i as usize - 1].bid {
-            continue;
+            return Step::Done;
         }
 
         // A hit: the whole read consumed, or the rest must match exactly.
-        let mut hit_found = i == 0;
-        if !hit_found && m == 0 && (e.state == STATE_M || gape_counts || e.n_gape as i32 == opt.max_gape) {
-            if extend_exact(bwt, &seq[..i as usize], &mut k, &mut l) {
-                hit_found = true;
-            } else {
-                continue;
-            }
+        if i == 0 {
+            return Step::Hit(k, l);
         }
-        if hit_found {
-            let score = aln_score(e.n_mm as i32, e.n_gapo as i32, e.n_gape as i32, opt);
-            if hits.is_empty() {
-                best_score = score;
-                let mut best_diff = e.n_mm as i32 + e.n_gapo as i32;
-                if gape_counts {
-                    best_diff += e.n_gape as i32;
-                }
-                if !nonstop {
-                    max_diff = if best_diff + 1 > opt.max_diff { opt.max_diff } else { best_diff + 1 };
-                    // From here on bwa pops nothing scoring more than this.
-                    stack.pop_no_more_than(best_score + opt.s_mm);
-                }
-            }
-            if score == best_score {
-                best_cnt = best_cnt.wrapping_add((l - k + 1) as i32);
-            } else if best_cnt > opt.max_top2 {
-                break;
-            }
-            // A gap in a tandem repeat can reach the same interval twice.
-            let seen = e.n_gapo > 0 && hits.iter().any(|h| h.k == k && h.l == l);
-            if !seen {
-                shadow(l - k + 1, bwt.seq_len(), e.last_diff_pos, width);
-                hits.push(AlnHit {
-                    n_mm: e.n_mm,
-                    n_gapo: e.n_gapo,
-                    n_gape: e.n_gape,
-                    score: score as u32,
-                    n_ins: e.n_ins,
-                    n_del: e.n_del,
-                    k,
-                    l,
-                });
-            }
-            continue;
+        if m == 0 && (e.state == STATE_M || gape_counts || e.n_gape as i32 == opt.max_gape) {
+            return if extend_exact(bwt, &seq[..i as usize], &mut k, &mut l) { Step::Hit(k, l) } else { Step::Done };
         }
 
         i -= 1;
@@ -298,7 +265,7 @@ fn match_gap<S: SearchStack>(
                 allow_m = false;
             }
             let ii = i - (len - opt.seed_len);
-            if let (Some(sw), true) = (seed_width, ii > 0) {
+            if let (Some(sw), true) = (self.seed_width, ii > 0) {
                 let ii = ii as usize;
                 if sw[ii - 1].bid > m_seed - 1 {
                     allow_diff = false;
@@ -317,16 +284,16 @@ fn match_gap<S: SearchStack>(
         if allow_diff && i >= opt.indel_end_skip + gaps && len - i >= opt.indel_end_skip + gaps {
             match e.state {
                 STATE_M if (e.n_gapo as i32) < opt.max_gapo => {
-                    stack.push(entry(i, k, l, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins + 1, e.n_del, STATE_I, true));
+                    push(self.new_entry(i, k, l, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins + 1, e.n_del, STATE_I, true));
                     for c in 0..4 {
                         let (nk, nl) = (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c]);
                         if nk <= nl {
-                            stack.push(entry(i + 1, nk, nl, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins, e.n_del + 1, STATE_D, true));
+                            push(self.new_entry(i + 1, nk, nl, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins, e.n_del + 1, STATE_D, true));
                         }
                     }
                 }
                 STATE_I if (e.n_gape as i32) < opt.max_gape => {
-                    stack.push(entry(i, k, l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, e.n_del, STATE_I, true));
+                    push(self.new_entry(i, k, l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, e.n_del, STATE_I, true));
                 }
                 STATE_D if (e.n_gape as i32) < opt.max_gape
                     && ((e.n_gape as i32 + e.n_gapo as i32) < max_diff || occ < opt.max_del_occ as u64) =>
@@ -334,7 +301,7 @@ fn match_gap<S: SearchStack>(
                     for c in 0..4 {
                         let (nk, nl) = (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c]);
                         if nk <= nl {
-                            stack.push(entry(i + 1, nk, nl, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins, e.n_del + 1, STATE_D, true));
+                            push(self.new_entry(i + 1, nk, nl, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins, e.n_del + 1, STATE_D, true));
                         }
                     }
                 }
@@ -344,22 +311,141 @@ fn match_gap<S: SearchStack>(
 
         // Mismatches (the read's own base last, so it is popped first).
         let base = seq[i as usize];
+        let mut matching = None;
         if allow_diff && allow_m {
             for j in 1..=4u8 {
                 let c = ((base + j) & 3) as usize;
                 let is_mm = j != 4 || base > 3;
                 let (nk, nl) = (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c]);
                 if nk <= nl {
-                    stack.push(entry(i, nk, nl, e.n_mm + is_mm as u8, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, is_mm));
+                    let child = self.new_entry(i, nk, nl, e.n_mm + is_mm as u8, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, is_mm);
+                    if is_mm {
+                        push(child);
+                    } else {
+                        matching = Some(child);
+                    }
                 }
             }
         } else if base < 4 {
             let c = base as usize;
             let (nk, nl) = (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c]);
             if nk <= nl {
-                stack.push(entry(i, nk, nl, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, false));
+                matching = Some(self.new_entry(i, nk, nl, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, false));
+            }
+        }
+        Step::Expanded(matching)
+    }
+}
+
+/// The hits found so far and the cut-offs they set (bwt_match_gap's best_score, best_cnt and
+/// max_diff).
+pub struct HitList {
+    pub hits: Vec<AlnHit>,
+    pub best_score: i32,
+    pub best_cnt: i32,
+    pub max_diff: i32,
+}
+
+/// What recording a hit leads to.
+pub enum AfterHit {
+    Go,
+    /// The first hit: bwa pops no entry scoring more than this from now on.
+    FirstHit(i32),
+    /// A worse hit after too many best ones (`-R`): the search ends.
+    Stop,
+}
+
+impl HitList {
+    pub fn new(opt: &GapOptions) -> HitList {
+        HitList { hits: Vec::new(), best_score: aln_score(opt.max_diff + 1, opt.max_gapo + 1, opt.max_gape + 1, opt), best_cnt: 0, max_diff: opt.max_diff }
+    }
+
+    /// Records entry `e`'s hit [k, l], and narrows the D array as bwa's gap_shadow does.
+    pub fn record(&mut self, e: &Entry, k: u64, l: u64, width: &mut [Width], seq_len: u64, opt: &GapOptions) -> AfterHit {
+        let gape_counts = opt.mode & MODE_GAPE != 0;
+        let score = aln_score(e.n_mm as i32, e.n_gapo as i32, e.n_gape as i32, opt);
+        let mut after = AfterHit::Go;
+        if self.hits.is_empty() {
+            self.best_score = score;
+            let mut best_diff = e.n_mm as i32 + e.n_gapo as i32;
+            if gape_counts {
+                best_diff += e.n_gape as i32;
+            }
+            if opt.mode & MODE_NONSTOP == 0 {
+                self.max_diff = if best_diff + 1 > opt.max_diff { opt.max_diff } else { best_diff + 1 };
+                after = AfterHit::FirstHit(self.best_score + opt.s_mm);
+            }
+        }
+        if score == self.best_score {
+            self.best_cnt = self.best_cnt.wrapping_add((l - k + 1) as i32);
+        } else if self.best_cnt > opt.max_top2 {
+            return AfterHit::Stop;
+        }
+        // A gap in a tandem repeat can reach the same interval twice.
+        let seen = e.n_gapo > 0 && self.hits.iter().any(|h| h.k == k && h.l == l);
+        if !seen {
+            shadow(l - k + 1, seq_len, e.last_diff_pos, width);
+            self.hits.push(AlnHit { n_mm: e.n_mm, n_gapo: e.n_gapo, n_gape: e.n_gape, score: score as u32, n_ins: e.n_ins, n_del: e.n_del, k, l });
+        }
+        after
+    }
+
+    /// Whether bwa's search ends before popping an entry of this score (its `best_score + s_mm`
+    /// cut-off; never with `-N`).
+    pub fn ends_before(&self, score: i32, opt: &GapOptions) -> bool {
+        opt.mode & MODE_NONSTOP == 0 && score > self.best_score + opt.s_mm
+    }
+}
+
+/// Stack scores of a batch (bwa sizes its gap stack by the batch's options).
+pub fn n_stacks(batch_opt: &GapOptions) -> usize {
+    aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, batch_opt).max(1) as usize
+}
+
+/// bwt_match_gap: best-first search of `seq` (the read's reverse complement) allowing
+/// mismatches and gaps within `opt`'s limits. `batch_opt` sizes the stack as bwa does.
+fn match_gap<S: SearchStack>(
+    bwt: &Bwt,
+    seq: &[u8],
+    width: &mut [Width],
+    seed_width: Option<&mut Vec<Width>>,
+    opt: &GapOptions,
+    batch_opt: &GapOptions,
+    stack: &mut S,
+) -> Result<Vec<AlnHit>, StackFull> {
+    let mut found = HitList::new(opt);
+    if seq.iter().filter(|&&c| c > 3).count() as i32 > found.max_diff {
+        return Ok(found.hits);
+    }
+    let search = Search { bwt, seq, seed_width: seed_width.map(|v| &v[..]), opt };
+    stack.reset(n_stacks(batch_opt));
+    stack.push(search.root());
+    while stack.n_entries() > 0 {
+        if stack.n_entries() > opt.max_entries as usize {
+            break;
+        }
+        let e = match stack.pop() {
+            Next::Entry(e) => e,
+            // bwa would pop a dropped entry: fine if that ends the search, as it would.
+            Next::Dropped(score) if found.ends_before(score, opt) => break,
+            Next::Dropped(_) | Next::OutOfPops => return Err(StackFull),
+        };
+        if found.ends_before(e.score() as i32, opt) {
+            break;
+        }
+        match search.step(&e, found.max_diff, width, &mut |child| stack.push(child)) {
+            Step::Done => {}
+            Step::Hit(k, l) => match found.record(&e, k, l, width, bwt.seq_len(), opt) {
+                AfterHit::Go => {}
+                AfterHit::FirstHit(last_score) => stack.pop_no_more_than(last_score),
+                AfterHit::Stop => break,
+            },
+            Step::Expanded(matching) => {
+                if let Some(child) = matching {
+                    stack.push(child);
+                }
             }
         }
     }
-    Ok(hits)
+    Ok(found.hits)
 }

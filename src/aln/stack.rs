@@ -41,6 +41,8 @@ pub enum Next {
     Entry(Entry),
     /// No entry is stored, but some were dropped; each scores at least this much.
     Dropped(i32),
+    /// The stack's pop budget is spent (the GPU's first pass hands long searches on).
+    OutOfPops,
 }
 
 /// The stack as the search uses it.
@@ -119,9 +121,16 @@ pub struct BoundedStack {
     best: usize,
     /// The most entries stored at once since the last reset (for profiles).
     pub peak_stored: usize,
+    pops: usize,
+    max_pops: usize,
 }
 
 impl BoundedStack {
+    /// A stack of `capacity` entries that gives up after `max_pops` pops.
+    pub fn with_max_pops(capacity: usize, max_pops: usize) -> BoundedStack {
+        BoundedStack { max_pops, ..BoundedStack::new(capacity) }
+    }
+
     pub fn new(capacity: usize) -> BoundedStack {
         BoundedStack {
             pool: vec![Entry::default(); capacity],
@@ -135,6 +144,8 @@ impl BoundedStack {
             cap: i32::MAX,
             best: 0,
             peak_stored: 0,
+            pops: 0,
+            max_pops: usize::MAX,
         }
     }
 
@@ -180,6 +191,7 @@ impl SearchStack for BoundedStack {
         self.cap = n_stacks as i32 - 1;
         self.best = n_stacks;
         self.peak_stored = 0;
+        self.pops = 0;
     }
 
     fn push(&mut self, e: Entry) {
@@ -214,6 +226,10 @@ impl SearchStack for BoundedStack {
     fn pop(&mut self) -> Next {
         if self.stored == 0 {
             return Next::Dropped(self.cap + 1);
+        }
+        self.pops += 1;
+        if self.pops > self.max_pops {
+            return Next::OutOfPops;
         }
         // `best` may point at a score emptied by lower_cap.
         while self.heads[self.best] == NO_ENTRY {
@@ -256,7 +272,7 @@ mod tests {
     fn pop_info(s: &mut impl SearchStack) -> Option<u32> {
         match s.pop() {
             Next::Entry(e) => Some(e.info),
-            Next::Dropped(_) => None,
+            Next::Dropped(_) | Next::OutOfPops => None,
         }
     }
 
@@ -298,7 +314,7 @@ mod tests {
         assert_eq!(pop_info(&mut b).map(|x| x & 0xffff), Some(3));
         match b.pop() {
             Next::Dropped(score) => assert_eq!(score, 11),
-            Next::Entry(_) => panic!("the dropped entries must not come back"),
+            _ => panic!("the dropped entries must not come back"),
         }
     }
 
@@ -313,6 +329,16 @@ mod tests {
         assert_eq!(pop_info(&mut b).map(|x| x & 0xffff), Some(1));
         assert!(matches!(b.pop(), Next::Dropped(3)));
         assert_eq!(b.n_entries(), 2);
+    }
+
+    #[test]
+    fn a_pop_budget_ends_the_search() {
+        let mut b = BoundedStack::with_max_pops(8, 1);
+        b.reset(20);
+        b.push(entry(0, 1));
+        b.push(entry(0, 2));
+        assert!(pop_info(&mut b).is_some());
+        assert!(matches!(b.pop(), Next::OutOfPops));
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use rayon::prelude::*;
 
-use super::search::{align_read_with, batch_options, Width};
+use super::level_search::{level_search, GiveUp, LevelCost, CHUNK};
+use super::search::{align_read_with, batch_options, prepare_read, Search, Width};
 use super::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
 use super::CPU_BATCH;
 use crate::reads::{ReadBatchReader, ReadOptions};
@@ -22,6 +23,12 @@ pub struct StackProfileArgs {
     /// Bounded stack sizes (entries) to check, comma-separated.
     #[arg(long, default_value = "256,1024,2048,8192,32768", value_delimiter = ',')]
     pub capacity: Vec<usize>,
+    /// Pop budget of the bounded stacks (the GPU's first pass hands longer searches on).
+    #[arg(long, default_value_t = usize::MAX)]
+    pub max_pops: usize,
+    /// Pool sizes (entries) of the level search (32 lanes) to check, comma-separated.
+    #[arg(long, default_value = "65536,2000000", value_delimiter = ',')]
+    pub level_capacity: Vec<usize>,
     /// Profile at most this many reads.
     #[arg(long)]
     pub max_reads: Option<usize>,
@@ -60,22 +67,38 @@ struct ReadProfile {
     pops: usize,
     peak: usize,
     bounded: Vec<Option<usize>>,
+    /// Per level-search pool size: its cost, or why it gave up.
+    level: Vec<Result<LevelCost, GiveUp>>,
 }
 
-fn profile_read(bwt: &bcuda_index::Bwt, read: &[u8], opt: &GapOptions, capacities: &[usize]) -> Result<ReadProfile> {
+const LANES: usize = 32;
+
+fn profile_read(bwt: &bcuda_index::Bwt, read: &[u8], opt: &GapOptions, args: &StackProfileArgs) -> Result<ReadProfile> {
+    let (capacities, level_capacities) = (&args.capacity, &args.level_capacity);
     let (mut width, mut seed_width, mut seq) = (Vec::<Width>::new(), Vec::new(), Vec::new());
     let mut oracle = Counting::default();
     let hits = align_read_with(bwt, read, opt, &mut oracle, &mut width, &mut seed_width, &mut seq).expect("bwa's stack holds every entry");
     let mut bounded = Vec::new();
     for &capacity in capacities {
-        let mut stack = BoundedStack::new(capacity);
+        let mut stack = BoundedStack::with_max_pops(capacity, args.max_pops);
         bounded.push(match align_read_with(bwt, read, opt, &mut stack, &mut width, &mut seed_width, &mut seq) {
             Ok(h) if h == hits => Some(stack.peak_stored),
             Ok(h) => bail!("a bounded stack of {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len()),
             Err(_) => None,
         });
     }
-    Ok(ReadProfile { pops: oracle.pops, peak: oracle.peak, bounded })
+    let mut level = Vec::new();
+    for &capacity in level_capacities {
+        let (local, use_seed) = prepare_read(bwt, read, opt, &mut width, &mut seed_width, &mut seq);
+        let search = Search { bwt, seq: &seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local };
+        let mut cost = LevelCost::default();
+        level.push(match level_search(&search, &mut width, opt, LANES, capacity / CHUNK, &mut cost) {
+            Ok(h) if h == hits => Ok(cost),
+            Ok(h) => bail!("the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len()),
+            Err(why) => Err(why),
+        });
+    }
+    Ok(ReadProfile { pops: oracle.pops, peak: oracle.peak, bounded, level })
 }
 
 fn percentile(sorted: &[usize], p: f64) -> usize {
@@ -94,7 +117,7 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
             break;
         }
         let batch_opt = batch_options(&opt, batch.iter().map(|r| r.len).max().unwrap_or(0));
-        let done: Result<Vec<_>> = batch.par_iter().map(|r| profile_read(&bwt, r.aligned(), &batch_opt, &args.capacity)).collect();
+        let done: Result<Vec<_>> = batch.par_iter().map(|r| profile_read(&bwt, r.aligned(), &batch_opt, &args)).collect();
         profiles.extend(done?);
     }
     let n = profiles.len();
@@ -122,6 +145,21 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         stored.sort_unstable();
         let over_pops: usize = over.iter().map(|p| p.pops).sum();
         println!("{capacity}\t{}\t{over_pops}\t{}", over.len(), percentile(&stored, 0.99));
+    }
+    println!("level search ({LANES} lanes) entries\tgave up: stack\tgave up: -m\tpops\tcritical-path pops\tthe same for reads of over 10k pops");
+    for (c, &capacity) in args.level_capacity.iter().enumerate() {
+        let stack = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::StackFull)).count();
+        let limit = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::EntriesLimit)).count();
+        let done: Vec<(&ReadProfile, LevelCost)> = profiles.iter().filter_map(|p| p.level[c].as_ref().ok().map(|&x| (p, x))).collect();
+        let sum = |heavy: bool, f: fn(&LevelCost) -> usize| done.iter().filter(|(p, _)| !heavy || p.pops > 10_000).map(|(_, x)| f(x)).sum::<usize>();
+        println!(
+            "{capacity}\t{stack}\t{limit}\t{}\t{}\t{} / {} (bwa's pops {})",
+            sum(false, |x| x.pops),
+            sum(false, |x| x.critical_pops),
+            sum(true, |x| x.pops),
+            sum(true, |x| x.critical_pops),
+            done.iter().filter(|(p, _)| p.pops > 10_000).map(|(p, _)| p.pops).sum::<usize>()
+        );
     }
     Ok(())
 }

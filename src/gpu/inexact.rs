@@ -1,15 +1,16 @@
-//! The passes of the GPU's inexact search (`inexact_search` in cuda/inexact_match.cu): how
-//! many threads each pass runs and how large their bounded stacks are, and the per-thread
-//! scratch that holds them.
+//! The passes of the GPU's inexact search (cuda/inexact_match.cu): how many threads each pass
+//! runs and how large their stacks are, and the scratch that holds them.
 //!
-//! Why passes: the stack a read needs varies by orders of magnitude. Most reads finish with a
-//! couple of thousand entries, reads from repeat families need tens of thousands, and a few
-//! (satellite arrays) hundreds of thousands. Giving every thread the largest stack would need
-//! terabytes, so the first pass runs many threads with small stacks, and each later pass
-//! searches the reads the previous one could not hold with fewer threads and larger stacks. The
-//! last pass's stacks are as large as bwa's `-m` limit allows the search to grow (when memory
-//! permits), so no read is left to the CPU. Threads take reads from a queue, so each pass's
-//! time follows its work rather than its longest read.
+//! Why passes: the work and the stack a read needs vary by orders of magnitude. Most reads
+//! finish within a few thousand pops and entries; reads from repeat families and satellites
+//! take up to millions of pops. Pass 1 (`inexact_search`) runs one read per thread with a
+//! small bounded stack and a pop budget, so the many short searches run at full width; a read
+//! that needs more is listed for pass 2 (`inexact_level`), where a warp searches one read,
+//! its lanes running the chains of a score level together (see src/aln/level_search.rs), with
+//! a pool of entries per warp. Pass 3 is pass 2 with fewer warps and pools as large as bwa's
+//! `-m` lets a search grow (when memory permits), so no read is left to the CPU but for those
+//! that reach bwa's `-m` limit. Threads and warps take reads from a queue, so each pass's time
+//! follows its work rather than its longest read.
 
 use std::sync::Arc;
 
@@ -20,69 +21,101 @@ use cudarc::driver::{CudaSlice, CudaStream};
 pub const ENTRY_BYTES: usize = 32;
 /// Bytes of one D-array cell (`Width`).
 const WIDTH_BYTES: usize = 16;
+/// Lanes of a warp, and entries per chunk of a warp's pool (CHUNK in the kernel and in
+/// src/aln/level_search.rs).
+pub const LANES: usize = 32;
+pub const CHUNK: usize = crate::aln::level_search::CHUNK;
 
-/// Threads per SM and stack entries per thread of the first two passes; the third gets what
-/// bwa's `-m` needs. Chosen from the CPU profile (`bcuda stack-profile`) of a human-like
-/// genome: 2048 entries hold all but about 1% of reads, 32768 all but about 0.02%.
-const PASS_THREADS_PER_SM: [usize; 3] = [1024, 64, 4];
-const PASS_ENTRIES: [usize; 2] = [2048, 32768];
+/// Pass 1: threads per SM, stack entries per thread and pops per read before a read is handed
+/// to pass 2. Passes 2 and 3: warps per SM and pool entries per warp (the third gets what bwa's
+/// `-m` needs). Chosen from the CPU profile (`bcuda stack-profile`) of a human-like genome.
+const FIRST_THREADS_PER_SM: usize = 1024;
+const FIRST_ENTRIES: usize = 2048;
+pub const FIRST_MAX_POPS: i32 = 8192;
+const LEVEL_WARPS_PER_SM: [usize; 2] = [16, 1];
+const LEVEL_ENTRIES: usize = 1 << 16;
 /// Entries a stack may need beyond bwa's `-m`: the search stops once it holds more than `-m`,
-/// and one pop pushes at most 9.
-const ENTRIES_BEYOND_MAX: usize = 16;
+/// one pop pushes at most 9, and the pool is handed out in chunks.
+const ENTRIES_BEYOND_MAX: usize = 16 + 128 * CHUNK;
 
-/// One pass: its threads (a multiple of the block width) and stack entries per thread.
+/// How a pass searches a read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassKind {
+    /// One thread per read, a bounded stack of its own (`inexact_search`).
+    Thread,
+    /// One warp per read, a pool of entries per warp (`inexact_level`).
+    Warp,
+}
+
+/// One pass: its kind, its threads (a multiple of the block width, or fewer than one block)
+/// and its stack entries per thread (Thread) or per warp (Warp).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pass {
+    pub kind: PassKind,
     pub threads: usize,
     pub entries: usize,
 }
 
-/// Scratch bytes of one thread for reads up to `max_len` and `n_buckets` scores.
-pub fn bytes_per_thread(entries: usize, max_len: usize, n_buckets: usize) -> usize {
-    entries * ENTRY_BYTES + 2 * (max_len + 1) * WIDTH_BYTES + max_len + 4 * n_buckets
+/// Scratch bytes per searcher (a thread, or a warp) of a pass kind, for reads up to
+/// `max_len` and `n_buckets` scores.
+pub fn bytes_per_searcher(kind: PassKind, entries: usize, max_len: usize, n_buckets: usize) -> usize {
+    let read = 2 * (max_len + 1) * WIDTH_BYTES + max_len;
+    match kind {
+        PassKind::Thread => entries * ENTRY_BYTES + read + 4 * n_buckets,
+        PassKind::Warp => {
+            let chunks = entries / CHUNK;
+            entries * ENTRY_BYTES + read + 4 * (n_buckets * chunks + chunks + n_buckets) + LANES * lane_entries(max_len) * ENTRY_BYTES
+        }
+    }
+}
+
+/// Entries of a lane's buffer: one chain's pushes, at most 9 per pop and a pop per base.
+pub fn lane_entries(max_len: usize) -> usize {
+    9 * (max_len + 1)
 }
 
 /// The passes for a GPU with `sms` SMs and `budget` bytes of scratch, for reads up to
 /// `max_len`, `n_buckets` scores and bwa's `-m` of `max_entries`. `entries` overrides the
-/// stack sizes (the device checks force small stacks this way). Each pass gets at most a
-/// third of the budget; a pass whose stacks would be no larger than the previous one's is left out.
+/// stack sizes (the device checks force small stacks this way; warp pools are rounded to whole
+/// chunks). Each pass gets at most a third of the budget; a warp pass whose pools would be no
+/// larger than the one before is left out.
 pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_entries: usize, block_w: usize, entries: Option<&[usize]>) -> Result<Vec<Pass>> {
-    let last = max_entries + ENTRIES_BEYOND_MAX;
+    let last = (max_entries + ENTRIES_BEYOND_MAX).next_multiple_of(CHUNK);
     let wanted: Vec<usize> = match entries {
         Some(e) => e.to_vec(),
-        None => vec![PASS_ENTRIES[0].min(last), PASS_ENTRIES[1].min(last), last],
+        None => vec![FIRST_ENTRIES, LEVEL_ENTRIES.min(last), last],
     };
     let share = budget / 3;
+    let sms = sms.max(1);
     let mut passes: Vec<Pass> = Vec::new();
     for (p, &want) in wanted.iter().enumerate().take(3) {
-        let most_threads = sms.max(1) * PASS_THREADS_PER_SM[p];
-        let fixed = bytes_per_thread(0, max_len, n_buckets);
-        // The last pass keeps its stack size and gives up threads when memory is short (down to
-        // one); the others keep their threads and give up entries.
-        let (threads, entries) = if p == 2 && entries.is_none() {
-            match share / bytes_per_thread(want, max_len, n_buckets) {
-                0 => (1, share.saturating_sub(fixed) / ENTRY_BYTES),
-                fit => (fit.min(most_threads), want),
-            }
+        let pass = if p == 0 {
+            // Pass 1 keeps its threads and gives up entries when memory is short.
+            let threads = sms * FIRST_THREADS_PER_SM;
+            let fixed = bytes_per_searcher(PassKind::Thread, 0, max_len, n_buckets);
+            Pass { kind: PassKind::Thread, threads, entries: want.min((share / threads).saturating_sub(fixed) / ENTRY_BYTES) }
         } else {
-            (most_threads, want.min((share / most_threads).saturating_sub(fixed) / ENTRY_BYTES))
+            // Warp passes keep their pools and give up warps (down to one).
+            let want = want.next_multiple_of(CHUNK);
+            let warps = (share / bytes_per_searcher(PassKind::Warp, want, max_len, n_buckets)).min(sms * LEVEL_WARPS_PER_SM[p - 1]);
+            Pass { kind: PassKind::Warp, threads: warps * LANES, entries: want }
         };
-        // Whole blocks, or one block of fewer threads.
-        let threads = if threads >= block_w { threads / block_w * block_w } else { threads };
-        if passes.last().is_some_and(|prev| entries <= prev.entries) || threads == 0 || entries == 0 {
+        let threads = if pass.threads >= block_w { pass.threads / block_w * block_w } else { pass.threads };
+        let smaller = passes.last().is_some_and(|prev| prev.kind == PassKind::Warp && pass.entries <= prev.entries);
+        if threads == 0 || pass.entries == 0 || smaller {
             continue;
         }
-        passes.push(Pass { threads, entries });
+        passes.push(Pass { threads, ..pass });
     }
-    if passes.is_empty() {
+    if passes.first().is_none_or(|p| p.kind != PassKind::Thread) {
         bail!("no GPU memory for the inexact search's stacks ({budget} bytes free for them)");
     }
     Ok(passes)
 }
 
-/// Per-thread working memory of one pass, kept across batches. Left uninitialised: the kernel
-/// writes every cell before reading it. One set serves both streams: a batch's pass waits for
-/// the previous batch's same pass to finish with it.
+/// Scratch of one pass, kept across batches. Left uninitialised: the kernels write every cell
+/// before reading it. One set serves both streams: a batch's pass waits for the previous
+/// batch's same pass to finish with it.
 pub struct Scratchpad {
     pub pass: Pass,
     /// (max_len, buckets) it was sized for.
@@ -91,7 +124,11 @@ pub struct Scratchpad {
     pub seed_width: CudaSlice<u8>,
     pub seq: CudaSlice<u8>,
     pub entries: CudaSlice<u8>,
-    pub heads: CudaSlice<i32>,
+    /// Thread passes: the heads of each score's list. Warp passes: the chunk tables, free
+    /// chunks and lengths.
+    pub ints: CudaSlice<i32>,
+    /// Warp passes: the lanes' buffers (empty for thread passes).
+    pub lane_buffers: CudaSlice<u8>,
 }
 
 impl Scratchpad {
@@ -99,18 +136,37 @@ impl Scratchpad {
         max_len <= self.size.0 && buckets <= self.size.1
     }
 
+    /// Searchers (threads or warps) of the pass.
+    pub fn searchers(&self) -> usize {
+        match self.pass.kind {
+            PassKind::Thread => self.pass.threads,
+            PassKind::Warp => self.pass.threads.div_ceil(LANES),
+        }
+    }
+
     pub fn new(stream: &Arc<CudaStream>, pass: Pass, m: usize, b: usize) -> Result<Scratchpad> {
-        let t = pass.threads;
-        // SAFETY: inexact_search initialises every element before reading it.
+        let (n, e) = match pass.kind {
+            PassKind::Thread => (pass.threads, pass.entries),
+            PassKind::Warp => (pass.threads.div_ceil(LANES), pass.entries),
+        };
+        let (ints, lane) = match pass.kind {
+            PassKind::Thread => (n * b, 0),
+            PassKind::Warp => {
+                let chunks = e / CHUNK;
+                (n * (b * chunks + chunks + b), n * LANES * lane_entries(m) * ENTRY_BYTES)
+            }
+        };
+        // SAFETY: the kernels initialise every element before reading it.
         unsafe {
             Ok(Scratchpad {
                 pass,
                 size: (m, b),
-                width: stream.alloc::<u8>(t * (m + 1) * WIDTH_BYTES)?,
-                seed_width: stream.alloc::<u8>(t * (m + 1) * WIDTH_BYTES)?,
-                seq: stream.alloc::<u8>(t * m)?,
-                entries: stream.alloc::<u8>(t * pass.entries * ENTRY_BYTES)?,
-                heads: stream.alloc::<i32>(t * b)?,
+                width: stream.alloc::<u8>(n * (m + 1) * WIDTH_BYTES)?,
+                seed_width: stream.alloc::<u8>(n * (m + 1) * WIDTH_BYTES)?,
+                seq: stream.alloc::<u8>(n * m)?,
+                entries: stream.alloc::<u8>(n * e * ENTRY_BYTES)?,
+                ints: stream.alloc::<i32>(ints.max(1))?,
+                lane_buffers: stream.alloc::<u8>(lane.max(1))?,
             })
         }
     }
@@ -122,40 +178,45 @@ mod tests {
 
     const GB: usize = 1 << 30;
 
-    /// On an H100-sized budget: three passes, the last with stacks as large as bwa's -m needs.
-    #[test]
-    fn a_large_gpu_gets_three_passes_and_a_stack_for_bwas_limit() {
-        let p = plan(132, 30 * GB, 100, 68, 2_000_000, 64, None).unwrap();
-        assert_eq!(p.len(), 3);
-        assert_eq!(p[0], Pass { threads: 132 * 1024, entries: 2048 });
-        assert_eq!(p[1], Pass { threads: 132 * 64, entries: 32768 });
-        assert_eq!(p[2].entries, 2_000_016);
-        assert!(p[2].threads >= 64 && p[2].threads % 64 == 0, "{p:?}");
-        let total: usize = p.iter().map(|x| x.threads * bytes_per_thread(x.entries, 100, 68)).sum();
-        assert!(total <= 30 * GB, "{total}");
+    fn total(p: &[Pass]) -> usize {
+        p.iter().map(|x| x.threads.div_ceil(if x.kind == PassKind::Warp { LANES } else { 1 }) * bytes_per_searcher(x.kind, x.entries, 100, 68)).sum()
     }
 
-    /// A small budget shrinks the first passes' stacks and the last pass's threads.
+    /// On an H100-sized budget: a thread pass, then two warp passes, the last with pools as
+    /// large as bwa's -m needs.
+    #[test]
+    fn a_large_gpu_gets_three_passes_and_a_pool_for_bwas_limit() {
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, 64, None).unwrap();
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 2048 });
+        assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 65536 });
+        assert_eq!(p[2].kind, PassKind::Warp);
+        assert!(p[2].entries > 2_000_000 && p[2].entries % CHUNK == 0);
+        assert!(p[2].threads >= 64 && p[2].threads % 64 == 0, "{p:?}");
+        assert!(total(&p) <= 40 * GB, "{}", total(&p));
+    }
+
+    /// A small budget shrinks pass 1's stacks and the warp passes' warps.
     #[test]
     fn a_small_gpu_gets_smaller_passes() {
         let p = plan(20, 3 * GB, 100, 68, 2_000_000, 64, None).unwrap();
         assert!(p[0].entries < 2048 && p[0].threads == 20 * 1024, "{p:?}");
-        let last = p.last().unwrap();
-        assert_eq!(last.entries, 2_000_016);
-        assert!(last.threads >= 1 && last.threads * bytes_per_thread(last.entries, 100, 68) <= GB, "{last:?}");
+        assert!(total(&p) <= 3 * GB, "{p:?}");
+        assert!(p.iter().skip(1).all(|x| x.kind == PassKind::Warp && x.threads >= 32), "{p:?}");
     }
 
-    /// A small -m needs no large stacks: passes that would not be larger are left out.
+    /// A small -m needs no large pools: a warp pass that would not be larger is left out.
     #[test]
-    fn a_small_max_entries_needs_one_pass() {
-        let p = plan(132, 30 * GB, 100, 68, 1000, 64, None).unwrap();
-        assert_eq!(p, [Pass { threads: 132 * 1024, entries: 1016 }]);
+    fn a_small_max_entries_needs_two_passes() {
+        let p = plan(132, 40 * GB, 100, 68, 1000, 64, None).unwrap();
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!(p[1].entries, (1000 + ENTRIES_BEYOND_MAX).next_multiple_of(CHUNK));
     }
 
     #[test]
     fn forced_stack_sizes_are_kept() {
-        let p = plan(132, 30 * GB, 100, 68, 2_000_000, 64, Some(&[64, 4096])).unwrap();
-        assert_eq!(p, [Pass { threads: 132 * 1024, entries: 64 }, Pass { threads: 132 * 64, entries: 4096 }]);
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, 64, Some(&[64, 16384])).unwrap();
+        assert_eq!(p, [Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 64 }, Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 16384 }]);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaS
 pub use batch::{complete_on_cpu, pack_reads, HostBatch};
 use batch::GpuAnswers;
 use buffers::{Download, Upload};
-use inexact::{Pass, Scratchpad};
+use inexact::{Pass, PassKind, Scratchpad};
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
 use crate::reads::ReadSeq;
 use crate::sai::{AlnHit, GapOptions};
@@ -140,15 +140,24 @@ struct SearchArgs<'a> {
 }
 
 impl<'a> SearchArgs<'a> {
-    fn push(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad, entries: &'a i32) {
+    /// The arguments of inexact_search (Thread passes: `size` is the stack entries per thread)
+    /// or inexact_level (Warp passes: `size` is the chunks per warp), up to the queues.
+    fn push(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad, size: &'a i32) {
         let x = self.index;
         launch.arg(&x.words).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(self.opt);
         launch.arg(self.codes).arg(self.starts).arg(self.lens).arg(self.max_diffs);
         launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
-        launch.arg(&scratch.entries).arg(&scratch.heads).arg(entries).arg(&self.n_buckets);
+        launch.arg(&scratch.entries).arg(&scratch.ints).arg(size).arg(&self.n_buckets);
+        match scratch.pass.kind {
+            PassKind::Thread => launch.arg(&FIRST_PASS_POPS),
+            PassKind::Warp => launch.arg(&scratch.lane_buffers),
+        };
         launch.arg(self.hits).arg(&self.hits_per_read).arg(self.n_hits);
     }
 }
+
+/// Pass 1's pop budget (an i32 in a static, so a launch can borrow it).
+static FIRST_PASS_POPS: i32 = inexact::FIRST_MAX_POPS;
 
 /// The exact_match kernel's arguments besides the index.
 struct ExactArgs<'a> {
@@ -172,6 +181,7 @@ pub struct GpuAligner {
     exact_source: String,
     exact: HashMap<bool, CudaFunction>,
     inexact_search: CudaFunction,
+    inexact_level: CudaFunction,
     inexact_order: CudaFunction,
     sms: usize,
     arch: &'static str,
@@ -229,6 +239,7 @@ impl GpuAligner {
         let inexact_ptx = compile_cached(INEXACT_MATCH_CU, &[format!("-DINEXACT_BLOCK_W={INEXACT_BLOCK_W}")], arch)?;
         let inexact_module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(inexact_ptx))?;
         let inexact_search = inexact_module.load_function("inexact_search")?;
+        let inexact_level = inexact_module.load_function("inexact_level")?;
         let inexact_order = inexact_module.load_function("inexact_order")?;
         let slots = [Some(Slot::new(&ctx)?), Some(Slot::new(&ctx)?)];
         let test_stacks = match std::env::var("BCUDA_TEST_STACKS") {
@@ -249,6 +260,7 @@ impl GpuAligner {
             exact_source: EXACT_MATCH_CU.to_string(),
             exact: HashMap::new(),
             inexact_search,
+            inexact_level,
             inexact_order,
             sms,
             arch,
@@ -454,18 +466,21 @@ impl GpuAligner {
             let threads = pass.scratch.pass.threads as u32;
             let block = threads.min(INEXACT_BLOCK_W);
             let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-            let entries = pass.scratch.pass.entries as i32;
+            let (kernel, size) = match pass.scratch.pass.kind {
+                PassKind::Thread => (&self.inexact_search, pass.scratch.pass.entries as i32),
+                PassKind::Warp => (&self.inexact_level, (pass.scratch.pass.entries / inexact::CHUNK) as i32),
+            };
             let queue = queues.slice(list(p)..list(p + 1));
             let queue_counters = counters.slice(counter(p)..counter(p) + 2);
             // After the last pass, the overflow list is the CPU's.
             let next = p.min(last) + 1;
             let next_queue = queues.slice(list(next)..list(next + 1));
             let next_counters = counters.slice(counter(next)..counter(next) + 2);
-            let mut launch = stream.launch_builder(&self.inexact_search);
-            args.push(&mut launch, &pass.scratch, &entries);
+            let mut launch = stream.launch_builder(kernel);
+            args.push(&mut launch, &pass.scratch, &size);
             launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters);
-            // SAFETY: argument order and types match inexact_search's signature.
-            unsafe { launch.launch(cfg) }.context("launching inexact_search")?;
+            // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
+            unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
             events.push(timing_event(&stream)?);
             free_events.push(stream.record_event(None)?);
         }

@@ -1,0 +1,180 @@
+//! bwa's search for one read by a group of lanes (a GPU warp): the model of `inexact_level` in
+//! cuda/inexact_match.cu, which searches the reads whose search is long (repeat families,
+//! satellites: up to millions of pops) so that their time is not one thread's chain of
+//! memory lookups. Checked against bwa's own search on the CPU (`bcuda stack-profile`, tests).
+//!
+//! Why it gives bwa's answer: bwa pops its lowest score first, and every child scores more
+//! than its parent except the one that matches the read's next base, which bwa pushes last and
+//! so pops at once. So when the search reaches a score, the entries of that score are all
+//! there, and each is the start of a *chain* (the entry, its matching child, that child's
+//! matching child, ...) whose other children all go to higher scores. The chains are popped
+//! last in first out; they do not depend on each other except through the hits they find (a
+//! hit narrows the D array, and the first hit sets the differences allowed and the last
+//! score bwa pops). So the lanes run the next chains of the level at once, each collecting its
+//! pushes; the chains before the first one that ends in a hit are committed in bwa's order,
+//! that hit is recorded, and the chains after it run again with the new state. Hits are rare
+//! next to pops, so little work is repeated.
+//!
+//! Memory: the entries of each score live in chunks of [`CHUNK`] entries from a fixed pool.
+//! Before a group's pushes are stored, the chunks they may need are reserved; if the pool is
+//! short, the highest scores are dropped (counted for `-m`, as in [`super::stack::BoundedStack`])
+//! and the search is exact as long as it never needs them.
+
+use super::search::{n_stacks, AfterHit, HitList, Search, Step, StackFull, Width};
+use super::stack::Entry;
+use crate::sai::{AlnHit, GapOptions};
+
+/// Entries per chunk of the pool.
+pub const CHUNK: usize = 64;
+
+/// Why a level search gave up (the read goes to a larger pass, or the CPU).
+#[derive(Debug, PartialEq, Eq)]
+pub enum GiveUp {
+    /// The search needs entries its pool dropped.
+    StackFull,
+    /// bwa's `-m` limit may be reached inside a group of chains, where the lanes cannot
+    /// say at which pop (the CPU, which stops exactly there, takes the read).
+    EntriesLimit,
+}
+
+impl From<StackFull> for GiveUp {
+    fn from(_: StackFull) -> GiveUp {
+        GiveUp::StackFull
+    }
+}
+
+/// One lane's chain: its pops, the children it pushed in order (all scoring more than the
+/// level), and the hit it ended in, if any.
+struct ChainRun {
+    pops: usize,
+    pushes: Vec<Entry>,
+    hit: Option<(u64, u64, Entry)>,
+}
+
+fn run_chain(search: &Search, start: Entry, max_diff: i32, width: &[Width]) -> ChainRun {
+    let (mut e, mut pops, mut pushes) = (start, 0, Vec::new());
+    loop {
+        pops += 1;
+        match search.step(&e, max_diff, width, &mut |child| pushes.push(child)) {
+            Step::Done | Step::Expanded(None) => return ChainRun { pops, pushes, hit: None },
+            Step::Hit(k, l) => return ChainRun { pops, pushes, hit: Some((k, l, e)) },
+            Step::Expanded(Some(child)) => e = child,
+        }
+    }
+}
+
+/// The entries of each score in push order, in a pool of `chunks` chunks.
+struct Levels {
+    buckets: Vec<Vec<Entry>>,
+    free_chunks: usize,
+    /// Highest score stored; every dropped entry scores more.
+    cap: usize,
+    stored: usize,
+    dropped: usize,
+}
+
+impl Levels {
+    fn chunks_of(len: usize) -> usize {
+        len.div_ceil(CHUNK)
+    }
+
+    /// Drops the entries of every score above `cap`, freeing their chunks.
+    fn lower_cap(&mut self, cap: usize) {
+        for b in cap + 1..=self.cap.min(self.buckets.len() - 1) {
+            let len = self.buckets[b].len();
+            self.free_chunks += Self::chunks_of(len);
+            self.stored -= len;
+            self.dropped += len;
+            self.buckets[b].clear();
+        }
+        self.cap = self.cap.min(cap);
+    }
+
+    /// Stores a group's pushes (in order) while the current level is `level`: first makes room
+    /// for them, dropping the highest scores if the pool is short.
+    fn commit(&mut self, level: usize, pushes: &[&[Entry]]) {
+        // Chunks the pushes may need: whole chunks for them, plus one part-filled chunk per
+        // score (as the GPU reserves them, without counting per score).
+        let need = pushes.iter().map(|p| p.len()).sum::<usize>().div_ceil(CHUNK) + self.buckets.len();
+        while self.free_chunks < need && self.cap > level {
+            match (level + 1..=self.cap).rev().find(|&b| !self.buckets[b].is_empty()) {
+                Some(highest) => self.lower_cap(highest - 1),
+                None => self.lower_cap(level),
+            }
+        }
+        for e in pushes.iter().flat_map(|p| p.iter()) {
+            let s = e.score();
+            if s > self.cap {
+                self.dropped += 1;
+                continue;
+            }
+            let before = Self::chunks_of(self.buckets[s].len());
+            self.buckets[s].push(*e);
+            self.free_chunks -= Self::chunks_of(self.buckets[s].len()) - before;
+            self.stored += 1;
+        }
+    }
+}
+
+/// What a level search cost: pops by all lanes (chains run again after a hit included), and
+/// the pops on its critical path (per group of chains, its longest chain).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LevelCost {
+    pub pops: usize,
+    pub critical_pops: usize,
+}
+
+/// bwa's search of one read (as [`super::search::align_read_with`], after the D arrays) by
+/// `lanes` lanes with a pool of `chunks` chunks.
+pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions, lanes: usize, chunks: usize, cost: &mut LevelCost) -> Result<Vec<AlnHit>, GiveUp> {
+    let opt = search.opt;
+    let mut found = HitList::new(opt);
+    if search.seq.iter().filter(|&&c| c > 3).count() as i32 > found.max_diff {
+        return Ok(found.hits);
+    }
+    let n = n_stacks(batch_opt);
+    let mut levels = Levels { buckets: vec![Vec::new(); n], free_chunks: chunks, cap: n - 1, stored: 0, dropped: 0 };
+    levels.commit(0, &[&[search.root()]]);
+    loop {
+        let Some(level) = (0..=levels.cap).find(|&b| !levels.buckets[b].is_empty()) else {
+            if levels.dropped == 0 || found.ends_before(levels.cap as i32 + 1, opt) {
+                break;
+            }
+            return Err(GiveUp::StackFull);
+        };
+        if levels.stored + levels.dropped > opt.max_entries as usize || found.ends_before(level as i32, opt) {
+            break;
+        }
+        // The level's chains, last pushed first; their chunks stay taken until the level ends.
+        let chains: Vec<Entry> = levels.buckets[level].iter().rev().copied().collect();
+        let mut next = 0;
+        while next < chains.len() {
+            let group = &chains[next..chains.len().min(next + lanes)];
+            let runs: Vec<ChainRun> = group.iter().map(|&c| run_chain(search, c, found.max_diff, width)).collect();
+            cost.pops += runs.iter().map(|r| r.pops).sum::<usize>();
+            cost.critical_pops += runs.iter().map(|r| r.pops).max().unwrap_or(0);
+            let committed = runs.iter().position(|r| r.hit.is_some()).map_or(runs.len(), |h| h + 1);
+            let runs = &runs[..committed];
+            // bwa checks -m before every pop; within a group the lanes cannot tell where.
+            let n_entries = levels.stored + levels.dropped;
+            let most = n_entries + runs.iter().map(|r| r.pushes.len()).sum::<usize>() + 1;
+            if most > opt.max_entries as usize {
+                return Err(GiveUp::EntriesLimit);
+            }
+            let pushes: Vec<&[Entry]> = runs.iter().map(|r| &r.pushes[..]).collect();
+            levels.commit(level, &pushes);
+            levels.stored -= committed;
+            next += committed;
+            if let Some((k, l, e)) = runs.last().and_then(|r| r.hit) {
+                match found.record(&e, k, l, width, search.bwt.seq_len(), opt) {
+                    AfterHit::Go => {}
+                    AfterHit::FirstHit(last_score) => levels.lower_cap((last_score.max(0) as usize).max(level)),
+                    AfterHit::Stop => return Ok(found.hits),
+                }
+            }
+        }
+        levels.free_chunks += Levels::chunks_of(levels.buckets[level].len());
+        levels.buckets[level].clear();
+    }
+    Ok(found.hits)
+}
