@@ -40,7 +40,7 @@ log "genome generated in $(secs $t0 $(now)) s: $(cat $W/synth.log)"
 while [ -n "${WAIT_FOR:-}" ] && [ ! -e "$WAIT_FOR" ]; do sleep 1; done
 # The reads are simulated while the index builds (dwgsim is single-threaded).
 (
-    $C/dwgsim -e 0.005-0.015 -E 0.005-0.015 -r 0.001 -R 0.1 -y 0.02 -1 100 -2 100 -N "$reads" -z 7 \
+    $C/dwgsim -o 1 -e 0.005-0.015 -E 0.005-0.015 -r 0.001 -R 0.1 -y 0.02 -1 100 -2 100 -N "$reads" -z 7 \
         $W/genome.fa $W/dwgsim > $W/dwgsim.log 2>&1 || { tail -5 $W/dwgsim.log; exit 1; }
     zcat -f $W/dwgsim.bwa.read1.fastq* > $W/reads.fq
     rm -f $W/dwgsim.bwa.read2.fastq* $W/dwgsim.bfast.fastq* $W/dwgsim.mutations.*

@@ -11,7 +11,7 @@
 # A script run this way writes its log to $OUT/NAME.log (NAME: the script's name without
 # .sh) and ends it with a line "done", e.g. bench/human-like.sh 3100.
 set -uo pipefail
-L=/tmp/long
+L=${LONG_DIR:-/tmp/long}
 case "$1" in
 start)
     shift
@@ -23,6 +23,7 @@ start)
     echo "started $script $* in $L" ;;
 wait)
     touch $L/go
+    mkdir -p "${OUT:=gpu-out}"
     log=$L/out/$(cat $L/name).log
     end=$((SECONDS + $2))
     while [ $SECONDS -lt $end ] && ! grep -q '^done' "$log" 2>/dev/null; do sleep 5; done
