@@ -13,7 +13,7 @@ bcuda=$(dirname "$0")/../target/release/bcuda
 [ -e "$ref.bwt" ] || "$bcuda" index -q "$ref"
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
-dwgsim -e 0.005-0.015 -E 0.005-0.015 -r 0.001 -R 0.1 -y 0.02 -1 100 -2 100 -N "$n" -z 7 "$ref" "$w/dw" > /dev/null 2>&1
+dwgsim -o 1 -e 0.005-0.015 -E 0.005-0.015 -r 0.001 -R 0.1 -y 0.02 -1 100 -2 100 -N "$n" -z 7 "$ref" "$w/dw" > /dev/null 2>&1
 zcat -f "$w"/dw.bwa.read1.fastq* > "$w/dwgsim.fq"
 mbp=$(awk '/^>/ {next} {n += length($0)} END {printf "%.6f", n / 1e6}' "$ref")
 art_illumina -ss HS25 -i "$ref" -l 100 -f "$(python3 -c "print($n * 100 / ($mbp * 1e6))")" -o "$w/art" -rs 7 -na -q > /dev/null 2>&1

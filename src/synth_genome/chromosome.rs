@@ -11,6 +11,8 @@ use std::ops::Range;
 /// Fraction of the arms covered by microsatellites (human: ~3 %).
 const STR_SHARE: f64 = 0.03;
 const STR_MEAN_LEN: f64 = 55.0;
+/// Divergence of alpha-satellite higher-order repeat copies from their unit.
+const ALPHA_DIVERGENCE: Range<f64> = 0.002..0.015;
 /// Small assembly gaps in the arms, one per this many bases on average.
 const SMALL_GAP_EVERY: f64 = 5e6;
 
@@ -36,9 +38,9 @@ pub fn build(plan: &ChromosomePlan, families: &[Family], rng: &mut SmallRng) -> 
     let len = plan.len;
     let telomere_gap = (len / 100).min(10_000);
     let telomere_repeat = (len / 200).min(rng.random_range(3_000..8_000));
-    let alpha_len = ((len as f64 * rng.random_range(0.01..0.025)) as usize).clamp((len / 20).min(100_000), 5_000_000);
+    let alpha_len = ((len as f64 * rng.random_range(0.015..0.03)) as usize).clamp((len / 20).min(100_000), 5_000_000);
     let centromere_gap = (len / 100).min(3_000_000);
-    let hsat_len = alpha_len / 5;
+    let hsat_len = alpha_len / 4;
     let centromere_len = alpha_len + centromere_gap + hsat_len;
     let fixed = 2 * (telomere_gap + telomere_repeat) + centromere_len;
     let arms = len.saturating_sub(fixed);
@@ -48,7 +50,7 @@ pub fn build(plan: &ChromosomePlan, families: &[Family], rng: &mut SmallRng) -> 
     let mut filler = ArmFiller::new(families, rng);
     let mut seq = Vec::with_capacity(len + 10_000);
     seq.extend(std::iter::repeat_n(b'N', telomere_gap));
-    tandem(rng, b"CCCTAA", telomere_repeat, 0.01, &mut seq);
+    tandem(rng, b"CCCTAA", telomere_repeat, 0.0..0.02, &mut seq);
     if plan.acrocentric {
         let gap = p_arm * 4 / 5;
         seq.extend(std::iter::repeat_n(b'N', gap));
@@ -57,33 +59,25 @@ pub fn build(plan: &ChromosomePlan, families: &[Family], rng: &mut SmallRng) -> 
         filler.fill(rng, p_arm, &mut seq);
     }
     let centromere_start = seq.len();
-    tandem_units(rng, &plan.hor_unit, alpha_len / 2, &mut seq);
+    tandem(rng, &plan.hor_unit, alpha_len / 2, ALPHA_DIVERGENCE, &mut seq);
     seq.extend(std::iter::repeat_n(b'N', centromere_gap));
-    tandem_units(rng, &plan.hor_unit, alpha_len - alpha_len / 2, &mut seq);
-    tandem(rng, b"ATTCC", hsat_len, 0.10, &mut seq);
+    tandem(rng, &plan.hor_unit, alpha_len - alpha_len / 2, ALPHA_DIVERGENCE, &mut seq);
+    tandem(rng, b"ATTCC", hsat_len, 0.05..0.15, &mut seq);
     let centromere = centromere_start..seq.len();
     filler.fill(rng, q_arm, &mut seq);
-    tandem(rng, b"TTAGGG", telomere_repeat, 0.01, &mut seq);
+    tandem(rng, b"TTAGGG", telomere_repeat, 0.0..0.02, &mut seq);
     seq.extend(std::iter::repeat_n(b'N', telomere_gap));
     seq.resize(len, b'N');
     Chromosome { seq, centromere, family_bases: filler.family_bases }
 }
 
-/// Appends `len` bases of `unit` repeated, each copy diverged at `rate` (cut to length).
-fn tandem(rng: &mut SmallRng, unit: &[u8], len: usize, rate: f64, out: &mut Vec<u8>) {
+/// Appends `len` bases of `unit` repeated, each copy diverged from it at a rate drawn from
+/// `divergence` (cut to length). Alpha-satellite arrays use 0.2-1.5 %, so reads from them
+/// match many places nearly equally well.
+fn tandem(rng: &mut SmallRng, unit: &[u8], len: usize, divergence: Range<f64>, out: &mut Vec<u8>) {
     let end = out.len() + len;
     while out.len() < end {
-        diverged_into(rng, unit, rate, out);
-    }
-    out.truncate(end);
-}
-
-/// An alpha-satellite array: copies of the higher-order unit 0.2-1.5 % from it, so reads
-/// from it match many places nearly equally well.
-fn tandem_units(rng: &mut SmallRng, unit: &[u8], len: usize, out: &mut Vec<u8>) {
-    let end = out.len() + len;
-    while out.len() < end {
-        let rate = rng.random_range(0.002..0.015);
+        let rate = rng.random_range(divergence.clone());
         diverged_into(rng, unit, rate, out);
     }
     out.truncate(end);

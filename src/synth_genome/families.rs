@@ -114,7 +114,7 @@ pub fn human_like(rng: &mut SmallRng) -> Vec<Family> {
         sub("AluSq", Some(2), 0.015, (0.07, 0.11), 0.012),
         sub("AluSp", Some(2), 0.015, (0.07, 0.11), 0.012),
         sub("AluSg", Some(2), 0.015, (0.06, 0.10), 0.013),
-        sub("AluY", Some(5), 0.015, (0.03, 0.07), 0.012),
+        sub("AluY", Some(5), 0.015, (0.02, 0.06), 0.012),
         sub("AluYa5", Some(6), 0.008, (0.005, 0.025), 0.003),
         sub("AluYb8", Some(6), 0.008, (0.005, 0.025), 0.002),
     ];
@@ -130,8 +130,8 @@ pub fn human_like(rng: &mut SmallRng) -> Vec<Family> {
         sub("L1M", None, 0.0, (0.18, 0.25), 0.062),
         sub("L1PB", Some(0), 0.05, (0.12, 0.18), 0.050),
         sub("L1PA_old", Some(1), 0.04, (0.07, 0.12), 0.050),
-        sub("L1PA_young", Some(2), 0.02, (0.03, 0.07), 0.026),
-        sub("L1HS", Some(3), 0.01, (0.002, 0.015), 0.004),
+        sub("L1PA_young", Some(2), 0.02, (0.03, 0.07), 0.025),
+        sub("L1HS", Some(3), 0.01, (0.002, 0.015), 0.005),
     ];
     derive_tree(rng, &mut families, &l1, &l1_tree, CopyShape::FivePrimeTruncated, -1.0);
 

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Runs on the device machine (with .carry/ from scripts/gpu-bundle.sh): the human-like
+# benchmark of issue 11.
+#   bash bench/human-like.sh SIZE_MBP [N_READS=1000000]
+# A seeded human-like genome of SIZE_MBP Mbp (`bcuda synth-genome --human-like`), indexed by
+# bcuda (--sort-memory SORT_GB GiB, default 2) while N_READS dwgsim 100 bp reads are simulated
+# (error ramp 0.5-1.5 %, indels, 2 % random reads; single-end: read 1). Then bcuda aln (twice)
+# and bwa aln -t 16 on the same index and reads, the .sai files compared, and one row appended
+# to $OUT/human-like-h100.tsv. Log: $OUT/human-like.log, ending with a line "done".
+# Env: BCUDA_MODE (default --gpu; --cpu to test the script on a machine without a GPU, which
+# writes human-like-cpu.tsv instead), THREADS (default 16), SORT_GB, COMMIT (default: the
+# commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
+# FILE exists; scripts/gpu-long.sh uses it).
+. "$(dirname "$0")/../scripts/device-env.sh"
+size=$1
+reads=${2:-1000000}
+sort_gb=${SORT_GB:-2}
+mode=${BCUDA_MODE:---gpu}
+t=${THREADS:-16}
+commit=${COMMIT:-$(cat $C/commit 2>/dev/null || echo unknown)}
+tsv=$OUT/human-like-h100.tsv
+[ "$mode" = --gpu ] || tsv=$OUT/human-like${mode#-}.tsv
+export LD_LIBRARY_PATH=$C/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+log() { echo "$@" | tee -a "$OUT/human-like.log"; }
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
+# A figure from bcuda aln's stderr summary (NA when the summary has none, e.g. on the CPU).
+from_summary() { sed -n "s/.*$1.*/\\1/p" "$2" | head -1 | grep . || echo NA; }
+# Reads searched again with larger stacks: those of the inexact passes after the first
+# ("pass 2 ... ms on N reads"), or the older summary's "retrying N reads".
+retried_reads() {
+    grep -o 'pass [0-9]* [0-9.]* ms on [0-9]* reads' "$1" | awk '{n++} $2 > 1 {s += $6} END {if (n) print s + 0}' | grep . \
+        || from_summary 'retrying \([0-9][0-9]*\) reads' "$1"
+}
+
+log "human-like benchmark: ${size} Mbp, $reads reads, bcuda aln $mode -t $t, commit $commit"
+t0=$(now)
+$B synth-genome --size-mbp "$size" --seed 1 --human-like > $W/genome.fa 2> $W/synth.log
+log "genome generated in $(secs $t0 $(now)) s: $(cat $W/synth.log)"
+while [ -n "${WAIT_FOR:-}" ] && [ ! -e "$WAIT_FOR" ]; do sleep 1; done
+# The reads are simulated while the index builds (dwgsim is single-threaded).
+(
+    $C/dwgsim -o 1 -e 0.005-0.015 -E 0.005-0.015 -r 0.001 -R 0.1 -y 0.02 -1 100 -2 100 -N "$reads" -z 7 \
+        $W/genome.fa $W/dwgsim > $W/dwgsim.log 2>&1 || { tail -5 $W/dwgsim.log; exit 1; }
+    zcat -f $W/dwgsim.bwa.read1.fastq* > $W/reads.fq
+    rm -f $W/dwgsim.bwa.read2.fastq* $W/dwgsim.bfast.fastq* $W/dwgsim.mutations.*
+) &
+sim=$!
+t0=$(now)
+/usr/bin/time -f "%e s, peak %M KiB" -o $W/itime $B index -q --sort-memory "$sort_gb" $W/genome.fa || { log "index failed"; exit 1; }
+log "bcuda index ($(nproc) cores, --sort-memory $sort_gb): $(cat $W/itime)"
+wait $sim || { log "dwgsim failed"; exit 1; }
+log "$(( $(wc -l < $W/reads.fq) / 4 )) dwgsim reads ready $(secs $t0 $(now)) s after the index started"
+
+# Identity on the first 100k reads: bcuda's CPU path against the mode timed (whole files).
+head -400000 $W/reads.fq > $W/r100k.fq
+$B aln --cpu --quiet -t $t $W/genome.fa $W/r100k.fq > $W/cpu100k.sai
+$B aln $mode --quiet -t $t $W/genome.fa $W/r100k.fq > $W/mode100k.sai
+cmp -s $W/cpu100k.sai $W/mode100k.sai && same100k=yes || same100k=no
+log "first 100k reads: bcuda $mode .sai = --cpu .sai: $same100k"
+
+run_bcuda() { # $1: name; times one whole bcuda aln run, keeps its .sai and stderr summary
+    local t0=$(now)
+    $B aln $mode -t $t $W/genome.fa $W/reads.fq > $W/$1.sai 2> $W/$1.summary
+    secs $t0 $(now) > $W/$1.secs
+    tee -a "$OUT/human-like.log" < $W/$1.summary
+}
+run_bcuda bcuda1
+run_bcuda bcuda2
+t0=$(now)
+$C/bwa aln -t $t $W/genome.fa $W/reads.fq > $W/bwa.sai 2> /dev/null
+bwa_s=$(secs $t0 $(now))
+s1=$(cat $W/bcuda1.secs) s2=$(cat $W/bcuda2.secs)
+log "whole aln, $reads reads: bcuda $mode $s1 s and $s2 s, bwa aln -t $t $bwa_s s"
+
+# The faster bcuda run is reported; start-up from its summary, else timed on one read.
+best=bcuda1
+awk -v a=$s1 -v b=$s2 'BEGIN {exit !(b < a)}' && best=bcuda2
+bcuda_s=$(cat $W/$best.secs)
+start_up=$(from_summary 'start-up[^0-9]*\([0-9.][0-9.]*\) s' $W/$best.summary)
+if [ "$start_up" = NA ]; then
+    head -4 $W/reads.fq > $W/one.fq
+    t0=$(now); $B aln $mode --quiet -t $t $W/genome.fa $W/one.fq > /dev/null; start_up=$(secs $t0 $(now))
+    log "start-up (one-read run): $start_up s"
+fi
+steady=$(awk -v n=$reads -v s=$bcuda_s -v u=$start_up 'BEGIN {printf "%.0f", n / (s - u)}')
+ratio=$(awk -v a=$bwa_s -v b=$bcuda_s 'BEGIN {printf "%.2f", a / b}')
+retried=$(retried_reads $W/$best.summary)
+on_cpu=$(from_summary ' \([0-9][0-9]*\) reads aligned on the CPU' $W/$best.summary)
+
+cmp -s <(tail -c +69 $W/bcuda1.sai) <(tail -c +69 $W/bwa.sai) && same_bwa=yes || same_bwa=no
+cmp -s $W/bcuda1.sai $W/bcuda2.sai && same_runs=yes || same_runs=no
+log ".sai records: bcuda = bwa: $same_bwa; bcuda run 1 = run 2: $same_runs; first 100k = CPU: $same100k"
+identical=no
+[ $same_bwa$same_runs$same100k = yesyesyes ] && identical=yes
+
+[ -s "$tsv" ] || printf "genome_mbp\treads\tbcuda_gpu_s\tbcuda_steady_reads_per_s\tbwa_aln_t16_s\tratio\treads_retried\treads_on_cpu\tsai_identical\tcommit\n" > "$tsv"
+printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$reads" "$bcuda_s" "$steady" "$bwa_s" "$ratio" "$retried" "$on_cpu" "$identical" "$commit" | tee -a "$tsv"
+log "row appended to $(basename $tsv) (start-up $start_up s excluded from the steady rate)"
+rm -rf "$W"
+log "done"
