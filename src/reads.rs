@@ -129,13 +129,18 @@ impl ReadBatchReader {
     /// Opens `path`, or standard input for `-` (as bwa); gzip is recognised by its magic
     /// bytes either way.
     pub fn open(path: &Path, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
-        let (input, file_len, path): (Box<dyn Read + Send>, u64, PathBuf) = if path.as_os_str() == "-" {
-            (Box::new(std::io::stdin()), 0, PathBuf::from("standard input"))
-        } else {
-            let file = File::open(path).map_err(|error| ReadsError::Open { path: path.to_path_buf(), error })?;
-            let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
-            (Box::new(file), file_len, path.to_path_buf())
-        };
+        if path.as_os_str() == "-" {
+            return ReadBatchReader::from_reader(Box::new(std::io::stdin()), Path::new("standard input"), 0, opts);
+        }
+        let file = File::open(path).map_err(|error| ReadsError::Open { path: path.to_path_buf(), error })?;
+        let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        ReadBatchReader::from_reader(Box::new(file), path, file_len, opts)
+    }
+
+    /// Reads from `input` (plain or gzip); `name` is used in errors, `len` is its size in
+    /// bytes for progress (0 when unknown).
+    pub fn from_reader(input: Box<dyn Read + Send>, name: &Path, len: u64, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
+        let path = name.to_path_buf();
         let bytes_read = Arc::new(AtomicU64::new(0));
         let counting = CountingReader { inner: input, count: bytes_read.clone() };
         let parser = needletail::parse_fastx_reader(counting).map_err(|e| {
@@ -145,7 +150,7 @@ impl ReadBatchReader {
                 ReadsError::Parse { path: path.clone(), record: 1, msg: e.to_string() }
             }
         })?;
-        Ok(ReadBatchReader { path, parser, opts, records: 0, bytes_read, file_len })
+        Ok(ReadBatchReader { path, parser, opts, records: 0, bytes_read, file_len: len })
     }
 
     /// Reads seen so far.

@@ -164,7 +164,8 @@ impl<R: Read> SaiReader<R> {
     /// The next read's hits, or `None` at a clean end of file.
     pub fn next_read(&mut self) -> Result<Option<Vec<AlnHit>>, SaiError> {
         let Some(n) = self.next_count()? else { return Ok(None) };
-        let mut hits = Vec::with_capacity(n);
+        // The count comes from the file: memory grows with the records actually read.
+        let mut hits = Vec::with_capacity(n.min(1024));
         let mut buf = [0u8; AlnHit::BYTES];
         for _ in 0..n {
             read_exact_or(&mut self.input, &mut buf, "hit record cut short")?;
@@ -179,9 +180,12 @@ impl<R: Read> SaiReader<R> {
     pub fn next_read_bytes(&mut self, record: &mut Vec<u8>) -> Result<bool, SaiError> {
         let Some(n) = self.next_count()? else { return Ok(false) };
         record.extend_from_slice(&(n as i32).to_le_bytes());
-        let start = record.len();
-        record.resize(start + n * AlnHit::BYTES, 0);
-        read_exact_or(&mut self.input, &mut record[start..], "hit record cut short")?;
+        // Copied as far as the file goes (not sized from its count, which may be garbage).
+        let want = (n * AlnHit::BYTES) as u64;
+        let got = (&mut self.input).take(want).read_to_end(record)?;
+        if (got as u64) < want {
+            return Err(SaiError::Truncated("hit record cut short"));
+        }
         self.reads_done += 1;
         Ok(true)
     }

@@ -101,10 +101,15 @@ impl Bwt {
         if l2.windows(2).any(|w| w[0] > w[1]) {
             return Err(IndexError::corrupt(path, "cumulative base counts are not increasing"));
         }
-        if seq_len == 0 || primary > seq_len {
+        // Row 0 is the suffix `$` alone, whose BWT character is a base: the `$` is never there.
+        if seq_len == 0 || primary == 0 || primary > seq_len {
             return Err(IndexError::corrupt(path, format!("primary {primary} outside a BWT of length {seq_len}")));
         }
         let body = (map.len() - HEADER_BYTES) as u64;
+        // At most 4 bases a byte: checked first, so that the size below cannot overflow.
+        if seq_len / 4 > body {
+            return Err(IndexError::truncated(path, format!("{body} bytes of BWT data cannot hold {seq_len} bases")));
+        }
         let expected = interleaved_words(seq_len) * 4;
         if body < expected {
             return Err(IndexError::truncated(path, format!("{body} bytes of BWT data, expected {expected}")));
@@ -112,7 +117,14 @@ impl Bwt {
         if body != expected {
             return Err(IndexError::corrupt(path, format!("{body} bytes of BWT data, expected {expected}")));
         }
-        Ok(Bwt { map, primary, l2, seq_len })
+        let bwt = Bwt { map, primary, l2, seq_len };
+        // The base counts of the header must be those of the BWT (its last occurrence block
+        // and the bases after it): searches then stay within the BWT whatever they look for.
+        let counts = bwt.occ4(seq_len);
+        if (0..4).any(|c| l2[c + 1] - l2[c] != counts[c]) {
+            return Err(IndexError::corrupt(path, format!("base counts {:?} of the header are not those of the BWT {counts:?}", [l2[1], l2[2] - l2[1], l2[3] - l2[2], l2[4] - l2[3]])));
+        }
+        Ok(bwt)
     }
 
     /// Length of the text (forward + reverse complement), without the `$`.

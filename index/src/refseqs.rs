@@ -142,7 +142,9 @@ fn parse_ann(path: &Path, text: &str) -> Result<(u64, u32, Vec<RefSeq>)> {
     let l_pac: u64 = head[0].parse().map_err(|_| bad("bad total length"))?;
     let n_seqs: usize = head[1].parse().map_err(|_| bad("bad number of sequences"))?;
     let seed: u32 = head[2].parse().map_err(|_| bad("bad seed"))?;
-    let mut seqs = Vec::with_capacity(n_seqs);
+    // Counts come from the file: memory grows with the lines actually read.
+    let mut seqs = Vec::with_capacity(n_seqs.min(1 << 16));
+    let mut end = 0u64;
     for i in 0..n_seqs {
         let missing = || IndexError::truncated(path, format!("sequence {} of {n_seqs} is missing", i + 1));
         let name_line = lines.next().ok_or_else(missing)?;
@@ -154,13 +156,17 @@ fn parse_ann(path: &Path, text: &str) -> Result<(u64, u32, Vec<RefSeq>)> {
         if nums.len() != 3 {
             return Err(bad("offset line is not `offset length n_ambs`"));
         }
-        let offset = nums[0].parse().map_err(|_| bad("bad offset"))?;
+        let offset: u64 = nums[0].parse().map_err(|_| bad("bad offset"))?;
         let len = nums[1].parse().map_err(|_| bad("bad length"))?;
         let n_ambs = nums[2].parse().map_err(|_| bad("bad hole count"))?;
+        // Sequences follow each other (bwa's offset is the previous offset + length).
+        if offset != end {
+            return Err(bad(&format!("sequence {} starts at {offset}, not where the previous one ends ({end})", i + 1)));
+        }
+        end = offset.checked_add(len).filter(|&e| e <= l_pac).ok_or_else(|| bad("sequence lengths add up to more than the total length"))?;
         seqs.push(RefSeq { gi, name, anno, offset, len, n_ambs });
     }
-    let last_end = seqs.last().map_or(0, |s| s.offset + s.len);
-    if last_end != l_pac {
+    if end != l_pac {
         return Err(bad("sequence lengths do not add up to the total length"));
     }
     Ok((l_pac, seed, seqs))
@@ -179,10 +185,16 @@ fn parse_amb(path: &Path, bytes: &[u8], l_pac: u64, n_seqs: usize) -> Result<Vec
         return Err(IndexError::mismatch(path, "its length or sequence count differs from the .ann"));
     }
     let n_holes: usize = head[2].parse().map_err(|_| bad("bad hole count"))?;
-    let mut holes = Vec::with_capacity(n_holes);
+    let mut holes: Vec<Hole> = Vec::with_capacity(n_holes.min(1 << 16));
     for i in 0..n_holes {
         let line = lines.next().filter(|l| !l.is_empty()).ok_or_else(|| IndexError::truncated(path, format!("hole {} of {n_holes} is missing", i + 1)))?;
-        holes.push(parse_hole(line).ok_or_else(|| bad(&format!("hole line {} is not `offset length char`", i + 2)))?);
+        let hole = parse_hole(line).ok_or_else(|| bad(&format!("hole line {} is not `offset length char`", i + 2)))?;
+        // Holes are in order and within the reference (samse searches them by position).
+        let after_previous = holes.last().is_none_or(|h| h.offset + h.len <= hole.offset);
+        if !after_previous || hole.offset.checked_add(hole.len).is_none_or(|e| e > l_pac) {
+            return Err(bad(&format!("hole line {} lies before the previous hole or beyond the {l_pac} bases", i + 2)));
+        }
+        holes.push(hole);
     }
     Ok(holes)
 }
