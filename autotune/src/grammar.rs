@@ -45,7 +45,7 @@ pub struct Grammar {
     pub conditional_functions: Vec<(String, Vec<(usize, u32)>)>,
 }
 
-const TYPES: &[&str] = &["int", "u32", "u64", "u16", "u8", "bool", "unsigned", "float", "double", "uint2", "uint4", "Entry", "Hit", "Width", "GapOpt", "Stack", "BlockCache"];
+const TYPES: &[&str] = &["int", "u32", "u64", "u16", "u8", "bool", "unsigned", "float", "double", "uint2", "uint4", "Entry", "Hit", "Width", "GapOpt", "Stack", "BlockCache", "Read", "HitList", "Levels", "LaneBuffer", "StackSink"];
 
 pub fn identifiers(s: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();

@@ -28,15 +28,15 @@ fn grammar_types_the_kernel_lines() {
     assert!(count(&|k| matches!(k, LineKind::If { .. })) > 20);
     assert!(count(&|k| matches!(k, LineKind::For { .. })) >= 8);
     assert!(count(&|k| matches!(k, LineKind::Else)) >= 2, "else branches");
-    let f = line_of(&g, "for (int j = 0; j < len; ++j) n_amb");
-    assert_eq!(g.lines[f].kind, LineKind::For { init: "int j = 0".into(), cond: "j < len".into(), step: "++j".into() });
+    let f = line_of(&g, "for (int j = 0; j < r.len; ++j) n_amb");
+    assert_eq!(g.lines[f].kind, LineKind::For { init: "int j = 0".into(), cond: "j < r.len".into(), step: "++j".into() });
     // Preprocessor lines and signatures are never edited.
     assert!(g.lines.iter().filter(|l| l.text.trim_start().starts_with('#')).all(|l| l.kind == LineKind::Fixed));
     // Scope: `e` exists only after `Entry e = stack_pop(st);`.
     let pop = line_of(&g, "Entry e = stack_pop(st);");
-    let uses_e = line_of(&g, "u64 k = e.k, l = e.l;");
-    let before_pop = line_of(&g, "if (st.n_entries > opt.max_entries) break;");
-    assert!(g.fits(uses_e, pop + 2));
+    let uses_e = line_of(&g, "if (ends_before(h, entry_score(e), opt)) break;");
+    let before_pop = line_of(&g, "if (++st.pops > st.max_pops) return STACK_FULL;");
+    assert!(g.fits(uses_e, pop + 1));
     assert!(!g.fits(uses_e, before_pop));
 }
 

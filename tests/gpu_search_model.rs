@@ -1,0 +1,54 @@
+//! The GPU's inexact search, checked on the CPU: `bcuda stack-profile` runs every read with
+//! bwa's stack and with the GPU's algorithms in Rust (the bounded stack of pass 1, with a pop
+//! budget, and the warp's level search of passes 2 and 3), and fails if any of them finishes
+//! with hits other than bwa's. Small stacks and pools force every give-up and drop path.
+
+mod common;
+
+use common::{bcuda, data};
+
+/// The stack-profile table's row for `size` under `heading`: its columns after the first.
+fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
+    let section = report.split(heading).nth(1).unwrap_or_else(|| panic!("no {heading:?} in:\n{report}"));
+    let line = section.lines().find(|l| l.split('\t').next() == Some(size)).unwrap_or_else(|| panic!("no row {size} in:\n{report}"));
+    line.split('\t').skip(1).map(|x| x.split_whitespace().next().unwrap().parse().unwrap()).collect()
+}
+
+fn profile(prefix: &str, reads: &str, level_capacities: &str) -> String {
+    let args = ["stack-profile", "--capacity", "16,256", "--max-pops", "256", "--level-capacity", level_capacities, "--max-reads", "20000", prefix, reads];
+    String::from_utf8(bcuda(&args)).unwrap()
+}
+
+#[test]
+fn gpu_searches_give_bwas_hits_on_ecoli() {
+    let dir = tempfile::tempdir().unwrap();
+    let fasta = dir.path().join("ecoli536.fa");
+    std::fs::copy(data("ecoli536.fa"), &fasta).unwrap();
+    bcuda(&["index", "-q", fasta.to_str().unwrap()]);
+    let report = profile(fasta.to_str().unwrap(), data("ecoli536_art.fq").to_str().unwrap(), "4800,65536");
+    assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
+    // With 16 entries most reads give up, with 256 some (256 pops also end some); with a 4800-entry pool (75 chunks, about what one group reserves) some do.
+    assert!(row(&report, "bounded entries", "16")[0] > 1000, "{report}");
+    let r256 = row(&report, "bounded entries", "256")[0];
+    assert!(r256 > 0 && r256 < 20000, "{report}");
+    assert!(row(&report, "level search", "4800")[0] > 0, "{report}");
+}
+
+#[test]
+fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
+    let dir = tempfile::tempdir().unwrap();
+    let fasta = dir.path().join("hl.fa");
+    let genome = bcuda(&["synth-genome", "--size-mbp", "12", "--seed", "3", "--human-like"]);
+    std::fs::write(&fasta, genome).unwrap();
+    bcuda(&["index", "-q", fasta.to_str().unwrap()]);
+    let reads = dir.path().join("reads.fq");
+    let sim = common::repo().join("scripts/sim-reads.py");
+    let fq = common::run("python3", &[sim.to_str().unwrap(), fasta.to_str().unwrap(), "100", "20000", "5"]);
+    std::fs::write(&reads, fq).unwrap();
+    let report = profile(fasta.to_str().unwrap(), reads.to_str().unwrap(), "4800,65536,2000000");
+    assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
+    // Repeat families make some searches outgrow pass 2's pool; pass 3's (as large as bwa's
+    // -m lets a search grow) holds every read.
+    assert!(row(&report, "level search", "65536")[0] > 0, "{report}");
+    assert_eq!(row(&report, "level search", "2000000")[0], 0, "{report}");
+}
