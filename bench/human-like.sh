@@ -38,12 +38,19 @@ t0=$(now)
 $B synth-genome --size-mbp "$size" --seed 1 --human-like > $W/genome.fa 2> $W/synth.log
 log "genome generated in $(secs $t0 $(now)) s: $(cat $W/synth.log)"
 while [ -n "${WAIT_FOR:-}" ] && [ ! -e "$WAIT_FOR" ]; do sleep 1; done
-# The reads are simulated while the index builds (dwgsim is single-threaded).
+# The reads are simulated while the index builds. dwgsim is single-threaded, so SIM_JOBS
+# (default 8) runs simulate N_READS / SIM_JOBS reads each, seeded 7, 8, ..., concatenated in
+# that order (each run draws its own genome mutations, as separate samples would).
+jobs=${SIM_JOBS:-8}
 (
-    $C/dwgsim -o 1 -e 0.005-0.015 -E 0.005-0.015 -r 0.001 -R 0.1 -y 0.02 -1 100 -2 100 -N "$reads" -z 7 \
-        $W/genome.fa $W/dwgsim > $W/dwgsim.log 2>&1 || { tail -5 $W/dwgsim.log; exit 1; }
-    zcat -f $W/dwgsim.bwa.read1.fastq* > $W/reads.fq
-    rm -f $W/dwgsim.bwa.read2.fastq* $W/dwgsim.bfast.fastq* $W/dwgsim.mutations.*
+    for j in $(seq 0 $((jobs - 1))); do
+        n=$(( reads / jobs + (j < reads % jobs ? 1 : 0) ))
+        $C/dwgsim -o 1 -e 0.005-0.015 -E 0.005-0.015 -r 0.001 -R 0.1 -y 0.02 -1 100 -2 100 -N "$n" -z $((7 + j)) \
+            $W/genome.fa $W/dwgsim$j > $W/dwgsim$j.log 2>&1 || { tail -5 $W/dwgsim$j.log; exit 1; } &
+    done
+    wait
+    for j in $(seq 0 $((jobs - 1))); do zcat -f $W/dwgsim$j.bwa.read1.fastq*; done > $W/reads.fq
+    rm -f $W/dwgsim*.bwa.read2.fastq* $W/dwgsim*.bfast.fastq* $W/dwgsim*.mutations.*
 ) &
 sim=$!
 t0=$(now)
