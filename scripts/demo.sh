@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: build bcuda and run index -> aln -> samse on the small embedded
-# example in testdata/ (42 kbp reference with N and IUPAC codes, 2000 reads of 100 bp).
-# Output: demo-out/demo.sam. Uses the GPU when one is present, else the CPU path.
+# example in testdata/ (42 kbp reference with N and IUPAC codes, 2000 reads of 100 bp), then
+# aln -> sampe on its 500 read pairs (testdata/demo_1.fq, demo_2.fq).
+# Output: demo-out/demo.sam, demo-out/demo_pe.sam. Uses the GPU when one is present, else the CPU path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
@@ -15,3 +16,10 @@ cp testdata/demo_ref.fa "$out/"
 total=$(grep -vc '^@' "$out/demo.sam")
 mapped=$(awk '!/^@/ && int($2 / 4) % 2 == 0' "$out/demo.sam" | wc -l)
 echo "demo: $total reads aligned, $mapped mapped; SAM in $out/demo.sam"
+
+for e in 1 2; do "$bin" aln "$out/demo_ref.fa" "testdata/demo_$e.fq" > "$out/demo_$e.sai"; done
+"$bin" sampe "$out/demo_ref.fa" "$out/demo_1.sai" "$out/demo_2.sai" testdata/demo_1.fq testdata/demo_2.fq > "$out/demo_pe.sam"
+pairs=$(( $(grep -vc '^@' "$out/demo_pe.sam") / 2 ))
+proper=$(awk '!/^@/ && int($2 / 2) % 2 == 1 && int($2 / 64) % 2 == 1' "$out/demo_pe.sam" | wc -l)
+rescued=$(grep -c 'XT:A:M' "$out/demo_pe.sam" || true)
+echo "demo: $pairs pairs aligned, $proper properly paired, $rescued mates found by Smith-Waterman; SAM in $out/demo_pe.sam"

@@ -3,7 +3,10 @@
   demo_ref.fa  two random chromosomes (30 kbp + 12 kbp) with a 2 kbp repeat copied at 3% divergence,
                an N run and a few IUPAC codes, lowercase stretch
   demo.fq      2000 reads of 100 bp from both strands: ~80% exact, the rest with 1-3 mismatches,
-               a 1-3 bp indel, N bases, or random (unmappable)"""
+               a 1-3 bp indel, N bases, or random (unmappable)
+  demo_1.fq, demo_2.fq  500 pairs of 100 bp reads, inserts of 300 +- 30 bp (forward-reverse):
+               some with mismatches, one end too mutated for aln (mate rescue finds it), one
+               end random (an unpaired mate)"""
 import random
 
 rng = random.Random(20261122)
@@ -52,3 +55,27 @@ with open("testdata/demo.fq", "w") as f:
             read = revcomp(read)
         qual = "".join(chr(33 + rng.choice((30, 35, 37, 40, 20, 12))) for _ in read)
         f.write(f"@demo_{i}\n{read}\n+\n{qual}\n")
+
+# Paired reads, generated after the single-end ones so that those stay as they were.
+def qual_string(n):
+    return "".join(chr(33 + rng.choice((30, 35, 37, 40, 20, 12))) for _ in range(n))
+
+with open("testdata/demo_1.fq", "w") as f1, open("testdata/demo_2.fq", "w") as f2:
+    for i in range(500):
+        chrom = chr1 if rng.random() < 0.7 else chr2
+        insert = max(150, int(rng.gauss(300, 30)))
+        pos = rng.randrange(0, len(chrom) - insert)
+        frag = chrom[pos:pos + insert].upper().replace("R", "A").replace("Y", "C")
+        ends = [frag[:100], revcomp(frag[-100:])]
+        kind = rng.random()
+        if kind < 0.15:
+            ends = [mutate(e, 0.02) for e in ends]
+        elif kind < 0.22:
+            j = rng.randrange(2)
+            ends[j] = mutate(ends[j], 0.07)
+        elif kind < 0.25:
+            ends[rng.randrange(2)] = rand_seq(100)
+        if rng.random() < 0.5:
+            ends.reverse()
+        f1.write(f"@pair_{i}/1\n{ends[0]}\n+\n{qual_string(100)}\n")
+        f2.write(f"@pair_{i}/2\n{ends[1]}\n+\n{qual_string(100)}\n")

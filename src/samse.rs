@@ -83,8 +83,8 @@ pub fn run(args: SamseArgs) -> Result<()> {
             .zip(batch.par_iter())
             .with_min_len(256)
             .map(|(mut place, read)| {
-                hits::place_main(&mut place, &index.bwt, sa, l_pac, read.len, opt.max_diff, opt.fnr);
-                hits::place_others(&mut place, &index.bwt, sa, l_pac, read.len);
+                hits::place_main(&mut place, |row| sa.position(&index.bwt, row), l_pac, read.len, opt.max_diff, opt.fnr);
+                hits::place_others(&mut place, |row| sa.position(&index.bwt, row), l_pac, read.len);
                 let aligned = refine::refine(place, None, read, pac, l_pac);
                 let mut line = String::with_capacity(2 * read.codes.len() + 128);
                 record::push_record(read, &aligned, None, &index.refs, &opt, rg_id, &mut line);

@@ -68,7 +68,9 @@ impl SuffixArray {
     /// Text position of the suffix in row `k` (bwa's bwt_sa): walk left to a sampled row.
     pub fn position(&self, bwt: &Bwt, mut k: u64) -> u64 {
         let mut steps = 0u64;
-        while k % self.interval != 0 {
+        // The interval is a power of two (checked at load): a mask, not a division per step.
+        let mask = self.interval - 1;
+        while k & mask != 0 {
             steps += 1;
             k = bwt.invpsi(k);
         }

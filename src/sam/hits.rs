@@ -163,7 +163,11 @@ pub fn approx_mapq(p: &Placement, max_diff: i32) -> u32 {
 /// bwa_sa2pos: forward position and strand of SA row `row` for a hit spanning `ref_len`
 /// reference bases; `None` when it bridges the forward and reverse halves.
 pub fn sa_to_pos(bwt: &Bwt, sa: &SuffixArray, l_pac: u64, row: u64, ref_len: i64) -> (Option<u64>, bool) {
-    let pos_f = sa.position(bwt, row);
+    text_to_pos(sa.position(bwt, row), l_pac, ref_len)
+}
+
+/// The second half of bwa_sa2pos: from a position in the forward-reverse text.
+pub fn text_to_pos(pos_f: u64, l_pac: u64, ref_len: i64) -> (Option<u64>, bool) {
     if pos_f < l_pac && (l_pac as i64) < pos_f as i64 + ref_len {
         return (None, false);
     }
@@ -177,13 +181,14 @@ pub fn sa_to_pos(bwt: &Bwt, sa: &SuffixArray, l_pac: u64, row: u64, ref_len: i64
 }
 
 /// bwa_cal_pac_pos_core: strand, forward position and mapping quality of the chosen hit of a
-/// read of `len` aligned bases; a hit bridging the two strands becomes unmapped.
-pub fn place_main(p: &mut Placement, bwt: &Bwt, sa: &SuffixArray, l_pac: u64, len: usize, max_mm: i32, fnr: f32) {
+/// read of `len` aligned bases; a hit bridging the two strands becomes unmapped. `text_pos`
+/// gives an SA row's position in the text (called for mapped reads only).
+pub fn place_main(p: &mut Placement, text_pos: impl FnOnce(u64) -> u64, l_pac: u64, len: usize, max_mm: i32, fnr: f32) {
     if !p.kind.is_mapped() {
         return;
     }
     let max_diff = if fnr > 0.0 { cal_maxdiff(len as i32, AVG_ERR, fnr as f64) } else { max_mm };
-    let (pos, reverse) = sa_to_pos(bwt, sa, l_pac, p.sa, len as i64 + p.ref_shift);
+    let (pos, reverse) = text_to_pos(text_pos(p.sa), l_pac, len as i64 + p.ref_shift);
     p.reverse = reverse;
     p.mapq = approx_mapq(p, max_diff);
     p.se_mapq = p.mapq;
@@ -197,14 +202,15 @@ pub fn place_main(p: &mut Placement, bwt: &Bwt, sa: &SuffixArray, l_pac: u64, le
 }
 
 /// The XA part of bwa_cal_pac_pos: candidates to positions, dropping the reported one and
-/// those bridging the strands.
-pub fn place_others(p: &mut Placement, bwt: &Bwt, sa: &SuffixArray, l_pac: u64, len: usize) {
+/// those bridging the strands. `text_pos` gives an SA row's position in the text (the
+/// suffix array, or rows already looked up).
+pub fn place_others(p: &mut Placement, mut text_pos: impl FnMut(u64) -> u64, l_pac: u64, len: usize) {
     let main_pos = p.pos;
     let others = std::mem::take(&mut p.others);
     p.others = others
         .into_iter()
         .filter_map(|mut q| {
-            let (pos, reverse) = sa_to_pos(bwt, sa, l_pac, q.pos, len as i64 + q.ref_shift);
+            let (pos, reverse) = text_to_pos(text_pos(q.pos), l_pac, len as i64 + q.ref_shift);
             q.reverse = reverse;
             let pos = pos?;
             q.pos = pos;

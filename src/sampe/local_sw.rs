@@ -4,36 +4,33 @@
 //! layout matters: E is not updated from the lazy-F pass (an insertion is never followed by a
 //! deletion across lanes), and the query is padded to whole vectors with zero scores.
 
-/// Lanes per vector: 16 bytes (reads shorter than 250 bases, bwa's KSW_XBYTE) or 8 words.
-fn lanes(qlen: usize) -> usize {
-    if qlen < 250 {
-        16
-    } else {
-        8
-    }
-}
+/// Reads shorter than this use 16 byte lanes (bwa's KSW_XBYTE), longer ones 8 word lanes.
+const BYTE_LANES_BELOW: usize = 250;
 
-/// Query profile and scratch of one striped pass.
-struct Striped {
-    lanes: usize,
+/// One vector of lanes. Scores stay far below i16's range (at most the read length).
+type Lanes<const P: usize> = [i16; P];
+
+/// Query profile of one striped pass with `P` lanes.
+struct Striped<const P: usize> {
     slen: usize,
-    /// Scores per target base, segment and lane (query position `seg + lane * slen`).
-    profile: Vec<i32>,
+    /// Scores per target base and segment; lane `l` of segment `seg` is query position
+    /// `seg + l * slen` (0 past the end of the query).
+    profile: Vec<Lanes<P>>,
 }
 
-impl Striped {
-    fn new(query: &[u8], lanes: usize, mat: &[i8; 25]) -> Striped {
-        let slen = query.len().div_ceil(lanes);
-        let mut profile = vec![0; 5 * slen * lanes];
+impl<const P: usize> Striped<P> {
+    fn new(query: &[u8], mat: &[i8; 25]) -> Striped<P> {
+        let slen = query.len().div_ceil(P);
+        let mut profile = vec![[0i16; P]; 5 * slen];
         for a in 0..5 {
             for seg in 0..slen {
-                for lane in 0..lanes {
-                    let k = seg + lane * slen;
-                    profile[(a * slen + seg) * lanes + lane] = if k < query.len() { mat[a * 5 + query[k] as usize] as i32 } else { 0 };
-                }
+                profile[a * slen + seg] = std::array::from_fn(|l| {
+                    let k = seg + l * slen;
+                    if k < query.len() { mat[a * 5 + query[k] as usize] as i16 } else { 0 }
+                });
             }
         }
-        Striped { lanes, slen, profile }
+        Striped { slen, profile }
     }
 
     /// ksw_u8/ksw_i16: the best score, the first target row reaching it (-1 if none is
@@ -41,55 +38,55 @@ impl Striped {
     /// the row maxima recorded away from that row (bwa's score2, -1 if none). Stops at the
     /// first row reaching `stop`.
     fn run(&self, target: &[u8], gapo: i32, gape: i32, stop: i32) -> Pass {
-        let (p, slen) = (self.lanes, self.slen);
-        let n = slen * p;
-        let (oe, e_ext) = (gapo + gape, gape);
-        let mut h0 = vec![0i32; n];
-        let mut h1 = vec![0i32; n];
-        let mut e = vec![0i32; n];
-        let mut hmax = vec![0i32; n];
+        let slen = self.slen;
+        let (oe, ext) = ((gapo + gape) as i16, gape as i16);
+        let zero = [0i16; P];
+        let mut h0 = vec![zero; slen];
+        let mut h1 = vec![zero; slen];
+        let mut e = vec![zero; slen];
+        let mut hmax = vec![zero; slen];
         let (mut gmax, mut te) = (0i32, -1i32);
-        let mut h = vec![0i32; p];
-        let mut f = vec![0i32; p];
-        let mut vmax = vec![0i32; p];
         // bwa's b array: (row maximum, row), a new entry unless the last one is the previous row.
         let mut rows: Vec<(i32, i32)> = Vec::new();
         for (i, &t) in target.iter().enumerate() {
-            let s = &self.profile[t as usize * n..][..n];
+            let s = &self.profile[t as usize * slen..][..slen];
             // H(i-1, j-1) for segment 0: the last segment moved up one lane.
-            h[0] = 0;
-            h[1..].copy_from_slice(&h0[(slen - 1) * p..(slen - 1) * p + p - 1]);
-            f.fill(0);
-            vmax.fill(0);
+            let mut h = zero;
+            h[1..].copy_from_slice(&h0[slen - 1][..P - 1]);
+            let mut f = zero;
+            let mut vmax = zero;
             for j in 0..slen {
-                let r = j * p..(j + 1) * p;
-                for l in 0..p {
-                    let ej = e[r.start + l];
-                    let hv = (h[l] + s[r.start + l]).max(ej).max(f[l]).max(0);
-                    vmax[l] = vmax[l].max(hv);
-                    h1[r.start + l] = hv;
-                    e[r.start + l] = (ej - e_ext).max(hv - oe).max(0);
-                    f[l] = (f[l] - e_ext).max(hv - oe).max(0);
+                let (ej, sj) = (e[j], s[j]);
+                let mut hv = zero;
+                let mut en = zero;
+                for l in 0..P {
+                    hv[l] = (h[l] + sj[l]).max(ej[l]).max(f[l]).max(0);
+                    vmax[l] = vmax[l].max(hv[l]);
+                    en[l] = (ej[l] - ext).max(hv[l] - oe).max(0);
+                    f[l] = (f[l] - ext).max(hv[l] - oe).max(0);
                 }
-                h.copy_from_slice(&h0[r]);
+                h1[j] = hv;
+                e[j] = en;
+                h = h0[j];
             }
+            // Lazy F: carry F across the lane boundary until it no longer raises any H.
             'lazy: for _ in 0..16 {
-                f.copy_within(0..p - 1, 1);
+                f.copy_within(0..P - 1, 1);
                 f[0] = 0;
-                for j in 0..slen {
-                    let mut done = true;
-                    for l in 0..p {
-                        let hv = h1[j * p + l].max(f[l]);
-                        h1[j * p + l] = hv;
-                        f[l] = (f[l] - e_ext).max(0);
-                        done &= f[l] <= (hv - oe).max(0);
+                for hj in h1.iter_mut() {
+                    let mut raised = 0i16;
+                    for l in 0..P {
+                        let hv = hj[l].max(f[l]);
+                        hj[l] = hv;
+                        f[l] = (f[l] - ext).max(0);
+                        raised |= (f[l] > (hv - oe).max(0)) as i16;
                     }
-                    if done {
+                    if raised == 0 {
                         break 'lazy;
                     }
                 }
             }
-            let imax = vmax.iter().copied().max().unwrap_or(0);
+            let imax = vmax.iter().copied().max().unwrap_or(0) as i32;
             let i = i as i32;
             match rows.last_mut() {
                 Some(last) if last.1 + 1 == i => {
@@ -110,19 +107,28 @@ impl Striped {
             std::mem::swap(&mut h0, &mut h1);
         }
         let (mut best, mut qe) = (-1i32, -1i32);
-        for (i, &v) in hmax.iter().enumerate() {
-            let q = (i / p + i % p * slen) as i32;
-            if v > best {
-                best = v;
-                qe = q;
-            } else if v == best && q < qe {
-                qe = q;
+        for (seg, v) in hmax.iter().enumerate() {
+            for (l, &x) in v.iter().enumerate() {
+                let (x, q) = (x as i32, (seg + l * slen) as i32);
+                if x > best || (x == best && q < qe) {
+                    best = x;
+                    qe = q;
+                }
             }
         }
         // Rows within `score` of the best (the largest match score is 1) are the same hit.
         let (low, high) = (te - gmax, te + gmax);
         let score2 = rows.iter().filter(|&&(_, e)| e < low || e > high).map(|&(s, _)| s).fold(-1, i32::max);
         Pass { score: gmax, te, qe, score2 }
+    }
+}
+
+/// One pass with bwa's lane count for this query length.
+fn pass(query: &[u8], lanes_of: usize, target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32, stop: i32) -> Pass {
+    if lanes_of < BYTE_LANES_BELOW {
+        Striped::<16>::new(query, mat).run(target, gapo, gape, stop)
+    } else {
+        Striped::<8>::new(query, mat).run(target, gapo, gape, stop)
     }
 }
 
@@ -151,8 +157,7 @@ pub struct LocalHit {
 /// from a pass over the reversed prefixes. `None` when the passes disagree (bwa would then
 /// index before the sequences).
 pub fn align(query: &[u8], target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32) -> Option<LocalHit> {
-    let p = lanes(query.len());
-    let Pass { score, te, qe, score2 } = Striped::new(query, p, mat).run(target, gapo, gape, i32::MAX);
+    let Pass { score, te, qe, score2 } = pass(query, query.len(), target, mat, gapo, gape, i32::MAX);
     if te < 0 {
         return Some(LocalHit { score, score2, qb: 0, qe, tb: 0, te });
     }
@@ -160,7 +165,8 @@ pub fn align(query: &[u8], target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32) 
     // bwa reverses only the target prefix in place and scans the whole array.
     let mut rt: Vec<u8> = target[..=te as usize].iter().rev().copied().collect();
     rt.extend_from_slice(&target[te as usize + 1..]);
-    let back = Striped::new(&rq, p, mat).run(&rt, gapo, gape, score);
+    // The reverse pass keeps the forward pass's lane width.
+    let back = pass(&rq, query.len(), &rt, mat, gapo, gape, score);
     if back.score != score || te - back.te < 0 || qe - back.qe < 0 {
         return None;
     }
@@ -201,8 +207,8 @@ mod tests {
         let mat = score_matrix(1, 3);
         let target = random_bases(300, 12345);
         let query: Vec<u8> = target[40..140].iter().enumerate().map(|(i, &b)| if i % 17 == 0 { 4 } else { b }).collect();
-        let a = Striped::new(&query, 16, &mat).run(&target, 5, 1, i32::MAX);
-        let b = Striped::new(&query, 8, &mat).run(&target, 5, 1, i32::MAX);
+        let a = Striped::<16>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
+        let b = Striped::<8>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
         assert_eq!(a, b);
     }
 }

@@ -162,8 +162,9 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let progress = Progress::new("pairs", Some(readers[0].position().1), args.quiet);
     loop {
         let first = readers[0].records() + 1;
-        let b0 = readers[0].next_batch(BATCH)?;
-        let b1 = readers[1].next_batch(BATCH)?;
+        let [r0, r1] = &mut readers;
+        let (b0, b1) = rayon::join(|| r0.next_batch(BATCH), || r1.next_batch(BATCH));
+        let (b0, b1) = (b0?, b1?);
         check_mates(&b0, &b1, first, reads_paths)?;
         if b0.is_empty() {
             break;
@@ -182,12 +183,21 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
             places.push([hits::choose(&h[0], &mut rng, 0), hits::choose(&h[1], &mut rng, 0)]);
             pair_hits.push(h);
         }
-        places.par_iter_mut().enumerate().with_min_len(256).for_each(|(i, pl)| {
-            for (j, p) in pl.iter_mut().enumerate() {
-                p.flags = FLAG_PAIRED | if j == 0 { FLAG_READ1 } else { FLAG_READ2 };
-                hits::place_main(p, &index.bwt, sa, l_pac, batch[j][i].len, opt.max_diff, opt.fnr);
-            }
-        });
+        // Positions of the chosen hits (each SA lookup is kept for pairing).
+        let main_text_pos: Vec<[Option<u64>; 2]> = places
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(256)
+            .map(|(i, pl)| {
+                [0, 1].map(|j| {
+                    let p = &mut pl[j];
+                    p.flags = FLAG_PAIRED | if j == 0 { FLAG_READ1 } else { FLAG_READ2 };
+                    let text_pos = p.kind.is_mapped().then(|| sa.position(&index.bwt, p.sa));
+                    hits::place_main(p, |_| text_pos.expect("mapped"), l_pac, batch[j][i].len, opt.max_diff, opt.fnr);
+                    text_pos
+                })
+            })
+            .collect();
 
         let summaries = places.iter().enumerate().map(|(i, pl)| [0, 1].map(|j| EndSummary { pos: pl[j].pos, len: batch[j][i].len as u64, mapq: pl[j].mapq }));
         let (mut ii, result) = insert_size::infer(summaries, args.ap_prior, l_pac as i64);
@@ -207,14 +217,14 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
 
         let (lines, counts): (Vec<String>, Vec<RescueCounts>) = places
             .into_par_iter()
-            .zip(pair_hits.par_iter())
+            .zip(pair_hits.par_iter().zip(main_text_pos))
             .zip(b0.par_iter().zip(b1.par_iter()))
             .with_min_len(128)
-            .map(|((pl, h), (r0, r1))| {
+            .map(|((pl, (h, tp)), (r0, r1))| {
                 let [p0, p1] = pl;
                 let mut ends = [
-                    End { hits: &h[0], place: p0, len: r0.len, full_len: r0.codes.len() },
-                    End { hits: &h[1], place: p1, len: r1.len, full_len: r1.codes.len() },
+                    End { hits: &h[0], place: p0, main_text_pos: tp[0], len: r0.len, full_len: r0.codes.len() },
+                    End { hits: &h[1], place: p1, main_text_pos: tp[1], len: r1.len, full_len: r1.codes.len() },
                 ];
                 pairing::pair(&mut ends, &ii, &popt, &index.bwt, sa, l_pac);
                 let [e0, e1] = ends;

@@ -32,6 +32,8 @@ pub struct PairingOptions {
 pub struct End<'a> {
     pub hits: &'a [AlnHit],
     pub place: Placement,
+    /// Text position of the chosen hit's SA row, when mapped (looked up once, reused).
+    pub main_text_pos: Option<u64>,
     /// Aligned (trimmed) and whole read lengths.
     pub len: usize,
     pub full_len: usize,
@@ -197,9 +199,26 @@ fn pair_hits(ends: &mut [End; 2], positions: &mut [HitPos], ii: &InsertSize, opt
     }
 }
 
+/// SA rows of one end already looked up, and their text positions: bwa looks rows up again
+/// for pairing and XA; the answer is the same, and each walk of the suffix array is a chain
+/// of cache misses.
+struct KnownRows(Vec<(u64, u64)>);
+
+impl KnownRows {
+    fn position(&mut self, row: u64, bwt: &Bwt, sa: &SuffixArray) -> u64 {
+        if let Some(&(_, p)) = self.0.iter().find(|&&(r, _)| r == row) {
+            return p;
+        }
+        let p = sa.position(bwt, row);
+        self.0.push((row, p));
+        p
+    }
+}
+
 /// The PE step of bwa_cal_pac_pos_pe for one pair, after the insert size is known.
 pub fn pair(ends: &mut [End; 2], ii: &InsertSize, opt: &PairingOptions, bwt: &Bwt, sa: &SuffixArray, l_pac: u64) {
     let mapped = |e: &End| matches!(e.place.kind, HitType::Unique | HitType::Repeat);
+    let mut known = [0, 1].map(|j| KnownRows(ends[j].main_text_pos.map(|p| (ends[j].place.sa, p)).into_iter().collect()));
     if mapped(&ends[0]) && mapped(&ends[1]) {
         let n_occ = |e: &End| e.hits.iter().map(|h| (h.l - h.k + 1) as i64).sum::<i64>();
         if n_occ(&ends[0]) > opt.max_occ || n_occ(&ends[1]) > opt.max_occ {
@@ -211,7 +230,7 @@ pub fn pair(ends: &mut [End; 2], ii: &InsertSize, opt: &PairingOptions, bwt: &Bw
             let ref_len = e.len as i64 + e.place.ref_shift;
             for (k, h) in e.hits.iter().enumerate() {
                 for row in h.k..=h.l {
-                    let (pos, reverse) = hits::sa_to_pos(bwt, sa, l_pac, row, ref_len);
+                    let (pos, reverse) = hits::text_to_pos(known[j].position(row, bwt, sa), l_pac, ref_len);
                     positions.push(HitPos { x: pos.unwrap_or(u64::MAX), y: (k as u64) << 2 | (reverse as u64) << 1 | j as u64 });
                 }
             }
@@ -234,7 +253,8 @@ pub fn pair(ends: &mut [End; 2], ii: &InsertSize, opt: &PairingOptions, bwt: &Bw
             opt.n_multi
         };
         e.place.others = hits::xa_candidates(e.hits, n);
-        hits::place_others(&mut e.place, bwt, sa, l_pac, e.len);
+        let known = &mut known[j];
+        hits::place_others(&mut e.place, |row| known.position(row, bwt, sa), l_pac, e.len);
     }
 }
 
