@@ -91,7 +91,11 @@ pub fn run(args: SamseArgs) -> Result<()> {
                 line
             })
             .collect();
-        sink.write_lines(&lines.concat())?;
+        // Line by line: one string of the whole batch would be a fresh allocation (and page
+        // faults) every batch.
+        for text in &lines {
+            sink.write_lines(text)?;
+        }
         progress.advance(batch.len() as u64, Some(reader.position().0));
     }
     hits::check_sai_end(&mut sai, sai_path, reader.records(), reads_path)?;

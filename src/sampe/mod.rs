@@ -241,7 +241,11 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
             })
             .unzip();
         totals = counts.into_iter().fold(totals, |a, b| a + b);
-        sink.write_lines(&lines.concat())?;
+        // Line by line: one string of the whole batch would be a fresh allocation (and page
+        // faults) every batch.
+        for text in &lines {
+            sink.write_lines(text)?;
+        }
         progress.advance(b0.len() as u64, Some(readers[0].position().0));
         last_ii = ii;
     }
