@@ -202,3 +202,19 @@ fn default_index_short_form() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("[bcuda sampe] index"));
     assert_eq!(without_pg(&out.stdout), without_pg(&explicit));
 }
+
+/// The demo pairs: a reference with N runs and IUPAC codes (XN), a repeat, one end too
+/// mutated for aln (rescued) or random.
+#[test]
+fn demo_pairs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = bwa_index(&testdata("demo_ref.fa"), tmp.path());
+    let reads = [1, 2].map(|e| testdata(&format!("demo_{e}.fq")));
+    let sai = [1, 2].map(|e| tmp.path().join(format!("{e}.sai")));
+    for e in 0..2 {
+        std::fs::write(&sai[e], bwa(&["aln", prefix.to_str().unwrap(), reads[e].to_str().unwrap()])).unwrap();
+    }
+    let sam = assert_same_sam(&prefix, &reads, &sai, &[]);
+    assert!(sam.iter().any(|l| l.contains("XT:A:M")) && sam.iter().any(|l| l.contains("XA:Z:")));
+    assert_same_sam(&prefix, &reads, &sai, &["-a", "250", "-N", "1"]);
+}

@@ -42,18 +42,22 @@ pub fn global(query: &[u8], target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32,
     for j in 1..=qlen.min(w) {
         h_row[j as usize] = -(gapo + gape * j);
     }
+    // Query profile: the scores of each target base against the whole query.
+    let profile: Vec<i32> = (0..5).flat_map(|t| query.iter().map(move |&q| mat[t * 5 + q as usize] as i32)).collect();
     for i in 0..tlen {
-        let row = &mat[target[i as usize] as usize * 5..][..5];
+        let row = &profile[target[i as usize] as usize * qlen as usize..][..qlen as usize];
         let beg = if i > w { i - w } else { 0 };
         let end = (i + w + 1).min(qlen);
         let mut f = MINUS_INF;
         let mut h1 = if beg == 0 { -(gapo + gape * (i + 1)) } else { MINUS_INF };
-        let zi = &mut z[i as usize * n_col..];
-        for j in beg..end {
-            let ju = j as usize;
-            let (mut m, mut e) = (h_row[ju], e_row[ju]);
-            h_row[ju] = h1;
-            m += row[query[ju] as usize] as i32;
+        // The band can lie past the query's end (then the row has no cells).
+        let (b, e_) = (beg as usize, end.max(beg) as usize);
+        let zi = &mut z[i as usize * n_col..][..e_ - b];
+        let cells = h_row[b..e_].iter_mut().zip(e_row[b..e_].iter_mut()).zip(&row[b..e_]).zip(zi.iter_mut());
+        for (((hp, ep), &score), zc) in cells {
+            let (mut m, mut e) = (*hp, *ep);
+            *hp = h1;
+            m += score;
             let mut d: u8 = if m >= e { 0 } else { 1 };
             let mut h = if m >= e { m } else { e };
             if h < f {
@@ -68,7 +72,7 @@ pub fn global(query: &[u8], target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32,
             } else {
                 e = t;
             }
-            e_row[ju] = e;
+            *ep = e;
             let t = m - oe_ins;
             f -= e_ins;
             if f > t {
@@ -76,7 +80,7 @@ pub fn global(query: &[u8], target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32,
             } else {
                 f = t;
             }
-            zi[(j - beg) as usize] = d;
+            *zc = d;
         }
         h_row[end as usize] = h1;
         e_row[end as usize] = MINUS_INF;

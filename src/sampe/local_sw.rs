@@ -7,26 +7,73 @@
 /// Reads shorter than this use 16 byte lanes (bwa's KSW_XBYTE), longer ones 8 word lanes.
 const BYTE_LANES_BELOW: usize = 250;
 
-/// One vector of lanes. Scores stay far below i16's range (at most the read length).
-type Lanes<const P: usize> = [i16; P];
-
-/// Query profile of one striped pass with `P` lanes.
-struct Striped<const P: usize> {
-    slen: usize,
-    /// Scores per target base and segment; lane `l` of segment `seg` is query position
-    /// `seg + l * slen` (0 past the end of the query).
-    profile: Vec<Lanes<P>>,
+/// A lane's score type: bwa's biased unsigned bytes (16 lanes) or signed words (8 lanes). Both
+/// compute the same clamped-at-0 scores; bytes are half the work per vector.
+trait Lane: Copy + Ord + Default {
+    /// A match score as the profile stores it.
+    fn score(s: i8) -> Self;
+    /// `max(0, h + s)` for a stored score.
+    fn add_score(h: Self, s: Self) -> Self;
+    /// `max(0, h - c)`.
+    fn sub(h: Self, c: i32) -> Self;
+    fn get(self) -> i32;
 }
 
-impl<const P: usize> Striped<P> {
-    fn new(query: &[u8], mat: &[i8; 25]) -> Striped<P> {
+/// Scores are stored with bwa's bias (the matrix minimum, -3, moved to 0); reads under 250
+/// bases keep every sum below 255.
+const BYTE_BIAS: u8 = 3;
+
+impl Lane for u8 {
+    fn score(s: i8) -> u8 {
+        (s as i16 + BYTE_BIAS as i16) as u8
+    }
+    #[inline(always)]
+    fn add_score(h: u8, s: u8) -> u8 {
+        h.saturating_add(s).saturating_sub(BYTE_BIAS)
+    }
+    #[inline(always)]
+    fn sub(h: u8, c: i32) -> u8 {
+        h.saturating_sub(c as u8)
+    }
+    fn get(self) -> i32 {
+        self as i32
+    }
+}
+
+impl Lane for i16 {
+    fn score(s: i8) -> i16 {
+        s as i16
+    }
+    #[inline(always)]
+    fn add_score(h: i16, s: i16) -> i16 {
+        (h + s).max(0)
+    }
+    #[inline(always)]
+    fn sub(h: i16, c: i32) -> i16 {
+        (h - c as i16).max(0)
+    }
+    fn get(self) -> i32 {
+        self as i32
+    }
+}
+
+/// Query profile of one striped pass with `P` lanes of `L`.
+struct Striped<L: Lane, const P: usize> {
+    slen: usize,
+    /// Scores per target base and segment; lane `l` of segment `seg` is query position
+    /// `seg + l * slen` (score 0 past the end of the query).
+    profile: Vec<[L; P]>,
+}
+
+impl<L: Lane, const P: usize> Striped<L, P> {
+    fn new(query: &[u8], mat: &[i8; 25]) -> Striped<L, P> {
         let slen = query.len().div_ceil(P);
-        let mut profile = vec![[0i16; P]; 5 * slen];
+        let mut profile = vec![[L::default(); P]; 5 * slen];
         for a in 0..5 {
             for seg in 0..slen {
                 profile[a * slen + seg] = std::array::from_fn(|l| {
                     let k = seg + l * slen;
-                    if k < query.len() { mat[a * 5 + query[k] as usize] as i16 } else { 0 }
+                    L::score(if k < query.len() { mat[a * 5 + query[k] as usize] } else { 0 })
                 });
             }
         }
@@ -39,8 +86,8 @@ impl<const P: usize> Striped<P> {
     /// first row reaching `stop`.
     fn run(&self, target: &[u8], gapo: i32, gape: i32, stop: i32) -> Pass {
         let slen = self.slen;
-        let (oe, ext) = ((gapo + gape) as i16, gape as i16);
-        let zero = [0i16; P];
+        let (oe, ext) = (gapo + gape, gape);
+        let zero = [L::default(); P];
         let mut h0 = vec![zero; slen];
         let mut h1 = vec![zero; slen];
         let mut e = vec![zero; slen];
@@ -60,10 +107,10 @@ impl<const P: usize> Striped<P> {
                 let mut hv = zero;
                 let mut en = zero;
                 for l in 0..P {
-                    hv[l] = (h[l] + sj[l]).max(ej[l]).max(f[l]).max(0);
+                    hv[l] = L::add_score(h[l], sj[l]).max(ej[l]).max(f[l]);
                     vmax[l] = vmax[l].max(hv[l]);
-                    en[l] = (ej[l] - ext).max(hv[l] - oe).max(0);
-                    f[l] = (f[l] - ext).max(hv[l] - oe).max(0);
+                    en[l] = L::sub(ej[l], ext).max(L::sub(hv[l], oe));
+                    f[l] = L::sub(f[l], ext).max(L::sub(hv[l], oe));
                 }
                 h1[j] = hv;
                 e[j] = en;
@@ -72,21 +119,21 @@ impl<const P: usize> Striped<P> {
             // Lazy F: carry F across the lane boundary until it no longer raises any H.
             'lazy: for _ in 0..16 {
                 f.copy_within(0..P - 1, 1);
-                f[0] = 0;
+                f[0] = L::default();
                 for hj in h1.iter_mut() {
-                    let mut raised = 0i16;
+                    let mut raised = 0u8;
                     for l in 0..P {
                         let hv = hj[l].max(f[l]);
                         hj[l] = hv;
-                        f[l] = (f[l] - ext).max(0);
-                        raised |= (f[l] > (hv - oe).max(0)) as i16;
+                        f[l] = L::sub(f[l], ext);
+                        raised |= (f[l] > L::sub(hv, oe)) as u8;
                     }
                     if raised == 0 {
                         break 'lazy;
                     }
                 }
             }
-            let imax = vmax.iter().copied().max().unwrap_or(0) as i32;
+            let imax = vmax.iter().copied().max().unwrap_or_default().get();
             let i = i as i32;
             match rows.last_mut() {
                 Some(last) if last.1 + 1 == i => {
@@ -109,7 +156,7 @@ impl<const P: usize> Striped<P> {
         let (mut best, mut qe) = (-1i32, -1i32);
         for (seg, v) in hmax.iter().enumerate() {
             for (l, &x) in v.iter().enumerate() {
-                let (x, q) = (x as i32, (seg + l * slen) as i32);
+                let (x, q) = (x.get(), (seg + l * slen) as i32);
                 if x > best || (x == best && q < qe) {
                     best = x;
                     qe = q;
@@ -126,9 +173,9 @@ impl<const P: usize> Striped<P> {
 /// One pass with bwa's lane count for this query length.
 fn pass(query: &[u8], lanes_of: usize, target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32, stop: i32) -> Pass {
     if lanes_of < BYTE_LANES_BELOW {
-        Striped::<16>::new(query, mat).run(target, gapo, gape, stop)
+        Striped::<u8, 16>::new(query, mat).run(target, gapo, gape, stop)
     } else {
-        Striped::<8>::new(query, mat).run(target, gapo, gape, stop)
+        Striped::<i16, 8>::new(query, mat).run(target, gapo, gape, stop)
     }
 }
 
@@ -207,8 +254,10 @@ mod tests {
         let mat = score_matrix(1, 3);
         let target = random_bases(300, 12345);
         let query: Vec<u8> = target[40..140].iter().enumerate().map(|(i, &b)| if i % 17 == 0 { 4 } else { b }).collect();
-        let a = Striped::<16>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
-        let b = Striped::<8>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
+        let a = Striped::<u8, 16>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
+        let b = Striped::<i16, 8>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
+        let c = Striped::<i16, 16>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
+        assert_eq!(a, c);
         assert_eq!(a, b);
     }
 }
