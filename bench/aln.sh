@@ -26,7 +26,7 @@ if [ "$mode" = sampe ]; then
     args=("$work/ecoli536.fa" "$work/pe_1.sai" "$work/pe_2.sai" "$work/pe_1.fq" "$work/pe_2.fq")
     n=200000
     # Wall and CPU (user + system) seconds: on a shared machine CPU time is the steadier one.
-    timed() { /usr/bin/time -f "%e %U %S" -o "$work/time" "$@" > "$work/out.sam" 2>/dev/null; awk '{printf "%s %.2f", $1, $2 + $3}' "$work/time"; }
+    timed() { /usr/bin/time -f "%e %U %S" -o "$work/time" "$@" > "$work/out.sam" 2>/dev/null; awk '{printf "%s %.2f\n", $1, $2 + $3}' "$work/time"; }
     read -r w wc < <(timed bwa sampe "${args[@]}"); grep -v '^@PG' "$work/out.sam" > "$work/bwa.sam"
     echo "| threads | pairs | bcuda s | bcuda CPU s | bcuda pairs/s | bwa s (1 thread) | bwa CPU s | bwa pairs/s | bcuda/bwa (wall) | same SAM |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
