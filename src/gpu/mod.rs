@@ -11,7 +11,7 @@ pub mod batch;
 pub mod bench;
 mod buffers;
 pub mod inexact;
-mod nvrtc;
+pub mod nvrtc;
 pub mod switches;
 
 use std::collections::HashMap;
@@ -189,6 +189,7 @@ pub struct GpuAligner {
     pub compute_capability: (i32, i32),
     /// Sums over all batches.
     pub totals: BatchTimes,
+    pub startup: StartupTimes,
     /// The passes of the inexact search, with their scratch (sized at the first batch), and
     /// `BCUDA_TEST_STACKS=a,b[,c]`: stack entries per pass, forced small so that the device
     /// checks show that every pass and the CPU give the same hits.
@@ -216,9 +217,37 @@ fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
     Ok(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
 }
 
-impl GpuAligner {
-    /// Opens GPU 0, compiles the kernels and copies the BWT to it.
-    pub fn new(bwt: &Bwt, switches: Switches) -> Result<GpuAligner> {
+/// Where start-up went (seconds), for the aln summary.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StartupTimes {
+    /// Creating the CUDA context.
+    pub context_s: f64,
+    /// Compiling the kernels with NVRTC, or reading their PTX from the cache.
+    pub kernels_s: f64,
+    /// Whether every kernel came from the PTX cache.
+    pub kernels_cached: bool,
+    /// Loading the kernels into the context and copying the BWT to the GPU.
+    pub load_and_copy_s: f64,
+}
+
+/// A GPU opened with its kernels compiled, before the index is on it: `bcuda aln` opens it on
+/// its own thread while the index loads, so that NVRTC (the first run on a new machine) and
+/// reading a large index overlap.
+pub struct OpenGpu {
+    ctx: Arc<CudaContext>,
+    device_name: String,
+    compute_capability: (i32, i32),
+    arch: &'static str,
+    sms: usize,
+    switches: Switches,
+    inexact_ptx: String,
+    exact_ptx: String,
+    startup: StartupTimes,
+}
+
+impl OpenGpu {
+    /// Opens GPU `ordinal` and compiles the kernels (default exact_match source, `switches`).
+    pub fn open(ordinal: usize, switches: Switches) -> Result<OpenGpu> {
         if !driver_present() {
             bail!("no CUDA driver found (libcuda could not be loaded)");
         }
@@ -228,19 +257,48 @@ impl GpuAligner {
         if let Some(why) = switches.illegal() {
             bail!("kernel switches: {why}");
         }
-        let ctx = CudaContext::new(0).context("opening GPU 0")?;
+        let t = std::time::Instant::now();
+        let ctx = CudaContext::new(ordinal).with_context(|| format!("opening GPU {ordinal}"))?;
         let device_name = ctx.name()?;
         let compute_capability = ctx.compute_capability()?;
         let arch = arch_for(compute_capability);
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
+        let context_s = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let inexact_defines = [format!("-DINEXACT_BLOCK_W={INEXACT_BLOCK_W}")];
+        let exact_defines = switches.defines();
+        let kernels_cached = nvrtc::is_cached(INEXACT_MATCH_CU, &inexact_defines, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &exact_defines, arch);
+        // The two kernels compile at once (NVRTC takes seconds for the inexact one).
+        let (inexact_ptx, exact_ptx) = std::thread::scope(|s| {
+            let inexact = s.spawn(|| compile_cached(INEXACT_MATCH_CU, &inexact_defines, arch));
+            let exact = compile_cached(EXACT_MATCH_CU, &exact_defines, arch);
+            (inexact.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact)
+        });
+        let (inexact_ptx, exact_ptx) = (inexact_ptx??, exact_ptx?);
+        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, load_and_copy_s: 0.0 };
+        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_ptx, exact_ptx, startup })
+    }
+}
+
+impl GpuAligner {
+    /// Opens GPU 0, compiles the kernels and copies the BWT to it.
+    pub fn new(bwt: &Bwt, switches: Switches) -> Result<GpuAligner> {
+        GpuAligner::on(OpenGpu::open(0, switches)?, bwt)
+    }
+
+    /// Loads an opened GPU's kernels and copies the BWT to it.
+    pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
+        let t = std::time::Instant::now();
+        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_ptx, exact_ptx, mut startup } = gpu;
         let stream = ctx.default_stream();
         let words = stream.clone_htod(bwt.words()).context("copying the BWT to the GPU")?;
         let l2 = stream.clone_htod(&bwt.l2())?;
-        let inexact_ptx = compile_cached(INEXACT_MATCH_CU, &[format!("-DINEXACT_BLOCK_W={INEXACT_BLOCK_W}")], arch)?;
         let inexact_module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(inexact_ptx))?;
         let inexact_search = inexact_module.load_function("inexact_search")?;
         let inexact_level = inexact_module.load_function("inexact_level")?;
         let inexact_order = inexact_module.load_function("inexact_order")?;
+        let exact_f = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;
+        let direct_index = switches.direct_index;
         let slots = [Some(Slot::new(&ctx)?), Some(Slot::new(&ctx)?)];
         let test_stacks = match std::env::var("BCUDA_TEST_STACKS") {
             Err(_) => None,
@@ -258,7 +316,7 @@ impl GpuAligner {
             seq_len: bwt.seq_len(),
             switches,
             exact_source: EXACT_MATCH_CU.to_string(),
-            exact: HashMap::new(),
+            exact: HashMap::from([(direct_index, exact_f)]),
             inexact_search,
             inexact_level,
             inexact_order,
@@ -267,6 +325,7 @@ impl GpuAligner {
             device_name,
             compute_capability,
             totals: BatchTimes::default(),
+            startup: StartupTimes::default(),
             scratch_share: SCRATCH_SHARE,
             passes: Vec::new(),
             test_stacks,
@@ -275,7 +334,9 @@ impl GpuAligner {
             submitted: 0,
             fail_batch: std::env::var("BCUDA_TEST_FAIL_BATCH").ok().and_then(|v| v.parse().ok()),
         };
-        aligner.exact_function(aligner.switches.direct_index)?;
+        aligner.stream.synchronize()?;
+        startup.load_and_copy_s = t.elapsed().as_secs_f64();
+        aligner.startup = startup;
         Ok(aligner)
     }
 

@@ -28,11 +28,8 @@ pub fn compile(source: &str, defines: &[String], arch: Option<&'static str>) -> 
 /// `compile`, with the PTX kept under the user's cache directory keyed by a hash of the
 /// source, defines and architecture, so later runs skip NVRTC.
 pub fn compile_cached(source: &str, defines: &[String], arch: &'static str) -> Result<String> {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (BWT_CUH, source, defines, arch, env!("CARGO_PKG_VERSION")).hash(&mut h);
-    let dir = cache_dir().join("ptx");
-    let path = dir.join(format!("{:016x}.ptx", h.finish()));
+    let path = cache_path(source, defines, arch);
+    let dir = path.parent().expect("the cache path has a folder").to_path_buf();
     if let Ok(ptx) = std::fs::read_to_string(&path) {
         return Ok(ptx);
     }
@@ -45,6 +42,19 @@ pub fn compile_cached(source: &str, defines: &[String], arch: &'static str) -> R
         }
     }
     Ok(ptx)
+}
+
+/// The PTX cache file of a kernel source, its defines and architecture.
+fn cache_path(source: &str, defines: &[String], arch: &'static str) -> std::path::PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (BWT_CUH, source, defines, arch, env!("CARGO_PKG_VERSION")).hash(&mut h);
+    cache_dir().join("ptx").join(format!("{:016x}.ptx", h.finish()))
+}
+
+/// Whether [`compile_cached`] would find this kernel's PTX in the cache.
+pub fn is_cached(source: &str, defines: &[String], arch: &'static str) -> bool {
+    cache_path(source, defines, arch).exists()
 }
 
 /// `$XDG_CACHE_HOME/bcuda` or `~/.cache/bcuda`.
