@@ -175,7 +175,7 @@ struct StackSink {
     __device__ void push(const Entry &e) { stack_push(st, e); }
 };
 
-__device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *s, int len, Width *width)
+__device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *s, int len, Width *width, u64 &lookups)
 {
     int bid = 0;
     u64 k = 0, l = seq_len;
@@ -184,6 +184,7 @@ __device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 
         if (c < 4) {
             u64 ok = occ(words, primary, k - 1, c);
             u64 ol = occ(words, primary, l, c);
+            lookups += 2;
             k = l2[c] + ok + 1;
             l = l2[c] + ol;
         }
@@ -199,7 +200,7 @@ __device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 
     width[len].bid = bid + 1;
 }
 
-__device__ bool extend_exact(const u32 *words, u64 primary, const u64 *l2, const u8 *s, int n, u64 &k0, u64 &l0)
+__device__ bool extend_exact(const u32 *words, u64 primary, const u64 *l2, const u8 *s, int n, u64 &k0, u64 &l0, u64 &lookups)
 {
     u64 k = k0, l = l0;
     for (int i = n - 1; i >= 0; --i) {
@@ -207,6 +208,7 @@ __device__ bool extend_exact(const u32 *words, u64 primary, const u64 *l2, const
         if (c > 3) return false;
         u64 ok = occ(words, primary, k - 1, c);
         u64 ol = occ(words, primary, l, c);
+        lookups += 2;
         k = l2[c] + ok + 1;
         l = l2[c] + ol;
         if (k > l) return false;
@@ -233,29 +235,30 @@ struct Read {
     int len;
     const Width *seed_width;
     bool use_seed;
+    u64 *lookups; // occurrence lookups (64-byte blocks) of this thread, counted for the summary
 };
 
 // The read's options and arrays once prepared (prepare_read).
 __device__ Read read_view(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, GapOpt opt, int len, int read_max_diff,
-    const Width *seed_width, const u8 *seq)
+    const Width *seed_width, const u8 *seq, u64 &lookups)
 {
     opt.max_diff = read_max_diff;
     bool use_seed = opt.seed_len < len;
     if (!use_seed) opt.seed_len = 0x7fffffff;
-    Read r = {words, primary, seq_len, l2, opt, seq, len, seed_width, use_seed};
+    Read r = {words, primary, seq_len, l2, opt, seq, len, seed_width, use_seed, &lookups};
     return r;
 }
 
 // bwa's preparation of a read (src/aln/search.rs, prepare_read): the D arrays on the reversed
 // read, then the reverse complement the search runs on.
 __device__ Read prepare_read(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, GapOpt opt, const u8 *read, int len,
-    int read_max_diff, Width *width, Width *seed_width, u8 *seq)
+    int read_max_diff, Width *width, Width *seed_width, u8 *seq, u64 &lookups)
 {
     for (int j = 0; j < len; ++j) seq[j] = read[len - 1 - j];
-    cal_width(words, primary, seq_len, l2, seq, len, width);
-    if (opt.seed_len < len) cal_width(words, primary, seq_len, l2, seq + (len - opt.seed_len), opt.seed_len, seed_width);
+    cal_width(words, primary, seq_len, l2, seq, len, width, lookups);
+    if (opt.seed_len < len) cal_width(words, primary, seq_len, l2, seq + (len - opt.seed_len), opt.seed_len, seed_width, lookups);
     for (int j = 0; j < len; ++j) seq[j] = seq[j] > 3 ? 4 : 3 - seq[j];
-    return read_view(words, primary, seq_len, l2, opt, len, read_max_diff, seed_width, seq);
+    return read_view(words, primary, seq_len, l2, opt, len, read_max_diff, seed_width, seq, lookups);
 }
 
 __device__ bool too_many_ns(const Read &r, int max_diff)
@@ -292,7 +295,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
 
     // A hit: the whole read consumed, or the rest must match exactly.
     if (i == 0 || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))) {
-        if (i > 0 && !extend_exact(r.words, r.primary, r.l2, r.seq, i, k, l)) return STEP_DONE;
+        if (i > 0 && !extend_exact(r.words, r.primary, r.l2, r.seq, i, k, l, *r.lookups)) return STEP_DONE;
         hk = k;
         hl = l;
         return STEP_HIT;
@@ -303,6 +306,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     u64 cnt_k[4], cnt_l[4];
     occ4(r.words, r.primary, k - 1, cnt_k);
     occ4(r.words, r.primary, l, cnt_l);
+    *r.lookups += 2;
     u64 n_occ = l - k + 1;
     bool allow_diff = true, allow_m = true;
     if (i > 0) {
@@ -468,9 +472,11 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
     Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets, int max_pops,
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
-    const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters)
+    const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
+    unsigned long long *__restrict__ lookup_count)
 {
     u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 lookups = 0;
     Width *width = width_pool + t * (max_len + 1);
     Width *seed_width = seed_width_pool + t * (max_len + 1);
     u8 *seq = seq_pool + t * max_len;
@@ -478,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
         u32 id = queue[p];
         Read r = prepare_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id],
-            width, seed_width, seq);
+            width, seed_width, seq, lookups);
         Stack st;
         st.pool = entry_pool + t * entries_per_thread;
         st.heads = head_pool + t * n_buckets;
@@ -498,6 +504,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
         if (n == STACK_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
         n_hits[id] = n;
     }
+    if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
 }
 
 // ---- inexact_level: one warp per read (src/aln/level_search.rs is the same algorithm) ----
@@ -719,9 +726,11 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_level(
     Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
     Entry *__restrict__ entry_pool, int *__restrict__ int_pool, int max_chunks, int n_buckets, Entry *__restrict__ lane_pool,
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
-    const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters)
+    const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
+    unsigned long long *__restrict__ lookup_count)
 {
     u64 w = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / LANES;
+    u64 lookups = 0;
     int lane = threadIdx.x % LANES;
     Width *width = width_pool + w * (max_len + 1);
     Width *seed_width = seed_width_pool + w * (max_len + 1);
@@ -746,9 +755,9 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_level(
         u32 id = queue[p];
         GapOpt opt = *batch_opt;
         int len = read_len[id];
-        if (lane == 0) prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, read_max_diff[id], width, seed_width, seq);
+        if (lane == 0) prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, read_max_diff[id], width, seed_width, seq, lookups);
         __syncwarp();
-        Read r = read_view(words, primary, seq_len, l2, opt, len, read_max_diff[id], seed_width, seq);
+        Read r = read_view(words, primary, seq_len, l2, opt, len, read_max_diff[id], seed_width, seq, lookups);
         HitList h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
         int n = search_read_level(r, width, lv, h, lane_bufs, stride, lane);
         if (lane == 0) {
@@ -757,6 +766,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_level(
         }
         __syncwarp();
     }
+    if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
 }
 
 // The first pass's queue: the reads without an exact match (k > l, or an N: k = l = 0) first,

@@ -298,7 +298,9 @@ pub fn run(args: AlnArgs) -> Result<()> {
                     crate::gpu::inexact::PassKind::Thread => format!("{} threads with {} entries each", pass.threads, pass.entries),
                     crate::gpu::inexact::PassKind::Warp => format!("{} warps with {} entries each", pass.threads / 32, pass.entries),
                 };
-                format!("pass {} {:.1} ms on {} reads ({searchers})", p + 1, t.pass_ms[p], t.pass_reads[p])
+                // Lookups per second of kernel time, to compare with the GPU's random-gather rate.
+                let rate = t.pass_lookups[p] as f64 / (t.pass_ms[p] as f64 / 1000.0).max(1e-9) / 1e9;
+                format!("pass {} {:.1} ms on {} reads ({searchers}; {:.2} G occurrence lookups, {rate:.1} G/s)", p + 1, t.pass_ms[p], t.pass_reads[p], t.pass_lookups[p] as f64 / 1e9)
             })
             .collect();
         eprintln!(

@@ -58,6 +58,8 @@ pub struct BatchTimes {
     pub pass_reads: [usize; MAX_PASSES],
     /// Reads whose stack outgrew the last pass's (aligned on the CPU).
     pub stack_overflow_reads: usize,
+    /// Occurrence lookups (64-byte BWT blocks read) of each pass.
+    pub pass_lookups: [u64; MAX_PASSES],
     pub batches: usize,
 }
 
@@ -88,6 +90,8 @@ struct Slot {
     /// inexact reads: the last lists the reads left to the CPU), and their counters.
     queues: Download<u32>,
     counters: Download<u32>,
+    /// Occurrence lookups (64-byte BWT blocks) of each pass.
+    lookups: Download<u64>,
 }
 
 /// Counters per batch: (queued, taken) per queue, then inexact_order's two.
@@ -112,6 +116,7 @@ impl Slot {
             hits: Download::new(),
             queues: Download::new(),
             counters: Download::new(),
+            lookups: Download::new(),
         })
     }
 }
@@ -487,6 +492,8 @@ impl GpuAligner {
         let queues = slot.queues.reserve(&stream, n_gpu.max(1) * (MAX_PASSES + 1))?;
         let counters = slot.counters.reserve(&stream, N_COUNTERS)?;
         stream.memset_zeros(counters)?;
+        let lookups = slot.lookups.reserve(&stream, MAX_PASSES)?;
+        stream.memset_zeros(lookups)?;
         let list = |p: usize| p * n_gpu.max(1);
         let counter = |p: usize| 2 * p;
 
@@ -539,7 +546,8 @@ impl GpuAligner {
             let next_counters = counters.slice(counter(next)..counter(next) + 2);
             let mut launch = stream.launch_builder(kernel);
             args.push(&mut launch, &pass.scratch, &size);
-            launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters);
+            let lookup_count = lookups.slice(p..p + 1);
+            launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
             // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
             unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
             events.push(timing_event(&stream)?);
@@ -553,6 +561,7 @@ impl GpuAligner {
         slot.n_hits.fetch(&stream, n_gpu)?;
         slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
         slot.counters.fetch(&stream, N_COUNTERS)?;
+        slot.lookups.fetch(&stream, MAX_PASSES)?;
         Ok(events)
     }
 
@@ -566,6 +575,7 @@ impl GpuAligner {
         let hits = answers.to_hits(&batch);
         let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
         let counters = slot.counters.read(N_COUNTERS)?;
+        let lookups = slot.lookups.read(MAX_PASSES)?;
         let t = &mut self.totals;
         t.exact_reads += k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
         t.exact_ms += events[0].elapsed_ms(&events[1])?;
@@ -573,6 +583,7 @@ impl GpuAligner {
         for p in 0..passes {
             t.pass_ms[p] += events[2 + 2 * p].elapsed_ms(&events[3 + 2 * p])?;
             t.pass_reads[p] += counters[2 * p] as usize;
+            t.pass_lookups[p] += lookups[p];
         }
         t.stack_overflow_reads += counters[2 * passes] as usize;
         t.batches += 1;
