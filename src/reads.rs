@@ -188,7 +188,8 @@ impl ReadBatchReader {
             } else {
                 raw_qual.into()
             };
-            let len = trimmed_len(&qual, self.opts.trim_qual);
+            // Without qualities (FASTA) nothing is trimmed: the whole read is aligned.
+            let len = if qual.is_empty() { codes.len() } else { trimmed_len(&qual, self.opts.trim_qual) };
             if self.opts.sequence_only {
                 batch.push(ReadSeq { codes, len, ..Default::default() });
             } else {

@@ -218,3 +218,25 @@ fn demo_pairs() {
     assert!(sam.iter().any(|l| l.contains("XT:A:M")) && sam.iter().any(|l| l.contains("XA:Z:")));
     assert_same_sam(&prefix, &reads, &sai, &["-a", "250", "-N", "1"]);
 }
+
+/// FASTA reads (no qualities): aligned whole (no trimming), `*` qualities; bcuda aln's .sai
+/// equals bwa's.
+#[test]
+fn fasta_pairs() {
+    let PairFixture { dir, prefix, reads } = pair_fixture("lambda.fa", "lambda_pe300", 1000);
+    let fasta = [0, 1].map(|e| {
+        let text = std::fs::read_to_string(&reads[e]).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let fa: String = lines.chunks(4).map(|r| format!(">{}\n{}\n", &r[0][1..], r[1])).collect();
+        let path = dir.path().join(format!("pairs_{}.fa", e + 1));
+        std::fs::write(&path, fa).unwrap();
+        path
+    });
+    let ours = align_ends(&prefix, &fasta, Aln::Bcuda, [&[], &[]]);
+    let theirs = align_ends(&prefix, &fasta, Aln::Bwa, [&[], &[]]);
+    for e in 0..2 {
+        assert!(std::fs::read(&ours[e]).unwrap() == std::fs::read(&theirs[e]).unwrap(), "{}: .sai differs from bwa's", fasta[e].display());
+    }
+    let sam = assert_same_sam(&prefix, &fasta, &theirs, &[]);
+    assert!(records(&sam).all(|f| f[10] == "*"));
+}

@@ -208,6 +208,9 @@ pub fn align(query: &[u8], target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32) 
     if te < 0 {
         return Some(LocalHit { score, score2, qb: 0, qe, tb: 0, te });
     }
+    if qe as usize >= query.len() {
+        return None; // the best cell in the padding: cannot happen (padding scores 0), kept from panicking
+    }
     let rq: Vec<u8> = query[..=qe as usize].iter().rev().copied().collect();
     // bwa reverses only the target prefix in place and scans the whole array.
     let mut rt: Vec<u8> = target[..=te as usize].iter().rev().copied().collect();
