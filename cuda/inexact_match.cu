@@ -501,7 +501,8 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
         for (int s = 0; s < n_buckets; ++s) st.heads[s] = NO_ENTRY;
         HitList h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
         int n = search_read(r, width, st, h);
-        if (n == STACK_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
+        // A read with more hits than its slots goes on too: the warp passes keep long hit lists.
+        if (n == STACK_FULL || n == HITS_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
         n_hits[id] = n;
     }
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
@@ -727,9 +728,11 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_level(
     Entry *__restrict__ entry_pool, int *__restrict__ int_pool, int max_chunks, int n_buckets, Entry *__restrict__ lane_pool,
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
     const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
-    unsigned long long *__restrict__ lookup_count)
+    unsigned long long *__restrict__ lookup_count, Hit *__restrict__ warp_hit_pool, int warp_hits,
+    Hit *__restrict__ long_hits, u32 long_capacity, u32 *__restrict__ long_count, u32 *__restrict__ long_offset)
 {
     u64 w = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / LANES;
+    Hit *hits = warp_hit_pool + w * warp_hits;
     u64 lookups = 0;
     int lane = threadIdx.x % LANES;
     Width *width = width_pool + w * (max_len + 1);
@@ -758,8 +761,20 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_level(
         if (lane == 0) prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, read_max_diff[id], width, seed_width, seq, lookups);
         __syncwarp();
         Read r = read_view(words, primary, seq_len, l2, opt, len, read_max_diff[id], seed_width, seq, lookups);
-        HitList h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
+        HitList h = new_hit_list(r.opt, hits, warp_hits);
         int n = search_read_level(r, width, lv, h, lane_bufs, stride, lane);
+        // The hits go to the read's slots, or, when more, to the batch's list of long ones.
+        Hit *dst = hit_pool + (u64)id * hits_per_read;
+        if (n > hits_per_read) {
+            u32 off = 0;
+            if (lane == 0) off = atomicAdd(long_count, (u32)n);
+            off = __shfl_sync(FULL_MASK, off, 0);
+            if (off + (u32)n <= long_capacity) {
+                dst = long_hits + off;
+                if (lane == 0) long_offset[id] = off;
+            } else n = HITS_FULL;
+        }
+        for (int j = lane; j < n; j += LANES) dst[j] = hits[j];
         if (lane == 0) {
             if (n == STACK_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
             n_hits[id] = n;

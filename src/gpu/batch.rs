@@ -72,6 +72,9 @@ pub struct GpuAnswers<'a> {
     pub n_hits: &'a [i32],
     pub hits: &'a [u64],
     pub hits_per_read: usize,
+    /// Reads with more than `hits_per_read` hits: their hits, from `long_offsets[j]` on.
+    pub long_hits: &'a [u64],
+    pub long_offsets: &'a [u32],
 }
 
 impl GpuAnswers<'_> {
@@ -80,7 +83,11 @@ impl GpuAnswers<'_> {
         let mut out = vec![None; batch.n];
         for (j, &i) in batch.gpu_reads.iter().enumerate() {
             let Ok(count) = usize::try_from(self.n_hits[j]) else { continue };
-            let slots = &self.hits[j * self.hits_per_read * 3..][..count * 3];
+            let slots = if count <= self.hits_per_read {
+                &self.hits[j * self.hits_per_read * 3..][..count * 3]
+            } else {
+                &self.long_hits[self.long_offsets[j] as usize * 3..][..count * 3]
+            };
             out[i as usize] = Some(slots.chunks_exact(3).map(hit_from_words).collect());
         }
         out
@@ -187,7 +194,7 @@ mod tests {
         let words: Vec<u64> = bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
         let mut hits = vec![0u64; 2 * 2 * 3];
         hits[..3].copy_from_slice(&words);
-        let answers = GpuAnswers { n_hits: &[1, -1], hits: &hits, hits_per_read: 2 };
+        let answers = GpuAnswers { n_hits: &[1, -1], hits: &hits, hits_per_read: 2, long_hits: &[], long_offsets: &[0, 0] };
         let out = answers.to_hits(&b);
         assert_eq!(out, vec![Some(vec![hit]), None, None]);
     }
@@ -210,25 +217,32 @@ mod tests {
         assert!(cpu.iter().any(|h| h.len() > 1), "the demo has reads with several hits");
 
         // The "GPU" answers every other read with the oracle's hits, encoded as the kernel
-        // writes them, and flags the rest as overflowed.
+        // writes them (one slot per read; reads with more hits in the long list), and flags the
+        // rest as overflowed.
         let batch = HostBatch::new(&reads, &opt, true);
-        let per_read = 32;
+        let per_read = 1;
         let mut n_hits = Vec::new();
         let mut hits = vec![0u64; batch.gpu_reads.len() * per_read * 3];
+        let (mut long_hits, mut long_offsets) = (Vec::new(), vec![0u32; batch.gpu_reads.len()]);
+        let words = |hit: &AlnHit| hit.to_bytes().chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u64>>();
         for (j, &i) in batch.gpu_reads.iter().enumerate() {
             let mine = &cpu[i as usize];
-            if j % 2 == 1 || mine.len() > per_read {
+            if j % 2 == 1 {
                 n_hits.push(-1);
                 continue;
             }
             n_hits.push(mine.len() as i32);
-            for (h, hit) in mine.iter().enumerate() {
-                for (w, chunk) in hit.to_bytes().chunks(8).enumerate() {
-                    hits[(j * per_read + h) * 3 + w] = u64::from_le_bytes(chunk.try_into().unwrap());
+            if mine.len() <= per_read {
+                for (h, hit) in mine.iter().enumerate() {
+                    hits[(j * per_read + h) * 3..][..3].copy_from_slice(&words(hit));
                 }
+            } else {
+                long_offsets[j] = (long_hits.len() / 3) as u32;
+                mine.iter().for_each(|hit| long_hits.extend(words(hit)));
             }
         }
-        let answers = GpuAnswers { n_hits: &n_hits, hits: &hits, hits_per_read: per_read };
+        assert!(!long_hits.is_empty(), "some reads use the long hit list");
+        let answers = GpuAnswers { n_hits: &n_hits, hits: &hits, hits_per_read: per_read, long_hits: &long_hits, long_offsets: &long_offsets };
         let (merged, on_cpu) = complete_on_cpu(&bwt, &reads, &opt, Some(answers.to_hits(&batch)));
         assert_eq!(merged, cpu);
         let answered = n_hits.iter().filter(|&&c| c >= 0).count();

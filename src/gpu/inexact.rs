@@ -19,6 +19,8 @@ use cudarc::driver::{CudaSlice, CudaStream};
 
 /// Bytes of one stack entry (`Entry` in cuda/inexact_match.cu).
 pub const ENTRY_BYTES: usize = 32;
+/// Bytes of one hit (`Hit`: a .sai record).
+pub const HIT_BYTES: usize = 24;
 /// Bytes of one D-array cell (`Width`).
 const WIDTH_BYTES: usize = 16;
 /// Lanes of a warp, and entries per chunk of a warp's pool (CHUNK in the kernel and in
@@ -127,8 +129,9 @@ pub struct Scratchpad {
     /// Thread passes: the heads of each score's list. Warp passes: the chunk tables, free
     /// chunks and lengths.
     pub ints: CudaSlice<i32>,
-    /// Warp passes: the lanes' buffers (empty for thread passes).
+    /// Warp passes: the lanes' buffers, and each warp's hit list (empty for thread passes).
     pub lane_buffers: CudaSlice<u8>,
+    pub hits: CudaSlice<u8>,
 }
 
 impl Scratchpad {
@@ -144,16 +147,16 @@ impl Scratchpad {
         }
     }
 
-    pub fn new(stream: &Arc<CudaStream>, pass: Pass, m: usize, b: usize) -> Result<Scratchpad> {
+    pub fn new(stream: &Arc<CudaStream>, pass: Pass, m: usize, b: usize, warp_hits: usize) -> Result<Scratchpad> {
         let (n, e) = match pass.kind {
             PassKind::Thread => (pass.threads, pass.entries),
             PassKind::Warp => (pass.threads.div_ceil(LANES), pass.entries),
         };
-        let (ints, lane) = match pass.kind {
-            PassKind::Thread => (n * b, 0),
+        let (ints, lane, hits) = match pass.kind {
+            PassKind::Thread => (n * b, 0, 0),
             PassKind::Warp => {
                 let chunks = e / CHUNK;
-                (n * (b * chunks + chunks + b), n * LANES * lane_entries(m) * ENTRY_BYTES)
+                (n * (b * chunks + chunks + b), n * LANES * lane_entries(m) * ENTRY_BYTES, n * warp_hits * HIT_BYTES)
             }
         };
         // SAFETY: the kernels initialise every element before reading it.
@@ -167,6 +170,7 @@ impl Scratchpad {
                 entries: stream.alloc::<u8>(n * e * ENTRY_BYTES)?,
                 ints: stream.alloc::<i32>(ints.max(1))?,
                 lane_buffers: stream.alloc::<u8>(lane.max(1))?,
+                hits: stream.alloc::<u8>(hits.max(1))?,
             })
         }
     }

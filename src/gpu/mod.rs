@@ -3,8 +3,8 @@
 //! `exact_match` gives each read's exact SA interval; `inexact_search` runs BWA's full aln
 //! search per read (the CPU oracle's algorithm, same hits) with bounded stacks, in up to three
 //! passes of fewer threads with larger stacks (see [`inexact`]), the reads without an exact
-//! match first. Reads that do not fit even so (longer than [`GPU_MAX_LEN`], more hits than
-//! [`HITS_PER_READ`], a stack that outgrows the last pass's) are aligned on the CPU, so the
+//! match first. Reads that do not fit even so (longer than [`GPU_MAX_LEN`], more hits than a
+//! warp pass keeps, a stack that outgrows the last pass's) are aligned on the CPU, so the
 //! .sai is identical whatever the GPU does.
 
 pub mod batch;
@@ -40,6 +40,10 @@ const SCRATCH_SHARE: f64 = 0.8;
 const MAX_PASSES: usize = 3;
 /// Hits kept per read on the GPU before a read is handed to the CPU.
 pub const HITS_PER_READ: usize = 16;
+/// Hits a warp pass keeps for one read, and per batch the room for reads with more than
+/// HITS_PER_READ (their list is copied there; beyond either, the CPU takes the read).
+const WARP_HITS: usize = 4096;
+const LONG_HITS: usize = 1 << 18;
 const INEXACT_BLOCK_W: u32 = 64;
 
 pub const BWT_CUH: &str = include_str!("../../cuda/bwt.cuh");
@@ -92,10 +96,14 @@ struct Slot {
     counters: Download<u32>,
     /// Occurrence lookups (64-byte BWT blocks) of each pass.
     lookups: Download<u64>,
+    /// Hits of reads with more than HITS_PER_READ, and each such read's first one there.
+    long_hits: Download<u64>,
+    long_offsets: Download<u32>,
 }
 
-/// Counters per batch: (queued, taken) per queue, then inexact_order's two.
-const N_COUNTERS: usize = 2 * (MAX_PASSES + 1) + 2;
+/// Counters per batch: (queued, taken) per queue, then inexact_order's two, then the long hits.
+const N_COUNTERS: usize = 2 * (MAX_PASSES + 1) + 3;
+const LONG_HITS_COUNTER: usize = N_COUNTERS - 1;
 
 impl Slot {
     fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
@@ -117,6 +125,8 @@ impl Slot {
             queues: Download::new(),
             counters: Download::new(),
             lookups: Download::new(),
+            long_hits: Download::new(),
+            long_offsets: Download::new(),
         })
     }
 }
@@ -462,7 +472,7 @@ impl GpuAligner {
         let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
         let plan = inexact::plan(self.sms, budget, m, b, max_entries, INEXACT_BLOCK_W as usize, self.test_stacks.as_deref())?;
         for pass in plan {
-            self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b)?, free: None });
+            self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, WARP_HITS)?, free: None });
         }
         Ok(())
     }
@@ -494,6 +504,8 @@ impl GpuAligner {
         stream.memset_zeros(counters)?;
         let lookups = slot.lookups.reserve(&stream, MAX_PASSES)?;
         stream.memset_zeros(lookups)?;
+        let long_hits = slot.long_hits.reserve(&stream, LONG_HITS * 3)?;
+        let long_offsets = slot.long_offsets.reserve(&stream, n_gpu)?;
         let list = |p: usize| p * n_gpu.max(1);
         let counter = |p: usize| 2 * p;
 
@@ -548,6 +560,11 @@ impl GpuAligner {
             args.push(&mut launch, &pass.scratch, &size);
             let lookup_count = lookups.slice(p..p + 1);
             launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
+            let long_count = counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
+            let (warp_hits, long_capacity) = (WARP_HITS as i32, LONG_HITS as u32);
+            if pass.scratch.pass.kind == PassKind::Warp {
+                launch.arg(&pass.scratch.hits).arg(&warp_hits).arg(&*long_hits).arg(&long_capacity).arg(&long_count).arg(&*long_offsets);
+            }
             // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
             unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
             events.push(timing_event(&stream)?);
@@ -562,6 +579,8 @@ impl GpuAligner {
         slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
         slot.counters.fetch(&stream, N_COUNTERS)?;
         slot.lookups.fetch(&stream, MAX_PASSES)?;
+        slot.long_hits.fetch(&stream, LONG_HITS * 3)?;
+        slot.long_offsets.fetch(&stream, n_gpu)?;
         Ok(events)
     }
 
@@ -571,7 +590,13 @@ impl GpuAligner {
         let InFlight { slot, batch, events } = flight;
         let slot = self.slots[slot].as_ref().expect("slots are put back after use");
         let (n, n_gpu) = (batch.n, batch.gpu_reads.len());
-        let answers = GpuAnswers { n_hits: slot.n_hits.read(n_gpu)?, hits: slot.hits.read(n_gpu * HITS_PER_READ * 3)?, hits_per_read: HITS_PER_READ };
+        let answers = GpuAnswers {
+            n_hits: slot.n_hits.read(n_gpu)?,
+            hits: slot.hits.read(n_gpu * HITS_PER_READ * 3)?,
+            hits_per_read: HITS_PER_READ,
+            long_hits: slot.long_hits.read(LONG_HITS * 3)?,
+            long_offsets: slot.long_offsets.read(n_gpu)?,
+        };
         let hits = answers.to_hits(&batch);
         let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
         let counters = slot.counters.read(N_COUNTERS)?;
