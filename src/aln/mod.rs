@@ -318,13 +318,13 @@ pub fn run(args: AlnArgs) -> Result<()> {
         );
         let st = gpu.startup;
         eprintln!(
-            "[bcuda aln] start-up {:.2} s: index loaded in {:.2} s while the GPU opened (context {:.2} s, kernels {:.2} s {}); kernels loaded and the BWT copied to the GPU in {:.2} s",
+            "[bcuda aln] start-up {:.2} s: index loaded in {:.2} s while the GPU opened (context {:.2} s, kernels {:.2} s: {}, then loaded); BWT copied to the GPU in {:.2} s",
             busy.start_up.as_secs_f64(),
             index_load.as_secs_f64(),
             st.context_s,
             st.kernels_s,
             if st.kernels_cached { "from the PTX cache" } else { "compiled with NVRTC, cached for the next run" },
-            st.load_and_copy_s
+            st.copy_s
         );
         eprintln!(
             "[bcuda aln] stages busy: parse {:.2} s, pack {:.2} s, CPU completion and .sai {:.2} s",

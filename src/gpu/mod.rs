@@ -237,12 +237,12 @@ fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
 pub struct StartupTimes {
     /// Creating the CUDA context.
     pub context_s: f64,
-    /// Compiling the kernels with NVRTC, or reading their PTX from the cache.
+    /// Compiling the kernels with NVRTC (or reading their PTX from the cache) and loading them.
     pub kernels_s: f64,
     /// Whether every kernel came from the PTX cache.
     pub kernels_cached: bool,
-    /// Loading the kernels into the context and copying the BWT to the GPU.
-    pub load_and_copy_s: f64,
+    /// Copying the BWT to the GPU.
+    pub copy_s: f64,
 }
 
 /// A GPU opened with its kernels compiled, before the index is on it: `bcuda aln` opens it on
@@ -255,8 +255,10 @@ pub struct OpenGpu {
     arch: &'static str,
     sms: usize,
     switches: Switches,
-    inexact_ptx: String,
-    exact_ptx: String,
+    inexact_search: CudaFunction,
+    inexact_level: CudaFunction,
+    inexact_order: CudaFunction,
+    exact: CudaFunction,
     startup: StartupTimes,
 }
 
@@ -290,8 +292,14 @@ impl OpenGpu {
             (inexact.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact)
         });
         let (inexact_ptx, exact_ptx) = (inexact_ptx??, exact_ptx?);
-        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, load_and_copy_s: 0.0 };
-        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_ptx, exact_ptx, startup })
+        // Loading JIT-compiles the PTX for this GPU: here too, beside the index load.
+        let inexact_module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(inexact_ptx))?;
+        let inexact_search = inexact_module.load_function("inexact_search")?;
+        let inexact_level = inexact_module.load_function("inexact_level")?;
+        let inexact_order = inexact_module.load_function("inexact_order")?;
+        let exact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;
+        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0 };
+        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_search, inexact_level, inexact_order, exact, startup })
     }
 }
 
@@ -304,15 +312,12 @@ impl GpuAligner {
     /// Loads an opened GPU's kernels and copies the BWT to it.
     pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
-        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_ptx, exact_ptx, mut startup } = gpu;
+        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_search, inexact_level, inexact_order, exact: exact_f, mut startup } = gpu;
+        // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
+        ctx.bind_to_thread()?;
         let stream = ctx.default_stream();
         let words = stream.clone_htod(bwt.words()).context("copying the BWT to the GPU")?;
         let l2 = stream.clone_htod(&bwt.l2())?;
-        let inexact_module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(inexact_ptx))?;
-        let inexact_search = inexact_module.load_function("inexact_search")?;
-        let inexact_level = inexact_module.load_function("inexact_level")?;
-        let inexact_order = inexact_module.load_function("inexact_order")?;
-        let exact_f = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;
         let direct_index = switches.direct_index;
         let slots = [Some(Slot::new(&ctx)?), Some(Slot::new(&ctx)?)];
         let test_stacks = match std::env::var("BCUDA_TEST_STACKS") {
@@ -350,7 +355,7 @@ impl GpuAligner {
             fail_batch: std::env::var("BCUDA_TEST_FAIL_BATCH").ok().and_then(|v| v.parse().ok()),
         };
         aligner.stream.synchronize()?;
-        startup.load_and_copy_s = t.elapsed().as_secs_f64();
+        startup.copy_s = t.elapsed().as_secs_f64();
         aligner.startup = startup;
         Ok(aligner)
     }
