@@ -240,3 +240,35 @@ fn fasta_pairs() {
     let sam = assert_same_sam(&prefix, &fasta, &theirs, &[]);
     assert!(records(&sam).all(|f| f[10] == "*"));
 }
+
+/// A 16 kbp tandem array (a 23 bp unit, a tenth of the copies random) inside lambda: ends with
+/// hundreds of hits, pairs chosen among them, `-o` cutting some off.
+#[test]
+fn pairs_in_a_tandem_repeat() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lambda: String = std::fs::read_to_string(data("lambda.fa")).unwrap().lines().skip(1).collect();
+    let mut x = 0x2545_f491_4f6c_dd1d_u64;
+    let mut base = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        b"ACGT"[(x >> 40) as usize % 4] as char
+    };
+    let unit: String = (0..23).map(|_| base()).collect();
+    let array: String = (0..700).map(|i| if i % 10 == 9 { (0..23).map(|_| base()).collect() } else { unit.clone() }).collect();
+    let prefix = tmp.path().join("rep.fa");
+    std::fs::write(&prefix, format!(">rep\n{}{array}{}\n", &lambda[..20000], &lambda[20000..])).unwrap();
+    bwa(&["index", prefix.to_str().unwrap()]);
+    let sim = tmp.path().join("sim");
+    run("dwgsim", &["-z", "9", "-N", "3000", "-1", "70", "-2", "70", "-d", "300", "-s", "30", "-y", "0.02", "-o", "1", prefix.to_str().unwrap(), sim.to_str().unwrap()]);
+    let reads = [1, 2].map(|e| {
+        let gz = tmp.path().join(format!("sim.bwa.read{e}.fastq.gz"));
+        let fq = tmp.path().join(format!("sim_{e}.fq"));
+        std::fs::write(&fq, run("gzip", &["-dc", gz.to_str().unwrap()])).unwrap();
+        fq
+    });
+    let sai = align_ends(&prefix, &reads, Aln::Bwa, [&[], &[]]);
+    let sam = assert_same_sam(&prefix, &reads, &sai, &[]);
+    assert!(sam.iter().any(|l| l.contains("XT:A:R")), "no repeat hits");
+    assert_same_sam(&prefix, &reads, &sai, &["-o", "100", "-n", "5", "-N", "20"]);
+}

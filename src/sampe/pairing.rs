@@ -201,8 +201,12 @@ fn pair_hits(ends: &mut [End; 2], positions: &mut [HitPos], ii: &InsertSize, opt
 
 /// SA rows of one end already looked up, and their text positions: bwa looks rows up again
 /// for pairing and XA; the answer is the same, and each walk of the suffix array is a chain
-/// of cache misses.
+/// of cache misses. Only the first few rows are kept: XA lists are short, and an end with
+/// thousands of hits must not be searched linearly for each of them.
 struct KnownRows(Vec<(u64, u64)>);
+
+/// Rows kept per end (XA takes at most `-N` + 1 = 11 by default).
+const KNOWN_ROWS: usize = 32;
 
 impl KnownRows {
     fn position(&mut self, row: u64, bwt: &Bwt, sa: &SuffixArray) -> u64 {
@@ -210,7 +214,9 @@ impl KnownRows {
             return p;
         }
         let p = sa.position(bwt, row);
-        self.0.push((row, p));
+        if self.0.len() < KNOWN_ROWS {
+            self.0.push((row, p));
+        }
         p
     }
 }
