@@ -175,6 +175,148 @@ struct StackSink {
     __device__ void push(const Entry &e) { stack_push(st, e); }
 };
 
+// ---- Occurrence counts, with the tuning switches of the inexact kernels (InexactSwitches in
+// src/gpu/switches.rs; all 0 by default, which is bwt.cuh's occ and occ4 unchanged):
+//   occ_ldg         read a BWT block through __ldg, 16 bytes at a time, into registers;
+//   occ_same_block  when rows k-1 and l fall in one 128-row block, read it once for both;
+//   occ_unroll      count the four bases of a block in one unrolled pass over its words.
+// The search asks for rows k-1 and l together (occ_pair, occ4_pair).
+
+// The 16 words of the block at `blk`, through the read-only data cache.
+__device__ __forceinline__ void ldg_block(const u32 *blk, u32 *copy)
+{
+    for (int q = 0; q < 4; ++q) {
+        uint4 v = __ldg((const uint4 *)blk + q);
+        copy[4 * q] = v.x;
+        copy[4 * q + 1] = v.y;
+        copy[4 * q + 2] = v.z;
+        copy[4 * q + 3] = v.w;
+    }
+}
+
+// Occurrences of every base in the first n (1..128) bases of block `blk`, its counts included.
+__device__ __forceinline__ void block_count4(const u32 *blk, u32 n, u64 cnt[4])
+{
+    for (int c = 0; c < 4; ++c) cnt[c] = (u64)blk[2 * c] | ((u64)blk[2 * c + 1] << 32);
+#if occ_unroll
+#pragma unroll
+    for (u32 j = 0; j < 4; ++j) {
+        u64 chunk = ((u64)blk[8 + 2 * j] << 32) | blk[9 + 2 * j];
+        u32 left = n > 32 * j ? n - 32 * j : 0;
+        u64 keep = left >= 32 ? ~0ULL : (left == 0 ? 0ULL : ~0ULL << (64 - 2 * left));
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            u64 y = chunk ^ (LOW_BITS * (u64)c);
+            cnt[c] += __popcll(~(y | (y >> 1)) & LOW_BITS & keep);
+        }
+    }
+#else
+    for (int c = 0; c < 4; ++c) cnt[c] += count_in_block(blk, n, c);
+#endif
+}
+
+// Occurrences of `c` in the first n bases of block `blk`, its count included.
+__device__ __forceinline__ u64 block_count(const u32 *blk, u32 n, int c)
+{
+    return ((u64)blk[2 * c] | ((u64)blk[2 * c + 1] << 32)) + count_in_block(blk, n, c);
+}
+
+// Row k's place: its block's first word and the bases to count there (bwt.cuh's occ).
+__device__ __forceinline__ u64 occ_row(u64 k, u64 primary, u32 &n)
+{
+    u64 x = k - (k >= primary ? 1 : 0);
+    n = (u32)(x & 127) + 1;
+    return (x >> 7) * OCC_BLOCK_WORDS;
+}
+
+// occ4 of one row (k == ~0 gives zeros).
+__device__ __forceinline__ void occ4_one(const u32 *words, u64 primary, u64 k, u64 cnt[4])
+{
+#if occ_ldg
+    if (k == ~0ULL) {
+        cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
+        return;
+    }
+    u32 n;
+    u32 copy[16];
+    ldg_block(words + occ_row(k, primary, n), copy);
+    block_count4(copy, n, cnt);
+#elif occ_unroll
+    if (k == ~0ULL) {
+        cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
+        return;
+    }
+    u32 n;
+    block_count4(words + occ_row(k, primary, n), n, cnt);
+#else
+    occ4(words, primary, k, cnt);
+#endif
+}
+
+// occ of `c` at one row (k == ~0 gives 0).
+__device__ __forceinline__ u64 occ_one(const u32 *words, u64 primary, u64 k, int c)
+{
+#if occ_ldg
+    if (k == ~0ULL) return 0;
+    u32 n;
+    u32 copy[16];
+    ldg_block(words + occ_row(k, primary, n), copy);
+    return block_count(copy, n, c);
+#else
+    return occ(words, primary, k, c);
+#endif
+}
+
+// Whether rows k and l (k != ~0) count in the same block.
+__device__ __forceinline__ bool same_block(u64 k, u64 l, u64 primary)
+{
+    return (k - (k >= primary ? 1 : 0)) >> 7 == (l - (l >= primary ? 1 : 0)) >> 7;
+}
+
+// occ4 of rows k and l (k is k-1 of the search's interval, so it may be ~0).
+__device__ __forceinline__ void occ4_pair(const u32 *words, u64 primary, u64 k, u64 l, u64 cnt_k[4], u64 cnt_l[4])
+{
+#if occ_same_block
+    if (k != ~0ULL && same_block(k, l, primary)) {
+        u32 nk, nl;
+        const u32 *blk = words + occ_row(k, primary, nk);
+        occ_row(l, primary, nl);
+#if occ_ldg
+        u32 copy[16];
+        ldg_block(blk, copy);
+        blk = copy;
+#endif
+        block_count4(blk, nk, cnt_k);
+        block_count4(blk, nl, cnt_l);
+        return;
+    }
+#endif
+    occ4_one(words, primary, k, cnt_k);
+    occ4_one(words, primary, l, cnt_l);
+}
+
+// occ of `c` at rows k and l (k may be ~0).
+__device__ __forceinline__ void occ_pair(const u32 *words, u64 primary, u64 k, u64 l, int c, u64 &ok, u64 &ol)
+{
+#if occ_same_block
+    if (k != ~0ULL && same_block(k, l, primary)) {
+        u32 nk, nl;
+        const u32 *blk = words + occ_row(k, primary, nk);
+        occ_row(l, primary, nl);
+#if occ_ldg
+        u32 copy[16];
+        ldg_block(blk, copy);
+        blk = copy;
+#endif
+        ok = block_count(blk, nk, c);
+        ol = block_count(blk, nl, c);
+        return;
+    }
+#endif
+    ok = occ_one(words, primary, k, c);
+    ol = occ_one(words, primary, l, c);
+}
+
 __device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *s, int len, Width *width, u64 &lookups)
 {
     int bid = 0;
@@ -182,8 +324,8 @@ __device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 
     for (int i = 0; i < len; ++i) {
         int c = s[i];
         if (c < 4) {
-            u64 ok = occ(words, primary, k - 1, c);
-            u64 ol = occ(words, primary, l, c);
+            u64 ok, ol;
+            occ_pair(words, primary, k - 1, l, c, ok, ol);
             lookups += 2;
             k = l2[c] + ok + 1;
             l = l2[c] + ol;
@@ -206,8 +348,8 @@ __device__ bool extend_exact(const u32 *words, u64 primary, const u64 *l2, const
     for (int i = n - 1; i >= 0; --i) {
         int c = s[i];
         if (c > 3) return false;
-        u64 ok = occ(words, primary, k - 1, c);
-        u64 ol = occ(words, primary, l, c);
+        u64 ok, ol;
+        occ_pair(words, primary, k - 1, l, c, ok, ol);
         lookups += 2;
         k = l2[c] + ok + 1;
         l = l2[c] + ol;
@@ -304,8 +446,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     --i;
     const u64 *l2 = r.l2;
     u64 cnt_k[4], cnt_l[4];
-    occ4(r.words, r.primary, k - 1, cnt_k);
-    occ4(r.words, r.primary, l, cnt_l);
+    occ4_pair(r.words, r.primary, k - 1, l, cnt_k, cnt_l);
     *r.lookups += 2;
     u64 n_occ = l - k + 1;
     bool allow_diff = true, allow_m = true;

@@ -17,6 +17,8 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 use cudarc::driver::{CudaSlice, CudaStream};
 
+use super::switches::InexactSwitches;
+
 /// Bytes of one stack entry (`Entry` in cuda/inexact_match.cu).
 pub const ENTRY_BYTES: usize = 32;
 /// Bytes of one hit (`Hit`: a .sai record).
@@ -28,13 +30,12 @@ const WIDTH_BYTES: usize = 16;
 pub const LANES: usize = 32;
 pub const CHUNK: usize = crate::aln::level_search::CHUNK;
 
-/// Pass 1: threads per SM, stack entries per thread and pops per read before a read is handed
-/// to pass 2. Passes 2 and 3: warps per SM and pool entries per warp (the third gets what bwa's
-/// `-m` needs). Chosen from the CPU profile (`bcuda stack-profile`) of a human-like genome.
+/// Pass 1: threads per SM. Passes 2 and 3: pool entries per warp (the third gets what bwa's
+/// `-m` needs), and pass 3's warps per SM. Pass 1's stack entries and pop budget and pass 2's
+/// warps per SM are tuning switches ([`InexactSwitches`]: 2048 entries, 8192 pops and 16
+/// warps by default, chosen from the CPU profile (`bcuda stack-profile`) of a human-like genome).
 const FIRST_THREADS_PER_SM: usize = 1024;
-const FIRST_ENTRIES: usize = 2048;
-pub const FIRST_MAX_POPS: i32 = 8192;
-const LEVEL_WARPS_PER_SM: [usize; 2] = [16, 1];
+const LAST_WARPS_PER_SM: usize = 1;
 const LEVEL_ENTRIES: usize = 1 << 16;
 /// Entries a stack may need beyond bwa's `-m`: the search stops once it holds more than `-m`,
 /// one pop pushes at most 9, and the pool is handed out in chunks.
@@ -77,15 +78,17 @@ pub fn lane_entries(max_len: usize) -> usize {
 }
 
 /// The passes for a GPU with `sms` SMs and `budget` bytes of scratch, for reads up to
-/// `max_len`, `n_buckets` scores and bwa's `-m` of `max_entries`. `entries` overrides the
+/// `max_len`, `n_buckets` scores and bwa's `-m` of `max_entries`, shaped by the switches `sw`
+/// (block width, pass 1's stack entries, pass 2's warps per SM). `entries` overrides the
 /// stack sizes (the device checks force small stacks this way; warp pools are rounded to whole
 /// chunks). Each pass gets at most a third of the budget; a warp pass whose pools would be no
 /// larger than the one before is left out.
-pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_entries: usize, block_w: usize, entries: Option<&[usize]>) -> Result<Vec<Pass>> {
+pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_entries: usize, sw: &InexactSwitches, entries: Option<&[usize]>) -> Result<Vec<Pass>> {
+    let block_w = sw.block_w as usize;
     let last = (max_entries + ENTRIES_BEYOND_MAX).next_multiple_of(CHUNK);
     let wanted: Vec<usize> = match entries {
         Some(e) => e.to_vec(),
-        None => vec![FIRST_ENTRIES, LEVEL_ENTRIES.min(last), last],
+        None => vec![sw.first_entries as usize, LEVEL_ENTRIES.min(last), last],
     };
     let share = budget / 3;
     let sms = sms.max(1);
@@ -99,7 +102,7 @@ pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_ent
         } else {
             // Warp passes keep their pools and give up warps (down to one).
             let want = want.next_multiple_of(CHUNK);
-            let warps = (share / bytes_per_searcher(PassKind::Warp, want, max_len, n_buckets)).min(sms * LEVEL_WARPS_PER_SM[p - 1]);
+            let warps = (share / bytes_per_searcher(PassKind::Warp, want, max_len, n_buckets)).min(sms * if p == 1 { sw.level_warps_per_sm as usize } else { LAST_WARPS_PER_SM });
             Pass { kind: PassKind::Warp, threads: warps * LANES, entries: want }
         };
         let threads = if pass.threads >= block_w { pass.threads / block_w * block_w } else { pass.threads };
@@ -190,7 +193,7 @@ mod tests {
     /// large as bwa's -m needs.
     #[test]
     fn a_large_gpu_gets_three_passes_and_a_pool_for_bwas_limit() {
-        let p = plan(132, 40 * GB, 100, 68, 2_000_000, 64, None).unwrap();
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 3, "{p:?}");
         assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 2048 });
         assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 65536 });
@@ -203,7 +206,7 @@ mod tests {
     /// A small budget shrinks pass 1's stacks and the warp passes' warps.
     #[test]
     fn a_small_gpu_gets_smaller_passes() {
-        let p = plan(20, 3 * GB, 100, 68, 2_000_000, 64, None).unwrap();
+        let p = plan(20, 3 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
         assert!(p[0].entries < 2048 && p[0].threads == 20 * 1024, "{p:?}");
         assert!(total(&p) <= 3 * GB, "{p:?}");
         assert!(p.iter().skip(1).all(|x| x.kind == PassKind::Warp && x.threads >= 32), "{p:?}");
@@ -212,19 +215,29 @@ mod tests {
     /// A small -m needs no large pools: a warp pass that would not be larger is left out.
     #[test]
     fn a_small_max_entries_needs_two_passes() {
-        let p = plan(132, 40 * GB, 100, 68, 1000, 64, None).unwrap();
+        let p = plan(132, 40 * GB, 100, 68, 1000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 2, "{p:?}");
         assert_eq!(p[1].entries, (1000 + ENTRIES_BEYOND_MAX).next_multiple_of(CHUNK));
     }
 
     #[test]
     fn forced_stack_sizes_are_kept() {
-        let p = plan(132, 40 * GB, 100, 68, 2_000_000, 64, Some(&[64, 16384])).unwrap();
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), Some(&[64, 16384])).unwrap();
         assert_eq!(p, [Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 64 }, Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 16384 }]);
+    }
+
+    /// The switches shape the plan: pass 1's stacks, pass 2's warps, whole blocks.
+    #[test]
+    fn switches_shape_the_plan() {
+        let sw = InexactSwitches { block_w: 256, first_entries: 512, level_warps_per_sm: 4, ..InexactSwitches::default() };
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &sw, None).unwrap();
+        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512 });
+        assert_eq!(p[1].threads, 132 * 4 * 32);
+        assert!(p.iter().all(|x| x.threads % 256 == 0 || x.threads < 256), "{p:?}");
     }
 
     #[test]
     fn no_memory_is_an_error() {
-        assert!(plan(132, 1000, 100, 68, 2_000_000, 64, None).is_err());
+        assert!(plan(132, 1000, 100, 68, 2_000_000, &InexactSwitches::default(), None).is_err());
     }
 }

@@ -28,7 +28,7 @@ use inexact::{Pass, PassKind, Scratchpad};
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
 use crate::reads::ReadSeq;
 use crate::sai::{AlnHit, GapOptions};
-pub use switches::Switches;
+pub use switches::{InexactSwitches, Switches};
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
 pub const GPU_MAX_LEN: usize = 512;
@@ -44,7 +44,6 @@ pub const HITS_PER_READ: usize = 16;
 /// HITS_PER_READ (their list is copied there; beyond either, the CPU takes the read).
 const WARP_HITS: usize = 4096;
 const LONG_HITS: usize = 1 << 18;
-const INEXACT_BLOCK_W: u32 = 64;
 
 pub const BWT_CUH: &str = include_str!("../../cuda/bwt.cuh");
 pub const EXACT_MATCH_CU: &str = include_str!("../../cuda/exact_match.cu");
@@ -164,15 +163,12 @@ impl<'a> SearchArgs<'a> {
         launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
         launch.arg(&scratch.entries).arg(&scratch.ints).arg(size).arg(&self.n_buckets);
         match scratch.pass.kind {
-            PassKind::Thread => launch.arg(&FIRST_PASS_POPS),
+            PassKind::Thread => launch.arg(&x.first_max_pops),
             PassKind::Warp => launch.arg(&scratch.lane_buffers),
         };
         launch.arg(self.hits).arg(&self.hits_per_read).arg(self.n_hits);
     }
 }
-
-/// Pass 1's pop budget (an i32 in a static, so a launch can borrow it).
-static FIRST_PASS_POPS: i32 = inexact::FIRST_MAX_POPS;
 
 /// The exact_match kernel's arguments besides the index.
 struct ExactArgs<'a> {
@@ -194,6 +190,9 @@ pub struct GpuAligner {
     switches: Switches,
     /// Source of the exact_match kernel: `cuda/exact_match.cu`, or a variant (autotune).
     exact_source: String,
+    /// The inexact kernels' switches, and pass 1's pop budget as the kernel takes it.
+    inexact_switches: InexactSwitches,
+    first_max_pops: i32,
     exact: HashMap<bool, CudaFunction>,
     inexact_search: CudaFunction,
     inexact_level: CudaFunction,
@@ -259,12 +258,19 @@ pub struct OpenGpu {
     inexact_level: CudaFunction,
     inexact_order: CudaFunction,
     exact: CudaFunction,
+    inexact_switches: InexactSwitches,
     startup: StartupTimes,
 }
 
 impl OpenGpu {
-    /// Opens GPU `ordinal` and compiles the kernels (default exact_match source, `switches`).
+    /// Opens GPU `ordinal` and compiles the kernels (default sources, `switches`, the inexact
+    /// kernels' default switches).
     pub fn open(ordinal: usize, switches: Switches) -> Result<OpenGpu> {
+        OpenGpu::open_with(ordinal, switches, InexactSwitches::default())
+    }
+
+    /// Opens GPU `ordinal` and compiles the kernels (default sources) with these switches.
+    pub fn open_with(ordinal: usize, switches: Switches, inexact: InexactSwitches) -> Result<OpenGpu> {
         if !driver_present() {
             bail!("no CUDA driver found (libcuda could not be loaded)");
         }
@@ -274,6 +280,9 @@ impl OpenGpu {
         if let Some(why) = switches.illegal() {
             bail!("kernel switches: {why}");
         }
+        if let Some(why) = inexact.illegal() {
+            bail!("inexact kernel switches: {why}");
+        }
         let t = std::time::Instant::now();
         let ctx = CudaContext::new(ordinal).with_context(|| format!("opening GPU {ordinal}"))?;
         let device_name = ctx.name()?;
@@ -282,7 +291,7 @@ impl OpenGpu {
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let context_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
-        let inexact_defines = [format!("-DINEXACT_BLOCK_W={INEXACT_BLOCK_W}")];
+        let inexact_defines = inexact.defines();
         let exact_defines = switches.defines();
         let kernels_cached = nvrtc::is_cached(INEXACT_MATCH_CU, &inexact_defines, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &exact_defines, arch);
         // The two kernels compile at once (NVRTC takes seconds for the inexact one).
@@ -299,7 +308,7 @@ impl OpenGpu {
         let inexact_order = inexact_module.load_function("inexact_order")?;
         let exact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;
         let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0 };
-        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_search, inexact_level, inexact_order, exact, startup })
+        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact_search, inexact_level, inexact_order, exact, startup })
     }
 }
 
@@ -312,7 +321,7 @@ impl GpuAligner {
     /// Loads an opened GPU's kernels and copies the BWT to it.
     pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
-        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_search, inexact_level, inexact_order, exact: exact_f, mut startup } = gpu;
+        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact_search, inexact_level, inexact_order, exact: exact_f, mut startup } = gpu;
         // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
         ctx.bind_to_thread()?;
         let stream = ctx.default_stream();
@@ -336,6 +345,8 @@ impl GpuAligner {
             seq_len: bwt.seq_len(),
             switches,
             exact_source: EXACT_MATCH_CU.to_string(),
+            first_max_pops: inexact_switches.first_max_pops as i32,
+            inexact_switches,
             exact: HashMap::from([(direct_index, exact_f)]),
             inexact_search,
             inexact_level,
@@ -383,6 +394,29 @@ impl GpuAligner {
         self.exact.clear();
         self.exact_function(self.switches.direct_index)?;
         Ok(())
+    }
+
+    /// Uses another source of the inexact kernels and their switches (a tuned or candidate
+    /// variant); compiles it now so that a bad variant fails here. The passes are planned
+    /// again at the next batch.
+    pub fn set_inexact_kernels(&mut self, source: &str, switches: InexactSwitches) -> Result<()> {
+        if let Some(why) = switches.illegal() {
+            bail!("inexact kernel switches: {why}");
+        }
+        let ptx = compile_cached(source, &switches.defines(), self.arch)?;
+        let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
+        let (search, level, order) = (module.load_function("inexact_search")?, module.load_function("inexact_level")?, module.load_function("inexact_order")?);
+        // The old scratchpads may be in use by a batch in flight.
+        self.ctx.synchronize()?;
+        (self.inexact_search, self.inexact_level, self.inexact_order) = (search, level, order);
+        self.first_max_pops = switches.first_max_pops as i32;
+        self.inexact_switches = switches;
+        self.passes.clear();
+        Ok(())
+    }
+
+    pub fn inexact_switches(&self) -> &InexactSwitches {
+        &self.inexact_switches
     }
 
     /// The inexact search's passes, once sized (at the first batch).
@@ -475,7 +509,7 @@ impl GpuAligner {
         self.passes.clear();
         let (free, _) = self.ctx.mem_get_info()?;
         let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
-        let plan = inexact::plan(self.sms, budget, m, b, max_entries, INEXACT_BLOCK_W as usize, self.test_stacks.as_deref())?;
+        let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
         for pass in plan {
             self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, WARP_HITS)?, free: None });
         }
@@ -549,7 +583,7 @@ impl GpuAligner {
             }
             events.push(timing_event(&stream)?);
             let threads = pass.scratch.pass.threads as u32;
-            let block = threads.min(INEXACT_BLOCK_W);
+            let block = threads.min(self.inexact_switches.block_w);
             let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
             let (kernel, size) = match pass.scratch.pass.kind {
                 PassKind::Thread => (&self.inexact_search, pass.scratch.pass.entries as i32),
@@ -640,7 +674,21 @@ mod tests {
             eprintln!("skipped: libnvrtc not found (set LD_LIBRARY_PATH to a CUDA 13 NVRTC to run this test)");
             return;
         }
-        compile(INEXACT_MATCH_CU, &[format!("-DINEXACT_BLOCK_W={INEXACT_BLOCK_W}")], Some("sm_90")).unwrap();
+        // The inexact kernels under each value of their switches (the host-side ones share
+        // one compiled kernel) and all the occurrence variants together.
+        let mut inexact = vec![InexactSwitches::default(), InexactSwitches { occ_ldg: true, occ_same_block: true, occ_unroll: true, ..InexactSwitches::default() }];
+        for (name, values) in InexactSwitches::DOMAINS {
+            for v in *values {
+                let mut s = InexactSwitches::default();
+                s.set(&format!("{name}={v}")).unwrap();
+                inexact.push(s);
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for s in inexact.iter().filter(|s| seen.insert(s.defines())) {
+            compile(INEXACT_MATCH_CU, &s.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+        }
+        assert!(seen.len() >= 7, "{seen:?}");
         let sw = Switches::default();
         compile(EXACT_MATCH_CU, &sw.defines(), Some("sm_90")).unwrap();
         for flip in 0..15 {

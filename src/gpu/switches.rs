@@ -128,3 +128,118 @@ impl Switches {
         d
     }
 }
+
+/// The tuning switches of the inexact kernels (cuda/inexact_match.cu): the block width and the
+/// occurrence-count variants are `-D` defines; the stack sizes, pop budget and warps are the
+/// pass plan's (src/gpu/inexact.rs), set from the host. Every value gives the same hits.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct InexactSwitches {
+    /// Threads per block of every pass (`INEXACT_BLOCK_W`).
+    pub block_w: u32,
+    /// Pass 1: stack entries per thread, and pops before a read is handed to pass 2.
+    pub first_entries: u32,
+    pub first_max_pops: u32,
+    /// Pass 2: warps per SM.
+    pub level_warps_per_sm: u32,
+    /// Read BWT blocks through `__ldg`, 16 bytes at a time.
+    pub occ_ldg: bool,
+    /// Rows k-1 and l in one 128-row block: read the block once for both counts.
+    pub occ_same_block: bool,
+    /// Count the four bases of a block in one unrolled pass.
+    pub occ_unroll: bool,
+}
+
+impl Default for InexactSwitches {
+    fn default() -> Self {
+        InexactSwitches { block_w: 64, first_entries: 2048, first_max_pops: 8192, level_warps_per_sm: 16, occ_ldg: false, occ_same_block: false, occ_unroll: false }
+    }
+}
+
+impl InexactSwitches {
+    /// The values autotune tries for each switch (name, values); the defaults are among them.
+    pub const DOMAINS: &'static [(&'static str, &'static [u32])] = &[
+        ("INEXACT_BLOCK_W", &[64, 128, 256]),
+        ("first_entries", &[512, 1024, 2048, 4096]),
+        ("first_max_pops", &[2048, 4096, 8192, 16384, 32768]),
+        ("level_warps_per_sm", &[4, 8, 16, 32]),
+        ("occ_ldg", &[0, 1]),
+        ("occ_same_block", &[0, 1]),
+        ("occ_unroll", &[0, 1]),
+    ];
+
+    /// Why these values cannot run, if they cannot.
+    pub fn illegal(&self) -> Option<&'static str> {
+        if self.block_w == 0 || self.block_w % 32 != 0 || self.block_w > 1024 {
+            return Some("INEXACT_BLOCK_W must be a multiple of 32 up to 1024");
+        }
+        if self.first_entries < 64 {
+            return Some("first_entries must be at least 64 (one pop pushes up to 9)");
+        }
+        if self.first_max_pops == 0 || self.first_max_pops > i32::MAX as u32 {
+            return Some("first_max_pops must be in 1..2^31");
+        }
+        if !(1..=64).contains(&self.level_warps_per_sm) {
+            return Some("level_warps_per_sm must be in 1..=64");
+        }
+        None
+    }
+
+    /// Sets one switch from `name=value` (booleans as 0/1).
+    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+        let (name, value) = assignment.split_once('=').ok_or_else(|| format!("'{assignment}': expected name=value"))?;
+        let n: u32 = value.parse().map_err(|_| format!("{name}={value}: not a number"))?;
+        let flag = || match n {
+            0 | 1 => Ok(n == 1),
+            _ => Err(format!("{name}={value}: expected 0 or 1")),
+        };
+        match name {
+            "INEXACT_BLOCK_W" => self.block_w = n,
+            "first_entries" => self.first_entries = n,
+            "first_max_pops" => self.first_max_pops = n,
+            "level_warps_per_sm" => self.level_warps_per_sm = n,
+            "occ_ldg" => self.occ_ldg = flag()?,
+            "occ_same_block" => self.occ_same_block = flag()?,
+            "occ_unroll" => self.occ_unroll = flag()?,
+            _ => return Err(format!("unknown inexact switch '{name}'")),
+        }
+        Ok(())
+    }
+
+    /// The `-D` options for NVRTC (the host-side switches are not among them, so they share
+    /// one compiled kernel).
+    pub fn defines(&self) -> Vec<String> {
+        let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inexact_switches_set_by_name_and_defaults_are_in_the_domains() {
+        let d = InexactSwitches::default();
+        assert_eq!(d.illegal(), None);
+        let mut s = d.clone();
+        for (name, values) in InexactSwitches::DOMAINS {
+            for v in *values {
+                s.set(&format!("{name}={v}")).unwrap();
+                assert_eq!(s.illegal(), None, "{name}={v}");
+            }
+            s.set(&format!("{name}={}", values[0])).unwrap();
+        }
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true };
+        for (name, values) in InexactSwitches::DOMAINS {
+            let v = values.iter().copied().find(|&v| {
+                let mut t = InexactSwitches::default();
+                t.set(&format!("{name}={v}")).unwrap();
+                t == d
+            });
+            back.set(&format!("{name}={}", v.unwrap_or_else(|| panic!("default of {name} not in its domain")))).unwrap();
+        }
+        assert_eq!(back, d);
+        assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
+        assert_eq!(d.defines(), ["-DINEXACT_BLOCK_W=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=0"]);
+    }
+}
