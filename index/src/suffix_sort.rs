@@ -16,6 +16,7 @@ use std::cmp::Ordering;
 
 use rayon::prelude::*;
 
+use crate::difference_cover::{CoverRanks, DEFAULT_COVER_ROOT};
 use crate::text::PackedText;
 
 /// The BWT without its `$` (row `primary`), 16 bases per u32 with the first in the high bits,
@@ -30,6 +31,7 @@ pub struct BwtAndSamples {
 pub const SA_INTERVAL: u64 = 32;
 
 /// Compares the suffixes starting at `a` and `b` (`a != b`); the end of the text sorts first.
+/// Costs their common prefix: the sort uses [`CoverRanks::compare`]; this is its oracle.
 pub fn compare_suffixes(text: &PackedText, mut a: u64, mut b: u64) -> Ordering {
     let n = text.len();
     loop {
@@ -61,8 +63,15 @@ fn bucket_bases(n: u64) -> u32 {
 
 /// Sorts all suffixes of `text` (plus the `$` suffix, row 0) chunk by chunk.
 /// `progress` is called with the number of rows done so far.
-pub fn build(text: &PackedText, budget_bytes: u64, mut progress: impl FnMut(u64)) -> BwtAndSamples {
+pub fn build(text: &PackedText, budget_bytes: u64, progress: impl FnMut(u64)) -> BwtAndSamples {
+    build_with_cover(text, budget_bytes, DEFAULT_COVER_ROOT, progress)
+}
+
+/// [`build`] with the difference cover of v = `cover_root`^2 (small ones exercise it in tests).
+fn build_with_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut progress: impl FnMut(u64)) -> BwtAndSamples {
     let n = text.len();
+    // Bounds every comparison below (long exact repeats would otherwise cost their length).
+    let cover = CoverRanks::build(text, cover_root);
     let k = bucket_bases(n);
     let n_buckets = 1usize << (2 * k);
     let bucket_of = |i: u64| (text.window(i) >> (64 - 2 * k)) as usize;
@@ -97,7 +106,7 @@ pub fn build(text: &PackedText, budget_bytes: u64, mut progress: impl FnMut(u64)
         // slot in its bucket.
         let mut positions = vec![0u64; (starts[hi] - base) as usize];
         fill_chunk(text, k, lo, &mut positions, &mut starts[lo..hi], base);
-        sort_buckets(text, &mut positions, base, &starts[lo..hi]);
+        sort_buckets(&cover, &mut positions, base, &starts[lo..hi]);
         for &pos in &positions {
             if row % SA_INTERVAL == 0 {
                 samples[(row / SA_INTERVAL - 1) as usize] = pos;
@@ -154,9 +163,9 @@ fn fill_chunk(text: &PackedText, k: u32, lo: usize, positions: &mut [u64], curso
 
 /// Sorts each bucket of `part` (whose first slot is row `first`; `ends` are its buckets' end
 /// rows), the buckets in parallel and a large bucket with a parallel sort.
-fn sort_buckets(text: &PackedText, part: &mut [u64], first: u64, ends: &[u64]) {
+fn sort_buckets(cover: &CoverRanks, part: &mut [u64], first: u64, ends: &[u64]) {
     const SERIAL: usize = 1 << 16;
-    let cmp = |&a: &u64, &b: &u64| compare_suffixes(text, a, b);
+    let cmp = |&a: &u64, &b: &u64| cover.compare(a, b);
     if ends.len() == 1 {
         if part.len() > SERIAL {
             part.par_sort_unstable_by(cmp);
@@ -174,7 +183,7 @@ fn sort_buckets(text: &PackedText, part: &mut [u64], first: u64, ends: &[u64]) {
         let mid = ends.len() / 2;
         let split = ends[mid - 1] - first;
         let (left, right) = part.split_at_mut(split as usize);
-        rayon::join(|| sort_buckets(text, left, first, &ends[..mid]), || sort_buckets(text, right, first + split, &ends[mid..]));
+        rayon::join(|| sort_buckets(cover, left, first, &ends[..mid]), || sort_buckets(cover, right, first + split, &ends[mid..]));
     }
 }
 
@@ -216,9 +225,9 @@ mod tests {
                 .collect();
             let t = text_of(&seq);
             let rows = naive_rows(&t);
-            for (budget, threads) in [(8, 1), (64, 3), (64, 7), (1 << 20, 5)] {
+            for (budget, threads, cover_root) in [(8, 1, 2), (64, 3, 3), (64, 7, DEFAULT_COVER_ROOT), (1 << 20, 5, 4)] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                let out = pool.install(|| build(&t, budget, |_| {}));
+                let out = pool.install(|| build_with_cover(&t, budget, cover_root, |_| {}));
                 let primary = rows.iter().position(|&p| p == 0).unwrap() as u64;
                 assert_eq!(out.primary, primary, "len {len}");
                 for (r, &p) in rows.iter().enumerate().skip(1) {

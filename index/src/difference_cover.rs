@@ -1,0 +1,262 @@
+//! Suffix comparison in bounded time, whatever the common prefix: a difference-cover sample.
+//!
+//! Long exact repeats make plain word-by-word comparison cost their whole length per
+//! comparison. The sharpest case is bwa's own: N runs become `lrand48() & 3` bases, whose low
+//! state bits have period 2^19, so all N runs of a genome are copies of one 524,288-base
+//! sequence (millions of bases of exact repeats in a human-like genome).
+//!
+//! A difference cover D modulo v has, for every d, some x, y in D with y - x = d (mod v). The
+//! sample is the positions p with p mod v in D; its suffixes are fully ranked once (sorted by
+//! their first v bases, then prefix doubling with the ranks of p + h, which are samples too).
+//! Any two suffixes i, j then share an offset delta < v with i + delta and j + delta both
+//! sampled: they compare by at most delta bases and then by those two ranks (Kärkkäinen,
+//! Sanders and Burkhardt's difference-cover sampling; Bowtie sorts blockwise the same way).
+//!
+//! D = {0, 1, ..., m-1} and {m, 2m, ..., (m-1)m} modulo v = m^2: d = qm - r with 0 <= r < m
+//! gives x = r, y = qm mod v. |D| = 2m - 1, so the ranks take 4 (2m-1)/m^2 bytes per symbol.
+
+use std::cmp::Ordering;
+
+use rayon::prelude::*;
+
+use crate::text::PackedText;
+
+/// m for the text's sort: v = 4096 bases, 127 samples per 4096 positions (0.124 bytes of ranks
+/// per symbol); a comparison reads at most 128 words of each suffix before the ranks decide.
+pub const DEFAULT_COVER_ROOT: u64 = 64;
+
+/// The ranks of the sampled suffixes among themselves.
+pub struct CoverRanks<'t> {
+    text: &'t PackedText,
+    m: u64,
+    v: u64,
+    /// Slot of residue r within D (meaningful only for r in D).
+    slot: Vec<u32>,
+    /// rank[block * |D| + slot]: the suffix's rank among the samples.
+    rank: Vec<u32>,
+}
+
+impl<'t> CoverRanks<'t> {
+    /// Sorts the sampled suffixes of `text` for the cover of v = m^2 (m >= 1).
+    pub fn build(text: &'t PackedText, m: u64) -> CoverRanks<'t> {
+        let v = m * m;
+        let mut slot = vec![u32::MAX; v as usize];
+        let cover: Vec<u64> = (0..m).chain((1..m).map(|k| k * m)).collect();
+        for (s, &r) in cover.iter().enumerate() {
+            slot[r as usize] = s as u32;
+        }
+        let n = text.len();
+        let blocks = n.div_ceil(v);
+        let mut positions: Vec<u64> = (0..blocks).flat_map(|b| cover.iter().map(move |&r| b * v + r)).filter(|&p| p < n).collect();
+        assert!(positions.len() < u32::MAX as usize, "too many samples for u32 ranks");
+        let mut ranks = CoverRanks { text, m, v, slot, rank: vec![0; (blocks * cover.len() as u64) as usize] };
+
+        // Sorted by the first v bases; ties (long repeats) are refined by doubling below.
+        positions.par_sort_unstable_by(|&a, &b| compare_prefixes(text, a, b, v));
+        let mut ties = Vec::new();
+        let mut start = 0;
+        for i in 1..=positions.len() {
+            if i == positions.len() || compare_prefixes(text, positions[i - 1], positions[i], v) != Ordering::Equal {
+                ranks.set_group(&positions[start..i], start, &mut ties);
+                start = i;
+            }
+        }
+
+        // Groups tied on h bases are sorted by the rank of p + h (also a sample, as h is a
+        // multiple of v), giving the order on 2h bases. All groups read the ranks before any
+        // group writes them.
+        let mut h = v;
+        while !ties.is_empty() {
+            let refined: Vec<(usize, Vec<(u64, u64)>)> = ties
+                .par_iter()
+                .map(|&(s, e): &(usize, usize)| {
+                    let mut keyed: Vec<(u64, u64)> = positions[s..e].iter().map(|&p| (ranks.key(p + h), p)).collect();
+                    keyed.sort_unstable();
+                    (s, keyed)
+                })
+                .collect();
+            ties.clear();
+            for (s, keyed) in refined {
+                let mut from = 0;
+                for i in 1..=keyed.len() {
+                    if i == keyed.len() || keyed[i].0 != keyed[from].0 {
+                        let group: Vec<u64> = keyed[from..i].iter().map(|&(_, p)| p).collect();
+                        positions[s + from..s + i].copy_from_slice(&group);
+                        ranks.set_group(&group, s + from, &mut ties);
+                        from = i;
+                    }
+                }
+            }
+            h *= 2;
+        }
+        ranks
+    }
+
+    /// Gives the suffixes of one group (first row `start` among the samples) the rank `start`,
+    /// and notes the group as tied if it has more than one.
+    fn set_group(&mut self, group: &[u64], start: usize, ties: &mut Vec<(usize, usize)>) {
+        for &p in group {
+            let i = self.index(p);
+            self.rank[i] = start as u32;
+        }
+        if group.len() > 1 {
+            ties.push((start, start + group.len()));
+        }
+    }
+
+    #[inline]
+    fn index(&self, p: u64) -> usize {
+        let s = self.slot[(p % self.v) as usize];
+        debug_assert!(s != u32::MAX, "{p} is not sampled");
+        (p / self.v) as usize * (2 * self.m - 1) as usize + s as usize
+    }
+
+    /// Sort key of the sampled suffix at `p` (`p == n`, the empty suffix, is smallest).
+    #[inline]
+    fn key(&self, p: u64) -> u64 {
+        if p == self.text.len() {
+            0
+        } else {
+            self.rank[self.index(p)] as u64 + 1
+        }
+    }
+
+    /// The offset delta < v at which both `i + delta` and `j + delta` are sampled.
+    #[inline]
+    fn offset(&self, i: u64, j: u64) -> u64 {
+        let (m, v) = (self.m, self.v);
+        let d = (j % v + v - i % v) % v;
+        let q = d.div_ceil(m);
+        let x = q * m - d;
+        (x + v - i % v) % v
+    }
+
+    /// Compares the suffixes at `a` and `b` (`a != b`): at most v bases, then two ranks.
+    pub fn compare(&self, a: u64, b: u64) -> Ordering {
+        // Most pairs differ in their first word: no offset arithmetic for them.
+        let first = compare_prefixes(self.text, a, b, 32);
+        if first != Ordering::Equal {
+            return first;
+        }
+        let delta = self.offset(a, b);
+        compare_prefixes(self.text, a, b, delta).then_with(|| self.key(a + delta).cmp(&self.key(b + delta)))
+    }
+}
+
+/// Compares the first `len` bases of the suffixes at `a` and `b` (`a != b`); a suffix that ends
+/// within them sorts first. `Equal` means both have at least `len` bases and they agree.
+pub fn compare_prefixes(text: &PackedText, mut a: u64, mut b: u64, len: u64) -> Ordering {
+    let n = text.len();
+    let mut left = len;
+    while left > 0 {
+        let step = left.min(32);
+        let (ra, rb) = (n - a, n - b);
+        let m = ra.min(rb).min(step);
+        if m > 0 {
+            let keep = !0u64 << (64 - 2 * m);
+            let (wa, wb) = (text.window(a) & keep, text.window(b) & keep);
+            if wa != wb {
+                return wa.cmp(&wb);
+            }
+        }
+        if m < step {
+            return ra.cmp(&rb);
+        }
+        a += step;
+        b += step;
+        left -= step;
+    }
+    Ordering::Equal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suffix_sort::compare_suffixes;
+    use crate::text::ForwardBases;
+
+    fn text_of(s: &[u8]) -> PackedText {
+        let mut f = ForwardBases::default();
+        for &c in s {
+            f.push(c);
+        }
+        PackedText::with_reverse_complement(&f)
+    }
+
+    fn random_bases(len: usize, seed: u64) -> Vec<u8> {
+        let mut state = seed;
+        (0..len)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (state >> 62) as u8
+            })
+            .collect()
+    }
+
+    /// All suffixes sorted with the cover equal the plain comparison sort.
+    fn check(seq: &[u8], m: u64) {
+        let t = text_of(seq);
+        let ranks = CoverRanks::build(&t, m);
+        let mut plain: Vec<u64> = (0..t.len()).collect();
+        plain.sort_by(|&a, &b| compare_suffixes(&t, a, b));
+        let mut covered: Vec<u64> = (0..t.len()).collect();
+        covered.sort_by(|&a, &b| ranks.compare(a, b));
+        assert_eq!(covered, plain, "m {m}, text length {}", seq.len());
+    }
+
+    #[test]
+    fn offsets_land_on_samples() {
+        let t = text_of(&random_bases(300, 3));
+        for m in [1, 2, 3, 4, 8] {
+            let r = CoverRanks::build(&t, m);
+            for i in 0..r.v * 2 {
+                for j in 0..r.v * 2 {
+                    let d = r.offset(i, j);
+                    assert!(d < r.v);
+                    assert_ne!(r.slot[((i + d) % r.v) as usize], u32::MAX);
+                    assert_ne!(r.slot[((j + d) % r.v) as usize], u32::MAX);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn long_exact_tandem_repeats() {
+        for unit in [1usize, 2, 3, 6, 7, 171] {
+            let u = random_bases(unit, unit as u64);
+            let mut seq: Vec<u8> = u.iter().cycle().take(3000).copied().collect();
+            seq.extend(random_bases(50, 9));
+            seq.extend(u.iter().cycle().take(1200));
+            for m in [1, 2, 4, 8, 64] {
+                check(&seq, m);
+            }
+        }
+    }
+
+    #[test]
+    fn long_identical_duplications() {
+        let dup = random_bases(1500, 5);
+        let mut seq = random_bases(200, 6);
+        for k in 0..4 {
+            seq.extend(&dup);
+            seq.extend(random_bases(k * 37 + 1, 7 + k as u64));
+        }
+        // One copy with a single change near its end.
+        let mut late = dup.clone();
+        late[1400] ^= 1;
+        seq.extend(late);
+        for m in [1, 3, 4, 16] {
+            check(&seq, m);
+        }
+    }
+
+    #[test]
+    fn short_and_constant_texts() {
+        for len in [1, 2, 5, 31, 33, 100] {
+            for m in [1, 2, 4] {
+                check(&random_bases(len, len as u64), m);
+                check(&vec![0u8; len], m);
+            }
+        }
+    }
+}
