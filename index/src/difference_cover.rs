@@ -92,6 +92,10 @@ impl<'t> CoverRanks<'t> {
         ranks
     }
 
+    pub fn text(&self) -> &'t PackedText {
+        self.text
+    }
+
     /// Gives the suffixes of one group (first row `start` among the samples) the rank `start`,
     /// and notes the group as tied if it has more than one.
     fn set_group(&mut self, group: &[u64], start: usize, ties: &mut Vec<(usize, usize)>) {

@@ -165,18 +165,15 @@ fn fill_chunk(text: &PackedText, k: u32, lo: usize, positions: &mut [u64], curso
 /// rows), the buckets in parallel and a large bucket with a parallel sort.
 fn sort_buckets(cover: &CoverRanks, part: &mut [u64], first: u64, ends: &[u64]) {
     const SERIAL: usize = 1 << 16;
-    let cmp = |&a: &u64, &b: &u64| cover.compare(a, b);
-    if ends.len() == 1 {
-        if part.len() > SERIAL {
-            part.par_sort_unstable_by(cmp);
-        } else {
-            part.sort_unstable_by(cmp);
-        }
+    if ends.len() == 1 && part.len() > SERIAL {
+        // A huge bucket (e.g. poly-A) is sorted in place: no keys beside it.
+        part.par_sort_unstable_by(|&a, &b| cover.compare(a, b));
     } else if part.len() <= SERIAL {
+        let mut keyed = Vec::new();
         let mut from = 0;
         for &end in ends {
             let to = (end - first) as usize;
-            part[from..to].sort_unstable_by(cmp);
+            sort_bucket(cover, &mut part[from..to], &mut keyed);
             from = to;
         }
     } else {
@@ -185,6 +182,40 @@ fn sort_buckets(cover: &CoverRanks, part: &mut [u64], first: u64, ends: &[u64]) 
         let (left, right) = part.split_at_mut(split as usize);
         rayon::join(|| sort_buckets(cover, left, first, &ends[..mid]), || sort_buckets(cover, right, first + split, &ends[mid..]));
     }
+}
+
+/// Sorts one bucket by its suffixes' first 64 bases, read once per suffix (a comparison would
+/// read two scattered windows each time), then the suffixes still tied by the cover's
+/// comparison. `keyed` is scratch space reused across buckets.
+fn sort_bucket(cover: &CoverRanks, bucket: &mut [u64], keyed: &mut Vec<(u128, u64)>) {
+    if bucket.len() < 2 {
+        return;
+    }
+    let text = cover.text();
+    keyed.clear();
+    keyed.extend(bucket.iter().map(|&p| (first_64_bases(text, p), p)));
+    keyed.sort_unstable_by_key(|&(key, _)| key);
+    let mut from = 0;
+    for i in 1..=keyed.len() {
+        if i == keyed.len() || keyed[i].0 != keyed[from].0 {
+            if i - from > 1 {
+                keyed[from..i].sort_unstable_by(|&(_, a), &(_, b)| cover.compare(a, b));
+            }
+            from = i;
+        }
+    }
+    for (slot, &(_, p)) in bucket.iter_mut().zip(keyed.iter()) {
+        *slot = p;
+    }
+}
+
+/// The 64 bases at `p`, zeros past the end. Unequal keys order their suffixes as the suffixes
+/// do (a suffix that ends reads as A's, so it is never put after a longer one it agrees with);
+/// equal keys are left to the full comparison.
+#[inline]
+fn first_64_bases(text: &PackedText, p: u64) -> u128 {
+    let next = if p + 32 < text.len() { text.window(p + 32) } else { 0 };
+    (text.window(p) as u128) << 64 | next as u128
 }
 
 #[inline]
