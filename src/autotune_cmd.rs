@@ -116,7 +116,7 @@ fn parse_budget(s: &str) -> Result<Duration> {
 /// The worker: answers requests until stdin closes.
 pub fn run_worker(args: WorkerArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.index, ".bwt"))?;
-    let mut gpu = GpuAligner::new(&bwt, Switches::default())?;
+    let mut gpu = GpuAligner::new(&bwt, Switches::default(), 0)?;
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let train = reader.next_batch(args.batch_size)?;
     let held_out = reader.next_batch(args.batch_size)?;

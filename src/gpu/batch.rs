@@ -22,6 +22,9 @@ pub struct HostBatch {
     pub exact_starts: Vec<u64>,
     pub lens: Vec<u16>,
     pub fixed_len: Option<u32>,
+    /// Whether `exact_words` is laid out for the `sequence_stride` switch (GPUs of different
+    /// models may be tuned differently: see [`HostBatch::repack_for`]).
+    pub stride: bool,
     /// inexact_match: the reads it aligns (index in the batch), their codes back to back,
     /// first code, length and maximum differences.
     pub gpu_reads: Vec<u32>,
@@ -44,7 +47,7 @@ impl HostBatch {
         let (exact_words, exact_starts) = pack_reads(reads, stride);
         // cal_maxdiff depends on the length alone: one value per length seen.
         let mut max_diff_of_len = vec![None; GPU_MAX_LEN + 1];
-        let mut b = HostBatch { n, opt: batch_opt, exact_words, exact_starts, lens, fixed_len, ..Default::default() };
+        let mut b = HostBatch { n, opt: batch_opt, exact_words, exact_starts, lens, fixed_len, stride, ..Default::default() };
         for (i, read) in reads.iter().enumerate() {
             if read.len == 0 || read.len > GPU_MAX_LEN {
                 continue;
@@ -63,6 +66,15 @@ impl HostBatch {
         }
         b.n_buckets = aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, &batch_opt).max(1);
         b
+    }
+
+    /// Lays exact_match's input out again for another `sequence_stride` (a no-op when it is
+    /// the same); `reads` are the batch's.
+    pub fn repack_for(&mut self, reads: &[ReadSeq], stride: bool) {
+        if stride != self.stride {
+            (self.exact_words, self.exact_starts) = pack_reads(reads, stride);
+            self.stride = stride;
+        }
     }
 }
 

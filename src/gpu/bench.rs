@@ -20,6 +20,9 @@ pub struct GpuBenchArgs {
     /// A kernel switch, `name=value` (repeatable), e.g. `--switch cache_threads=4`.
     #[arg(long = "switch")]
     pub switches: Vec<String>,
+    /// The GPU to run on (its CUDA ordinal).
+    #[arg(long, default_value_t = 0)]
+    pub gpu_id: usize,
 }
 
 /// The kernel's contract on the CPU: backward search of the read's reverse complement, from
@@ -48,7 +51,7 @@ pub fn run(args: GpuBenchArgs) -> Result<()> {
     for s in &args.switches {
         switches.set(s).map_err(|e| anyhow::anyhow!("--switch {e}"))?;
     }
-    let mut gpu = super::GpuAligner::new(&bwt, switches.clone())?;
+    let mut gpu = super::GpuAligner::new(&bwt, switches.clone(), args.gpu_id)?;
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let (mut reads_timed, mut ms_total, mut mismatches, mut exact) = (0u64, 0f64, 0u64, 0u64);
     // Reads that match exactly walk all their bases: the kernel's worst case, timed apart.

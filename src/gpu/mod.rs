@@ -214,10 +214,24 @@ pub struct GpuAligner {
     /// Two batches in flight: one copying while the other computes.
     slots: [Option<Slot>; 2],
     next_slot: usize,
-    /// Batches submitted so far; with `BCUDA_TEST_FAIL_BATCH=N` the N-th (from 1) fails, so
-    /// the device checks can show that a failed GPU batch loses no read.
+    /// Batches submitted so far, and those that fail on purpose (see [`failing_batches`]).
     submitted: usize,
-    fail_batch: Option<usize>,
+    fail_batch: Option<(usize, bool)>,
+}
+
+/// `BCUDA_TEST_FAIL_BATCH=N`: the N-th batch (from 1) fails, `N..`: every batch from the N-th
+/// on (a GPU that dies); `BCUDA_TEST_FAIL_GPU=ORDINAL` keeps that to one GPU. The device checks
+/// use them to show that a failed batch, or GPU, loses no read.
+fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
+    let only = std::env::var("BCUDA_TEST_FAIL_GPU").ok().and_then(|v| v.parse::<usize>().ok());
+    if only.is_some_and(|o| o != ordinal) {
+        return None;
+    }
+    let v = std::env::var("BCUDA_TEST_FAIL_BATCH").ok()?;
+    match v.strip_suffix("..") {
+        Some(from) => Some((from.parse().ok()?, true)),
+        None => Some((v.parse().ok()?, false)),
+    }
 }
 
 /// A pass's scratch, and the event after the last queued use of it: the next batch's same
@@ -313,9 +327,9 @@ impl OpenGpu {
 }
 
 impl GpuAligner {
-    /// Opens GPU 0, compiles the kernels and copies the BWT to it.
-    pub fn new(bwt: &Bwt, switches: Switches) -> Result<GpuAligner> {
-        GpuAligner::on(OpenGpu::open(0, switches)?, bwt)
+    /// Opens GPU `ordinal`, compiles the kernels and copies the BWT to it.
+    pub fn new(bwt: &Bwt, switches: Switches, ordinal: usize) -> Result<GpuAligner> {
+        GpuAligner::on(OpenGpu::open(ordinal, switches)?, bwt)
     }
 
     /// Loads an opened GPU's kernels and copies the BWT to it.
@@ -325,6 +339,7 @@ impl GpuAligner {
         // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
         ctx.bind_to_thread()?;
         let stream = ctx.default_stream();
+        let ordinal = ctx.ordinal();
         let words = stream.clone_htod(bwt.words()).context("copying the BWT to the GPU")?;
         let l2 = stream.clone_htod(&bwt.l2())?;
         let direct_index = switches.direct_index;
@@ -363,7 +378,7 @@ impl GpuAligner {
             slots,
             next_slot: 0,
             submitted: 0,
-            fail_batch: std::env::var("BCUDA_TEST_FAIL_BATCH").ok().and_then(|v| v.parse().ok()),
+            fail_batch: failing_batches(ordinal),
         };
         aligner.stream.synchronize()?;
         startup.copy_s = t.elapsed().as_secs_f64();
@@ -432,6 +447,11 @@ impl GpuAligner {
         }
     }
 
+    /// The GPU's CUDA ordinal (among the visible ones).
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
+
     pub fn switches(&self) -> &Switches {
         &self.switches
     }
@@ -482,7 +502,7 @@ impl GpuAligner {
     /// waits for the answers.
     pub fn submit(&mut self, batch: HostBatch) -> Result<InFlight> {
         self.submitted += 1;
-        if self.fail_batch == Some(self.submitted) {
+        if self.fail_batch.is_some_and(|(n, from_on)| self.submitted == n || from_on && self.submitted > n) {
             bail!("batch {} failed on purpose (BCUDA_TEST_FAIL_BATCH)", self.submitted);
         }
         let direct_index = self.switches.direct_index && batch.fixed_len.is_some();
