@@ -26,7 +26,7 @@ pub fn note(line: &str) {
 /// One line of progress. Cloning gives another handle on the same line.
 #[derive(Clone)]
 pub struct Progress {
-    what: &'static str,
+    what: String,
     bar: ProgressBar,
     /// Amount of work (bytes of input, or units of a fraction) when known.
     total: Option<u64>,
@@ -42,14 +42,15 @@ impl Progress {
     /// `what` labels the line ("reads aligned"); `total` is the amount of work when known,
     /// in the unit of the `position` given to [`advance`](Self::advance) (bytes of input,
     /// or e.g. 1000 for permille).
-    pub fn new(what: &'static str, total: Option<u64>, quiet: bool) -> Progress {
+    pub fn new(what: impl Into<String>, total: Option<u64>, quiet: bool) -> Progress {
+        let what = what.into();
         let total = total.filter(|&t| t > 0);
         let bar = if quiet || !std::io::stderr().is_terminal() {
             ProgressBar::hidden()
         } else {
             // Dropped unfinished (an error): the line goes, the error is printed after it.
             let bar = bars().add(ProgressBar::no_length().with_finish(ProgressFinish::AndClear));
-            bar.set_style(counting_style(what, total.is_some()));
+            bar.set_style(counting_style(&what, total.is_some()));
             bar.enable_steady_tick(Duration::from_millis(1000 / REFRESH_HZ as u64));
             bar
         };
@@ -65,7 +66,7 @@ impl Progress {
         match (self.total, position) {
             (Some(total), Some(at)) if done == 0 => {
                 if self.bar.length() != Some(total) {
-                    self.bar.set_style(fraction_style(self.what));
+                    self.bar.set_style(fraction_style(&self.what));
                     self.bar.set_length(total);
                 }
                 self.bar.set_position(at.min(total));

@@ -1,6 +1,8 @@
 //! `bcuda aln`: BWA's aln algorithm. The CPU path (rayon) is the correctness oracle and the
 //! fallback when no GPU is present; its output is byte-identical to `bwa aln` 0.7.17.
 
+pub mod dealer;
+pub mod gpus;
 pub mod search;
 pub mod level_search;
 pub mod stack;
@@ -9,15 +11,15 @@ pub mod stack_profile;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use std::sync::mpsc::{Receiver, SyncSender};
-
 use anyhow::{bail, Context, Result};
 
 use crate::output::Output;
 use crate::progress::Progress;
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 use crate::sai::{self, AlnHit, GapOptions, MODE_GAPE, MODE_IL13, MODE_LOGGAP, MODE_NONSTOP};
-use crate::gpu::{complete_on_cpu, GpuAligner, HostBatch, InFlight, OpenGpu};
+use crate::gpu::{complete_on_cpu, HostBatch};
+use dealer::{Finished, InOrder};
+use gpus::GpuChoice;
 
 /// Reads per batch on the CPU: bwa's own batch (0x40000). bwa caps the gap opens of a whole
 /// batch by the longest read in it, so using its batch keeps the answers identical.
@@ -90,6 +92,10 @@ pub struct AlnArgs {
     /// Force the GPU path; an error when no usable GPU is found.
     #[arg(long)]
     pub gpu: bool,
+    /// GPUs to align on: the first N visible, or a list of ordinals (0,2; one alone: 1,)
+    /// [all visible; CUDA_VISIBLE_DEVICES sets which are visible].
+    #[arg(long, value_name = "N|LIST", conflicts_with = "cpu")]
+    pub gpus: Option<GpuChoice>,
     /// Ignore a kernel tuned by `bcuda autotune` for this GPU.
     #[arg(long)]
     pub no_tuned: bool,
@@ -145,43 +151,6 @@ impl AlnArgs {
     }
 }
 
-/// Starts opening the GPU (context, kernels) on its own thread when one is wanted, so that it
-/// overlaps loading the index.
-fn start_opening_gpu(args: &AlnArgs) -> Option<std::thread::JoinHandle<Result<OpenGpu>>> {
-    if args.cpu || (!args.gpu && !crate::gpu::driver_present()) {
-        return None;
-    }
-    Some(std::thread::spawn(|| OpenGpu::open(0, crate::gpu::Switches::default())))
-}
-
-/// The GPU when one is usable (or forced); `None`: align on the CPU.
-fn choose_gpu(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<std::thread::JoinHandle<Result<OpenGpu>>>) -> Result<Option<Box<GpuAligner>>> {
-    let Some(opening) = opening else { return Ok(None) };
-    let opened = opening.join().map_err(|_| anyhow::anyhow!("opening the GPU panicked")).and_then(|r| r);
-    match opened.and_then(|o| GpuAligner::on(o, bwt)) {
-        Ok(mut gpu) => {
-            if !args.quiet {
-                eprintln!("[bcuda aln] aligning on {} (compute {}.{})", gpu.device_name, gpu.compute_capability.0, gpu.compute_capability.1);
-            }
-            if !args.no_tuned {
-                match crate::autotune_cmd::use_tuned(&mut gpu) {
-                    Ok(Some(speedup)) if !args.quiet => eprintln!("[bcuda aln] using the exact_match kernel tuned for this GPU ({speedup:.2}x on its held-out reads)"),
-                    Ok(_) => {}
-                    Err(e) => eprintln!("[bcuda aln] ignoring the tuned kernel for this GPU ({e:#})"),
-                }
-            }
-            Ok(Some(Box::new(gpu)))
-        }
-        Err(e) if args.gpu => Err(e.context("aln --gpu: no usable GPU")),
-        Err(e) => {
-            if !args.quiet {
-                eprintln!("[bcuda aln] GPU not usable ({e:#}); aligning on the CPU");
-            }
-            Ok(None)
-        }
-    }
-}
-
 /// Time each pipeline stage spent working (not waiting), to show which one limits a run.
 struct StageBusy {
     start_up: Duration,
@@ -192,7 +161,7 @@ struct StageBusy {
 
 /// A parsed batch on its way through the pipeline: its reads, the GPU's inputs (GPU engine
 /// only) and the input file position reached, for progress.
-struct Parsed {
+pub struct Parsed {
     reads: Vec<ReadSeq>,
     gpu_input: Option<HostBatch>,
     position: u64,
@@ -200,36 +169,38 @@ struct Parsed {
 
 /// A batch ready for the writer: the GPU's hits per read where it has them (`None`: all on
 /// the CPU).
-struct Answered {
-    reads: Vec<ReadSeq>,
-    gpu_hits: Option<Vec<Option<Vec<AlnHit>>>>,
-    position: u64,
-}
+type Answered = Finished<Parsed, Vec<Option<Vec<AlnHit>>>>;
 
 pub fn run(args: AlnArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let opt = args.gap_options()?;
     let (index, inputs) = crate::default_index::split_positional("aln", &args.inputs, &["reads.fq"])?;
     index.announce("aln", args.quiet);
-    let opening = start_opening_gpu(&args);
+    let opening = gpus::start_opening(&args);
     let bwt_path = bcuda_index::with_ext(&index.prefix, ".bwt");
     let index_started = Instant::now();
     let bwt = bcuda_index::Bwt::load(&bwt_path)?;
     let index_load = index_started.elapsed();
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13, sequence_only: true };
     let reader = ReadBatchReader::open(&inputs[0], read_opts)?;
-    let mut gpu = choose_gpu(&args, &bwt, opening)?;
+    let mut gpus = gpus::open_aligners(&args, &bwt, opening)?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
 
     let mut out = Output::create(args.output.as_deref())?;
     sai::write_header(&mut out, &opt)?;
     let mut progress = Progress::new("reads aligned", Some(reader.position().1), args.quiet);
     let start_up = started.elapsed();
+    // With several GPUs, a line of progress each.
+    let gpu_progress: Vec<Progress> = match gpus.len() {
+        0 | 1 => Vec::new(),
+        _ => gpus.iter().map(|g| Progress::new(format!("reads on GPU {}", g.ordinal()), None, args.quiet)).collect(),
+    };
     // Four stages run at once: the reader parses the next batches, the packer lays them out
-    // for the GPU, this thread keeps two batches on the GPU, the writer completes the previous
-    // batch on the CPU (reads the GPU could not hold, or all of them without a GPU) and writes it.
-    let stride = gpu.as_ref().map(|g| g.switches().sequence_stride);
-    let (cpu_reads, busy) = std::thread::scope(|scope| -> Result<(usize, StageBusy)> {
+    // for the GPU, a feeder per GPU keeps two batches on it (see `dealer`), the writer
+    // completes the batches on the CPU (reads the GPU could not hold, or all of them without
+    // a GPU) and writes them in input order.
+    let stride = gpus.first().map(|g| g.switches().sequence_stride);
+    let (cpu_reads, busy, shares) = std::thread::scope(|scope| -> Result<(usize, StageBusy, Vec<dealer::Share>)> {
         let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (packed_tx, packed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
@@ -262,61 +233,77 @@ pub fn run(args: AlnArgs) -> Result<()> {
         });
         let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &mut progress);
         let writer = scope.spawn(move || -> Result<(Output, usize, Duration)> {
-            let (mut cpu_reads, mut busy) = (0, Duration::ZERO);
-            for batch in answered_rx {
-                let t = Instant::now();
-                let (hits, on_cpu) = pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, batch.gpu_hits));
-                cpu_reads += on_cpu;
-                for read_hits in &hits {
-                    sai::write_read(&mut out, read_hits)?;
+            let (mut cpu_reads, mut busy, mut order) = (0, Duration::ZERO, InOrder::new());
+            for answered in answered_rx {
+                order.push(answered.seq, answered);
+                while let Some(Finished { batch, answer, .. }) = order.pop() {
+                    let t = Instant::now();
+                    let (hits, on_cpu) = pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, answer));
+                    cpu_reads += on_cpu;
+                    for read_hits in &hits {
+                        sai::write_read(&mut out, read_hits)?;
+                    }
+                    busy += t.elapsed();
+                    progress.advance(batch.reads.len() as u64, Some(batch.position));
                 }
-                busy += t.elapsed();
-                progress.advance(batch.reads.len() as u64, Some(batch.position));
+            }
+            if order.held() > 0 {
+                bail!("{} batches were answered but one before them never was", order.held());
             }
             Ok((out, cpu_reads, busy))
         });
-        let fed = feed(&mut gpu, packed_rx, &answered_tx);
-        drop(answered_tx);
+        let batches = packed_rx.into_iter().map(|b| b.map(|p| (p.reads.len(), p))).take_while(|b| !matches!(b, Ok((0, _))));
+        let on_answer = |gpu: usize, reads: usize| {
+            if let Some(p) = gpu_progress.get(gpu) {
+                p.advance(reads as u64, None);
+            }
+        };
+        let fed = dealer::deal(&mut gpus, batches, answered_tx, &on_answer);
         // The writer's own error first: feeding stops when the writer does.
         let (out, cpu_reads, write) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
-        fed?;
+        let shares = fed?;
         // Only a complete .sai is committed; on any error the temporary file is removed.
         out.commit().with_context(|| "writing the .sai")?;
         let parse = parser.join().map_err(|_| anyhow::anyhow!("the read parser panicked"))?;
         let pack = packer.join().map_err(|_| anyhow::anyhow!("the GPU packer panicked"))?;
-        Ok((cpu_reads, StageBusy { start_up, parse, pack, write }))
+        Ok((cpu_reads, StageBusy { start_up, parse, pack, write }, shares))
     })?;
+    gpu_progress.iter().for_each(Progress::finish);
     progress.finish();
-    if let (Some(gpu), false) = (&gpu, args.quiet) {
-        let t = gpu.totals;
-        let passes: Vec<String> = gpu
-            .passes()
-            .iter()
-            .enumerate()
-            .map(|(p, pass)| {
-                let searchers = match pass.kind {
-                    crate::gpu::inexact::PassKind::Thread => format!("{} threads with {} entries each", pass.threads, pass.entries),
-                    crate::gpu::inexact::PassKind::Warp => format!("{} warps with {} entries each", pass.threads / 32, pass.entries),
-                };
-                // Lookups per second of kernel time, to compare with the GPU's random-gather rate.
-                let rate = t.pass_lookups[p] as f64 / (t.pass_ms[p] as f64 / 1000.0).max(1e-9) / 1e9;
-                format!("pass {} {:.1} ms on {} reads ({searchers}; {:.2} G occurrence lookups, {rate:.1} G/s)", p + 1, t.pass_ms[p], t.pass_reads[p], t.pass_lookups[p] as f64 / 1e9)
-            })
-            .collect();
-        eprintln!(
-            "[bcuda aln] GPU kernels: exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: {}; {} reads outgrew the last pass's stack",
-            t.exact_ms,
-            t.exact_reads,
-            t.inexact_ms(),
-            passes.join(", "),
-            t.stack_overflow_reads,
-        );
+    if let (Some(first), false) = (gpus.first(), args.quiet) {
+        for gpu in &gpus {
+            let t = gpu.totals;
+            let passes: Vec<String> = gpu
+                .passes()
+                .iter()
+                .enumerate()
+                .map(|(p, pass)| {
+                    let searchers = match pass.kind {
+                        crate::gpu::inexact::PassKind::Thread => format!("{} threads with {} entries each", pass.threads, pass.entries),
+                        crate::gpu::inexact::PassKind::Warp => format!("{} warps with {} entries each", pass.threads / 32, pass.entries),
+                    };
+                    // Lookups per second of kernel time, to compare with the GPU's random-gather rate.
+                    let rate = t.pass_lookups[p] as f64 / (t.pass_ms[p] as f64 / 1000.0).max(1e-9) / 1e9;
+                    format!("pass {} {:.1} ms on {} reads ({searchers}; {:.2} G occurrence lookups, {rate:.1} G/s)", p + 1, t.pass_ms[p], t.pass_reads[p], t.pass_lookups[p] as f64 / 1e9)
+                })
+                .collect();
+            let which = if gpus.len() > 1 { format!("GPU {} kernels", gpu.ordinal()) } else { "GPU kernels".to_string() };
+            eprintln!(
+                "[bcuda aln] {which}: exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: {}; {} reads outgrew the last pass's stack",
+                t.exact_ms,
+                t.exact_reads,
+                t.inexact_ms(),
+                passes.join(", "),
+                t.stack_overflow_reads,
+            );
+        }
+        gpus::share_lines(&gpus, &shares).iter().for_each(|line| eprintln!("{line}"));
         eprintln!(
             "[bcuda aln] {} reads aligned on the CPU (longer than the GPU takes, over its stack or hit list, or a failed GPU batch); {:.2} s in all",
             cpu_reads,
             started.elapsed().as_secs_f64()
         );
-        let st = gpu.startup;
+        let st = first.startup;
         eprintln!(
             "[bcuda aln] start-up {:.2} s: index loaded in {:.2} s while the GPU opened (context {:.2} s, kernels {:.2} s: {}, then loaded); BWT copied to the GPU in {:.2} s",
             busy.start_up.as_secs_f64(),
@@ -334,44 +321,4 @@ pub fn run(args: AlnArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Passes parsed batches to the writer: through the GPU when there is one, keeping the next
-/// batch queued on it while the previous one is collected.
-fn feed(gpu: &mut Option<Box<GpuAligner>>, parsed: Receiver<Result<Parsed>>, answered: &SyncSender<Answered>) -> Result<()> {
-    let send = |reads, gpu_hits, position| answered.send(Answered { reads, gpu_hits, position }).map_err(|_| anyhow::anyhow!("the .sai writer stopped"));
-    let mut in_flight: Option<(Vec<ReadSeq>, u64, Result<InFlight>)> = None;
-    for batch in parsed {
-        let Parsed { reads, gpu_input, position } = batch?;
-        if reads.is_empty() {
-            break;
-        }
-        let (Some(gpu), Some(input)) = (gpu.as_mut(), gpu_input) else {
-            send(reads, None, position)?;
-            continue;
-        };
-        let queued = gpu.submit(input);
-        if let Some((reads, position, flight)) = in_flight.take() {
-            send(reads, collect_or_fall_back(gpu, flight), position)?;
-        }
-        in_flight = Some((reads, position, queued));
-    }
-    if let (Some(gpu), Some((reads, position, flight))) = (gpu.as_mut(), in_flight) {
-        send(reads, collect_or_fall_back(gpu, flight), position)?;
-    }
-    Ok(())
-}
-
-/// The GPU's hits of a batch; `None` when the GPU failed it (out of memory or any other
-/// error): the writer then aligns the whole batch on the CPU, so no read is lost, and the
-/// search's stacks are sized again with half the memory.
-fn collect_or_fall_back(gpu: &mut GpuAligner, flight: Result<InFlight>) -> Option<Vec<Option<Vec<AlnHit>>>> {
-    match flight.and_then(|f| gpu.collect(f)) {
-        Ok((_, hits)) => Some(hits),
-        Err(e) => {
-            gpu.shrink_after_failure();
-            eprintln!("[bcuda aln] GPU batch failed ({e:#}); aligning it on the CPU");
-            None
-        }
-    }
 }

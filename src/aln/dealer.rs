@@ -1,0 +1,404 @@
+//! Dealing batches to several devices and putting their answers back in input order.
+//!
+//! One feeder thread per device pulls numbered batches from a shared queue (so a slower device
+//! takes fewer), keeps two on its device at once, and passes each answered batch on; the
+//! writer puts them back in order with [`InOrder`]. A batch a device fails goes on without an
+//! answer (the writer aligns it on the CPU); after [`MAX_FAILURES_IN_ROW`] failures in a row a
+//! feeder stops, and the last one to stop hands every batch left to the CPU. Nothing here knows
+//! about GPUs: the tests run it on fake devices.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+
+/// Failed batches in a row after which a device is given up.
+pub const MAX_FAILURES_IN_ROW: usize = 3;
+
+/// Something that aligns batches asynchronously: a batch is submitted, then collected.
+pub trait AsyncAligner {
+    /// What the dealer hands out and the writer gets back (the device may take its inputs
+    /// out of it).
+    type Batch;
+    /// A batch queued on the device.
+    type Flight;
+    type Answer;
+    fn submit(&mut self, batch: &mut Self::Batch) -> Result<Self::Flight>;
+    fn collect(&mut self, flight: Self::Flight) -> Result<Self::Answer>;
+    /// After a failed batch (e.g. smaller buffers for the next ones).
+    fn recover(&mut self, error: &anyhow::Error);
+}
+
+/// A batch with its place in the input and its number of reads.
+pub struct Numbered<B> {
+    pub seq: u64,
+    pub reads: usize,
+    pub batch: B,
+}
+
+/// A batch back from a device; `answer: None` when it has none (failed, or no device left):
+/// the writer aligns all of it on the CPU.
+pub struct Finished<B, A> {
+    pub seq: u64,
+    pub batch: B,
+    pub answer: Option<A>,
+}
+
+/// What one device did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Share {
+    /// Batches answered, and their reads.
+    pub batches: usize,
+    pub reads: usize,
+    /// Batches it failed (aligned on the CPU).
+    pub failed: usize,
+    /// Time with at least one batch on it.
+    pub busy: Duration,
+    /// Whether it was given up after failures.
+    pub given_up: bool,
+}
+
+/// The queue the feeders pull from, and how many feeders still pull.
+struct Queue<B> {
+    /// `None` once closed (the writer stopped): the dealer's next send fails.
+    batches: Mutex<Option<Receiver<Numbered<B>>>>,
+    feeding: AtomicUsize,
+}
+
+impl<B> Queue<B> {
+    /// The next batch; `None` when the input is done or the queue closed.
+    fn next(&self) -> Option<Numbered<B>> {
+        self.batches.lock().unwrap_or_else(|e| e.into_inner()).as_ref()?.recv().ok()
+    }
+
+    fn close(&self) {
+        self.batches.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// Deals `batches` to `devices` (in input order, numbered from 0) and sends every batch to
+/// `done`, answered or not; with no device, all go unanswered (the CPU's). Returns each
+/// device's share, or the first error of the input or of sending to the writer.
+pub fn deal<D, I>(devices: &mut [D], batches: I, done: SyncSender<Finished<D::Batch, D::Answer>>, on_answer: &(dyn Fn(usize, usize) + Sync)) -> Result<Vec<Share>>
+where
+    D: AsyncAligner + Send,
+    D::Batch: Send,
+    D::Answer: Send,
+    I: IntoIterator<Item = Result<(usize, D::Batch)>>,
+{
+    let (tx, rx) = sync_channel::<Numbered<D::Batch>>(1);
+    let queue = Queue { batches: Mutex::new(Some(rx)), feeding: AtomicUsize::new(devices.len()) };
+    if devices.is_empty() {
+        drop(tx);
+        return pass_to_cpu(batches, &done).map(|()| Vec::new());
+    }
+    std::thread::scope(|scope| {
+        let feeders: Vec<_> = devices
+            .iter_mut()
+            .enumerate()
+            .map(|(i, device)| {
+                let (queue, done) = (&queue, done.clone());
+                scope.spawn(move || feed(device, queue, &done, &|reads| on_answer(i, reads)))
+            })
+            .collect();
+        drop(done);
+        let mut dealt = Ok(());
+        for (seq, batch) in (0u64..).zip(batches) {
+            match batch {
+                Ok((reads, batch)) => {
+                    if tx.send(Numbered { seq, reads, batch }).is_err() {
+                        break; // closed: a feeder found the writer stopped and says so
+                    }
+                }
+                Err(e) => {
+                    dealt = Err(e);
+                    break;
+                }
+            }
+        }
+        drop(tx);
+        let shares: Vec<Result<Share>> = feeders.into_iter().map(|f| f.join().unwrap_or_else(|_| Err(anyhow!("a GPU feeder panicked")))).collect();
+        dealt?;
+        shares.into_iter().collect()
+    })
+}
+
+/// No device: every batch to the writer unanswered.
+fn pass_to_cpu<B, A>(batches: impl IntoIterator<Item = Result<(usize, B)>>, done: &SyncSender<Finished<B, A>>) -> Result<()> {
+    for (seq, batch) in (0u64..).zip(batches) {
+        let (_, batch) = batch?;
+        done.send(Finished { seq, batch, answer: None }).map_err(|_| writer_stopped())?;
+    }
+    Ok(())
+}
+
+fn writer_stopped() -> anyhow::Error {
+    anyhow!("the .sai writer stopped")
+}
+
+/// One device's loop: the next batch is submitted before the previous one is collected, so
+/// two are on the device at once (one copying while the other computes).
+fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSender<Finished<D::Batch, D::Answer>>, on_answer: &dyn Fn(usize)) -> Result<Share> {
+    let mut share = Share::default();
+    let mut failures_in_row = 0;
+    let mut busy_since: Option<Instant> = None;
+    let mut in_flight: Option<(Numbered<D::Batch>, Result<D::Flight>)> = None;
+    let mut finish = |device: &mut D, (n, flight): (Numbered<D::Batch>, Result<D::Flight>), share: &mut Share| -> Result<()> {
+        let answer = match flight.and_then(|f| device.collect(f)) {
+            Ok(answer) => {
+                failures_in_row = 0;
+                (share.batches, share.reads) = (share.batches + 1, share.reads + n.reads);
+                on_answer(n.reads);
+                Some(answer)
+            }
+            Err(e) => {
+                failures_in_row += 1;
+                share.failed += 1;
+                device.recover(&e);
+                None
+            }
+        };
+        done.send(Finished { seq: n.seq, batch: n.batch, answer }).map_err(|_| writer_stopped())?;
+        share.given_up = failures_in_row >= MAX_FAILURES_IN_ROW;
+        Ok(())
+    };
+    let result = (|| -> Result<()> {
+        while let Some(mut next) = queue.next() {
+            busy_since.get_or_insert_with(Instant::now);
+            let flight = device.submit(&mut next.batch);
+            if let Some(previous) = in_flight.take() {
+                finish(device, previous, &mut share)?;
+            }
+            in_flight = Some((next, flight));
+            if share.given_up {
+                break;
+            }
+        }
+        if let Some(last) = in_flight.take() {
+            finish(device, last, &mut share)?;
+        }
+        Ok(())
+    })();
+    share.busy = busy_since.map_or(Duration::ZERO, |t| t.elapsed());
+    if result.is_err() {
+        queue.close(); // the writer stopped: so must the dealer
+        return result.map(|()| share);
+    }
+    // The last device to give up leaves the rest of the input to the CPU.
+    if queue.feeding.fetch_sub(1, Ordering::SeqCst) == 1 && share.given_up {
+        while let Some(n) = queue.next() {
+            done.send(Finished { seq: n.seq, batch: n.batch, answer: None }).map_err(|_| writer_stopped())?;
+        }
+    }
+    Ok(share)
+}
+
+/// Puts batches numbered from 0 back in order: holds early ones until their turn.
+pub struct InOrder<T> {
+    next: u64,
+    early: BTreeMap<u64, T>,
+}
+
+impl<T> InOrder<T> {
+    pub fn new() -> InOrder<T> {
+        InOrder { next: 0, early: BTreeMap::new() }
+    }
+
+    pub fn push(&mut self, seq: u64, item: T) {
+        self.early.insert(seq, item);
+    }
+
+    /// The next item in order, once it has come.
+    pub fn pop(&mut self) -> Option<T> {
+        let item = self.early.remove(&self.next)?;
+        self.next += 1;
+        Some(item)
+    }
+
+    /// Items that came but whose turn has not (a gap: a batch lost, which is a bug).
+    pub fn held(&self) -> usize {
+        self.early.len()
+    }
+}
+
+impl<T> Default for InOrder<T> {
+    fn default() -> Self {
+        InOrder::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// A CPU stand-in for a GPU: answers a batch of numbers with their squares after a random
+    /// delay; fails the batches listed in `fail` (counted from 1 on this device) and every
+    /// one from `fail_from` on.
+    struct FakeDevice {
+        rng: rand::rngs::StdRng,
+        max_delay_us: u64,
+        submitted: usize,
+        fail: Vec<usize>,
+        fail_from: Option<usize>,
+        recovered: usize,
+    }
+
+    impl FakeDevice {
+        fn new(seed: u64, max_delay_us: u64) -> FakeDevice {
+            FakeDevice { rng: rand::rngs::StdRng::seed_from_u64(seed), max_delay_us, submitted: 0, fail: Vec::new(), fail_from: None, recovered: 0 }
+        }
+    }
+
+    fn answer(batch: &[u64]) -> Vec<u64> {
+        batch.iter().map(|x| x * x).collect()
+    }
+
+    impl AsyncAligner for FakeDevice {
+        type Batch = Vec<u64>;
+        type Flight = (Instant, Vec<u64>);
+        type Answer = Vec<u64>;
+        fn submit(&mut self, batch: &mut Vec<u64>) -> Result<Self::Flight> {
+            self.submitted += 1;
+            if self.fail.contains(&self.submitted) || self.fail_from.is_some_and(|f| self.submitted >= f) {
+                anyhow::bail!("batch {} failed on purpose", self.submitted);
+            }
+            let delay = Duration::from_micros(self.rng.random_range(0..=self.max_delay_us));
+            Ok((Instant::now() + delay, answer(batch)))
+        }
+        fn collect(&mut self, (ready, answer): Self::Flight) -> Result<Vec<u64>> {
+            std::thread::sleep(ready.saturating_duration_since(Instant::now()));
+            Ok(answer)
+        }
+        fn recover(&mut self, _: &anyhow::Error) {
+            self.recovered += 1;
+        }
+    }
+
+    /// Batches of 1 to 5 numbers, numbered in order.
+    fn input(n: usize) -> Vec<Vec<u64>> {
+        (0..n as u64).map(|i| (0..1 + i % 5).map(|j| i * 10 + j).collect()).collect()
+    }
+
+    /// Runs the dealer and a writer that completes unanswered batches "on the CPU"; returns
+    /// the batches as written, how many the CPU did, and the shares.
+    fn run(devices: &mut [FakeDevice], batches: &[Vec<u64>]) -> (Vec<Vec<u64>>, usize, Vec<Share>) {
+        let (tx, rx) = sync_channel::<Finished<Vec<u64>, Vec<u64>>>(1);
+        let writer = std::thread::spawn(move || {
+            let (mut order, mut written, mut on_cpu) = (InOrder::new(), Vec::new(), 0);
+            for f in rx {
+                order.push(f.seq, f);
+                while let Some(f) = order.pop() {
+                    on_cpu += f.answer.is_none() as usize;
+                    let answer = f.answer.unwrap_or_else(|| answer(&f.batch));
+                    assert_eq!(answer, super::tests::answer(&f.batch), "answer of batch {}", f.seq);
+                    written.push(f.batch);
+                }
+            }
+            assert_eq!(order.held(), 0, "a batch never came");
+            (written, on_cpu)
+        });
+        let input = batches.iter().map(|b| Ok((b.len(), b.clone())));
+        let shares = deal(devices, input, tx, &|_, _| {}).unwrap();
+        let (written, on_cpu) = writer.join().unwrap();
+        (written, on_cpu, shares)
+    }
+
+    #[test]
+    fn written_in_input_order_whatever_the_number_of_devices() {
+        let batches = input(200);
+        for n in [0, 1, 2, 4] {
+            let mut devices: Vec<FakeDevice> = (0..n).map(|i| FakeDevice::new(i as u64, 2000)).collect();
+            let (written, on_cpu, shares) = run(&mut devices, &batches);
+            assert_eq!(written, batches, "{n} devices");
+            assert_eq!(on_cpu, if n == 0 { batches.len() } else { 0 });
+            assert_eq!(shares.iter().map(|s| s.batches).sum::<usize>(), if n == 0 { 0 } else { batches.len() });
+            let reads: usize = batches.iter().map(Vec::len).sum();
+            assert_eq!(shares.iter().map(|s| s.reads).sum::<usize>(), if n == 0 { 0 } else { reads });
+        }
+    }
+
+    #[test]
+    fn a_slower_device_takes_fewer_batches() {
+        let batches = input(120);
+        let mut devices = vec![FakeDevice::new(1, 200), FakeDevice::new(2, 6000)];
+        let (written, _, shares) = run(&mut devices, &batches);
+        assert_eq!(written, batches);
+        assert!(shares[0].batches > 2 * shares[1].batches, "{shares:?}");
+    }
+
+    #[test]
+    fn a_failed_batch_is_completed_on_the_cpu() {
+        let batches = input(60);
+        let mut devices = vec![FakeDevice::new(1, 1000), FakeDevice::new(2, 1000)];
+        devices[0].fail = vec![1, 3];
+        let (written, on_cpu, shares) = run(&mut devices, &batches);
+        assert_eq!(written, batches);
+        assert_eq!((on_cpu, shares[0].failed, shares[1].failed), (2, 2, 0));
+        assert_eq!(devices[0].recovered, 2);
+        assert!(!shares[0].given_up);
+        assert_eq!(shares[0].batches + shares[1].batches, 58);
+    }
+
+    #[test]
+    fn a_failing_device_is_given_up_and_the_others_take_the_rest() {
+        let batches = input(80);
+        let mut devices = vec![FakeDevice::new(1, 500), FakeDevice::new(2, 500), FakeDevice::new(3, 500)];
+        devices[1].fail_from = Some(2);
+        let (written, on_cpu, shares) = run(&mut devices, &batches);
+        assert_eq!(written, batches);
+        assert!(shares[1].given_up && !shares[0].given_up && !shares[2].given_up, "{shares:?}");
+        assert_eq!(shares[1].batches, 1);
+        // Its last failures: those in a row, and the one it had queued behind them.
+        assert!((MAX_FAILURES_IN_ROW..=MAX_FAILURES_IN_ROW + 1).contains(&shares[1].failed), "{shares:?}");
+        assert_eq!(on_cpu, shares[1].failed);
+        assert_eq!(shares.iter().map(|s| s.batches + s.failed).sum::<usize>(), batches.len());
+    }
+
+    #[test]
+    fn when_every_device_is_given_up_the_cpu_takes_the_rest() {
+        let batches = input(50);
+        let mut devices = vec![FakeDevice::new(1, 300), FakeDevice::new(2, 300)];
+        devices[0].fail_from = Some(1);
+        devices[1].fail_from = Some(3);
+        let (written, on_cpu, shares) = run(&mut devices, &batches);
+        assert_eq!(written, batches);
+        assert!(shares.iter().all(|s| s.given_up), "{shares:?}");
+        assert_eq!(on_cpu, batches.len() - shares[1].batches);
+    }
+
+    #[test]
+    fn an_input_error_stops_dealing_and_is_returned() {
+        let (tx, rx) = sync_channel::<Finished<Vec<u64>, Vec<u64>>>(1);
+        let writer = std::thread::spawn(move || rx.into_iter().count());
+        let input = (0..10u64).map(|i| if i == 6 { Err(anyhow!("bad record")) } else { Ok((1, vec![i])) });
+        let mut devices = vec![FakeDevice::new(1, 100), FakeDevice::new(2, 100)];
+        let e = deal(&mut devices, input, tx, &|_, _| {}).unwrap_err();
+        assert_eq!(e.to_string(), "bad record");
+        assert_eq!(writer.join().unwrap(), 6, "the batches before the error are written");
+    }
+
+    #[test]
+    fn a_stopped_writer_stops_the_dealer() {
+        let (tx, rx) = sync_channel::<Finished<Vec<u64>, Vec<u64>>>(1);
+        let writer = std::thread::spawn(move || rx.into_iter().take(3).count());
+        let mut devices = vec![FakeDevice::new(1, 100), FakeDevice::new(2, 100)];
+        let e = deal(&mut devices, (0..10_000u64).map(|i| Ok((1, vec![i]))), tx, &|_, _| {}).unwrap_err();
+        assert_eq!(e.to_string(), "the .sai writer stopped");
+        assert_eq!(writer.join().unwrap(), 3);
+    }
+
+    #[test]
+    fn in_order_holds_early_items() {
+        let mut order = InOrder::new();
+        order.push(1, "b");
+        order.push(2, "c");
+        assert_eq!(order.pop(), None);
+        order.push(0, "a");
+        assert_eq!([order.pop(), order.pop(), order.pop(), order.pop()], [Some("a"), Some("b"), Some("c"), None]);
+        assert_eq!(order.held(), 0);
+    }
+}

@@ -1,0 +1,222 @@
+//! The GPUs `bcuda aln` aligns on: which ones (`--gpus`), opening them while the index loads,
+//! and a GPU as one of the [`dealer`](super::dealer)'s devices.
+
+use std::thread::JoinHandle;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use super::dealer::{AsyncAligner, Share};
+use super::{AlnArgs, Parsed};
+use crate::gpu::{driver_present, GpuAligner, InFlight, OpenGpu, Switches};
+use crate::sai::AlnHit;
+
+/// `--gpus`: the first N visible GPUs, or a list of ordinals.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GpuChoice {
+    First(usize),
+    Ordinals(Vec<usize>),
+}
+
+impl std::str::FromStr for GpuChoice {
+    type Err = String;
+
+    /// `N` (a count) or `0,2` (ordinals; one ordinal alone: `1,`).
+    fn from_str(s: &str) -> Result<GpuChoice, String> {
+        if !s.contains(',') {
+            return match s.trim().parse::<usize>() {
+                Ok(0) => Err("0 GPUs: use --cpu to align without a GPU".into()),
+                Ok(n) => Ok(GpuChoice::First(n)),
+                Err(_) => Err(format!("{s:?}: expected a number of GPUs (2) or a list of ordinals (0,2 or 1,)")),
+            };
+        }
+        let mut ordinals = Vec::new();
+        for o in s.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+            let o: usize = o.parse().map_err(|_| format!("{o:?} is not a GPU ordinal"))?;
+            if ordinals.contains(&o) {
+                return Err(format!("GPU {o} is listed twice"));
+            }
+            ordinals.push(o);
+        }
+        if ordinals.is_empty() {
+            return Err("no GPU ordinal given".into());
+        }
+        Ok(GpuChoice::Ordinals(ordinals))
+    }
+}
+
+impl GpuChoice {
+    /// The ordinals chosen among `visible` GPUs (all of them when nothing was chosen).
+    pub fn ordinals(choice: Option<&GpuChoice>, visible: usize) -> Result<Vec<usize>> {
+        match choice {
+            None => Ok((0..visible).collect()),
+            Some(GpuChoice::First(n)) if *n > visible => bail!("--gpus {n}: only {visible} GPU(s) visible"),
+            Some(GpuChoice::First(n)) => Ok((0..*n).collect()),
+            Some(GpuChoice::Ordinals(list)) => match list.iter().find(|&&o| o >= visible) {
+                Some(o) => bail!("--gpus: there is no GPU {o} ({visible} visible, numbered from 0)"),
+                None => Ok(list.clone()),
+            },
+        }
+    }
+}
+
+/// The GPUs being opened (context, kernels), each on its own thread, while the index loads.
+pub struct Opening(JoinHandle<Result<Vec<(usize, Result<OpenGpu>)>>>);
+
+/// Starts opening the chosen GPUs when GPUs are wanted; `None`: align on the CPU.
+pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
+    if args.cpu || (!args.gpu && args.gpus.is_none() && !driver_present()) {
+        return None;
+    }
+    let choice = args.gpus.clone();
+    Some(Opening(std::thread::spawn(move || {
+        if !driver_present() {
+            bail!("no CUDA driver found (libcuda could not be loaded)");
+        }
+        // CUDA counts only the GPUs of CUDA_VISIBLE_DEVICES, numbered from 0.
+        let visible = cudarc::driver::CudaContext::device_count().map_err(|e| anyhow!("counting the GPUs: {e:?}"))?;
+        let ordinals = GpuChoice::ordinals(choice.as_ref(), visible.max(0) as usize)?;
+        if ordinals.is_empty() {
+            bail!("no GPU visible");
+        }
+        let opening: Vec<_> = ordinals.into_iter().map(|o| (o, std::thread::spawn(move || OpenGpu::open(o, Switches::default())))).collect();
+        Ok(opening.into_iter().map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("opening GPU {o} panicked"))))).collect())
+    })))
+}
+
+/// The opened GPUs with the BWT copied to each and each one's tuned kernel (all at once), in
+/// the order chosen; empty: align on the CPU. A GPU that cannot be used is left out; none
+/// usable is an error with `--gpu` or `--gpus`.
+pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Opening>) -> Result<Vec<GpuAligner>> {
+    let Some(opening) = opening else { return Ok(Vec::new()) };
+    let required = args.gpu || args.gpus.is_some();
+    let opened = match opening.0.join().map_err(|_| anyhow!("opening the GPUs panicked")).and_then(|r| r) {
+        Ok(opened) => opened,
+        Err(e) if required => return Err(e.context("aln: no usable GPU")),
+        Err(e) => {
+            if !args.quiet {
+                eprintln!("[bcuda aln] GPU not usable ({e:#}); aligning on the CPU");
+            }
+            return Ok(Vec::new());
+        }
+    };
+    let several = opened.len() > 1;
+    let ready: Vec<(usize, Result<(GpuAligner, Vec<String>)>)> = std::thread::scope(|s| {
+        let loading: Vec<_> = opened.into_iter().map(|(o, gpu)| (o, s.spawn(move || gpu.and_then(|g| GpuAligner::on(g, bwt)).map(|g| with_tuned_kernel(g, args, several))))).collect();
+        loading.into_iter().map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("loading GPU {o} panicked"))))).collect()
+    });
+    let mut gpus = Vec::new();
+    let mut first_error = None;
+    for (o, gpu) in ready {
+        match gpu {
+            Ok((gpu, notes)) => {
+                if !args.quiet {
+                    notes.iter().for_each(|n| eprintln!("{n}"));
+                }
+                gpus.push(gpu);
+            }
+            Err(e) => {
+                if !args.quiet || required {
+                    eprintln!("[bcuda aln] GPU {o} not usable ({e:#})");
+                }
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) if gpus.is_empty() && required => Err(e.context("aln: no usable GPU")),
+        Some(_) if gpus.is_empty() => {
+            if !args.quiet {
+                eprintln!("[bcuda aln] aligning on the CPU");
+            }
+            Ok(gpus)
+        }
+        _ => Ok(gpus),
+    }
+}
+
+/// The GPU with the exact_match kernel tuned for its model (unless `--no-tuned`), and the
+/// lines to print about it.
+fn with_tuned_kernel(mut gpu: GpuAligner, args: &AlnArgs, several: bool) -> (GpuAligner, Vec<String>) {
+    let (name, cc) = (&gpu.device_name, gpu.compute_capability);
+    let which = if several { format!("GPU {}, ", gpu.ordinal()) } else { String::new() };
+    let mut notes = vec![format!("[bcuda aln] aligning on {which}{name} (compute {}.{})", cc.0, cc.1)];
+    if !args.no_tuned {
+        match crate::autotune_cmd::use_tuned(&mut gpu) {
+            Ok(Some(speedup)) => notes.push(format!("[bcuda aln] using the exact_match kernel tuned for this GPU ({speedup:.2}x on its held-out reads)")),
+            Ok(None) => {}
+            Err(e) => notes.push(format!("[bcuda aln] ignoring the tuned kernel for this GPU ({e:#})")),
+        }
+    }
+    (gpu, notes)
+}
+
+impl AsyncAligner for GpuAligner {
+    type Batch = Parsed;
+    type Flight = InFlight;
+    /// Per read, the GPU's hits (`None`: the CPU aligns the read).
+    type Answer = Vec<Option<Vec<AlnHit>>>;
+
+    fn submit(&mut self, batch: &mut Parsed) -> Result<InFlight> {
+        let mut input = batch.gpu_input.take().context("a batch not packed for the GPU")?;
+        input.repack_for(&batch.reads, self.switches().sequence_stride);
+        GpuAligner::submit(self, input)
+    }
+
+    fn collect(&mut self, flight: InFlight) -> Result<Self::Answer> {
+        GpuAligner::collect(self, flight).map(|(_, hits)| hits)
+    }
+
+    /// The search's stacks are sized again with half the memory.
+    fn recover(&mut self, error: &anyhow::Error) {
+        self.shrink_after_failure();
+        crate::progress::note(&format!("[bcuda aln] GPU batch failed on GPU {} ({error:#}); aligning it on the CPU", self.ordinal()));
+    }
+}
+
+/// One summary line per GPU: its share of the batches and reads, and its busy and kernel time.
+pub fn share_lines(gpus: &[GpuAligner], shares: &[Share]) -> Vec<String> {
+    let all_reads: usize = shares.iter().map(|s| s.reads).sum::<usize>().max(1);
+    gpus.iter()
+        .zip(shares)
+        .map(|(gpu, s)| {
+            let kernels_s = (gpu.totals.exact_ms + gpu.totals.inexact_ms()) as f64 / 1000.0;
+            let mut line = format!(
+                "[bcuda aln] GPU {} ({}): {} batches, {} reads ({:.1} %), busy {:.2} s, kernels {:.2} s",
+                gpu.ordinal(),
+                gpu.device_name,
+                s.batches,
+                s.reads,
+                100.0 * s.reads as f64 / all_reads as f64,
+                s.busy.as_secs_f64(),
+                kernels_s
+            );
+            if s.failed > 0 {
+                line += &format!("; {} failed batches aligned on the CPU", s.failed);
+            }
+            if s.given_up {
+                line += &format!("; given up after {} failed batches in a row", super::dealer::MAX_FAILURES_IN_ROW);
+            }
+            line
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpus_option() {
+        let parse = |s: &str| s.parse::<GpuChoice>();
+        assert_eq!(parse("2"), Ok(GpuChoice::First(2)));
+        assert_eq!(parse("0,2"), Ok(GpuChoice::Ordinals(vec![0, 2])));
+        assert_eq!(parse("1,"), Ok(GpuChoice::Ordinals(vec![1])));
+        assert!(parse("0").is_err() && parse("x").is_err() && parse(",").is_err() && parse("1,1").is_err() && parse("0,a").is_err());
+        let pick = |c: Option<GpuChoice>, n| GpuChoice::ordinals(c.as_ref(), n).map_err(|e| e.to_string());
+        assert_eq!(pick(None, 3), Ok(vec![0, 1, 2]));
+        assert_eq!(pick(Some(GpuChoice::First(2)), 3), Ok(vec![0, 1]));
+        assert_eq!(pick(Some(GpuChoice::First(4)), 2), Err("--gpus 4: only 2 GPU(s) visible".into()));
+        assert_eq!(pick(Some(GpuChoice::Ordinals(vec![2, 0])), 3), Ok(vec![2, 0]));
+        assert!(pick(Some(GpuChoice::Ordinals(vec![0, 2])), 2).is_err());
+    }
+}
