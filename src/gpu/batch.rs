@@ -197,6 +197,17 @@ mod tests {
         assert_eq!(same.fixed_len, Some(40));
     }
 
+    /// A GPU tuned for the other sequence_stride gets the layout a fresh packing would give.
+    #[test]
+    fn repacking_for_the_other_stride() {
+        let reads: Vec<ReadSeq> = (0..70).map(|i| read((0..36 + i % 7).map(|j| ((i + j) % 4) as u8).collect())).collect();
+        let mut b = HostBatch::new(&reads, &GapOptions::default(), true);
+        b.repack_for(&reads, false);
+        let fresh = HostBatch::new(&reads, &GapOptions::default(), false);
+        assert_eq!((&b.exact_words, &b.exact_starts, b.stride), (&fresh.exact_words, &fresh.exact_starts, false));
+        assert_ne!(b.exact_words, HostBatch::new(&reads, &GapOptions::default(), true).exact_words);
+    }
+
     #[test]
     fn answers_become_hits_and_overflow_becomes_none() {
         let reads = vec![read(vec![0; 40]), read(vec![]), read(vec![2; 36])];
