@@ -10,7 +10,8 @@
 # Env: BCUDA_MODE (default --gpu; --cpu to test the script on a machine without a GPU, which
 # writes human-like-cpu.tsv instead), THREADS (default 16), SORT_GB, COMMIT (default: the
 # commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
-# FILE exists; scripts/gpu-long.sh uses it).
+# FILE exists; scripts/gpu-long.sh uses it), GPUS="1 2" (then also bcuda aln --gpus N, twice
+# for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N).
 . "$(dirname "$0")/../scripts/device-env.sh"
 size=$1
 reads=${2:-1000000}
@@ -66,9 +67,9 @@ $B aln $mode --quiet -t $t $W/genome.fa $W/r100k.fq > $W/mode100k.sai
 cmp -s $W/cpu100k.sai $W/mode100k.sai && same100k=yes || same100k=no
 log "first 100k reads: bcuda $mode .sai = --cpu .sai: $same100k"
 
-run_bcuda() { # $1: name; times one whole bcuda aln run, keeps its .sai and stderr summary
+run_bcuda() { # $1: name, $2: more options; times one whole bcuda aln run, keeps its .sai and stderr summary
     local t0=$(now)
-    $B aln $mode -t $t $W/genome.fa $W/reads.fq > $W/$1.sai 2> $W/$1.summary
+    $B aln $mode ${2:-} -t $t $W/genome.fa $W/reads.fq > $W/$1.sai 2> $W/$1.summary
     secs $t0 $(now) > $W/$1.secs
     tee -a "$OUT/human-like.log" < $W/$1.summary
 }
@@ -104,5 +105,30 @@ identical=no
 [ -s "$tsv" ] || printf "genome_mbp\treads\tbcuda_gpu_s\tbcuda_steady_reads_per_s\tbwa_aln_t16_s\tratio\treads_retried\treads_on_cpu\tsai_identical\tcommit\n" > "$tsv"
 printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$reads" "$bcuda_s" "$steady" "$bwa_s" "$ratio" "$retried" "$on_cpu" "$identical" "$commit" | tee -a "$tsv"
 log "row appended to $(basename $tsv) (start-up $start_up s excluded from the steady rate)"
+
+# Several GPUs (issue 14): the same reads on the first N GPUs for each N of GPUS; each row's
+# .sai must equal bwa's records and the first N's file, and its steady rate (start-up from
+# its summary excluded) is compared with the first N's.
+if [ -n "${GPUS:-}" ]; then
+    mtsv=$OUT/multi-gpu.tsv
+    [ -s "$mtsv" ] || printf "genome_mbp\treads\tgpus\tbcuda_s\tstart_up_s\tsteady_reads_per_s\tscaling\tsai_identical\tcommit\n" > "$mtsv"
+    first= base=
+    for g in $GPUS; do
+        run_bcuda gpus${g}a "--gpus $g"
+        run_bcuda gpus${g}b "--gpus $g"
+        run=gpus${g}a
+        awk -v a=$(cat $W/gpus${g}a.secs) -v b=$(cat $W/gpus${g}b.secs) 'BEGIN {exit !(b < a)}' && run=gpus${g}b
+        s=$(cat $W/$run.secs)
+        up=$(from_summary 'start-up[^0-9]*\([0-9.][0-9.]*\) s' $W/$run.summary)
+        rate=$(awk -v n=$reads -v s=$s -v u=$up 'BEGIN {printf "%.0f", n / (s - u)}')
+        first=${first:-$run} base=${base:-$rate}
+        same=no
+        cmp -s $W/$first.sai $W/gpus${g}a.sai && cmp -s $W/$first.sai $W/gpus${g}b.sai \
+            && cmp -s <(tail -c +69 $W/$run.sai) <(tail -c +69 $W/bwa.sai) && same=yes
+        scaling=$(awk -v a=$rate -v b=$base 'BEGIN {printf "%.2f", a / b}')
+        printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$reads" "$g" "$s" "$up" "$rate" "$scaling" "$same" "$commit" | tee -a "$mtsv"
+    done
+    log "rows appended to $(basename $mtsv) (.sai identical: to the first --gpus run's and to bwa's records)"
+fi
 rm -rf "$W"
 log "done"

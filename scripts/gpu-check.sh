@@ -75,5 +75,11 @@ cmp -s $W/big_gpu.sai $W/big_cpu.sai && log "1M-read .sai: GPU = CPU" || { log "
 BCUDA_TEST_FAIL_BATCH=2 $B aln --gpu -t 16 $W/ecoli536.fa $W/big.fq > $W/big_fail.sai 2> $W/fail.err
 grep -h "failed on purpose" $W/fail.err | tee -a "$OUT/gpu-check.log"
 cmp -s $W/big_fail.sai $W/big_cpu.sai && log "1M reads, GPU batch 2 failed: .sai = CPU" || { log "1M reads, GPU batch 2 failed: .sai != CPU"; failures=$((failures + 1)); }
+# A GPU that fails every batch from the second on is given up after 3 in a row; the others
+# (here the CPU, on one GPU) take the rest: same .sai. With several GPUs: GPU 1 dies, GPU 0 goes on.
+BCUDA_TEST_FAIL_GPU=$([ "$(nvidia-smi -L | wc -l)" -gt 1 ] && echo 1 || echo 0) BCUDA_TEST_FAIL_BATCH=2.. \
+    $B aln --gpu -t 16 $W/ecoli536.fa $W/big.fq > $W/big_dead.sai 2> $W/dead.err
+grep -h "given up\|^\[bcuda aln\] GPU [0-9]* (" $W/dead.err | tee -a "$OUT/gpu-check.log"
+cmp -s $W/big_dead.sai $W/big_cpu.sai && log "1M reads, a GPU dead from batch 2: .sai = CPU" || { log "1M reads, a GPU dead from batch 2: .sai != CPU"; failures=$((failures + 1)); }
 cmp -s <(tail -c +69 $W/big_cpu.sai) <(tail -c +69 $W/big_bwa.sai) && log "1M-read .sai records: bcuda = bwa" || log "1M-read .sai records: bcuda != bwa"
 exit $failures
