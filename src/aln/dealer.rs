@@ -55,7 +55,8 @@ pub struct Share {
     pub reads: usize,
     /// Batches it failed (aligned on the CPU).
     pub failed: usize,
-    /// Time with at least one batch on it.
+    /// From its first batch submitted to its last collected (a finished batch may wait
+    /// there for the next input: the kernel time says how long it computed).
     pub busy: Duration,
     /// Whether it was given up after failures.
     pub given_up: bool,
@@ -76,6 +77,17 @@ impl<B> Queue<B> {
 
     fn close(&self) {
         self.batches.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// Closes the queue when its feeder panics, so that the dealer does not wait for it forever.
+struct CloseOnPanic<'a, B>(&'a Queue<B>);
+
+impl<B> Drop for CloseOnPanic<'_, B> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.close();
+        }
     }
 }
 
@@ -142,6 +154,7 @@ fn writer_stopped() -> anyhow::Error {
 /// One device's loop: the next batch is submitted before the previous one is collected, so
 /// two are on the device at once (one copying while the other computes).
 fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSender<Finished<D::Batch, D::Answer>>, on_answer: &dyn Fn(usize)) -> Result<Share> {
+    let _guard = CloseOnPanic(queue);
     let mut share = Share::default();
     let mut failures_in_row = 0;
     let mut busy_since: Option<Instant> = None;
@@ -389,6 +402,29 @@ mod tests {
         let e = deal(&mut devices, (0..10_000u64).map(|i| Ok((1, vec![i]))), tx, &|_, _| {}).unwrap_err();
         assert_eq!(e.to_string(), "the .sai writer stopped");
         assert_eq!(writer.join().unwrap(), 3);
+    }
+
+    /// A device that panics ends the run with an error instead of a hang.
+    #[test]
+    fn a_panicking_device_ends_the_run() {
+        struct Panics;
+        impl AsyncAligner for Panics {
+            type Batch = Vec<u64>;
+            type Flight = ();
+            type Answer = Vec<u64>;
+            fn submit(&mut self, _: &mut Vec<u64>) -> Result<()> {
+                panic!("on purpose")
+            }
+            fn collect(&mut self, _: ()) -> Result<Vec<u64>> {
+                unreachable!()
+            }
+            fn recover(&mut self, _: &anyhow::Error) {}
+        }
+        let (tx, rx) = sync_channel::<Finished<Vec<u64>, Vec<u64>>>(1);
+        let writer = std::thread::spawn(move || rx.into_iter().count());
+        let e = deal(&mut [Panics], (0..1000u64).map(|i| Ok((1, vec![i]))), tx, &|_, _| {}).unwrap_err();
+        assert_eq!(e.to_string(), "a GPU feeder panicked");
+        assert_eq!(writer.join().unwrap(), 0);
     }
 
     #[test]
