@@ -28,8 +28,17 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     // Progress in permille of suffix-array rows sorted.
     let progress = crate::progress::Progress::new("index", Some(1000), args.quiet);
     let bar = progress.clone();
+    // Seconds per stage, for the summary: where the time went.
+    let stages = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, std::time::Instant)>::new()));
+    let seen = stages.clone();
     let opts = bcuda_index::BuildOptions {
-        progress: Some(Box::new(move |_stage: &str, fraction: f64| bar.advance(0, Some((fraction * 1000.0) as u64)))),
+        progress: Some(Box::new(move |stage: &str, fraction: f64| {
+            let mut seen = seen.lock().unwrap();
+            if seen.last().is_none_or(|(s, _)| s != stage) {
+                seen.push((stage.to_string(), std::time::Instant::now()));
+            }
+            bar.advance(0, Some((fraction * 1000.0) as u64))
+        })),
         sort_budget_bytes: (args.sort_memory.max(0.001) * (1u64 << 30) as f64) as u64,
     };
     let start = std::time::Instant::now();
@@ -37,7 +46,9 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     progress.finish();
     built?;
     if !args.quiet {
-        eprintln!("[bcuda index] {} indexed in {:.2} s", args.fasta.display(), start.elapsed().as_secs_f64());
+        let stages = stages.lock().unwrap();
+        let spent: Vec<String> = stages.windows(2).map(|w| format!("{} {:.2} s", w[0].0, (w[1].1 - w[0].1).as_secs_f64())).collect();
+        eprintln!("[bcuda index] {} indexed in {:.2} s ({})", args.fasta.display(), start.elapsed().as_secs_f64(), spent.join(", "));
     }
     // The index is built whatever happens here: a config folder we cannot write is a warning.
     match crate::default_index::record_default(&prefix) {

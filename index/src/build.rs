@@ -141,6 +141,7 @@ pub fn build_index(fasta: &Path, prefix: &Path, mut opts: BuildOptions) -> Resul
     let sorted = suffix_sort::build(&text, opts.sort_budget_bytes, |rows| report("sorting suffixes", rows as f64 / (n + 1) as f64));
     drop(text);
 
+    report("writing files", 0.0);
     let mut files = PendingFiles { done: Vec::new() };
     files.write(with_ext(prefix, ".pac"), |w| w.write_all(&reference.forward.pac_file_bytes()))?;
     files.write(with_ext(prefix, ".ann"), |w| w.write_all(format_ann(l_pac, BWA_SEED, &reference.seqs).as_bytes()))?;

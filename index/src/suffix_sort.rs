@@ -70,6 +70,7 @@ pub fn build(text: &PackedText, budget_bytes: u64, progress: impl FnMut(u64)) ->
 /// [`build`] with the difference cover of v = `cover_root`^2 (small ones exercise it in tests).
 fn build_with_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut progress: impl FnMut(u64)) -> BwtAndSamples {
     let n = text.len();
+    assert!(n <= POSITION_BITS, "text too long for the chunk slots");
     // Bounds every comparison below (long exact repeats would otherwise cost their length).
     let cover = CoverRanks::build(text, cover_root);
     let k = bucket_bases(n);
@@ -107,7 +108,9 @@ fn build_with_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut p
         let mut positions = vec![0u64; (starts[hi] - base) as usize];
         fill_chunk(text, k, lo, &mut positions, &mut starts[lo..hi], base);
         sort_buckets(&cover, &mut positions, base, &starts[lo..hi]);
-        for &pos in &positions {
+        // Sequential reads only: each slot already carries its BWT character.
+        for &slot in &positions {
+            let pos = slot & POSITION_BITS;
             if row % SA_INTERVAL == 0 {
                 samples[(row / SA_INTERVAL - 1) as usize] = pos;
             }
@@ -115,7 +118,7 @@ fn build_with_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut p
                 primary = Some(row);
             } else {
                 let x = row - primary.is_some() as u64;
-                put_base(&mut bwt, x, text.base(pos - 1));
+                put_base(&mut bwt, x, (slot >> 62) as u8);
             }
             row += 1;
         }
@@ -168,6 +171,7 @@ fn sort_buckets(cover: &CoverRanks, part: &mut [u64], first: u64, ends: &[u64]) 
     if ends.len() == 1 && part.len() > SERIAL {
         // A huge bucket (e.g. poly-A) is sorted in place: no keys beside it.
         part.par_sort_unstable_by(|&a, &b| cover.compare(a, b));
+        part.par_iter_mut().for_each(|slot| *slot = with_bwt_char(cover.text(), *slot));
     } else if part.len() <= SERIAL {
         let mut keyed = Vec::new();
         let mut from = 0;
@@ -188,10 +192,11 @@ fn sort_buckets(cover: &CoverRanks, part: &mut [u64], first: u64, ends: &[u64]) 
 /// read two scattered windows each time), then the suffixes still tied by the cover's
 /// comparison. `keyed` is scratch space reused across buckets.
 fn sort_bucket(cover: &CoverRanks, bucket: &mut [u64], keyed: &mut Vec<(u128, u64)>) {
+    let text = cover.text();
     if bucket.len() < 2 {
+        bucket.iter_mut().for_each(|slot| *slot = with_bwt_char(text, *slot));
         return;
     }
-    let text = cover.text();
     keyed.clear();
     keyed.extend(bucket.iter().map(|&p| (first_64_bases(text, p), p)));
     keyed.sort_unstable_by_key(|&(key, _)| key);
@@ -205,8 +210,19 @@ fn sort_bucket(cover: &CoverRanks, bucket: &mut [u64], keyed: &mut Vec<(u128, u6
         }
     }
     for (slot, &(_, p)) in bucket.iter_mut().zip(keyed.iter()) {
-        *slot = p;
+        *slot = with_bwt_char(text, p);
     }
+}
+
+/// A sorted slot's position bits; the top 2 bits carry the BWT character (`text[pos-1]`, 0 for
+/// position 0, whose row is `$`'s), read while the suffix's words are still in cache so that
+/// rows are written without a scattered read each.
+const POSITION_BITS: u64 = (1 << 62) - 1;
+
+#[inline]
+fn with_bwt_char(text: &PackedText, pos: u64) -> u64 {
+    let c = if pos == 0 { 0 } else { text.base(pos - 1) };
+    pos | (c as u64) << 62
 }
 
 /// The 64 bases at `p`, zeros past the end. Unequal keys order their suffixes as the suffixes
