@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use bcuda_index::build::pack_fasta;
+use bcuda_index::suffix_sort::{bucket_bases, compare_suffixes_counting};
 use bcuda_index::text::PackedText;
 use rayon::prelude::*;
 
@@ -43,29 +44,6 @@ impl Stats {
     }
 }
 
-/// The words the plain comparison reads for suffixes `a` and `b`, and its answer.
-fn compare_counting(text: &PackedText, mut a: u64, mut b: u64) -> (std::cmp::Ordering, u64) {
-    let n = text.len();
-    let mut words = 0;
-    loop {
-        words += 1;
-        let (ra, rb) = (n - a, n - b);
-        let m = ra.min(rb).min(32);
-        if m > 0 {
-            let keep = !0u64 << (64 - 2 * m);
-            let (wa, wb) = (text.window(a) & keep, text.window(b) & keep);
-            if wa != wb {
-                return (wa.cmp(&wb), words);
-            }
-        }
-        if m < 32 {
-            return (ra.cmp(&rb), words);
-        }
-        a += 32;
-        b += 32;
-    }
-}
-
 fn main() {
     let fasta = std::env::args().nth(1).expect("usage: sort_profile genome.fa");
     let reference = pack_fasta(Path::new(&fasta)).expect("readable FASTA");
@@ -78,10 +56,7 @@ fn main() {
     }
     let starts_in_n = |p: u64| in_n[(if p < n / 2 { p } else { n - 1 - p }) as usize];
 
-    let mut k = 1;
-    while k < 12 && 4u64.pow(k) * 64 < n {
-        k += 1;
-    }
+    let k = bucket_bases(n);
     let bucket_of = |i: u64| (text.window(i) >> (64 - 2 * k)) as usize;
     let n_buckets = 1usize << (2 * k);
     let mut starts = vec![0usize; n_buckets + 1];
@@ -106,7 +81,7 @@ fn main() {
             let mut bucket: Vec<u64> = positions[starts[b]..starts[b + 1]].iter().map(|&p| p as u64).collect();
             let mut words_here = 0;
             bucket.sort_unstable_by(|&x, &y| {
-                let (o, w) = compare_counting(&text, x, y);
+                let (o, w) = compare_suffixes_counting(&text, x, y);
                 let bin = (64 - w.leading_zeros() as usize).min(DEPTH_BINS - 1);
                 s.by_depth[bin].0 += 1;
                 s.by_depth[bin].1 += w;

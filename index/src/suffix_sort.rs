@@ -32,20 +32,27 @@ pub const SA_INTERVAL: u64 = 32;
 
 /// Compares the suffixes starting at `a` and `b` (`a != b`); the end of the text sorts first.
 /// Costs their common prefix: the sort uses [`CoverRanks::compare`]; this is its oracle.
-pub fn compare_suffixes(text: &PackedText, mut a: u64, mut b: u64) -> Ordering {
+pub fn compare_suffixes(text: &PackedText, a: u64, b: u64) -> Ordering {
+    compare_suffixes_counting(text, a, b).0
+}
+
+/// [`compare_suffixes`] and the number of 32-base words it read (for profiling).
+pub fn compare_suffixes_counting(text: &PackedText, mut a: u64, mut b: u64) -> (Ordering, u64) {
     let n = text.len();
+    let mut words = 0;
     loop {
+        words += 1;
         let (ra, rb) = (n - a, n - b);
         let m = ra.min(rb).min(32);
         if m > 0 {
             let keep = !0u64 << (64 - 2 * m);
             let (wa, wb) = (text.window(a) & keep, text.window(b) & keep);
             if wa != wb {
-                return wa.cmp(&wb);
+                return (wa.cmp(&wb), words);
             }
         }
         if m < 32 {
-            return ra.cmp(&rb);
+            return (ra.cmp(&rb), words);
         }
         a += 32;
         b += 32;
@@ -53,7 +60,7 @@ pub fn compare_suffixes(text: &PackedText, mut a: u64, mut b: u64) -> Ordering {
 }
 
 /// Prefix length of the buckets: about one bucket per 64 suffixes, at most 12 bases.
-fn bucket_bases(n: u64) -> u32 {
+pub fn bucket_bases(n: u64) -> u32 {
     let mut k = 1;
     while k < 12 && 4u64.pow(k) * 64 < n {
         k += 1;
