@@ -34,6 +34,11 @@
 #define HIT_GO 0
 #define HIT_FIRST 1
 #define HIT_STOP 2
+// The warp passes (inexact_level): lanes of a warp, entries per chunk of a warp's pool. Defined
+// here, before any use, so that a patched line that uses them compiles wherever it lands.
+#define LANES 32
+#define CHUNK 64
+#define FULL_MASK 0xffffffffu
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -92,7 +97,7 @@ __device__ __forceinline__ int take_slot(Stack &st)
 {
     int slot = st.free_list;
     if (slot != NO_ENTRY) st.free_list = st.pool[slot].next;
-    else if (st.used < st.capacity) slot = st.used++;
+    else if (st.used < st.capacity) slot = st.used++; // guard
     return slot;
 }
 
@@ -557,7 +562,7 @@ __device__ int record_hit(HitList &h, const Entry &e, u64 k, u64 l, Width *width
                 width[p].w = seq_len - (++j);
             }
         }
-        if (h.n_aln == h.capacity) return HITS_FULL;
+        if (h.n_aln == h.capacity) return HITS_FULL; // guard
         h.hits[h.n_aln].bits = (u64)n_mm | (u64)n_gapo << 8 | (u64)n_gape << 16 | ((u64)score & 0xfffff) << 24
             | ((u64)n_ins_of(e) & 0x3ff) << 44 | ((u64)n_del_of(e) & 0x3ff) << 54;
         h.hits[h.n_aln].k = k;
@@ -582,7 +587,7 @@ __device__ int search_read(const Read &r, Width *width, Stack &st, HitList &h)
             if (ends_before(h, st.cap + 1, opt)) break;
             return STACK_FULL;
         }
-        if (++st.pops > st.max_pops) return STACK_FULL;
+        if (++st.pops > st.max_pops) return STACK_FULL; // guard
         Entry e = stack_pop(st);
         if (ends_before(h, entry_score(e), opt)) break;
         u64 hk, hl;
@@ -601,6 +606,8 @@ __device__ int search_read(const Read &r, Width *width, Stack &st, HitList &h)
     return h.n_aln;
 }
 
+// (Calls of functions that take `words` or `l2` stay on one line: autotune's bounds guards
+// pass those pointers' bounds on by rewriting the call's line.)
 // Pass 1: each thread takes the next read of `queue` (queue_counters[1] counts those taken, up
 // to queue_counters[0]) until none is left, and searches it with its own bounded stack of
 // `entries_per_thread` entries and at most `max_pops` pops. A read that needs more is appended
@@ -624,8 +631,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     u32 queued = queue_counters[0];
     for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
         u32 id = queue[p];
-        Read r = prepare_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id],
-            width, seed_width, seq, lookups);
+        Read r = prepare_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], width, seed_width, seq, lookups);
         Stack st;
         st.pool = entry_pool + t * entries_per_thread;
         st.heads = head_pool + t * n_buckets;
@@ -658,9 +664,6 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
 // the chains up to the first that ends in a hit are committed in bwa's order, that hit is
 // recorded, and the chains after it run again with the D array and cut-offs it changed.
 
-#define LANES 32
-#define CHUNK 64
-#define FULL_MASK 0xffffffffu
 
 // Where a lane's chain puts its children: the lane's own buffer.
 struct LaneBuffer {
@@ -910,7 +913,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_level(
             u32 off = 0;
             if (lane == 0) off = atomicAdd(long_count, (u32)n);
             off = __shfl_sync(FULL_MASK, off, 0);
-            if (off + (u32)n <= long_capacity) {
+            if (off + (u32)n <= long_capacity) { // guard
                 dst = long_hits + off;
                 if (lane == 0) long_offset[id] = off;
             } else n = HITS_FULL;

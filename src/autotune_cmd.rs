@@ -1,11 +1,15 @@
-//! `bcuda autotune`: evolve the exact_match kernel for the installed GPU.
+//! `bcuda autotune`: evolve the GPU kernels of `aln` (exact_match and the inexact kernels) for
+//! the installed GPU.
 //!
-//! The engine (grammar, patches, operators, tabu, selection) is the `bcuda-autotune` crate.
-//! Here: the evaluator, which sends each variant to a worker process (`bcuda autotune-worker`)
-//! that compiles it with NVRTC, runs it on a real batch of reads and compares its intervals
-//! with the unmodified kernel's; a worker that faults or hangs is killed and restarted. After
-//! the evolution the winner is minimised, validated on held-out reads and saved for this GPU,
-//! where `bcuda aln` finds it.
+//! The engine (grammar, patches, operators, tabu, selection, restarts, sizing) is the
+//! `bcuda-autotune` crate. Here: the evaluator, which sends each variant to a worker process
+//! (`bcuda autotune-worker`) that compiles both kernels with NVRTC, runs the whole GPU part of
+//! aln on a subset of the training reads (a fresh one each generation) and compares its
+//! answers with the unmodified kernels': exact_match's intervals by the k,l penalty, every
+//! read's hits by the hit-level oracle; the fitness is the GPU time of all passes (GPU
+//! events). A worker that faults or hangs is killed and restarted. The budget is split into
+//! restarts; their minimised winners are compared, the best is validated on held-out reads
+//! and saved for this GPU, where `bcuda aln` finds it.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -14,30 +18,40 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use bcuda_autotune::evolution::{Evaluator, Evolution, Outcome, Settings};
-use bcuda_autotune::genome::{barracuda_switches, Genome, SwitchSpec};
+use bcuda_autotune::evolution::{Evaluator, Outcome, Settings, Variant};
+use bcuda_autotune::genome::{barracuda_switches, inexact_switches, Genome, Sources, SwitchSpec};
 use bcuda_autotune::grammar::Grammar;
+use bcuda_autotune::hit_oracle::first_difference;
 use bcuda_autotune::patch::apply;
 use bcuda_autotune::penalty::batch_penalty;
+use bcuda_autotune::{restarts, sizing};
 use serde::{Deserialize, Serialize};
 
-use crate::gpu::{GpuAligner, Switches};
+use crate::gpu::{GpuAligner, HostBatch, InexactSwitches, Switches};
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
+use crate::sai::{AlnHit, GapOptions};
 
 #[derive(clap::Args, Debug)]
 pub struct AutotuneArgs {
     /// Index prefix (the FASTA path given to `index`) [the default index].
     #[arg(long)]
     pub index: Option<PathBuf>,
-    /// Sample reads (FASTQ): the first batch evolves, the second validates.
+    /// Sample reads (FASTQ): the first two batches train (a batch-sized subset of them per
+    /// generation), the third validates.
     #[arg(long)]
     pub reads: PathBuf,
-    /// Population size.
-    #[arg(long, default_value_t = 1000)]
-    pub pop: usize,
-    /// Generations.
-    #[arg(long, default_value_t = 50)]
-    pub gens: usize,
+    /// Population size [sized from the budget].
+    #[arg(long)]
+    pub pop: Option<usize>,
+    /// Generations per restart [sized from the budget, at least 10].
+    #[arg(long)]
+    pub gens: Option<usize>,
+    /// Independent restarts within the budget (fewer when it is too short for them).
+    #[arg(long, default_value_t = 3)]
+    pub restarts: usize,
+    /// Evolve exact_match only (the inexact kernels stay as they are).
+    #[arg(long)]
+    pub exact_only: bool,
     /// Wall-clock budget, e.g. 30m, 90s, 2h.
     #[arg(long, default_value = "30m")]
     pub budget: String,
@@ -68,38 +82,74 @@ pub struct WorkerArgs {
     pub batch_size: usize,
 }
 
-/// A request to the worker: one variant, on the training or the held-out batch.
+/// A request to the worker: one variant (both kernels' sources, None: the unmodified inexact
+/// kernels; every switch by name), on the training subset of a generation or the held-out batch.
 #[derive(Serialize, Deserialize)]
 struct Request {
-    source: String,
+    exact: String,
+    inexact: Option<String>,
     switches: Vec<(String, u32)>,
     repeats: usize,
     held_out: bool,
+    subset: usize,
 }
 
 #[derive(Serialize, Deserialize)]
 enum Reply {
     Hello { device: String, cc: (i32, i32) },
     Ran { penalty: u64, ms: f64 },
+    WrongHits(String),
     Illegal(String),
     CompileError(String),
     Failed(String),
 }
 
+/// Both kernels' switches, as the GPU driver takes them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelSwitches {
+    pub exact: Switches,
+    pub inexact: InexactSwitches,
+}
+
+/// Every switch autotune evolves: exact_match's 15, then the inexact kernels'.
+pub fn all_switches(exact_only: bool) -> Vec<SwitchSpec> {
+    let mut specs = barracuda_switches();
+    if !exact_only {
+        specs.extend(inexact_switches(InexactSwitches::DOMAINS, &InexactSwitches::default().values()));
+    }
+    specs
+}
+
 /// The kernel switches of a genome, as the GPU driver takes them; `Err` when they cannot run.
-pub fn switches_of(genome: &Genome, specs: &[SwitchSpec]) -> Result<Switches, String> {
+pub fn switches_of(genome: &Genome, specs: &[SwitchSpec]) -> Result<KernelSwitches, String> {
     switches_from(&genome.assignments(specs))
 }
 
-fn switches_from(assignments: &[(String, u32)]) -> Result<Switches, String> {
-    let mut sw = Switches { cache_threads: None, ..Switches::default() };
+/// Switches by name: the inexact kernels' names go to them, the others to exact_match's.
+fn switches_from(assignments: &[(String, u32)]) -> Result<KernelSwitches, String> {
+    let mut sw = KernelSwitches { exact: Switches { cache_threads: None, ..Switches::default() }, inexact: InexactSwitches::default() };
     for (name, value) in assignments {
-        sw.set(&format!("{name}={value}"))?;
+        if InexactSwitches::DOMAINS.iter().any(|d| d.0 == name) {
+            sw.inexact.set(&format!("{name}={value}"))?;
+        } else {
+            sw.exact.set(&format!("{name}={value}"))?;
+        }
     }
-    match sw.illegal() {
+    match sw.exact.illegal().or(sw.inexact.illegal()) {
         Some(why) => Err(why.to_string()),
         None => Ok(sw),
     }
+}
+
+/// The training subset of generation `g`: `size` consecutive reads of the pool of `pool`
+/// reads, starting at a place that moves with the generation (the same for every variant of
+/// it; generation 0 starts at the beginning).
+fn subset_range(g: usize, pool: usize, size: usize) -> std::ops::Range<usize> {
+    let size = size.min(pool);
+    let room = pool - size;
+    let start = if room == 0 { 0 } else { (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize % (room + 1) };
+    let start = if g == 0 { 0 } else { start };
+    start..start + size
 }
 
 fn parse_budget(s: &str) -> Result<Duration> {
@@ -113,23 +163,49 @@ fn parse_budget(s: &str) -> Result<Duration> {
     }))
 }
 
+/// What the unmodified kernels answer on a set of reads: exact_match's intervals and every
+/// read's hits (None: left to the CPU).
+struct Expected {
+    kl: Vec<(u64, u64)>,
+    hits: Vec<Option<Vec<AlnHit>>>,
+}
+
 /// The worker: answers requests until stdin closes.
 pub fn run_worker(args: WorkerArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.index, ".bwt"))?;
     let mut gpu = GpuAligner::new(&bwt, Switches::default(), 0)?;
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
-    let train = reader.next_batch(args.batch_size)?;
+    // Two batches of training reads (a batch-sized subset of them per generation), one held out.
+    let mut pool = reader.next_batch(args.batch_size)?;
+    pool.extend(reader.next_batch(args.batch_size)?);
     let held_out = reader.next_batch(args.batch_size)?;
-    if train.is_empty() {
+    if pool.is_empty() {
         bail!("{}: no reads", args.reads.display());
     }
-    let held_out = if held_out.is_empty() { train.clone() } else { held_out };
-    let reference = |gpu: &mut GpuAligner, reads: &[ReadSeq]| -> Result<Vec<(u64, u64)>> {
-        let (k, l, _) = gpu.exact_match(reads)?;
-        Ok(k.into_iter().zip(l).collect())
+    let held_out = if held_out.is_empty() { pool[..pool.len().min(args.batch_size)].to_vec() } else { held_out };
+    let opt = GapOptions::default();
+    let plain = KernelSwitches::default();
+    // The kernels on the GPU now (loading a module costs the driver's JIT): sources and switches.
+    let mut loaded: Option<(String, Switches, String, InexactSwitches)> = None;
+    fn load(gpu: &mut GpuAligner, loaded: &mut Option<(String, Switches, String, InexactSwitches)>, exact: &str, sw: Switches, inexact: &str, isw: InexactSwitches) -> Result<()> {
+        let want = (exact.to_string(), sw, inexact.to_string(), isw);
+        let now = loaded.take();
+        if now.as_ref().is_none_or(|n| (&n.0, &n.1) != (&want.0, &want.1)) {
+            gpu.set_exact_kernel(&want.0, want.1.clone())?;
+        }
+        if now.as_ref().is_none_or(|n| (&n.2, &n.3) != (&want.2, &want.3)) {
+            gpu.set_inexact_kernels(&want.2, want.3.clone())?;
+        }
+        *loaded = Some(want);
+        Ok(())
+    }
+    let expected = |gpu: &mut GpuAligner, loaded: &mut Option<(String, Switches, String, InexactSwitches)>, reads: &[ReadSeq]| -> Result<Expected> {
+        load(gpu, loaded, crate::gpu::EXACT_MATCH_CU, plain.exact.clone(), crate::gpu::INEXACT_MATCH_CU, plain.inexact.clone())?;
+        let (kl, hits, _) = run_gpu_part(gpu, reads, &opt)?;
+        Ok(Expected { kl, hits })
     };
-    let ref_train = reference(&mut gpu, &train)?;
-    let ref_held = reference(&mut gpu, &held_out)?;
+    let expected_held = expected(&mut gpu, &mut loaded, &held_out)?;
+    let mut subset = (usize::MAX, Vec::new(), Expected { kl: Vec::new(), hits: Vec::new() });
     let mut out = std::io::stdout().lock();
     let say = |out: &mut std::io::StdoutLock, r: &Reply| -> Result<()> {
         writeln!(out, "{}", serde_json::to_string(r)?)?;
@@ -139,18 +215,26 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     say(&mut out, &Reply::Hello { device: gpu.device_name.clone(), cc: gpu.compute_capability })?;
     for line in std::io::stdin().lock().lines() {
         let req: Request = serde_json::from_str(&line?)?;
+        if !req.held_out && subset.0 != req.subset {
+            // A new generation's reads: the unmodified kernels' answers on them first.
+            let reads = pool[subset_range(req.subset, pool.len(), args.batch_size)].to_vec();
+            let answers = expected(&mut gpu, &mut loaded, &reads)?;
+            subset = (req.subset, reads, answers);
+        }
+        let (reads, want) = if req.held_out { (&held_out, &expected_held) } else { (&subset.1, &subset.2) };
+        let inexact = req.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU);
         let reply = match switches_from(&req.switches) {
             Err(why) => Reply::Illegal(why),
-            Ok(sw) => match gpu.set_exact_kernel(&req.source, sw) {
+            Ok(sw) => match load(&mut gpu, &mut loaded, &req.exact, sw.exact, inexact, sw.inexact) {
                 Err(e) if format!("{e:#}").contains("NVRTC") => Reply::CompileError(format!("{e:#}")),
                 Err(e) => Reply::Failed(format!("{e:#}")),
-                Ok(()) => {
-                    let (reads, expected) = if req.held_out { (&held_out, &ref_held) } else { (&train, &ref_train) };
-                    match time_variant(&mut gpu, reads, req.repeats) {
-                        Ok((kl, ms)) => Reply::Ran { penalty: batch_penalty(expected, &kl), ms },
-                        Err(e) => Reply::Failed(format!("{e:#}")),
-                    }
-                }
+                Ok(()) => match time_variant(&mut gpu, reads, &opt, req.repeats) {
+                    Ok((kl, hits, ms)) => match first_difference(&want.hits, &hits) {
+                        Some(mismatch) => Reply::WrongHits(mismatch.to_string()),
+                        None => Reply::Ran { penalty: batch_penalty(&want.kl, &kl), ms },
+                    },
+                    Err(e) => Reply::Failed(format!("{e:#}")),
+                },
             },
         };
         say(&mut out, &reply)?;
@@ -158,15 +242,28 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     Ok(())
 }
 
-/// One warm-up, then the median kernel time of `repeats` runs (GPU events).
-fn time_variant(gpu: &mut GpuAligner, reads: &[ReadSeq], repeats: usize) -> Result<(Vec<(u64, u64)>, f64)> {
+/// The GPU part of aln on `reads`, once: exact_match's intervals (a call of its own, for the
+/// k,l penalty), the batch's hits through every pass, and the GPU time of the batch's
+/// kernels (exact pass and every inexact pass, GPU events).
+fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
     let (k, l, _) = gpu.exact_match(reads)?;
+    let before = gpu.totals;
+    let flight = gpu.submit(HostBatch::new(reads, opt, gpu.switches().sequence_stride))?;
+    let (_, hits) = gpu.collect(flight)?;
+    let after = gpu.totals;
+    let ms = (after.exact_ms - before.exact_ms) + (after.inexact_ms() - before.inexact_ms());
+    Ok((k.into_iter().zip(l).collect(), hits, ms as f64))
+}
+
+/// One warm-up, then the median GPU time of `repeats` runs; the answers of the warm-up.
+fn time_variant(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, repeats: usize) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
+    let (kl, hits, _) = run_gpu_part(gpu, reads, opt)?;
     let mut times = Vec::new();
     for _ in 0..repeats.max(1) {
-        times.push(gpu.exact_match(reads)?.2 as f64);
+        times.push(run_gpu_part(gpu, reads, opt)?.2);
     }
     times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    Ok((k.into_iter().zip(l).collect(), times[times.len() / 2]))
+    Ok((kl, hits, times[times.len() / 2]))
 }
 
 /// The parent's side: a worker process that is restarted when a variant kills or hangs it.
@@ -176,6 +273,8 @@ struct WorkerEvaluator {
     timeout: Duration,
     held_out: bool,
     repeats: usize,
+    /// The generation whose training subset requests name.
+    subset: usize,
     device: Option<(String, (i32, i32))>,
     restarts: usize,
 }
@@ -240,10 +339,11 @@ impl WorkerEvaluator {
 }
 
 impl Evaluator for WorkerEvaluator {
-    fn evaluate(&mut self, source: &str, switches: &[(String, u32)]) -> Outcome {
-        let req = Request { source: source.to_string(), switches: switches.to_vec(), repeats: self.repeats, held_out: self.held_out };
+    fn evaluate(&mut self, v: &Variant) -> Outcome {
+        let req = Request { exact: v.exact.clone(), inexact: v.inexact.clone(), switches: v.switches.clone(), repeats: self.repeats, held_out: self.held_out, subset: self.subset };
         match self.ask(&req) {
             Ok(Reply::Ran { penalty, ms }) => Outcome::Ran { penalty, ms },
+            Ok(Reply::WrongHits(why)) => Outcome::WrongHits(why),
             Ok(Reply::Illegal(why)) => Outcome::Illegal(why),
             Ok(Reply::CompileError(log)) => Outcome::CompileError(log),
             Ok(Reply::Failed(e)) | Err(e) => Outcome::Fault(e),
@@ -253,15 +353,20 @@ impl Evaluator for WorkerEvaluator {
 
     /// Compiles a generation's variants in parallel into the PTX cache, where the worker's
     /// compile then finds them; failures are left for the worker to report.
-    fn prepare(&mut self, variants: &[(String, Vec<(String, u32)>)]) {
+    fn prepare(&mut self, variants: &[Variant]) {
         use rayon::prelude::*;
         let Some((_, cc)) = self.device else { return };
         let arch = crate::gpu::arch_for(cc);
-        variants.par_iter().for_each(|(source, switches)| {
-            if let Ok(sw) = switches_from(switches) {
-                let _ = crate::gpu::compile_cached(source, &sw.defines(), arch);
+        variants.par_iter().for_each(|v| {
+            if let Ok(sw) = switches_from(&v.switches) {
+                let _ = crate::gpu::compile_cached(&v.exact, &sw.exact.defines(), arch);
+                let _ = crate::gpu::compile_cached(v.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU), &sw.inexact.defines(), arch);
             }
         });
+    }
+
+    fn begin_generation(&mut self, generation: usize) {
+        self.subset = generation;
     }
 }
 
@@ -271,7 +376,11 @@ pub struct Tuned {
     pub device: String,
     pub compute_capability: (i32, i32),
     pub switches: Vec<(String, u32)>,
+    /// exact_match's source.
     pub source: String,
+    /// The inexact kernels' source (absent in files of exact_match-only runs).
+    #[serde(default)]
+    pub inexact_source: Option<String>,
     pub speedup: f64,
     pub genome: Genome,
 }
@@ -281,7 +390,7 @@ fn tuned_path(device: &str, cc: (i32, i32)) -> PathBuf {
     crate::gpu::cache_dir().join("tuned").join(format!("{name}-sm{}{}.json", cc.0, cc.1))
 }
 
-/// The tuned exact_match kernel saved for this GPU, if any.
+/// The tuned kernels saved for this GPU, if any.
 pub fn load_tuned(device: &str, cc: (i32, i32)) -> Option<Tuned> {
     let text = std::fs::read_to_string(tuned_path(device, cc)).ok()?;
     serde_json::from_str(&text).ok()
@@ -289,10 +398,13 @@ pub fn load_tuned(device: &str, cc: (i32, i32)) -> Option<Tuned> {
 
 pub fn run(args: AutotuneArgs) -> Result<()> {
     let budget = parse_budget(&args.budget)?;
+    let started = std::time::Instant::now();
     let index = crate::default_index::named_or_default("autotune", args.index.as_deref())?;
     index.announce("autotune", args.quiet);
     let g = Grammar::parse(crate::gpu::EXACT_MATCH_CU);
-    let specs = barracuda_switches();
+    let inexact_g = Grammar::parse(crate::gpu::INEXACT_MATCH_CU);
+    let sources = Sources { exact: &g, inexact: (!args.exact_only).then_some(&inexact_g) };
+    let specs = all_switches(args.exact_only);
     let worker_args: Vec<String> = vec![
         "autotune-worker".into(),
         "--index".into(),
@@ -302,69 +414,135 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
         "--batch-size".into(),
         args.batch_size.to_string(),
     ];
-    let mut eval = WorkerEvaluator { args: worker_args, child: None, timeout: Duration::from_secs(args.variant_timeout), held_out: false, repeats: 5, device: None, restarts: 0 };
+    let mut eval = WorkerEvaluator { args: worker_args, child: None, timeout: Duration::from_secs(args.variant_timeout), held_out: false, repeats: 5, subset: 0, device: None, restarts: 0 };
     eval.spawn()?;
     let (device, cc) = eval.device.clone().context("the worker did not name its GPU")?;
     // Timing noise: spread of the reference's times. The reference that variants are timed
-    // against is the unmodified kernel with its loop and bounds guards (as every variant has
-    // them); the worker's expected answers come from the plain kernel, and the guards must not
-    // change them.
+    // against is the unmodified kernels with their loop and bounds guards (as every variant
+    // has them); the worker's expected answers come from the plain kernels, and the guards must
+    // not change them.
     let reference = Genome::reference(&specs);
-    let ref_source = apply(&g, &reference.patches);
-    let ref_defines = reference.assignments(&specs);
+    let ref_variant = Variant { exact: apply(&g, &[]), inexact: sources.inexact.map(|ig| apply(ig, &[])), switches: reference.assignments(&specs) };
     let mut times = Vec::new();
+    let t = std::time::Instant::now();
     for _ in 0..5 {
-        if let Outcome::Ran { ms, penalty } = eval.evaluate(&ref_source, &ref_defines) {
-            if penalty != 0 {
-                bail!("the guarded reference kernel answers differently from the plain kernel (penalty {penalty})");
-            }
-            times.push(ms);
+        match eval.evaluate(&ref_variant) {
+            Outcome::Ran { ms, penalty: 0 } => times.push(ms),
+            Outcome::Ran { penalty, .. } => bail!("the guarded reference exact_match answers differently from the plain kernel (penalty {penalty})"),
+            Outcome::WrongHits(why) => bail!("the guarded reference inexact kernels answer differently from the plain kernels: {why}"),
+            other => bail!("the reference kernels do not run on {device}: {other:?}"),
         }
     }
-    if times.is_empty() {
-        bail!("the reference kernel does not run on {device}");
-    }
+    let run_s = t.elapsed().as_secs_f64() / 5.0;
     times.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let noise = ((times[times.len() - 1] - times[0]) / times[times.len() / 2]).max(0.01);
-    if !args.quiet {
-        eprintln!("[bcuda autotune] {device} (sm_{}{}): reference {:.4} ms, timing noise {:.1}%", cc.0, cc.1, times[times.len() / 2], 100.0 * noise);
+    // What a new variant costs: its compile (in parallel over a generation) and its
+    // evaluation (loading, warm-up, timed runs), measured on one single mutant.
+    let mut probe = reference.clone();
+    let last = specs.len() - 1;
+    probe.switches[last] = specs[last].values.iter().copied().find(|v| *v != specs[last].default).flatten();
+    let probe = Variant { switches: probe.assignments(&specs), ..ref_variant.clone() };
+    let t = std::time::Instant::now();
+    eval.prepare(std::slice::from_ref(&probe));
+    let compile_s = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    eval.evaluate(&probe);
+    let per_variant = Duration::from_secs_f64(compile_s / rayon::current_num_threads() as f64 + t.elapsed().as_secs_f64().max(run_s));
+    let left = budget.saturating_sub(started.elapsed());
+    let mut plan = sizing::plan(left, per_variant, args.restarts);
+    if let Some(p) = args.pop {
+        plan.population = p;
     }
-    let settings = Settings { population: args.pop, generations: args.gens, budget, seed: args.seed, noise };
-    let mut evo = Evolution::new(&g, &specs, eval, settings);
+    if let Some(n) = args.gens {
+        plan.generations = n;
+    }
+    if !args.quiet {
+        eprintln!(
+            "[bcuda autotune] {device} (sm_{}{}): reference {:.4} ms (GPU time of {}), timing noise {:.1}%, about {:.2} s per variant: {} restarts of {} generations of {}",
+            cc.0,
+            cc.1,
+            times[times.len() / 2],
+            if args.exact_only { "exact_match" } else { "all GPU passes" },
+            100.0 * noise,
+            per_variant.as_secs_f64(),
+            plan.restarts,
+            plan.generations,
+            plan.population
+        );
+    }
+    let settings = Settings { population: plan.population, generations: plan.generations, budget: plan.per_restart, seed: args.seed, noise };
     let quiet = args.quiet;
-    let progress = crate::progress::Progress::new("generations", Some(args.gens as u64), quiet);
-    let population = evo.run(&mut |generation, h| {
+    let progress = crate::progress::Progress::new("generations", Some((plan.generations * plan.restarts) as u64), quiet);
+    let mut done = 0u64;
+    // When the current restart began (its history counts its own evaluations).
+    let mut restart_start = (0, std::time::Instant::now());
+    let runs = restarts::run(sources, &specs, &mut eval, &settings, plan.restarts, plan.per_restart, &mut |restart, generation, h| {
+        done += 1;
+        if restart_start.0 != restart {
+            restart_start = (restart, std::time::Instant::now());
+        }
         if !quiet {
             let (best, median) = h.generations.last().copied().unwrap_or((None, None));
-            crate::progress::note(&format!("[bcuda autotune] generation {generation}: {} evaluated, best {:?} ms, median {:?} ms", h.evaluated, best, median));
-            progress.set_message(format!("{} variants evaluated", h.evaluated));
+            let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.4}"));
+            let elapsed = started.elapsed().as_secs_f64();
+            crate::progress::note(&format!(
+                "[bcuda autotune] restart {} generation {generation}: best {} ms, median {} ms (reference {:.4}), {} evaluated, {:.1} per s, tabu hits {:.1}%, {:.0} s left",
+                restart + 1,
+                ms(best),
+                ms(median),
+                h.reference_ms,
+                h.evaluated,
+                h.evaluated as f64 / restart_start.1.elapsed().as_secs_f64().max(1e-3),
+                100.0 * h.tabu_rate(),
+                budget.as_secs_f64() - elapsed
+            ));
+            progress.set_message(format!("restart {} of {}", restart + 1, plan.restarts));
         }
-        progress.advance(1, Some(generation as u64 + 1));
+        progress.advance(1, Some(done));
     });
     progress.finish();
-    let best = population.first().map(|s| s.genome.clone()).unwrap_or_else(|| reference.clone());
-    let winner = evo.minimise(&best);
+    let describe = |w: &Genome| -> Vec<String> {
+        let mut d: Vec<String> = w.patches.iter().map(|p| format!("exact_match: {}", p.describe(&g))).collect();
+        d.extend(w.inexact_patches.iter().map(|p| format!("inexact: {}", p.describe(&inexact_g))));
+        d
+    };
+    let winners: Vec<&Genome> = runs.iter().filter_map(|r| r.winner.as_ref()).collect();
+    let shared = restarts::recurring(&winners, &specs, &describe);
+    let winner = restarts::best(&runs).and_then(|r| r.winner.clone()).unwrap_or_else(|| reference.clone());
 
-    // Validation on held-out reads: same answers, speed-up over repeats.
-    evo.evaluator.held_out = true;
-    evo.evaluator.repeats = 11;
-    let (src, defs) = evo.phenotype(&winner);
-    let held_ref = evo.evaluator.evaluate(&ref_source, &ref_defines);
-    let held_win = evo.evaluator.evaluate(&src, &defs);
+    // Validation on held-out reads: same answers (intervals and hits), speed-up over repeats.
+    eval.held_out = true;
+    eval.repeats = 11;
+    let phenotype = bcuda_autotune::evolution::phenotype(sources, &specs, &winner);
+    let held_ref = eval.evaluate(&ref_variant);
+    let held_win = eval.evaluate(&phenotype);
     let (Outcome::Ran { ms: ref_ms, .. }, Outcome::Ran { penalty, ms: win_ms }) = (&held_ref, &held_win) else {
         bail!("validation on held-out reads failed: {held_ref:?} / {held_win:?}");
     };
     let speedup = ref_ms / win_ms;
-    let history = evo.history.clone();
-    let patches: Vec<String> = winner.patches.iter().map(|p| p.describe(&g)).collect();
-    let summary = format!("{:?} with {} patches [{}]; held-out penalty {penalty}, speed-up {speedup:.3}x", defs, patches.len(), patches.join("; "));
+    let changes = describe(&winner);
+    let defs = phenotype.switches.clone();
+    let summary = format!("{:?} with {} patches [{}]; held-out penalty {penalty}, hits identical, speed-up {speedup:.3}x", defs, changes.len(), changes.join("; "));
     std::fs::create_dir_all(&args.report)?;
-    std::fs::write(args.report.join("report.txt"), bcuda_autotune::report::text(&history, &summary) + &format!("worker restarts: {}\n", evo.evaluator.restarts))?;
-    std::fs::write(args.report.join("progress.svg"), bcuda_autotune::report::svg(&history))?;
+    let mut text = String::new();
+    for (r, run) in runs.iter().enumerate() {
+        text += &format!("== restart {} (seed {})\n", r + 1, run.seed);
+        let w = run.winner.as_ref().map_or("none beat the reference".to_string(), |w| format!("{:?} [{}]", w.assignments(&specs), describe(w).join("; ")));
+        text += &bcuda_autotune::report::text(&run.history, &w);
+    }
+    text += "== changes of the restarts' winners (how many winners have each)\n";
+    for (change, n) in &shared {
+        text += &format!("{n}\t{change}\n");
+    }
+    text += &format!("== final winner (fastest restart's, validated)\n{summary}\nworker restarts: {}\n", eval.restarts);
+    std::fs::write(args.report.join("report.txt"), text)?;
+    if let Some(run) = restarts::best(&runs).or(runs.first()) {
+        std::fs::write(args.report.join("progress.svg"), bcuda_autotune::report::svg(&run.history))?;
+    }
     if !args.quiet {
         eprintln!("[bcuda autotune] winner: {summary}; report in {}", args.report.display());
     }
-    let tuned = Tuned { device: device.clone(), compute_capability: cc, switches: defs, source: src, speedup, genome: winner };
+    let tuned = Tuned { device: device.clone(), compute_capability: cc, switches: defs, source: phenotype.exact.clone(), inexact_source: phenotype.inexact.clone(), speedup, genome: winner };
     std::fs::write(args.report.join("winner.json"), serde_json::to_string_pretty(&tuned)?)?;
     if *penalty != 0 || speedup <= 1.0 + noise {
         eprintln!("[bcuda autotune] no variant beat the reference on held-out reads by more than the noise; nothing saved");
@@ -379,11 +557,14 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     Ok(())
 }
 
-/// Installs the tuned kernel for this GPU on `gpu`, when there is one; returns its speed-up.
+/// Installs the tuned kernels for this GPU on `gpu`, when there are some; returns their speed-up.
 pub fn use_tuned(gpu: &mut GpuAligner) -> Result<Option<f64>> {
     let Some(t) = load_tuned(&gpu.device_name, gpu.compute_capability) else { return Ok(None) };
-    let sw = switches_from(&t.switches).map_err(|e| anyhow::anyhow!("tuned kernel: {e}"))?;
-    gpu.set_exact_kernel(&t.source, sw)?;
+    let sw = switches_from(&t.switches).map_err(|e| anyhow::anyhow!("tuned kernels: {e}"))?;
+    gpu.set_exact_kernel(&t.source, sw.exact)?;
+    if t.inexact_source.is_some() || sw.inexact != InexactSwitches::default() {
+        gpu.set_inexact_kernels(t.inexact_source.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU), sw.inexact)?;
+    }
     Ok(Some(t.speedup))
 }
 
@@ -408,14 +589,14 @@ mod tests {
         for _ in 0..40 {
             let mut genome = Genome::reference(&specs);
             for _ in 0..6 {
-                genome = mutate(&genome, &specs, &g, &mut rng);
+                genome = mutate(&genome, &specs, Sources::exact_only(&g), &mut rng);
             }
             let Ok(sw) = switches_of(&genome, &specs) else {
                 illegal += 1;
                 continue;
             };
             let source = apply(&g, &genome.patches);
-            crate::gpu::compile(&source, &sw.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{genome:?}\n{e}"));
+            crate::gpu::compile(&source, &sw.exact.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{genome:?}\n{e}"));
             compiled += 1;
         }
         assert!(compiled >= 20, "only {compiled} legal variants ({illegal} illegal)");
@@ -453,10 +634,88 @@ mod tests {
         let mut compiled = 0;
         for genome in genomes {
             let Ok(sw) = switches_of(&genome, &specs) else { continue };
-            crate::gpu::compile(&source, &sw.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{:?}\n{e}", genome.assignments(&specs)));
+            crate::gpu::compile(&source, &sw.exact.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{:?}\n{e}", genome.assignments(&specs)));
             compiled += 1;
         }
         assert!(compiled >= 30, "{compiled}");
+    }
+
+    /// The inexact kernels as autotune runs them: the guarded unmodified source under every
+    /// value of their switches, and variants with patches of that source, compile with NVRTC.
+    #[test]
+    fn guarded_inexact_variants_compile_with_nvrtc() {
+        if !crate::gpu::nvrtc_present() {
+            eprintln!("skipped: libnvrtc not found (CI installs it from PyPI; see .ci/run)");
+            return;
+        }
+        let exact = Grammar::parse(crate::gpu::EXACT_MATCH_CU);
+        let g = Grammar::parse(crate::gpu::INEXACT_MATCH_CU);
+        let source = apply(&g, &[]);
+        assert!(source.contains("gi_clamp(") && source.contains("__syncwarp"));
+        let specs = all_switches(false);
+        let reference = Genome::reference(&specs);
+        let mut defines = std::collections::BTreeSet::new();
+        for (i, spec) in specs.iter().enumerate().skip(barracuda_switches().len()) {
+            for v in &spec.values {
+                let mut genome = reference.clone();
+                genome.switches[i] = *v;
+                defines.insert(switches_of(&genome, &specs).unwrap().inexact.defines());
+            }
+        }
+        for d in &defines {
+            crate::gpu::compile(&source, d, Some("sm_90")).unwrap_or_else(|e| panic!("{d:?}\n{e}"));
+        }
+        let sources = Sources { exact: &exact, inexact: Some(&g) };
+        let seed = std::env::var("BCUDA_GI_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+        let n = std::env::var("BCUDA_GI_VARIANTS").ok().and_then(|s| s.parse().ok()).unwrap_or(12);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut compiled = 0;
+        for _ in 0..n {
+            let mut genome = reference.clone();
+            while genome.inexact_patches.len() < 4 {
+                genome = mutate(&genome, &specs, sources, &mut rng);
+            }
+            let Ok(sw) = switches_of(&genome, &specs) else { continue };
+            let v = bcuda_autotune::evolution::phenotype(sources, &specs, &genome);
+            crate::gpu::compile(v.inexact.as_deref().unwrap(), &sw.inexact.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{:?}\n{e}", genome.inexact_patches));
+            compiled += 1;
+        }
+        assert!(compiled >= n * 2 / 3, "{compiled}");
+    }
+
+    /// Switches by name go to their kernel; the inexact kernels' defaults are the driver's.
+    #[test]
+    fn switches_split_between_the_kernels() {
+        let specs = all_switches(false);
+        assert_eq!(specs.len(), 15 + InexactSwitches::DOMAINS.len());
+        assert_eq!(switches_of(&Genome::reference(&specs), &specs).unwrap(), KernelSwitches { exact: Switches { cache_threads: None, ..Switches::default() }, inexact: InexactSwitches::default() });
+        let sw = switches_from(&[("BLOCK_W".into(), 128), ("INEXACT_BLOCK_W".into(), 256), ("occ_ldg".into(), 1), ("first_max_pops".into(), 4096)]).unwrap();
+        assert_eq!((sw.exact.block_w, sw.inexact.block_w, sw.inexact.occ_ldg, sw.inexact.first_max_pops), (128, 256, true, 4096));
+        assert!(switches_from(&[("INEXACT_BLOCK_W".into(), 100)]).is_err());
+        assert_eq!(all_switches(true).len(), 15);
+    }
+
+    /// Each generation's training subset: batch-sized, inside the pool, the first at its
+    /// start, and moving from one generation to the next.
+    #[test]
+    fn training_subsets_move_with_the_generation() {
+        assert_eq!(subset_range(0, 1000, 400), 0..400);
+        let starts: std::collections::HashSet<usize> = (0..20).map(|g| subset_range(g, 1000, 400).start).collect();
+        assert!(starts.len() > 10, "{starts:?}");
+        assert!((0..100).all(|g| subset_range(g, 1000, 400).end <= 1000 && subset_range(g, 1000, 400).len() == 400));
+        assert_eq!(subset_range(7, 300, 400), 0..300);
+    }
+
+    /// A tuned file from an exact_match-only run (no inexact source) still loads.
+    #[test]
+    fn tuned_files_without_inexact_kernels_load() {
+        let t = Tuned { device: "d".into(), compute_capability: (9, 0), switches: vec![("BLOCK_W".into(), 64)], source: "s".into(), inexact_source: None, speedup: 1.5, genome: Genome::reference(&barracuda_switches()) };
+        let mut json: serde_json::Value = serde_json::to_value(&t).unwrap();
+        json.as_object_mut().unwrap().remove("inexact_source");
+        json["genome"].as_object_mut().unwrap().remove("inexact_patches");
+        let back: Tuned = serde_json::from_value(json).unwrap();
+        assert_eq!(back.inexact_source, None);
+        assert!(back.genome.inexact_patches.is_empty());
     }
 
     #[test]

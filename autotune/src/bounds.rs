@@ -411,8 +411,11 @@ pub fn guard(source: &str) -> String {
     let mut lines: Vec<String> = g.lines.iter().map(|l| l.text.clone()).collect();
     for f in &fns {
         let mut bounds: BTreeMap<String, Bound> = BTreeMap::new();
+        // A kernel's bound is an expression of its own arguments (and macros): a kernel
+        // without them (inexact_search has no n_reads) leaves that pointer unguarded.
+        let known = |expr: &str| !f.kernel || crate::grammar::identifiers(expr).iter().all(|id| id.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') || f.params.iter().any(|p| p.name == *id));
         for p in &f.params {
-            if let (Some((_, n, w)), true) = (param_bound(&p.name), p.pointer && p.dims.is_empty()) {
+            if let (Some((_, n, w)), true) = (param_bound(&p.name).filter(|(_, n, _)| known(n)), p.pointer && p.dims.is_empty()) {
                 let n = if f.kernel { n.to_string() } else { format!("gi_n_{}", p.name) };
                 bounds.insert(p.name.clone(), Bound { dims: vec![n], window: w.map(str::to_string) });
             } else if let (Some(dims), false) = (kernel_arrays.get(&p.name), f.kernel) {

@@ -1,6 +1,11 @@
 //! The genetic-improvement loop: a population of genomes evaluated by an [`Evaluator`],
 //! genotype and phenotype tabu lists, truncation selection of the best half among variants
-//! that answer exactly like the reference and beat it by more than the timing noise.
+//! that answer exactly like the reference and beat it by more than the timing noise, with
+//! fewer changes first among variants within the noise of each other (parsimony).
+//!
+//! Each generation may run on a fresh subset of the training reads ([`Evaluator::begin_generation`]);
+//! the reference is timed again on it, and a variant's fitness is its time relative to the
+//! reference of its generation, so times from different subsets compare.
 
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -10,8 +15,7 @@ use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
 
-use crate::genome::{crossover, mutate, Genome, SwitchSpec};
-use crate::grammar::Grammar;
+use crate::genome::{crossover, mutate, Genome, Sources, SwitchSpec};
 use crate::patch::apply;
 use crate::preprocess::preprocess;
 
@@ -24,16 +28,43 @@ pub enum Outcome {
     CompileError(String),
     /// The kernel faulted or hung (the worker was restarted).
     Fault(String),
-    /// k,l penalty against the reference (0 = same answers) and kernel time in ms.
+    /// The inexact kernels' hits differ from the reference's (see [`crate::hit_oracle`]).
+    WrongHits(String),
+    /// k,l penalty of exact_match against the reference (0 = same answers) and GPU time in ms.
     Ran { penalty: u64, ms: f64 },
 }
 
+/// A variant as the evaluator gets it: the exact_match source, the inexact kernels' source
+/// (None: the unmodified one), and every kernel's switches by name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub exact: String,
+    pub inexact: Option<String>,
+    pub switches: Vec<(String, u32)>,
+}
+
 pub trait Evaluator {
-    fn evaluate(&mut self, source: &str, switches: &[(String, u32)]) -> Outcome;
+    fn evaluate(&mut self, variant: &Variant) -> Outcome;
 
     /// Called with a whole generation's new variants before they are evaluated one by one,
     /// e.g. to compile them in parallel.
-    fn prepare(&mut self, _variants: &[(String, Vec<(String, u32)>)]) {}
+    fn prepare(&mut self, _variants: &[Variant]) {}
+
+    /// Called before each generation (0 = the initial population): the evaluator may switch
+    /// to another subset of its training reads, the same for every variant until the next call.
+    fn begin_generation(&mut self, _generation: usize) {}
+}
+
+impl<E: Evaluator> Evaluator for &mut E {
+    fn evaluate(&mut self, variant: &Variant) -> Outcome {
+        (**self).evaluate(variant)
+    }
+    fn prepare(&mut self, variants: &[Variant]) {
+        (**self).prepare(variants)
+    }
+    fn begin_generation(&mut self, generation: usize) {
+        (**self).begin_generation(generation)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -50,28 +81,60 @@ pub struct Settings {
 pub struct Scored {
     pub genome: Genome,
     pub outcome: Outcome,
+    /// Time relative to the reference on the same reads (None: not correct).
+    pub relative: Option<f64>,
 }
 
 impl Scored {
-    fn fitness(&self) -> Option<f64> {
-        match self.outcome {
-            Outcome::Ran { penalty: 0, ms } => Some(ms),
+    fn new(genome: Genome, outcome: Outcome, reference_ms: f64) -> Scored {
+        let relative = match outcome {
+            Outcome::Ran { penalty: 0, ms } if reference_ms > 0.0 && reference_ms.is_finite() => Some(ms / reference_ms),
             _ => None,
-        }
+        };
+        Scored { genome, outcome, relative }
     }
 }
 
-/// Best and median time (ms) of the correct variants of each generation.
+/// Best and median time (ms on the first generation's reads: relative times scaled by the
+/// first reference time) of the correct variants of each generation, and the search's counts.
 #[derive(Clone, Debug, Default)]
 pub struct History {
     pub reference_ms: f64,
     pub generations: Vec<(Option<f64>, Option<f64>)>,
     pub evaluated: usize,
+    /// Genomes (or phenotypes) drawn again and refused.
     pub tabu_hits: usize,
+    /// Of those, the ones whose genome was new but whose sources and defines were not.
+    pub phenotype_hits: usize,
+    /// Mutations that the operator redrew because their genome had been seen (its own
+    /// look-up of the genotype list, before a genome is drawn; not tabu hits).
+    pub redraws: usize,
 }
 
+impl History {
+    /// Share of the drawn genomes that had been seen before.
+    pub fn tabu_rate(&self) -> f64 {
+        let drawn = self.tabu_hits + self.evaluated;
+        if drawn == 0 {
+            0.0
+        } else {
+            self.tabu_hits as f64 / drawn as f64
+        }
+    }
+}
+
+/// The sources (patched and guarded) and defines of a genome.
+pub fn phenotype(sources: Sources, specs: &[SwitchSpec], genome: &Genome) -> Variant {
+    Variant { exact: apply(sources.exact, &genome.patches), inexact: sources.inexact.map(|g| apply(g, &genome.inexact_patches)), switches: genome.assignments(specs) }
+}
+
+/// Further mutations of a refused child before breeding starts again from the parents.
+const TABU_WALK: usize = 4;
+/// Redraws of a mutation whose genome was seen, before it is drawn anyway.
+const REDRAWS: usize = 8;
+
 pub struct Evolution<'a, E: Evaluator> {
-    pub grammar: &'a Grammar,
+    pub sources: Sources<'a>,
     pub specs: &'a [SwitchSpec],
     pub evaluator: E,
     pub settings: Settings,
@@ -79,6 +142,8 @@ pub struct Evolution<'a, E: Evaluator> {
     genotypes: HashSet<Genome>,
     phenotypes: HashSet<u64>,
     pub history: History,
+    /// The reference's time on the current generation's reads.
+    generation_reference_ms: f64,
 }
 
 fn hash_of(s: &str) -> u64 {
@@ -88,29 +153,49 @@ fn hash_of(s: &str) -> u64 {
 }
 
 impl<'a, E: Evaluator> Evolution<'a, E> {
-    pub fn new(grammar: &'a Grammar, specs: &'a [SwitchSpec], evaluator: E, settings: Settings) -> Self {
+    pub fn new(sources: Sources<'a>, specs: &'a [SwitchSpec], evaluator: E, settings: Settings) -> Self {
         let rng = StdRng::seed_from_u64(settings.seed);
-        Evolution { grammar, specs, evaluator, settings, rng, genotypes: HashSet::new(), phenotypes: HashSet::new(), history: History::default() }
+        Evolution { sources, specs, evaluator, settings, rng, genotypes: HashSet::new(), phenotypes: HashSet::new(), history: History::default(), generation_reference_ms: f64::INFINITY }
     }
 
-    /// Source and defines of a genome.
-    pub fn phenotype(&self, genome: &Genome) -> (String, Vec<(String, u32)>) {
-        (apply(self.grammar, &genome.patches), genome.assignments(self.specs))
+    /// Sources and defines of a genome.
+    pub fn phenotype(&self, genome: &Genome) -> Variant {
+        phenotype(self.sources, self.specs, genome)
     }
 
-    /// Admits a genome unless it (or its preprocessed source) was seen before.
+    /// A mutant of `parent` that the genotype list has not seen, when one of a few draws is
+    /// (the mutation looks the list up itself, so it rarely regenerates a seen genome).
+    pub fn mutant(&mut self, parent: &Genome) -> Genome {
+        let mut child = mutate(parent, self.specs, self.sources, &mut self.rng);
+        for _ in 0..REDRAWS {
+            if !self.genotypes.contains(&child) {
+                break;
+            }
+            self.history.redraws += 1;
+            child = mutate(parent, self.specs, self.sources, &mut self.rng);
+        }
+        child
+    }
+
+    /// Admits a genome unless it (or its preprocessed sources) was seen before.
     fn admit(&mut self, genome: &Genome) -> bool {
-        if !self.genotypes.insert(genome.clone()) {
+        if self.genotypes.contains(genome) {
             self.history.tabu_hits += 1;
             return false;
         }
-        let (source, defines) = self.phenotype(genome);
-        let mut key = preprocess(&source, &defines);
-        for (name, value) in &defines {
+        self.genotypes.insert(genome.clone());
+        let v = self.phenotype(genome);
+        let mut key = preprocess(&v.exact, &v.switches);
+        if let Some(inexact) = &v.inexact {
+            key.push_str("\u{0}");
+            key.push_str(&preprocess(inexact, &v.switches));
+        }
+        for (name, value) in &v.switches {
             key.push_str(&format!("{name}={value};"));
         }
         if !self.phenotypes.insert(hash_of(&key)) {
             self.history.tabu_hits += 1;
+            self.history.phenotype_hits += 1;
             return false;
         }
         true
@@ -118,24 +203,59 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
 
     /// Evaluates admitted genomes: prepared together, then one by one.
     fn evaluate_all(&mut self, genomes: Vec<Genome>) -> Vec<Scored> {
-        let variants: Vec<(String, Vec<(String, u32)>)> = genomes.iter().map(|g| self.phenotype(g)).collect();
+        let variants: Vec<Variant> = genomes.iter().map(|g| self.phenotype(g)).collect();
         self.evaluator.prepare(&variants);
         self.history.evaluated += genomes.len();
-        genomes.into_iter().zip(variants).map(|(genome, (src, defs))| Scored { outcome: self.evaluator.evaluate(&src, &defs), genome }).collect()
+        let reference_ms = self.generation_reference_ms;
+        genomes.into_iter().zip(variants).map(|(genome, v)| Scored::new(genome, self.evaluator.evaluate(&v), reference_ms)).collect()
     }
 
-    /// New admitted genomes from `make`, up to `n` (or until attempts or time run out).
+    /// New admitted genomes, up to `n` (or until attempts or time run out). A refused child is
+    /// mutated further a few times before `make` draws a new one.
     fn breed(&mut self, n: usize, start: Instant, make: &mut dyn FnMut(&mut Self) -> Genome) -> Vec<Genome> {
         let mut out = Vec::new();
         let mut attempts = 0;
         while out.len() < n && attempts < 50 * n.max(1) && start.elapsed() < self.settings.budget {
             attempts += 1;
-            let g = make(self);
-            if self.admit(&g) {
-                out.push(g);
+            let mut g = make(self);
+            for _ in 0..TABU_WALK {
+                if self.admit(&g) {
+                    out.push(g);
+                    break;
+                }
+                g = self.mutant(&g);
             }
         }
         out
+    }
+
+    /// Starts generation `generation`: the evaluator's reads for it, and the reference's time on them.
+    fn begin_generation(&mut self, generation: usize, reference: &Genome) {
+        self.evaluator.begin_generation(generation);
+        let v = self.phenotype(reference);
+        self.generation_reference_ms = match self.evaluator.evaluate(&v) {
+            Outcome::Ran { penalty: 0, ms } => ms,
+            _ => f64::INFINITY,
+        };
+        if generation == 0 {
+            self.history.reference_ms = self.generation_reference_ms;
+        }
+    }
+
+    /// Sorts best first: correct before incorrect; among correct ones, by time in steps of
+    /// the noise, then fewer changes, then time.
+    fn rank(&self, population: &mut [Scored]) {
+        let step = self.settings.noise.max(1e-9);
+        let specs = self.specs;
+        population.sort_by(|a, b| match (a.relative, b.relative) {
+            (Some(x), Some(y)) => {
+                let key = |s: &Scored, r: f64| ((r / step).floor() as i64, s.genome.size(specs));
+                key(a, x).cmp(&key(b, y)).then(x.partial_cmp(&y).unwrap())
+            }
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        });
     }
 
     /// Runs the evolution; returns the final population, best first.
@@ -143,49 +263,47 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
         let start = Instant::now();
         let reference = Genome::reference(self.specs);
         assert!(self.admit(&reference), "the reference is new");
-        let reference_scored = self.evaluate_all(vec![reference.clone()]).remove(0);
-        self.history.reference_ms = reference_scored.fitness().unwrap_or(f64::INFINITY);
-        let threshold = self.history.reference_ms * (1.0 - self.settings.noise);
+        self.history.evaluated += 1;
+        self.begin_generation(0, &reference);
+        let threshold = 1.0 - self.settings.noise;
 
         // Unique single mutants of the reference.
-        let initial = self.breed(self.settings.population, start, &mut |evo| mutate(&reference, evo.specs, evo.grammar, &mut evo.rng));
+        let initial = self.breed(self.settings.population, start, &mut |evo| evo.mutant(&reference));
         let mut population = self.evaluate_all(initial);
         for generation in 0..self.settings.generations {
             if start.elapsed() >= self.settings.budget {
                 break;
             }
             // Truncation selection: the best half of the correct variants faster than the reference.
-            let mut parents: Vec<Scored> = population.iter().filter(|s| s.fitness().is_some_and(|ms| ms < threshold)).cloned().collect();
-            parents.sort_by(|a, b| a.fitness().partial_cmp(&b.fitness()).unwrap());
+            let mut parents: Vec<Scored> = population.iter().filter(|s| s.relative.is_some_and(|r| r < threshold)).cloned().collect();
+            self.rank(&mut parents);
             parents.truncate((self.settings.population / 2).max(1));
             self.record(&population);
             progress(generation, &self.history);
             let wanted = self.settings.population.saturating_sub(parents.len());
             let children = self.breed(wanted, start, &mut |evo| match parents.len() {
-                0 => mutate(&reference, evo.specs, evo.grammar, &mut evo.rng),
-                1 => mutate(&parents[0].genome, evo.specs, evo.grammar, &mut evo.rng),
+                0 => evo.mutant(&reference),
+                1 => evo.mutant(&parents[0].genome),
                 _ => {
                     let a = parents.choose(&mut evo.rng).unwrap().genome.clone();
                     let b = parents.choose(&mut evo.rng).unwrap().genome.clone();
-                    mutate(&crossover(&a, &b, &mut evo.rng), evo.specs, evo.grammar, &mut evo.rng)
+                    let child = crossover(&a, &b, &mut evo.rng);
+                    evo.mutant(&child)
                 }
             });
+            // The children run on a fresh subset; the parents keep their relative times.
+            self.begin_generation(generation + 1, &reference);
             let mut next = parents;
             next.extend(self.evaluate_all(children));
             population = next;
         }
         self.record(&population);
-        population.sort_by(|a, b| match (a.fitness(), b.fitness()) {
-            (Some(x), Some(y)) => x.partial_cmp(&y).unwrap(),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => std::cmp::Ordering::Equal,
-        });
+        self.rank(&mut population);
         population
     }
 
     fn record(&mut self, population: &[Scored]) {
-        let mut times: Vec<f64> = population.iter().filter_map(Scored::fitness).collect();
+        let mut times: Vec<f64> = population.iter().filter_map(|s| s.relative).map(|r| r * self.history.reference_ms).collect();
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let best = times.first().copied();
         let median = (!times.is_empty()).then(|| times[times.len() / 2]);
@@ -196,19 +314,29 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
     /// variant without it is still correct and not slower beyond the noise.
     pub fn minimise(&mut self, best: &Genome) -> Genome {
         let mut current = best.clone();
-        let (src, defs) = self.phenotype(&current);
-        let Outcome::Ran { penalty: 0, ms: mut current_ms } = self.evaluator.evaluate(&src, &defs) else { return current };
-        let mut i = 0;
-        while i < current.patches.len() {
-            let mut trial = current.clone();
-            trial.patches.remove(i);
-            let (src, defs) = self.phenotype(&trial);
-            match self.evaluator.evaluate(&src, &defs) {
-                Outcome::Ran { penalty: 0, ms } if ms <= current_ms * (1.0 + self.settings.noise) => {
-                    current = trial;
+        let Outcome::Ran { penalty: 0, ms: mut current_ms } = self.evaluator.evaluate(&self.phenotype(&current)) else { return current };
+        let mut keep_if_no_worse = |evo: &mut Self, trial: Genome, current: &mut Genome| -> bool {
+            match evo.evaluator.evaluate(&evo.phenotype(&trial)) {
+                Outcome::Ran { penalty: 0, ms } if ms <= current_ms * (1.0 + evo.settings.noise) => {
+                    *current = trial;
                     current_ms = current_ms.min(ms);
+                    true
                 }
-                _ => i += 1,
+                _ => false,
+            }
+        };
+        for inexact in [false, true] {
+            let mut i = 0;
+            loop {
+                let list = if inexact { &current.inexact_patches } else { &current.patches };
+                if i >= list.len() {
+                    break;
+                }
+                let mut trial = current.clone();
+                if inexact { &mut trial.inexact_patches } else { &mut trial.patches }.remove(i);
+                if !keep_if_no_worse(self, trial, &mut current) {
+                    i += 1;
+                }
             }
         }
         for s in 0..self.specs.len() {
@@ -217,13 +345,7 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
             }
             let mut trial = current.clone();
             trial.switches[s] = self.specs[s].default;
-            let (src, defs) = self.phenotype(&trial);
-            if let Outcome::Ran { penalty: 0, ms } = self.evaluator.evaluate(&src, &defs) {
-                if ms <= current_ms * (1.0 + self.settings.noise) {
-                    current = trial;
-                    current_ms = current_ms.min(ms);
-                }
-            }
+            keep_if_no_worse(self, trial, &mut current);
         }
         current
     }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::grammar::{Grammar, LineKind};
 use crate::patch::{ForPart, Patch};
+use crate::preprocess::active_lines;
 
 /// One switch: its `-D` name, the values it may take (in order, for neighbour moves) and its
 /// default. `None` in `values` means "not defined".
@@ -42,16 +43,52 @@ pub fn barracuda_switches() -> Vec<SwitchSpec> {
     ]
 }
 
+/// The switches of the inexact kernels (`InexactSwitches` in src/gpu/switches.rs, which checks
+/// that these names and domains are its own): `(name, values, default)`.
+pub fn inexact_switches(domains: &[(&'static str, &[u32])], defaults: &[(&str, u32)]) -> Vec<SwitchSpec> {
+    domains
+        .iter()
+        .map(|(name, values)| {
+            let default = defaults.iter().find(|(n, _)| n == name).map(|d| d.1);
+            SwitchSpec { name, values: values.iter().map(|&v| Some(v)).collect(), default, ordered: values.len() > 2 }
+        })
+        .collect()
+}
+
+/// The grammars that evolve: exact_match's, and the inexact kernels' when they evolve too.
+#[derive(Clone, Copy)]
+pub struct Sources<'a> {
+    pub exact: &'a Grammar,
+    pub inexact: Option<&'a Grammar>,
+}
+
+impl<'a> Sources<'a> {
+    pub fn exact_only(exact: &'a Grammar) -> Self {
+        Sources { exact, inexact: None }
+    }
+}
+
+/// An individual: the switches of every kernel (one value per spec, exact_match's then the
+/// inexact kernels'), and the patches of each kernel's source.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Genome {
     /// One value per spec, in the specs' order.
     pub switches: Vec<Option<u32>>,
+    /// Patches of exact_match.cu.
     pub patches: Vec<Patch>,
+    /// Patches of inexact_match.cu.
+    #[serde(default)]
+    pub inexact_patches: Vec<Patch>,
 }
 
 impl Genome {
+    /// Patches and switches moved from their defaults: the size that parsimony minimises.
+    pub fn size(&self, specs: &[SwitchSpec]) -> usize {
+        self.patches.len() + self.inexact_patches.len() + specs.iter().zip(&self.switches).filter(|(s, v)| s.default != **v).count()
+    }
+
     pub fn reference(specs: &[SwitchSpec]) -> Genome {
-        Genome { switches: specs.iter().map(|s| s.default).collect(), patches: Vec::new() }
+        Genome { switches: specs.iter().map(|s| s.default).collect(), patches: Vec::new(), inexact_patches: Vec::new() }
     }
 
     /// `name=value` pairs (unset switches left out), for NVRTC defines and reports.
@@ -62,7 +99,14 @@ impl Genome {
 
 /// A random well-typed patch, or None when the draw was not valid (the caller draws again).
 pub fn random_patch(g: &Grammar, rng: &mut StdRng) -> Option<Patch> {
-    let editable: Vec<usize> = g.editable().collect();
+    random_patch_within(g, &vec![true; g.lines.len()], rng)
+}
+
+/// A random well-typed patch whose lines are all `active` (compiled under the genome's
+/// switches): a patch of a line that the preprocessor removes changes nothing, and would
+/// only be refused by the phenotype tabu list.
+pub fn random_patch_within(g: &Grammar, active: &[bool], rng: &mut StdRng) -> Option<Patch> {
+    let editable: Vec<usize> = g.editable().filter(|&i| active[i]).collect();
     let of_kind = |pred: &dyn Fn(&LineKind) -> bool| -> Vec<usize> { editable.iter().copied().filter(|&i| pred(&g.lines[i].kind)).collect() };
     let statements = of_kind(&|k| matches!(k, LineKind::Statement));
     let ifs = of_kind(&|k| matches!(k, LineKind::If { .. }));
@@ -86,37 +130,70 @@ pub fn random_patch(g: &Grammar, rng: &mut StdRng) -> Option<Patch> {
             }
         }
     };
-    patch.valid(g).then_some(patch)
+    (patch.valid(g) && !no_op(&patch, g)).then_some(patch)
 }
 
-/// Mutation: half the time a switch, else a new patch. A switch is reset to its default one
-/// time in five; ordered switches jump to a neighbour or anywhere, others to another value.
-pub fn mutate(genome: &Genome, specs: &[SwitchSpec], g: &Grammar, rng: &mut StdRng) -> Genome {
+/// Whether a patch leaves the source as it is (its phenotype would be refused as seen).
+fn no_op(patch: &Patch, g: &Grammar) -> bool {
+    let text = |i: usize| g.lines[i].text.trim();
+    match patch {
+        Patch::Replace { line, with } => text(*line) == text(*with),
+        Patch::IfCond { line, from } => matches!((&g.lines[*line].kind, &g.lines[*from].kind), (LineKind::If { cond: a }, LineKind::If { cond: b }) if a == b),
+        Patch::ForPart { line, from, part } => match (&g.lines[*line].kind, &g.lines[*from].kind) {
+            (LineKind::For { init: i1, cond: c1, step: s1 }, LineKind::For { init: i2, cond: c2, step: s2 }) => match part {
+                ForPart::Init => i1 == i2,
+                ForPart::Cond => c1 == c2,
+                ForPart::Step => s1 == s2,
+            },
+            _ => true,
+        },
+        Patch::LaunchBounds(0) => true,
+        _ => false,
+    }
+}
+
+/// Mutation: a third of the time a switch, else a new patch (of either kernel, when both
+/// evolve: the switches are few, so their single changes are soon all seen, while patches
+/// are many). A switch is reset to its default one time in five; ordered switches step to a
+/// neighbour or jump anywhere, others to another value. The child always differs from the
+/// parent (a move that would change nothing moves elsewhere), so no draw is wasted on it.
+pub fn mutate(genome: &Genome, specs: &[SwitchSpec], sources: Sources, rng: &mut StdRng) -> Genome {
     let mut child = genome.clone();
-    if rng.random_bool(0.5) {
+    if rng.random_bool(1.0 / 3.0) {
         let i = rng.random_range(0..specs.len());
         let spec = &specs[i];
-        child.switches[i] = if rng.random_range(0..5) == 0 {
-            spec.default
-        } else if spec.ordered && rng.random_bool(0.5) {
-            let at = spec.values.iter().position(|v| *v == child.switches[i]).unwrap_or(0) as i64;
-            let step = if rng.random_bool(0.5) { 1 } else { -1 };
-            spec.values[(at + step).clamp(0, spec.values.len() as i64 - 1) as usize]
-        } else {
-            *spec.values.choose(rng).expect("a switch has values")
-        };
-    } else {
-        for _ in 0..32 {
-            if let Some(p) = random_patch(g, rng) {
-                child.patches.push(p);
-                break;
-            }
+        let current = child.switches[i];
+        let others: Vec<Option<u32>> = spec.values.iter().copied().filter(|v| *v != current).collect();
+        if let Some(&any) = others.choose(rng) {
+            child.switches[i] = if rng.random_range(0..5) == 0 && spec.default != current {
+                spec.default
+            } else if spec.ordered && rng.random_bool(0.5) {
+                let at = spec.values.iter().position(|v| *v == current).unwrap_or(0) as i64;
+                let step = if rng.random_bool(0.5) { 1 } else { -1 };
+                let to = (at + step).clamp(0, spec.values.len() as i64 - 1) as usize;
+                if spec.values[to] == current { any } else { spec.values[to] }
+            } else {
+                any
+            };
+            return child;
+        }
+    }
+    let (g, patches) = match sources.inexact {
+        Some(inexact) if rng.random_bool(0.5) => (inexact, &mut child.inexact_patches),
+        _ => (sources.exact, &mut child.patches),
+    };
+    let active = active_lines(g.lines.iter().map(|l| l.text.as_str()), &genome.assignments(specs));
+    for _ in 0..32 {
+        // A patch the genome already has would change nothing.
+        if let Some(p) = random_patch_within(g, &active, rng).filter(|p| !patches.contains(p)) {
+            patches.push(p);
+            break;
         }
     }
     child
 }
 
-/// Crossover: uniform on switches, two-point on the patch lists.
+/// Crossover: uniform on switches, two-point on each kernel's patch list.
 pub fn crossover(a: &Genome, b: &Genome, rng: &mut StdRng) -> Genome {
     let switches = a.switches.iter().zip(&b.switches).map(|(x, y)| if rng.random_bool(0.5) { *x } else { *y }).collect();
     let cut = |n: usize, rng: &mut StdRng| {
@@ -126,8 +203,12 @@ pub fn crossover(a: &Genome, b: &Genome, rng: &mut StdRng) -> Genome {
         }
         (i, j)
     };
-    let (i, j) = cut(a.patches.len(), rng);
-    let (k, l) = cut(b.patches.len(), rng);
-    let patches = a.patches[..i].iter().chain(&b.patches[k..l]).chain(&a.patches[j..]).cloned().collect();
-    Genome { switches, patches }
+    let mut two_point = |a: &[Patch], b: &[Patch]| -> Vec<Patch> {
+        let (i, j) = cut(a.len(), rng);
+        let (k, l) = cut(b.len(), rng);
+        a[..i].iter().chain(&b[k..l]).chain(&a[j..]).cloned().collect()
+    };
+    let patches = two_point(&a.patches, &b.patches);
+    let inexact_patches = two_point(&a.inexact_patches, &b.inexact_patches);
+    Genome { switches, patches, inexact_patches }
 }

@@ -45,6 +45,11 @@ pub struct Grammar {
     pub conditional_functions: Vec<(String, Vec<(usize, u32)>)>,
 }
 
+/// Text that keeps a line out of reach of patches (never edited, never copied): CUDA's
+/// synchronisation and atomics, whose misuse passes tests while breaking CUDA's rules, and
+/// lines the kernel marks `// guard` (capacity checks that keep writes inside their arrays).
+pub const UNTOUCHABLE: &[&str] = &["__syncwarp", "__syncthreads", "_sync(", "atomic", "// guard"];
+
 const TYPES: &[&str] = &["int", "u32", "u64", "u16", "u8", "bool", "unsigned", "float", "double", "uint2", "uint4", "Entry", "Hit", "Width", "GapOpt", "Stack", "BlockCache", "Read", "HitList", "Levels", "LaneBuffer", "StackSink"];
 
 pub fn identifiers(s: &str) -> BTreeSet<String> {
@@ -83,6 +88,15 @@ fn declared_names(s: &str) -> BTreeSet<String> {
     out
 }
 
+/// Whether line `t` continues the statement of the code line before it (`prev`): it starts
+/// with a binary operator, or the line before ends inside an expression. Such a line is
+/// never edited nor copied: alone it is not a statement.
+fn continues(prev: &str, t: &str) -> bool {
+    let starts_with_operator = ["|", "&", "+", "-", "?", ":", "*", "/", "<<", ">>", ".", ",", "^"].iter().any(|op| t.starts_with(op)) && !t.starts_with("++") && !t.starts_with("--");
+    let open = [',', '(', '|', '&', '+', '=', '?', ':', '-', '*', '/', '<', '>', '^'].iter().any(|&c| prev.ends_with(c)) && !prev.ends_with("++") && !prev.ends_with("--");
+    starts_with_operator || open
+}
+
 /// The inside of the first balanced parentheses after `start`.
 fn parenthesised(s: &str, start: usize) -> Option<(usize, usize)> {
     let open = start + s[start..].find('(')?;
@@ -109,6 +123,8 @@ impl Grammar {
         let mut function: Option<usize> = None;
         let mut n_functions = 0;
         let mut pending_signature = false;
+        // The previous code line, to tell the continuation lines of a statement.
+        let mut previous_code = String::new();
         let mut locals = BTreeSet::new();
         let mut pp: Vec<(usize, u32)> = Vec::new();
         let mut conditional_functions = Vec::new();
@@ -128,7 +144,17 @@ impl Grammar {
             let mut kind = LineKind::Fixed;
             let mut declares = BTreeSet::new();
             let is_signature = t.contains("__global__") || t.contains("__device__") || pending_signature;
+            let untouchable = UNTOUCHABLE.iter().any(|u| t.contains(u));
+            let continuation = continues(&previous_code, t);
+            if !(t.starts_with('#') || t.starts_with("//") || t.is_empty()) {
+                previous_code = t.split("//").next().unwrap_or("").trim().to_string();
+            }
             if t.starts_with('#') || t.starts_with("//") || t.is_empty() {
+            } else if function.is_some() && depth >= 1 && (untouchable || continuation) {
+                // Never edited, but its declarations are in scope for the lines after it.
+                if untouchable && t.ends_with(';') && !continuation {
+                    declares = declared_names(t.split("//").next().unwrap_or(""));
+                }
             } else if is_signature && depth == 0 {
                 // Parameters are declarations of the function that follows.
                 signature = true;

@@ -32,7 +32,8 @@ pub enum Patch {
     Unroll { line: usize, count: u8 },
     /// `__restrict__` on all pointer parameters (true) or none (false).
     Restrict(bool),
-    /// `__launch_bounds__(BLOCK_W, min_blocks)` (0 = the source's own).
+    /// `__launch_bounds__(BLOCK_W, min_blocks)` (INEXACT_BLOCK_W in the inexact kernels; 0 =
+    /// the source's own).
     LaunchBounds(u8),
 }
 
@@ -176,7 +177,9 @@ pub fn apply(g: &Grammar, patches: &[Patch]) -> String {
             }
             if let Some(b) = bounds {
                 if b > 0 {
-                    t = t.replacen("__launch_bounds__(BLOCK_W)", &format!("__launch_bounds__(BLOCK_W, {b})"), 1);
+                    for w in ["BLOCK_W", "INEXACT_BLOCK_W"] {
+                        t = t.replacen(&format!("__launch_bounds__({w})"), &format!("__launch_bounds__({w}, {b})"), 1);
+                    }
                 }
             }
             let end = line.text.trim_end();

@@ -15,15 +15,17 @@ fn eval(expr: &str, defines: &HashMap<String, u32>) -> bool {
     }
 }
 
-/// The source as the compiler sees it for these defines (directives removed).
-pub fn preprocess(source: &str, defines: &[(String, u32)]) -> String {
+/// Per line of `source`: whether the compiler sees it under these defines (directives are
+/// never seen).
+pub fn active_lines<'a>(source: impl Iterator<Item = &'a str>, defines: &[(String, u32)]) -> Vec<bool> {
     let defines: HashMap<String, u32> = defines.iter().cloned().collect();
     // Per nesting level: (this branch active, some branch already taken).
     let mut stack: Vec<(bool, bool)> = Vec::new();
     let active = |stack: &Vec<(bool, bool)>| stack.iter().all(|&(on, _)| on);
-    let mut out = String::new();
-    for line in source.lines() {
+    let mut out = Vec::new();
+    for line in source {
         let t = line.trim_start();
+        let mut seen = false;
         if let Some(rest) = t.strip_prefix("#ifdef ") {
             let on = defines.contains_key(rest.trim());
             stack.push((on, on));
@@ -44,7 +46,19 @@ pub fn preprocess(source: &str, defines: &[(String, u32)]) -> String {
             }
         } else if t.starts_with("#endif") {
             stack.pop();
-        } else if active(&stack) {
+        } else {
+            seen = active(&stack);
+        }
+        out.push(seen);
+    }
+    out
+}
+
+/// The source as the compiler sees it for these defines (directives removed).
+pub fn preprocess(source: &str, defines: &[(String, u32)]) -> String {
+    let mut out = String::new();
+    for (line, on) in source.lines().zip(active_lines(source.lines(), defines)) {
+        if on {
             out.push_str(line.trim());
             out.push('\n');
         }

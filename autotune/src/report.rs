@@ -1,5 +1,6 @@
-//! The run's report: a text summary and an SVG plot of the best and median kernel time of the
-//! correct variants per generation.
+//! The run's report: a text summary and an SVG plot of the best and median GPU time of the
+//! correct variants per generation (relative to the reference on each generation's reads,
+//! scaled by the first reference time).
 
 use std::fmt::Write as _;
 
@@ -8,7 +9,15 @@ use crate::evolution::History;
 pub fn text(history: &History, winner: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "reference kernel: {:.4} ms", history.reference_ms);
-    let _ = writeln!(s, "variants evaluated: {}, tabu hits: {}", history.evaluated, history.tabu_hits);
+    let _ = writeln!(
+        s,
+        "variants evaluated: {}, tabu hits: {} ({:.1}% of the genomes drawn; {} of them same sources), mutations redrawn before a seen genome: {}",
+        history.evaluated,
+        history.tabu_hits,
+        100.0 * history.tabu_rate(),
+        history.phenotype_hits,
+        history.redraws
+    );
     let _ = writeln!(s, "generation\tbest ms\tmedian ms");
     for (g, (best, median)) in history.generations.iter().enumerate() {
         let f = |v: &Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.4}"));

@@ -205,6 +205,12 @@ impl InexactSwitches {
         Ok(())
     }
 
+    /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
+    pub fn values(&self) -> Vec<(&'static str, u32)> {
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32];
+        InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
+    }
+
     /// The `-D` options for NVRTC (the host-side switches are not among them, so they share
     /// one compiled kernel).
     pub fn defines(&self) -> Vec<String> {
@@ -239,6 +245,11 @@ mod tests {
             back.set(&format!("{name}={}", v.unwrap_or_else(|| panic!("default of {name} not in its domain")))).unwrap();
         }
         assert_eq!(back, d);
+        for (name, v) in d.values() {
+            let mut t = InexactSwitches::default();
+            t.set(&format!("{name}={v}")).unwrap();
+            assert_eq!(t, d);
+        }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
         assert_eq!(d.defines(), ["-DINEXACT_BLOCK_W=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=0"]);
     }
