@@ -278,19 +278,28 @@ __device__ __forceinline__ bool same_block(u64 k, u64 l, u64 primary)
     return (k - (k >= primary ? 1 : 0)) >> 7 == (l - (l >= primary ? 1 : 0)) >> 7;
 }
 
+// The block of rows k and l when they share one (k != ~0), read once (into `copy` with
+// occ_ldg), else null; nk and nl: the bases to count there for each row.
+__device__ __forceinline__ const u32 *shared_block(const u32 *words, u64 primary, u64 k, u64 l, u32 &nk, u32 &nl, u32 *copy)
+{
+    if (k == ~0ULL || !same_block(k, l, primary)) return nullptr;
+    const u32 *blk = words + occ_row(k, primary, nk);
+    occ_row(l, primary, nl);
+#if occ_ldg
+    ldg_block(blk, copy);
+    blk = copy;
+#endif
+    return blk;
+}
+
 // occ4 of rows k and l (k is k-1 of the search's interval, so it may be ~0).
 __device__ __forceinline__ void occ4_pair(const u32 *words, u64 primary, u64 k, u64 l, u64 cnt_k[4], u64 cnt_l[4])
 {
 #if occ_same_block
-    if (k != ~0ULL && same_block(k, l, primary)) {
-        u32 nk, nl;
-        const u32 *blk = words + occ_row(k, primary, nk);
-        occ_row(l, primary, nl);
-#if occ_ldg
-        u32 copy[16];
-        ldg_block(blk, copy);
-        blk = copy;
-#endif
+    u32 nk, nl;
+    u32 copy[16];
+    const u32 *blk = shared_block(words, primary, k, l, nk, nl, copy);
+    if (blk) {
         block_count4(blk, nk, cnt_k);
         block_count4(blk, nl, cnt_l);
         return;
@@ -304,15 +313,10 @@ __device__ __forceinline__ void occ4_pair(const u32 *words, u64 primary, u64 k, 
 __device__ __forceinline__ void occ_pair(const u32 *words, u64 primary, u64 k, u64 l, int c, u64 &ok, u64 &ol)
 {
 #if occ_same_block
-    if (k != ~0ULL && same_block(k, l, primary)) {
-        u32 nk, nl;
-        const u32 *blk = words + occ_row(k, primary, nk);
-        occ_row(l, primary, nl);
-#if occ_ldg
-        u32 copy[16];
-        ldg_block(blk, copy);
-        blk = copy;
-#endif
+    u32 nk, nl;
+    u32 copy[16];
+    const u32 *blk = shared_block(words, primary, k, l, nk, nl, copy);
+    if (blk) {
         ok = block_count(blk, nk, c);
         ol = block_count(blk, nl, c);
         return;

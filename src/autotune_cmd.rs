@@ -675,12 +675,14 @@ mod tests {
             while genome.inexact_patches.len() < 4 {
                 genome = mutate(&genome, &specs, sources, &mut rng);
             }
-            let Ok(sw) = switches_of(&genome, &specs) else { continue };
+            // exact_match's switches may not go together; the inexact kernels' always do.
+            genome.switches[..15].copy_from_slice(&reference.switches[..15]);
+            let sw = switches_of(&genome, &specs).unwrap();
             let v = bcuda_autotune::evolution::phenotype(sources, &specs, &genome);
             crate::gpu::compile(v.inexact.as_deref().unwrap(), &sw.inexact.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{:?}\n{e}", genome.inexact_patches));
             compiled += 1;
         }
-        assert!(compiled >= n * 2 / 3, "{compiled}");
+        assert_eq!(compiled, n);
     }
 
     /// Switches by name go to their kernel; the inexact kernels' defaults are the driver's.
