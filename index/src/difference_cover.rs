@@ -47,16 +47,23 @@ impl<'t> CoverRanks<'t> {
         }
         let n = text.len();
         let blocks = n.div_ceil(v);
-        let mut positions: Vec<u64> = (0..blocks).flat_map(|b| cover.iter().map(move |&r| b * v + r)).filter(|&p| p < n).collect();
-        assert!(positions.len() < u32::MAX as usize, "too many samples for u32 ranks");
         let mut ranks = CoverRanks { text, m, v, slot, rank: vec![0; (blocks * cover.len() as u64) as usize] };
 
-        // Sorted by the first v bases; ties (long repeats) are refined by doubling below.
-        positions.par_sort_unstable_by(|&a, &b| compare_prefixes(text, a, b, v));
+        // Sorted by the first v bases: by their first 32 as a key read once per sample (a
+        // comparison would read two scattered windows), then the ties by comparison. Ties on v
+        // bases (long repeats) are refined by doubling below.
+        let mut keyed: Vec<(u64, u64)> =
+            (0..blocks).into_par_iter().flat_map_iter(|b| cover.iter().map(move |&r| b * v + r)).filter(|&p| p < n).map(|p| (text.window(p), p)).collect();
+        assert!(keyed.len() < u32::MAX as usize, "too many samples for u32 ranks");
+        keyed.par_sort_unstable_by_key(|&(key, _)| key);
+        keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|g| g.sort_unstable_by(|&(_, a), &(_, b)| compare_prefixes(text, a, b, v)));
+        let mut positions: Vec<u64> = keyed.par_iter().map(|&(_, p)| p).collect();
+        drop(keyed);
         let mut ties = Vec::new();
+        let tied_to_previous: Vec<bool> = positions.par_windows(2).map(|w| compare_prefixes(text, w[0], w[1], v) == Ordering::Equal).collect();
         let mut start = 0;
         for i in 1..=positions.len() {
-            if i == positions.len() || compare_prefixes(text, positions[i - 1], positions[i], v) != Ordering::Equal {
+            if i == positions.len() || !tied_to_previous[i - 1] {
                 ranks.set_group(&positions[start..i], start, &mut ties);
                 start = i;
             }

@@ -174,11 +174,8 @@ fn fill_chunk(text: &PackedText, k: u32, lo: usize, positions: &mut [u64], curso
 /// Sorts each bucket of `part` (whose first slot is row `first`; `ends` are its buckets' end
 /// rows), the buckets in parallel and a large bucket with a parallel sort.
 fn sort_buckets(cover: &CoverRanks, part: &mut [u64], first: u64, ends: &[u64]) {
-    const SERIAL: usize = 1 << 16;
     if ends.len() == 1 && part.len() > SERIAL {
-        // A huge bucket (e.g. poly-A) is sorted in place: no keys beside it.
-        part.par_sort_unstable_by(|&a, &b| cover.compare(a, b));
-        part.par_iter_mut().for_each(|slot| *slot = with_bwt_char(cover.text(), *slot));
+        sort_bucket(cover, part, &mut Vec::new());
     } else if part.len() <= SERIAL {
         let mut keyed = Vec::new();
         let mut from = 0;
@@ -195,29 +192,28 @@ fn sort_buckets(cover: &CoverRanks, part: &mut [u64], first: u64, ends: &[u64]) 
     }
 }
 
+/// Suffixes that one thread sorts alone; more are sorted in parallel.
+const SERIAL: usize = 1 << 16;
+
 /// Sorts one bucket by its suffixes' first 64 bases, read once per suffix (a comparison would
 /// read two scattered windows each time), then the suffixes still tied by the cover's
-/// comparison. `keyed` is scratch space reused across buckets.
+/// comparison. `keyed` is scratch space (24 bytes per suffix) reused across buckets.
 fn sort_bucket(cover: &CoverRanks, bucket: &mut [u64], keyed: &mut Vec<(u128, u64)>) {
     let text = cover.text();
-    if bucket.len() < 2 {
-        bucket.iter_mut().for_each(|slot| *slot = with_bwt_char(text, *slot));
-        return;
-    }
+    let by_cover = |&(_, a): &(u128, u64), &(_, b): &(u128, u64)| cover.compare(a, b);
     keyed.clear();
-    keyed.extend(bucket.iter().map(|&p| (first_64_bases(text, p), p)));
-    keyed.sort_unstable_by_key(|&(key, _)| key);
-    let mut from = 0;
-    for i in 1..=keyed.len() {
-        if i == keyed.len() || keyed[i].0 != keyed[from].0 {
-            if i - from > 1 {
-                keyed[from..i].sort_unstable_by(|&(_, a), &(_, b)| cover.compare(a, b));
-            }
-            from = i;
+    if bucket.len() > SERIAL {
+        bucket.par_iter().map(|&p| (first_64_bases(text, p), p)).collect_into_vec(keyed);
+        keyed.par_sort_unstable_by_key(|&(key, _)| key);
+        keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| tied.sort_unstable_by(by_cover));
+        bucket.par_iter_mut().zip(keyed.par_iter()).for_each(|(slot, &(_, p))| *slot = with_bwt_char(text, p));
+    } else {
+        keyed.extend(bucket.iter().map(|&p| (first_64_bases(text, p), p)));
+        keyed.sort_unstable_by_key(|&(key, _)| key);
+        keyed.chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| tied.sort_unstable_by(by_cover));
+        for (slot, &(_, p)) in bucket.iter_mut().zip(keyed.iter()) {
+            *slot = with_bwt_char(text, p);
         }
-    }
-    for (slot, &(_, p)) in bucket.iter_mut().zip(keyed.iter()) {
-        *slot = with_bwt_char(text, p);
     }
 }
 
