@@ -149,8 +149,15 @@ impl<'t> CoverRanks<'t> {
         if first != Ordering::Equal {
             return first;
         }
+        self.compare_past(a, b, 32)
+    }
+
+    /// Compares suffixes `a != b` known to agree on their first `known` bases (both at least
+    /// that long): the bases from `known` up to the sampled offset, then the two ranks.
+    pub fn compare_past(&self, a: u64, b: u64, known: u64) -> Ordering {
         let delta = self.offset(a, b);
-        compare_prefixes(self.text, a, b, delta).then_with(|| self.key(a + delta).cmp(&self.key(b + delta)))
+        let bases = if delta > known { compare_prefixes(self.text, a + known, b + known, delta - known) } else { Ordering::Equal };
+        bases.then_with(|| self.key(a + delta).cmp(&self.key(b + delta)))
     }
 }
 

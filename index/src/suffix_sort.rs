@@ -82,14 +82,13 @@ fn build_with_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut p
     let cover = CoverRanks::build(text, cover_root);
     let k = bucket_bases(n);
     let n_buckets = 1usize << (2 * k);
-    let bucket_of = |i: u64| (text.window(i) >> (64 - 2 * k)) as usize;
 
     // starts[b]: the first row (among the n non-`$` rows) of bucket b, and n after the last
     // bucket. While a chunk is filled, a bucket's entry is its next free slot, so afterwards
     // it is the bucket's end.
     let mut starts = vec![0u64; n_buckets + 1];
-    for i in 0..n {
-        starts[bucket_of(i) + 1] += 1;
+    for b in text.kmer_codes(k) {
+        starts[b as usize + 1] += 1;
     }
     for b in 1..=n_buckets {
         starts[b] += starts[b - 1];
@@ -160,8 +159,8 @@ fn fill_chunk(text: &PackedText, k: u32, lo: usize, positions: &mut [u64], curso
     }
     parts.into_par_iter().for_each(|(b0, cursors, positions, row0)| {
         let b1 = b0 + cursors.len();
-        for i in 0..n {
-            let b = (text.window(i) >> (64 - 2 * k)) as usize;
+        for (i, b) in (0..n).zip(text.kmer_codes(k)) {
+            let b = b as usize;
             if (b0..b1).contains(&b) {
                 let c = &mut cursors[b - b0];
                 positions[(*c - row0) as usize] = i;
@@ -200,7 +199,9 @@ const SERIAL: usize = 1 << 16;
 /// comparison. `keyed` is scratch space (24 bytes per suffix) reused across buckets.
 fn sort_bucket(cover: &CoverRanks, bucket: &mut [u64], keyed: &mut Vec<(u128, u64)>) {
     let text = cover.text();
-    let by_cover = |&(_, a): &(u128, u64), &(_, b): &(u128, u64)| cover.compare(a, b);
+    // Equal keys agree on 64 bases unless a suffix ends within them (it reads as A's).
+    let n = text.len();
+    let by_cover = |&(_, a): &(u128, u64), &(_, b): &(u128, u64)| if a.max(b) + 64 <= n { cover.compare_past(a, b, 64) } else { cover.compare(a, b) };
     keyed.clear();
     if bucket.len() > SERIAL {
         bucket.par_iter().map(|&p| (first_64_bases(text, p), p)).collect_into_vec(keyed);

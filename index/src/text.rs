@@ -45,6 +45,18 @@ impl PackedText {
         }
     }
 
+    /// The codes of the `k` bases (k <= 31) starting at each position in turn, zeros past the
+    /// end: a rolling code, one base read per position (cheaper than a window per position).
+    pub fn kmer_codes(&self, k: u32) -> impl Iterator<Item = u64> + '_ {
+        let mask = (1u64 << (2 * k)) - 1;
+        let mut code = if self.len == 0 { 0 } else { self.window(0) >> (64 - 2 * k) };
+        (0..self.len).map(move |i| {
+            let here = code;
+            code = (code << 2 | self.base(i + k as u64) as u64) & mask;
+            here
+        })
+    }
+
     /// Base counts of the whole text.
     pub fn base_counts(&self) -> [u64; 4] {
         let mut counts = [0u64; 4];
