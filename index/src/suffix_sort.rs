@@ -263,6 +263,26 @@ mod tests {
         rows
     }
 
+    /// `build_with_cover` under each (budget, threads, cover root) gives the BWT, primary and
+    /// samples of `rows` (all suffixes in order, `$` = position n first).
+    fn check_build(t: &PackedText, rows: &[u64], settings: &[(u64, usize, u64)]) {
+        for &(budget, threads, cover_root) in settings {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let out = pool.install(|| build_with_cover(t, budget, cover_root, |_| {}));
+            let primary = rows.iter().position(|&p| p == 0).unwrap() as u64;
+            assert_eq!(out.primary, primary, "n {}", t.len());
+            for (r, &p) in rows.iter().enumerate().skip(1) {
+                if r as u64 % SA_INTERVAL == 0 {
+                    assert_eq!(out.samples[r / SA_INTERVAL as usize - 1], p);
+                }
+            }
+            let bwt_chars: Vec<u8> = rows.iter().filter(|&&p| p != 0).map(|&p| if p == t.len() { t.base(t.len() - 1) } else { t.base(p - 1) }).collect();
+            for (x, &c) in bwt_chars.iter().enumerate() {
+                assert_eq!((out.bwt[x >> 4] >> ((15 - (x & 15)) * 2) & 3) as u8, c, "n {} budget {budget} x {x}", t.len());
+            }
+        }
+    }
+
     #[test]
     fn matches_naive_suffix_sort_with_tiny_chunks() {
         let mut state = 7u64;
@@ -275,22 +295,35 @@ mod tests {
                 })
                 .collect();
             let t = text_of(&seq);
-            let rows = naive_rows(&t);
-            for (budget, threads, cover_root) in [(8, 1, 2), (64, 3, 3), (64, 7, DEFAULT_COVER_ROOT), (1 << 20, 5, 4)] {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                let out = pool.install(|| build_with_cover(&t, budget, cover_root, |_| {}));
-                let primary = rows.iter().position(|&p| p == 0).unwrap() as u64;
-                assert_eq!(out.primary, primary, "len {len}");
-                for (r, &p) in rows.iter().enumerate().skip(1) {
-                    if r as u64 % SA_INTERVAL == 0 {
-                        assert_eq!(out.samples[r / SA_INTERVAL as usize - 1], p);
-                    }
-                }
-                let bwt_chars: Vec<u8> = rows.iter().filter(|&&p| p != 0).map(|&p| if p == t.len() { t.base(t.len() - 1) } else { t.base(p - 1) }).collect();
-                for (x, &c) in bwt_chars.iter().enumerate() {
-                    assert_eq!((out.bwt[x >> 4] >> ((15 - (x & 15)) * 2) & 3) as u8, c, "len {len} budget {budget} x {x}");
-                }
-            }
+            check_build(&t, &naive_rows(&t), &[(8, 1, 2), (64, 3, 3), (64, 7, DEFAULT_COVER_ROOT), (1 << 20, 5, 4)]);
         }
+    }
+
+    /// A poly-A run of 70,000 (one bucket sorted in parallel), an exact tandem repeat and an
+    /// exact duplication, against the plain comparison sort.
+    #[test]
+    fn long_repeats_and_a_huge_bucket_match_the_plain_sort() {
+        let mut state = 11u64;
+        let mut random = |len: usize| -> Vec<u8> {
+            (0..len)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (state >> 62) as u8
+                })
+                .collect()
+        };
+        let unit = random(7);
+        let dup = random(5000);
+        let mut seq = vec![0u8; 70_000];
+        seq.extend(random(300));
+        seq.extend(unit.iter().cycle().take(20_000));
+        seq.extend(&dup);
+        seq.extend(random(100));
+        seq.extend(&dup);
+        let t = text_of(&seq);
+        let mut rows: Vec<u64> = (0..t.len()).collect();
+        rows.sort_unstable_by(|&a, &b| compare_suffixes(&t, a, b));
+        rows.insert(0, t.len());
+        check_build(&t, &rows, &[(1 << 30, 2, DEFAULT_COVER_ROOT), (1 << 16, 3, 4)]);
     }
 }
