@@ -191,15 +191,8 @@ pub fn compare_prefixes(text: &PackedText, mut a: u64, mut b: u64, len: u64) -> 
 mod tests {
     use super::*;
     use crate::suffix_sort::compare_suffixes;
-    use crate::text::ForwardBases;
+    use crate::text::tests::text_of;
 
-    fn text_of(s: &[u8]) -> PackedText {
-        let mut f = ForwardBases::default();
-        for &c in s {
-            f.push(c);
-        }
-        PackedText::with_reverse_complement(&f)
-    }
 
     fn random_bases(len: usize, seed: u64) -> Vec<u8> {
         let mut state = seed;

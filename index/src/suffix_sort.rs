@@ -246,15 +246,8 @@ fn put_base(bwt: &mut [u32], x: u64, c: u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::ForwardBases;
+    use crate::text::tests::text_of;
 
-    fn text_of(s: &[u8]) -> PackedText {
-        let mut f = ForwardBases::default();
-        for &c in s {
-            f.push(c);
-        }
-        PackedText::with_reverse_complement(&f)
-    }
 
     fn naive_rows(t: &PackedText) -> Vec<u64> {
         let seq: Vec<u8> = (0..t.len()).map(|i| t.base(i)).collect();

@@ -113,3 +113,17 @@ impl ForwardBases {
         out
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The text (both strands) of a sequence of base codes, for the sorting tests.
+    pub(crate) fn text_of(s: &[u8]) -> PackedText {
+        let mut f = ForwardBases::default();
+        for &c in s {
+            f.push(c);
+        }
+        PackedText::with_reverse_complement(&f)
+    }
+}
