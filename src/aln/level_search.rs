@@ -20,7 +20,7 @@
 //! short, the highest scores are dropped (counted for `-m`, as in [`super::stack::BoundedStack`])
 //! and the search is exact as long as it never needs them.
 
-use super::search::{n_stacks, AfterHit, HitList, Search, Step, StackFull, Width};
+use super::search::{n_stacks, AfterHit, HitList, Search, Step, Width};
 use super::stack::Entry;
 use crate::sai::{AlnHit, GapOptions};
 
@@ -35,12 +35,6 @@ pub enum GiveUp {
     /// bwa's `-m` limit may be reached inside a group of chains, where the lanes cannot
     /// say at which pop (the CPU, which stops exactly there, takes the read).
     EntriesLimit,
-}
-
-impl From<StackFull> for GiveUp {
-    fn from(_: StackFull) -> GiveUp {
-        GiveUp::StackFull
-    }
 }
 
 /// One lane's chain: its pops, the children it pushed in order (all scoring more than the
@@ -129,7 +123,7 @@ pub struct LevelCost {
 pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions, lanes: usize, chunks: usize, cost: &mut LevelCost) -> Result<Vec<AlnHit>, GiveUp> {
     let opt = search.opt;
     let mut found = HitList::new(opt);
-    if search.seq.iter().filter(|&&c| c > 3).count() as i32 > found.max_diff {
+    if search.too_many_ns(found.max_diff) {
         return Ok(found.hits);
     }
     let n = n_stacks(batch_opt);

@@ -212,6 +212,11 @@ impl Search<'_> {
         Entry { info: score << 21 | i as u32, n_mm, n_gapo, n_gape, state, n_ins, n_del, last_diff_pos: if is_diff { i } else { 0 }, k, l }
     }
 
+    /// Whether the read has more N bases than differences allowed (bwa does not search it).
+    pub fn too_many_ns(&self, max_diff: i32) -> bool {
+        self.seq.iter().filter(|&&c| c > 3).count() as i32 > max_diff
+    }
+
     /// The entry the search starts from: nothing matched yet.
     pub fn root(&self) -> Entry {
         self.new_entry(self.seq.len() as i32, 0, self.bwt.seq_len(), 0, 0, 0, 0, 0, STATE_M, false)
@@ -414,10 +419,10 @@ fn match_gap<S: SearchStack>(
     stack: &mut S,
 ) -> Result<Vec<AlnHit>, StackFull> {
     let mut found = HitList::new(opt);
-    if seq.iter().filter(|&&c| c > 3).count() as i32 > found.max_diff {
+    let search = Search { bwt, seq, seed_width: seed_width.map(|v| &v[..]), opt };
+    if search.too_many_ns(found.max_diff) {
         return Ok(found.hits);
     }
-    let search = Search { bwt, seq, seed_width: seed_width.map(|v| &v[..]), opt };
     stack.reset(n_stacks(batch_opt));
     stack.push(search.root());
     while stack.n_entries() > 0 {

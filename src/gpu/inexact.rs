@@ -21,6 +21,8 @@ use super::switches::InexactSwitches;
 
 /// Bytes of one stack entry (`Entry` in cuda/inexact_match.cu).
 pub const ENTRY_BYTES: usize = 32;
+/// Hits a warp pass keeps for one read (more: the CPU takes the read).
+pub const WARP_HITS: usize = 4096;
 /// Bytes of one hit (`Hit`: a .sai record).
 pub const HIT_BYTES: usize = 24;
 /// Bytes of one D-array cell (`Width`).
@@ -59,6 +61,16 @@ pub struct Pass {
     pub entries: usize,
 }
 
+impl Pass {
+    /// Searchers (threads, or warps) of the pass: each has its own scratch.
+    pub fn searchers(&self) -> usize {
+        match self.kind {
+            PassKind::Thread => self.threads,
+            PassKind::Warp => self.threads.div_ceil(LANES),
+        }
+    }
+}
+
 /// Scratch bytes per searcher (a thread, or a warp) of a pass kind, for reads up to
 /// `max_len` and `n_buckets` scores.
 pub fn bytes_per_searcher(kind: PassKind, entries: usize, max_len: usize, n_buckets: usize) -> usize {
@@ -67,7 +79,7 @@ pub fn bytes_per_searcher(kind: PassKind, entries: usize, max_len: usize, n_buck
         PassKind::Thread => entries * ENTRY_BYTES + read + 4 * n_buckets,
         PassKind::Warp => {
             let chunks = entries / CHUNK;
-            entries * ENTRY_BYTES + read + 4 * (n_buckets * chunks + chunks + n_buckets) + LANES * lane_entries(max_len) * ENTRY_BYTES
+            entries * ENTRY_BYTES + read + 4 * (n_buckets * chunks + chunks + n_buckets) + LANES * lane_entries(max_len) * ENTRY_BYTES + WARP_HITS * HIT_BYTES
         }
     }
 }
@@ -142,24 +154,13 @@ impl Scratchpad {
         max_len <= self.size.0 && buckets <= self.size.1
     }
 
-    /// Searchers (threads or warps) of the pass.
-    pub fn searchers(&self) -> usize {
-        match self.pass.kind {
-            PassKind::Thread => self.pass.threads,
-            PassKind::Warp => self.pass.threads.div_ceil(LANES),
-        }
-    }
-
-    pub fn new(stream: &Arc<CudaStream>, pass: Pass, m: usize, b: usize, warp_hits: usize) -> Result<Scratchpad> {
-        let (n, e) = match pass.kind {
-            PassKind::Thread => (pass.threads, pass.entries),
-            PassKind::Warp => (pass.threads.div_ceil(LANES), pass.entries),
-        };
+    pub fn new(stream: &Arc<CudaStream>, pass: Pass, m: usize, b: usize) -> Result<Scratchpad> {
+        let (n, e) = (pass.searchers(), pass.entries);
         let (ints, lane, hits) = match pass.kind {
             PassKind::Thread => (n * b, 0, 0),
             PassKind::Warp => {
                 let chunks = e / CHUNK;
-                (n * (b * chunks + chunks + b), n * LANES * lane_entries(m) * ENTRY_BYTES, n * warp_hits * HIT_BYTES)
+                (n * (b * chunks + chunks + b), n * LANES * lane_entries(m) * ENTRY_BYTES, n * WARP_HITS * HIT_BYTES)
             }
         };
         // SAFETY: the kernels initialise every element before reading it.
@@ -186,7 +187,7 @@ mod tests {
     const GB: usize = 1 << 30;
 
     fn total(p: &[Pass]) -> usize {
-        p.iter().map(|x| x.threads.div_ceil(if x.kind == PassKind::Warp { LANES } else { 1 }) * bytes_per_searcher(x.kind, x.entries, 100, 68)).sum()
+        p.iter().map(|x| x.searchers() * bytes_per_searcher(x.kind, x.entries, 100, 68)).sum()
     }
 
     /// On an H100-sized budget: a thread pass, then two warp passes, the last with pools as

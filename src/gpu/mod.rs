@@ -38,11 +38,10 @@ const MEMORY_MARGIN: usize = 4 << 30;
 const SCRATCH_SHARE: f64 = 0.8;
 /// Most passes of the inexact search (see [`inexact`]).
 const MAX_PASSES: usize = 3;
-/// Hits kept per read on the GPU before a read is handed to the CPU.
+/// Hit slots per read; a read with more goes on to the warp passes (see [`inexact::WARP_HITS`]).
 pub const HITS_PER_READ: usize = 16;
-/// Hits a warp pass keeps for one read, and per batch the room for reads with more than
-/// HITS_PER_READ (their list is copied there; beyond either, the CPU takes the read).
-const WARP_HITS: usize = 4096;
+/// Per batch, the room for the hits of reads with more than HITS_PER_READ (their list is
+/// copied there; beyond it, or beyond inexact::WARP_HITS, the CPU takes the read).
 const LONG_HITS: usize = 1 << 18;
 
 pub const BWT_CUH: &str = include_str!("../../cuda/bwt.cuh");
@@ -531,7 +530,7 @@ impl GpuAligner {
         let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
         let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
         for pass in plan {
-            self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, WARP_HITS)?, free: None });
+            self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b)?, free: None });
         }
         Ok(())
     }
@@ -620,7 +619,7 @@ impl GpuAligner {
             let lookup_count = lookups.slice(p..p + 1);
             launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
             let long_count = counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
-            let (warp_hits, long_capacity) = (WARP_HITS as i32, LONG_HITS as u32);
+            let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, LONG_HITS as u32);
             if pass.scratch.pass.kind == PassKind::Warp {
                 launch.arg(&pass.scratch.hits).arg(&warp_hits).arg(&*long_hits).arg(&long_capacity).arg(&long_count).arg(&*long_offsets);
             }
