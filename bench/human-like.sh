@@ -11,7 +11,8 @@
 # writes human-like-cpu.tsv instead), THREADS (default 16), SORT_GB, COMMIT (default: the
 # commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
 # FILE exists; scripts/gpu-long.sh uses it), GPUS="1 2" (then also bcuda aln --gpus N, twice
-# for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N).
+# for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N),
+# SWEEP (see the end).
 . "$(dirname "$0")/../scripts/device-env.sh"
 size=$1
 reads=${2:-1000000}
@@ -129,6 +130,18 @@ if [ -n "${GPUS:-}" ]; then
         printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$reads" "$g" "$s" "$up" "$rate" "$scaling" "$same" "$commit" | tee -a "$mtsv"
     done
     log "rows appended to $(basename $mtsv) (.sai identical: to the first --gpus run's and to bwa's records)"
+fi
+# Inexact kernel switches (issue 13's genome, without a tuning run): SWEEP="a=1;b=2 c=0;..."
+# times bcuda aln once per setting on the same reads; each .sai must equal bwa's records.
+if [ -n "${SWEEP:-}" ]; then
+    IFS=';' read -ra settings <<< "$SWEEP"
+    for sw in "${settings[@]}"; do
+        t0=$(now)
+        BCUDA_TEST_INEXACT_SWITCHES="$sw" $B aln $mode -t $t $W/genome.fa $W/reads.fq > $W/sweep.sai 2> $W/sweep.summary
+        s=$(secs $t0 $(now))
+        cmp -s <(tail -c +69 $W/sweep.sai) <(tail -c +69 $W/bwa.sai) && same=yes || same=no
+        log "sweep [$sw]: $s s, .sai = bwa: $same; $(grep -o 'inexact search.*' $W/sweep.summary | head -1)"
+    done
 fi
 rm -rf "$W"
 log "done"

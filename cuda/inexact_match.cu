@@ -738,50 +738,68 @@ __device__ int highest_level_above(const Levels &lv, int level, int lane)
     return -1;
 }
 
-// Stores the pushes of lanes 0..n_lanes-1 (lane j's `n` entries at bufs + j * stride), in lane
-// order, while the search is at `level`: first makes room, dropping the highest scores if the
-// pool is short.
+__device__ __forceinline__ int warp_min(int x)
+{
+    for (int d = 16; d > 0; d >>= 1) x = min(x, __shfl_xor_sync(FULL_MASK, x, d));
+    return x;
+}
+
+// The lowest score above `above` and up to the cap among lane `buf`'s first n entries, across
+// the warp (INT_MAX when none).
+__device__ int next_push_score(const Entry *buf, int n, int above, int cap)
+{
+    int lowest = 0x7fffffff;
+    for (int j = 0; j < n; ++j) {
+        int s = entry_score(buf[j]);
+        if (s > above && s <= cap && s < lowest) lowest = s;
+    }
+    return warp_min(lowest);
+}
+
+// Stores the pushes of lanes 0..n_lanes-1 (lane j's `n` entries at bufs + j * stride) in bwa's
+// order, lane after lane and each lane's in its order, while the search is at `level`: first
+// makes room, dropping the highest scores if the pool is short. A group's children take only a
+// few scores (the level plus a mismatch, a gap open or a gap extension), so the lanes store one
+// score at a time, all at once: each lane's entries of that score go after those of the lanes
+// before it (a prefix sum of the lanes' counts).
 __device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stride, int n_lanes, int n, int lane)
 {
-    int total = warp_sum(lane < n_lanes ? n : 0);
+    if (lane >= n_lanes) n = 0;
+    int total = warp_sum(n);
     int need = (total + CHUNK - 1) / CHUNK + lv.n_buckets;
     while (lv.free_top < need && lv.cap > level) {
         int highest = highest_level_above(lv, level, lane);
         drop_levels_above(lv, highest > level ? highest - 1 : level, lane);
     }
-    for (int j = 0; j < n_lanes; ++j) {
-        int nj = __shfl_sync(FULL_MASK, n, j);
-        const Entry *buf = bufs + (u64)j * stride;
-        for (int base = 0; base < nj; base += LANES) {
-            int idx = base + lane;
-            bool valid = idx < nj;
-            Entry e;
-            int s = -1;
-            if (valid) {
-                e = buf[idx];
-                s = entry_score(e);
-            }
-            bool keep = valid && s <= lv.cap;
-            u32 keep_mask = __ballot_sync(FULL_MASK, keep);
-            lv.dropped += __popc(__ballot_sync(FULL_MASK, valid && !keep));
-            // Lanes storing to the same score take consecutive places, in lane order.
-            u32 peers = __match_any_sync(FULL_MASK, keep ? s : -1 - lane);
-            int rank = __popc(peers & ((1u << lane) - 1));
-            int start = keep ? lv.len[s] : 0;
-            int pos = start + rank;
-            bool new_chunk = keep && pos % CHUNK == 0;
-            u32 new_mask = __ballot_sync(FULL_MASK, new_chunk);
-            if (new_chunk) {
-                int taken = __popc(new_mask & ((1u << lane) - 1));
-                lv.table[s * lv.max_chunks + pos / CHUNK] = lv.free_chunks[lv.free_top - 1 - taken];
-            }
-            lv.free_top -= __popc(new_mask);
-            __syncwarp();
-            if (keep) *level_entry(lv, s, pos) = e;
-            if (keep && rank == 0) lv.len[s] = start + __popc(peers);
-            lv.stored += __popc(keep_mask);
-            __syncwarp();
+    const Entry *buf = bufs + (u64)lane * stride;
+    int over_cap = 0;
+    for (int j = 0; j < n; ++j) over_cap += entry_score(buf[j]) > lv.cap;
+    over_cap = warp_sum(over_cap);
+    lv.dropped += over_cap;
+    lv.stored += total - over_cap;
+    for (int s = next_push_score(buf, n, -1, lv.cap); s != 0x7fffffff; s = next_push_score(buf, n, s, lv.cap)) {
+        int count = 0;
+        for (int j = 0; j < n; ++j) count += entry_score(buf[j]) == s;
+        int before = count; // inclusive prefix sum over the lanes, then made exclusive
+        for (int d = 1; d < LANES; d <<= 1) {
+            int from = __shfl_up_sync(FULL_MASK, before, d);
+            if (lane >= d) before += from;
         }
+        int all = __shfl_sync(FULL_MASK, before, LANES - 1);
+        before -= count;
+        // The chunks the new positions start: from the first not yet taken on.
+        int start = lv.len[s];
+        int first_new = (start + CHUNK - 1) / CHUNK;
+        int n_new = (start + all + CHUNK - 1) / CHUNK - first_new;
+        for (int j = lane; j < n_new; j += LANES) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
+        lv.free_top -= n_new;
+        __syncwarp();
+        int pos = start + before;
+        for (int j = 0; j < n; ++j)
+            if (entry_score(buf[j]) == s) *level_entry(lv, s, pos++) = buf[j];
+        __syncwarp();
+        if (lane == 0) lv.len[s] = start + all;
+        __syncwarp();
     }
 }
 

@@ -218,6 +218,18 @@ pub struct GpuAligner {
     fail_batch: Option<(usize, bool)>,
 }
 
+/// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."`: the inexact kernels' switches for a device
+/// sweep (scripts/gpu-check.sh times `aln` with each), without a tuning run.
+fn test_inexact_switches() -> Result<InexactSwitches> {
+    let mut sw = InexactSwitches::default();
+    if let Ok(v) = std::env::var("BCUDA_TEST_INEXACT_SWITCHES") {
+        for a in v.split_whitespace() {
+            sw.set(a).map_err(|e| anyhow::anyhow!("BCUDA_TEST_INEXACT_SWITCHES: {e}"))?;
+        }
+    }
+    Ok(sw)
+}
+
 /// `BCUDA_TEST_FAIL_BATCH=N`: the N-th batch (from 1) fails, `N..`: every batch from the N-th
 /// on (a GPU that dies); `BCUDA_TEST_FAIL_GPU=ORDINAL` keeps that to one GPU. The device checks
 /// use them to show that a failed batch, or GPU, loses no read.
@@ -277,9 +289,9 @@ pub struct OpenGpu {
 
 impl OpenGpu {
     /// Opens GPU `ordinal` and compiles the kernels (default sources, `switches`, the inexact
-    /// kernels' default switches).
+    /// kernels' default switches, or those of `BCUDA_TEST_INEXACT_SWITCHES`).
     pub fn open(ordinal: usize, switches: Switches) -> Result<OpenGpu> {
-        OpenGpu::open_with(ordinal, switches, InexactSwitches::default())
+        OpenGpu::open_with(ordinal, switches, test_inexact_switches()?)
     }
 
     /// Opens GPU `ordinal` and compiles the kernels (default sources) with these switches.
