@@ -34,9 +34,11 @@
 #define HIT_GO 0
 #define HIT_FIRST 1
 #define HIT_STOP 2
-// The warp passes (inexact_level): lanes of a warp, entries per chunk of a warp's pool. Defined
-// here, before any use, so that a patched line that uses them compiles wherever it lands.
+// The team passes (inexact_level): lanes of a warp, the most lanes of a team (a block), entries
+// per chunk of a team's pool. Defined here, before any use, so that a patched line that uses
+// them compiles wherever it lands.
 #define LANES 32
+#define MAX_TEAM 256
 #define CHUNK 64
 #define FULL_MASK 0xffffffffu
 
@@ -659,15 +661,23 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
 }
 
-// ---- inexact_level: one warp per read (src/aln/level_search.rs is the same algorithm) ----
+// ---- inexact_level: one team (a thread block) per read (src/aln/level_search.rs is the same
+// algorithm) ----
 // bwa pops its lowest score first and every child scores more than its parent, but for the
 // one that matches the read's next base, which bwa pushes last and so pops at once. So the
 // entries of a score are all there when the search reaches it, each the start of a chain of
 // matching children whose other children go to higher scores, popped last in first out.
-// The lanes run the next 32 chains at once, each collecting its pushes in its own buffer;
-// the chains up to the first that ends in a hit are committed in bwa's order, that hit is
-// recorded, and the chains after it run again with the D array and cut-offs it changed.
+// The team's threads (its lanes) run the level's next chains at once, each collecting its
+// pushes in its own buffer; the chains up to the first that ends in a hit are committed in
+// bwa's order, that hit is recorded, and the chains after it run again with the D array and
+// cut-offs it changed. Pass 2 runs teams of one warp; pass 3, whose reads have levels of
+// thousands of chains, larger teams.
 
+// A team's lanes and the shared words its collective operations meet in (one per warp).
+struct Team {
+    int lane, size;
+    int *shared;
+};
 
 // Where a lane's chain puts its children: the lane's own buffer.
 struct LaneBuffer {
@@ -676,7 +686,74 @@ struct LaneBuffer {
     __device__ void push(const Entry &e) { buf[n++] = e; }
 };
 
-// A warp's entries, per score in push order, in chunks of CHUNK entries from a fixed pool
+__device__ __forceinline__ int warp_sum(int x)
+{
+    for (int d = 16; d > 0; d >>= 1) x += __shfl_xor_sync(FULL_MASK, x, d);
+    return x;
+}
+
+__device__ __forceinline__ int warp_min(int x)
+{
+    for (int d = 16; d > 0; d >>= 1) x = min(x, __shfl_xor_sync(FULL_MASK, x, d));
+    return x;
+}
+
+// The sum of x over the team (every lane gets it).
+__device__ int team_sum(const Team &t, int x)
+{
+    x = warp_sum(x);
+    if (t.lane % LANES == 0) t.shared[t.lane / LANES] = x;
+    __syncthreads();
+    int sum = 0;
+    for (int w = 0; w < t.size / LANES; ++w) sum += t.shared[w];
+    __syncthreads();
+    return sum;
+}
+
+// The minimum of x over the team (every lane gets it).
+__device__ int team_min(const Team &t, int x)
+{
+    x = warp_min(x);
+    if (t.lane % LANES == 0) t.shared[t.lane / LANES] = x;
+    __syncthreads();
+    int lowest = 0x7fffffff;
+    for (int w = 0; w < t.size / LANES; ++w) lowest = min(lowest, t.shared[w]);
+    __syncthreads();
+    return lowest;
+}
+
+// The sum of x over the lanes before this one; `all`: over the team.
+__device__ int team_prefix(const Team &t, int x, int &all)
+{
+    int lane = t.lane % LANES, warp = t.lane / LANES;
+    int incl = x;
+    for (int d = 1; d < LANES; d <<= 1) {
+        int from = __shfl_up_sync(FULL_MASK, incl, d);
+        if (lane >= d) incl += from;
+    }
+    if (lane == LANES - 1) t.shared[warp] = incl;
+    __syncthreads();
+    int before = 0;
+    all = 0;
+    for (int w = 0; w < t.size / LANES; ++w) {
+        if (w < warp) before += t.shared[w];
+        all += t.shared[w];
+    }
+    __syncthreads();
+    return before + incl - x;
+}
+
+// Lane `from`'s x, for every lane.
+__device__ int team_broadcast(const Team &t, int x, int from)
+{
+    if (t.lane == from) t.shared[0] = x;
+    __syncthreads();
+    x = t.shared[0];
+    __syncthreads();
+    return x;
+}
+
+// A team's entries, per score in push order, in chunks of CHUNK entries from a fixed pool
 // (Levels in level_search.rs). The counts below the pointers are the same in every lane.
 struct Levels {
     Entry *pool;
@@ -693,67 +770,55 @@ __device__ __forceinline__ Entry *level_entry(const Levels &lv, int s, int pos)
     return lv.pool + (u64)lv.table[s * lv.max_chunks + pos / CHUNK] * CHUNK + pos % CHUNK;
 }
 
-__device__ __forceinline__ int warp_sum(int x)
-{
-    for (int d = 16; d > 0; d >>= 1) x += __shfl_xor_sync(FULL_MASK, x, d);
-    return x;
-}
-
 // Drops the entries of every score above `cap` (they stay counted) and frees their chunks.
-__device__ void drop_levels_above(Levels &lv, int cap, int lane)
+__device__ void drop_levels_above(Levels &lv, int cap, const Team &t)
 {
     for (int b = cap + 1; b <= lv.cap; ++b) {
         int len = lv.len[b];
         int chunks = (len + CHUNK - 1) / CHUNK;
-        for (int j = lane; j < chunks; j += LANES) lv.free_chunks[lv.free_top + j] = lv.table[b * lv.max_chunks + j];
+        for (int j = t.lane; j < chunks; j += t.size) lv.free_chunks[lv.free_top + j] = lv.table[b * lv.max_chunks + j];
         lv.free_top += chunks;
         lv.stored -= len;
         lv.dropped += len;
-        __syncwarp();
-        if (lane == 0) lv.len[b] = 0;
-        __syncwarp();
+        __syncthreads();
+        if (t.lane == 0) lv.len[b] = 0;
+        __syncthreads();
     }
     lv.cap = cap;
 }
 
 // The lowest score up to the cap with entries, or -1.
-__device__ int lowest_level(const Levels &lv, int lane)
+__device__ int lowest_level(const Levels &lv, const Team &t)
 {
-    for (int base = 0; base <= lv.cap; base += LANES) {
-        int b = base + lane;
-        u32 m = __ballot_sync(FULL_MASK, b <= lv.cap && lv.len[b] > 0);
-        if (m) return base + __ffs(m) - 1;
+    for (int base = 0; base <= lv.cap; base += t.size) {
+        int b = base + t.lane;
+        int lowest = team_min(t, b <= lv.cap && lv.len[b] > 0 ? b : 0x7fffffff);
+        if (lowest != 0x7fffffff) return lowest;
     }
     return -1;
 }
 
 // The highest score above `level` (up to the cap) with entries, or -1.
-__device__ int highest_level_above(const Levels &lv, int level, int lane)
+__device__ int highest_level_above(const Levels &lv, int level, const Team &t)
 {
-    for (int top = lv.cap; top > level; top -= LANES) {
-        int b = top - lane;
-        u32 m = __ballot_sync(FULL_MASK, b > level && lv.len[b] > 0);
-        if (m) return top - (__ffs(m) - 1);
+    for (int top = lv.cap; top > level; top -= t.size) {
+        int b = top - t.lane;
+        int highest = -team_min(t, b > level && lv.len[b] > 0 ? -b : 0x7fffffff);
+        if (highest != -0x7fffffff) return highest;
     }
     return -1;
 }
 
-__device__ __forceinline__ int warp_min(int x)
-{
-    for (int d = 16; d > 0; d >>= 1) x = min(x, __shfl_xor_sync(FULL_MASK, x, d));
-    return x;
-}
-
-// The lowest score above `above` and up to the cap among lane `buf`'s first n entries, across
-// the warp (INT_MAX when none).
-__device__ int next_push_score(const Entry *buf, int n, int above, int cap)
+// The lowest score above `above` and up to the cap among a lane's n entries at `buf`, across
+// the team (INT_MAX when none).
+__device__ int next_push_score(const Entry *buf, int n, int above, int cap, const Team &t)
 {
     int lowest = 0x7fffffff;
     for (int j = 0; j < n; ++j) {
         int s = entry_score(buf[j]);
         if (s > above && s <= cap && s < lowest) lowest = s;
     }
-    return warp_min(lowest);
+    return team_min(t, lowest);
 }
 
 // Stores the pushes of lanes 0..n_lanes-1 (lane j's `n` entries at bufs + j * stride) in bwa's
@@ -762,50 +827,45 @@ __device__ int next_push_score(const Entry *buf, int n, int above, int cap)
 // few scores (the level plus a mismatch, a gap open or a gap extension), so the lanes store one
 // score at a time, all at once: each lane's entries of that score go after those of the lanes
 // before it (a prefix sum of the lanes' counts).
-__device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stride, int n_lanes, int n, int lane)
+__device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stride, int n_lanes, int n, const Team &t)
 {
-    if (lane >= n_lanes) n = 0;
-    int total = warp_sum(n);
+    if (t.lane >= n_lanes) n = 0;
+    int total = team_sum(t, n);
     int need = (total + CHUNK - 1) / CHUNK + lv.n_buckets;
     while (lv.free_top < need && lv.cap > level) {
-        int highest = highest_level_above(lv, level, lane);
-        drop_levels_above(lv, highest > level ? highest - 1 : level, lane);
+        int highest = highest_level_above(lv, level, t);
+        drop_levels_above(lv, highest > level ? highest - 1 : level, t);
     }
-    const Entry *buf = bufs + (u64)lane * stride;
+    const Entry *buf = bufs + (u64)t.lane * stride;
     int over_cap = 0;
     for (int j = 0; j < n; ++j) over_cap += entry_score(buf[j]) > lv.cap;
-    over_cap = warp_sum(over_cap);
+    over_cap = team_sum(t, over_cap);
     lv.dropped += over_cap;
     lv.stored += total - over_cap;
-    for (int s = next_push_score(buf, n, -1, lv.cap); s != 0x7fffffff; s = next_push_score(buf, n, s, lv.cap)) {
+    for (int s = next_push_score(buf, n, -1, lv.cap, t); s != 0x7fffffff; s = next_push_score(buf, n, s, lv.cap, t)) {
         int count = 0;
         for (int j = 0; j < n; ++j) count += entry_score(buf[j]) == s;
-        int before = count; // inclusive prefix sum over the lanes, then made exclusive
-        for (int d = 1; d < LANES; d <<= 1) {
-            int from = __shfl_up_sync(FULL_MASK, before, d);
-            if (lane >= d) before += from;
-        }
-        int all = __shfl_sync(FULL_MASK, before, LANES - 1);
-        before -= count;
+        int all;
+        int pos = team_prefix(t, count, all);
         // The chunks the new positions start: from the first not yet taken on.
         int start = lv.len[s];
         int first_new = (start + CHUNK - 1) / CHUNK;
         int n_new = (start + all + CHUNK - 1) / CHUNK - first_new;
-        for (int j = lane; j < n_new; j += LANES) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
+        for (int j = t.lane; j < n_new; j += t.size) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
         lv.free_top -= n_new;
-        __syncwarp();
-        int pos = start + before;
+        __syncthreads();
+        pos += start;
         for (int j = 0; j < n; ++j)
             if (entry_score(buf[j]) == s) *level_entry(lv, s, pos++) = buf[j];
-        __syncwarp();
-        if (lane == 0) lv.len[s] = start + all;
-        __syncwarp();
+        __syncthreads();
+        if (t.lane == 0) lv.len[s] = start + all;
+        __syncthreads();
     }
 }
 
-// The search of one read by one warp; STACK_FULL when it needs dropped entries, ENTRIES_LIMIT
+// The search of one read by one team; STACK_FULL when it needs dropped entries, ENTRIES_LIMIT
 // when bwa's -m may stop it inside a group of chains (the CPU takes the read).
-__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, int lane)
+__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const Team &t)
 {
     const GapOpt &opt = r.opt;
     if (too_many_ns(r, h.max_diff)) return 0;
@@ -813,14 +873,14 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
     lv.cap = lv.n_buckets - 1;
     lv.stored = 0;
     lv.dropped = 0;
-    for (int j = lane; j < lv.max_chunks; j += LANES) lv.free_chunks[j] = j;
-    for (int b = lane; b < lv.n_buckets; b += LANES) lv.len[b] = 0;
-    __syncwarp();
-    LaneBuffer mine = {lane_bufs + (u64)lane * stride, 0};
-    if (lane == 0) mine.push(make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
-    commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, lane);
+    for (int j = t.lane; j < lv.max_chunks; j += t.size) lv.free_chunks[j] = j;
+    for (int b = t.lane; b < lv.n_buckets; b += t.size) lv.len[b] = 0;
+    __syncthreads();
+    LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0};
+    if (t.lane == 0) mine.push(make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
+    commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, t);
     while (true) {
-        int level = lowest_level(lv, lane);
+        int level = lowest_level(lv, t);
         if (level < 0) {
             if (lv.dropped == 0 || ends_before(h, lv.cap + 1, opt)) break;
             return STACK_FULL;
@@ -828,7 +888,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
         if (lv.stored + lv.dropped > (u32)opt.max_entries || ends_before(h, level, opt)) break;
         int n_chains = lv.len[level];
         for (int next = 0; next < n_chains;) {
-            int c = next + lane;
+            int c = next + t.lane;
             mine.n = 0;
             bool hit = false;
             u64 hk = 0, hl = 0;
@@ -847,46 +907,45 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                     e = matching;
                 }
             }
-            u32 hits = __ballot_sync(FULL_MASK, hit);
-            int first_hit = hits ? __ffs(hits) - 1 : LANES;
-            int committed = min(first_hit + 1, min(LANES, n_chains - next));
+            int first_hit = team_min(t, hit ? t.lane : t.size);
+            int committed = min(first_hit + 1, min(t.size, n_chains - next));
             // bwa checks -m before every pop; within a group the lanes cannot tell where.
-            int pushed = warp_sum(lane < committed ? mine.n : 0);
+            int pushed = team_sum(t, t.lane < committed ? mine.n : 0);
             if (lv.stored + lv.dropped + pushed + 1 > (u32)opt.max_entries) return ENTRIES_LIMIT;
-            commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, lane);
+            commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, t);
             lv.stored -= committed;
             next += committed;
-            if (hits) {
+            if (first_hit < t.size) {
                 int after = 0;
-                if (lane == first_hit) after = record_hit(h, hit_entry, hk, hl, width, r.seq_len, opt);
-                after = __shfl_sync(FULL_MASK, after, first_hit);
-                h.n_aln = __shfl_sync(FULL_MASK, h.n_aln, first_hit);
-                h.best_score = __shfl_sync(FULL_MASK, h.best_score, first_hit);
-                h.best_cnt = __shfl_sync(FULL_MASK, h.best_cnt, first_hit);
-                h.max_diff = __shfl_sync(FULL_MASK, h.max_diff, first_hit);
-                __syncwarp();
+                if (t.lane == first_hit) after = record_hit(h, hit_entry, hk, hl, width, r.seq_len, opt);
+                after = team_broadcast(t, after, first_hit);
+                h.n_aln = team_broadcast(t, h.n_aln, first_hit);
+                h.best_score = team_broadcast(t, h.best_score, first_hit);
+                h.best_cnt = team_broadcast(t, h.best_cnt, first_hit);
+                h.max_diff = team_broadcast(t, h.max_diff, first_hit);
                 if (after == HITS_FULL) return HITS_FULL;
                 if (after == HIT_STOP) return h.n_aln;
                 if (after == HIT_FIRST) {
                     int last = max(h.best_score + opt.s_mm, level);
-                    if (last < lv.cap) drop_levels_above(lv, last, lane);
+                    if (last < lv.cap) drop_levels_above(lv, last, t);
                 }
             }
         }
         // The level is done: its chunks go back to the pool.
         int chunks = (n_chains + CHUNK - 1) / CHUNK;
-        for (int j = lane; j < chunks; j += LANES) lv.free_chunks[lv.free_top + j] = lv.table[level * lv.max_chunks + j];
+        for (int j = t.lane; j < chunks; j += t.size) lv.free_chunks[lv.free_top + j] = lv.table[level * lv.max_chunks + j];
         lv.free_top += chunks;
-        __syncwarp();
-        if (lane == 0) lv.len[level] = 0;
-        __syncwarp();
+        __syncthreads();
+        if (t.lane == 0) lv.len[level] = 0;
+        __syncthreads();
     }
     return h.n_aln;
 }
 
-// Passes 2 and 3: each warp takes the next read of `queue` (as inexact_search) and searches
-// it with its pool of `max_chunks` chunks; reads whose search needs more go to `next_queue`.
-extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_level(
+// Passes 2 and 3: each team (thread block) takes the next read of `queue` (as inexact_search)
+// and searches it with its pool of `max_chunks` chunks; reads whose search needs more go to
+// `next_queue`.
+extern "C" __global__ void __launch_bounds__(MAX_TEAM) inexact_level(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
@@ -897,14 +956,15 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_level(
     unsigned long long *__restrict__ lookup_count, Hit *__restrict__ warp_hit_pool, int warp_hits,
     Hit *__restrict__ long_hits, u32 long_capacity, u32 *__restrict__ long_count, u32 *__restrict__ long_offset)
 {
-    u64 w = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / LANES;
+    __shared__ int team_shared[MAX_TEAM / LANES];
+    Team t = {(int)threadIdx.x, (int)blockDim.x, team_shared};
+    u64 w = blockIdx.x;
     Hit *hits = warp_hit_pool + w * warp_hits;
     u64 lookups = 0;
-    int lane = threadIdx.x % LANES;
     Width *width = width_pool + w * (max_len + 1);
     Width *seed_width = seed_width_pool + w * (max_len + 1);
     u8 *seq = seq_pool + w * max_len;
-    // Per warp: the chunk table, the free chunks and the lengths, one after the other.
+    // Per team: the chunk table, the free chunks and the lengths, one after the other.
     int *ints = int_pool + w * ((u64)n_buckets * max_chunks + max_chunks + n_buckets);
     Levels lv;
     lv.pool = entry_pool + w * (u64)max_chunks * CHUNK;
@@ -914,38 +974,38 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_level(
     lv.max_chunks = max_chunks;
     lv.n_buckets = n_buckets;
     int stride = 9 * (max_len + 1); // pushes of one chain: at most 9 per pop, one pop per base
-    Entry *lane_bufs = lane_pool + w * LANES * (u64)stride;
+    Entry *lane_bufs = lane_pool + w * t.size * (u64)stride;
     u32 queued = queue_counters[0];
     while (true) {
         u32 p = 0;
-        if (lane == 0) p = atomicAdd(&queue_counters[1], 1);
-        p = __shfl_sync(FULL_MASK, p, 0);
+        if (t.lane == 0) p = atomicAdd(&queue_counters[1], 1);
+        p = team_broadcast(t, p, 0);
         if (p >= queued) break;
         u32 id = queue[p];
         GapOpt opt = *batch_opt;
         int len = read_len[id];
-        if (lane == 0) prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, read_max_diff[id], width, seed_width, seq, lookups);
-        __syncwarp();
+        if (t.lane == 0) prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, read_max_diff[id], width, seed_width, seq, lookups);
+        __syncthreads();
         Read r = read_view(words, primary, seq_len, l2, opt, len, read_max_diff[id], seed_width, seq, lookups);
         HitList h = new_hit_list(r.opt, hits, warp_hits);
-        int n = search_read_level(r, width, lv, h, lane_bufs, stride, lane);
+        int n = search_read_level(r, width, lv, h, lane_bufs, stride, t);
         // The hits go to the read's slots, or, when more, to the batch's list of long ones.
         Hit *dst = hit_pool + (u64)id * hits_per_read;
         if (n > hits_per_read) {
             u32 off = 0;
-            if (lane == 0) off = atomicAdd(long_count, (u32)n);
-            off = __shfl_sync(FULL_MASK, off, 0);
+            if (t.lane == 0) off = atomicAdd(long_count, (u32)n);
+            off = team_broadcast(t, off, 0);
             if (off + (u32)n <= long_capacity) { // guard
                 dst = long_hits + off;
-                if (lane == 0) long_offset[id] = off;
+                if (t.lane == 0) long_offset[id] = off;
             } else n = HITS_FULL;
         }
-        for (int j = lane; j < n; j += LANES) dst[j] = hits[j];
-        if (lane == 0) {
+        for (int j = t.lane; j < n; j += t.size) dst[j] = hits[j];
+        if (t.lane == 0) {
             if (n == STACK_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
             n_hits[id] = n;
         }
-        __syncwarp();
+        __syncthreads();
     }
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
 }

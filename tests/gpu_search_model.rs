@@ -1,6 +1,6 @@
 //! The GPU's inexact search, checked on the CPU: `bcuda stack-profile` runs every read with
 //! bwa's stack and with the GPU's algorithms in Rust (the bounded stack of pass 1, with a pop
-//! budget, and the warp's level search of passes 2 and 3), and fails if any of them finishes
+//! budget, and the team's level search of passes 2 and 3), and fails if any of them finishes
 //! with hits other than bwa's. Small stacks and pools force every give-up and drop path.
 
 mod common;
@@ -14,8 +14,8 @@ fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
     line.split('\t').skip(1).map(|x| x.split_whitespace().next().unwrap().parse().unwrap()).collect()
 }
 
-fn profile(prefix: &str, reads: &str, level_capacities: &str) -> String {
-    let args = ["stack-profile", "--capacity", "16,256", "--max-pops", "256", "--level-capacity", level_capacities, "--max-reads", "20000", prefix, reads];
+fn profile(prefix: &str, reads: &str, level_capacities: &str, lanes: &str) -> String {
+    let args = ["stack-profile", "--capacity", "16,256", "--max-pops", "256", "--level-capacity", level_capacities, "--lanes", lanes, "--max-reads", "20000", prefix, reads];
     String::from_utf8(bcuda(&args)).unwrap()
 }
 
@@ -25,7 +25,7 @@ fn gpu_searches_give_bwas_hits_on_ecoli() {
     let fasta = dir.path().join("ecoli536.fa");
     std::fs::copy(data("ecoli536.fa"), &fasta).unwrap();
     bcuda(&["index", "-q", fasta.to_str().unwrap()]);
-    let report = profile(fasta.to_str().unwrap(), data("ecoli536_art.fq").to_str().unwrap(), "4800,65536");
+    let report = profile(fasta.to_str().unwrap(), data("ecoli536_art.fq").to_str().unwrap(), "4800,65536", "32");
     assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
     // With 16 entries most reads give up, with 256 some (256 pops also end some); with a 4800-entry pool (75 chunks, about what one group reserves) some do.
     assert!(row(&report, "bounded entries", "16")[0] > 1000, "{report}");
@@ -45,7 +45,9 @@ fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     let sim = common::repo().join("scripts/sim-reads.py");
     let fq = common::run("python3", &[sim.to_str().unwrap(), fasta.to_str().unwrap(), "100", "20000", "5"]);
     std::fs::write(&reads, fq).unwrap();
-    let report = profile(fasta.to_str().unwrap(), reads.to_str().unwrap(), "4800,65536,2000000");
+    // Pass 3's teams are larger than a warp (last_team_lanes): more chains per group, and more
+    // run again after a hit.
+    let report = profile(fasta.to_str().unwrap(), reads.to_str().unwrap(), "4800,65536,2000000", "128");
     assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
     // Repeat families make some searches outgrow pass 2's pool; pass 3's (as large as bwa's
     // -m lets a search grow) holds every read.

@@ -280,7 +280,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
                 .map(|(p, pass)| {
                     let searchers = match pass.kind {
                         crate::gpu::inexact::PassKind::Thread => format!("{} threads with {} entries each", pass.threads, pass.entries),
-                        crate::gpu::inexact::PassKind::Warp => format!("{} warps with {} entries each", pass.searchers(), pass.entries),
+                        crate::gpu::inexact::PassKind::Warp => format!("{} teams of {} threads with {} entries each", pass.searchers(), pass.team, pass.entries),
                     };
                     // Lookups per second of kernel time, to compare with the GPU's random-gather rate.
                     let rate = t.pass_lookups[p] as f64 / (t.pass_ms[p] as f64 / 1000.0).max(1e-9) / 1e9;

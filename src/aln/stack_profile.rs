@@ -26,9 +26,12 @@ pub struct StackProfileArgs {
     /// Pop budget of the bounded stacks (the GPU's first pass hands longer searches on).
     #[arg(long, default_value_t = usize::MAX)]
     pub max_pops: usize,
-    /// Pool sizes (entries) of the level search (32 lanes) to check, comma-separated.
+    /// Pool sizes (entries) of the level search to check, comma-separated.
     #[arg(long, default_value = "65536,2000000", value_delimiter = ',')]
     pub level_capacity: Vec<usize>,
+    /// Lanes of the level search's team (pass 2 runs 32, pass 3 `last_team_lanes`).
+    #[arg(long, default_value_t = 32)]
+    pub lanes: usize,
     /// Profile at most this many reads.
     #[arg(long)]
     pub max_reads: Option<usize>,
@@ -71,7 +74,6 @@ struct ReadProfile {
     level: Vec<Result<LevelCost, GiveUp>>,
 }
 
-const LANES: usize = 32;
 
 fn profile_read(bwt: &bcuda_index::Bwt, read: &[u8], opt: &GapOptions, args: &StackProfileArgs) -> Result<ReadProfile> {
     let (capacities, level_capacities) = (&args.capacity, &args.level_capacity);
@@ -92,7 +94,7 @@ fn profile_read(bwt: &bcuda_index::Bwt, read: &[u8], opt: &GapOptions, args: &St
         let (local, use_seed) = prepare_read(bwt, read, opt, &mut width, &mut seed_width, &mut seq);
         let search = Search { bwt, seq: &seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local };
         let mut cost = LevelCost::default();
-        level.push(match level_search(&search, &mut width, opt, LANES, capacity / CHUNK, &mut cost) {
+        level.push(match level_search(&search, &mut width, opt, args.lanes, capacity / CHUNK, &mut cost) {
             Ok(h) if h == hits => Ok(cost),
             Ok(h) => bail!("the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len()),
             Err(why) => Err(why),
@@ -146,7 +148,7 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         let over_pops: usize = over.iter().map(|p| p.pops).sum();
         println!("{capacity}\t{}\t{over_pops}\t{}", over.len(), percentile(&stored, 0.99));
     }
-    println!("level search ({LANES} lanes) entries\tgave up: stack\tgave up: -m\tpops\tcritical-path pops\tthe same for reads of over 10k pops");
+    println!("level search ({} lanes) entries\tgave up: stack\tgave up: -m\tpops\tcritical-path pops\tthe same for reads of over 10k pops", args.lanes);
     for (c, &capacity) in args.level_capacity.iter().enumerate() {
         let stack = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::StackFull)).count();
         let limit = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::EntriesLimit)).count();

@@ -5,11 +5,12 @@
 //! finish within a few thousand pops and entries; reads from repeat families and satellites
 //! take up to millions of pops. Pass 1 (`inexact_search`) runs one read per thread with a
 //! small bounded stack and a pop budget, so the many short searches run at full width; a read
-//! that needs more is listed for pass 2 (`inexact_level`), where a warp searches one read,
-//! its lanes running the chains of a score level together (see src/aln/level_search.rs), with
-//! a pool of entries per warp. Pass 3 is pass 2 with fewer warps and pools as large as bwa's
-//! `-m` lets a search grow (when memory permits), so no read is left to the CPU but for those
-//! that reach bwa's `-m` limit. Threads and warps take reads from a queue, so each pass's time
+//! that needs more is listed for pass 2 (`inexact_level`), where a team of threads (a warp)
+//! searches one read, its lanes running the chains of a score level together (see
+//! src/aln/level_search.rs), with a pool of entries per team. Pass 3 is pass 2 with fewer,
+//! larger teams (a block of `last_team_lanes` threads: its reads' levels hold thousands of
+//! chains) and pools as large as bwa's `-m` lets a search grow (when memory permits), so no
+//! read is left to the CPU but for those that reach bwa's `-m` limit. Threads and warps take reads from a queue, so each pass's time
 //! follows its work rather than its longest read.
 
 use std::sync::Arc;
@@ -32,12 +33,12 @@ const WIDTH_BYTES: usize = 16;
 pub const LANES: usize = 32;
 pub const CHUNK: usize = crate::aln::level_search::CHUNK;
 
-/// Pass 1: threads per SM. Passes 2 and 3: pool entries per warp (the third gets what bwa's
-/// `-m` needs), and pass 3's warps per SM. Pass 1's stack entries and pop budget and pass 2's
-/// warps per SM are tuning switches ([`InexactSwitches`]: 2048 entries, 8192 pops and 16
+/// Pass 1: threads per SM. Passes 2 and 3: pool entries per team (the third gets what bwa's
+/// `-m` needs), and pass 3's teams per SM. Pass 1's stack entries and pop budget, pass 2's
+/// warps per SM and pass 3's threads per team are tuning switches ([`InexactSwitches`]: 2048 entries, 8192 pops and 16
 /// warps by default, chosen from the CPU profile (`bcuda stack-profile`) of a human-like genome).
 const FIRST_THREADS_PER_SM: usize = 1024;
-const LAST_WARPS_PER_SM: usize = 1;
+const LAST_TEAMS_PER_SM: usize = 1;
 const LEVEL_ENTRIES: usize = 1 << 16;
 /// Entries a stack may need beyond bwa's `-m`: the search stops once it holds more than `-m`,
 /// one pop pushes at most 9, and the pool is handed out in chunks.
@@ -48,17 +49,19 @@ const ENTRIES_BEYOND_MAX: usize = 16 + 128 * CHUNK;
 pub enum PassKind {
     /// One thread per read, a bounded stack of its own (`inexact_search`).
     Thread,
-    /// One warp per read, a pool of entries per warp (`inexact_level`).
+    /// One team of threads (a block) per read, a pool of entries per team (`inexact_level`).
     Warp,
 }
 
-/// One pass: its kind, its threads (a multiple of the block width, or fewer than one block)
-/// and its stack entries per thread (Thread) or per warp (Warp).
+/// One pass: its kind, its threads (a multiple of the block width, or fewer than one block),
+/// its stack entries per thread (Thread) or per team (Warp), and its threads per team (Warp;
+/// 1 for Thread: each thread searches alone).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pass {
     pub kind: PassKind,
     pub threads: usize,
     pub entries: usize,
+    pub team: usize,
 }
 
 impl Pass {
@@ -66,20 +69,20 @@ impl Pass {
     pub fn searchers(&self) -> usize {
         match self.kind {
             PassKind::Thread => self.threads,
-            PassKind::Warp => self.threads.div_ceil(LANES),
+            PassKind::Warp => self.threads.div_ceil(self.team),
         }
     }
 }
 
-/// Scratch bytes per searcher (a thread, or a warp) of a pass kind, for reads up to
-/// `max_len` and `n_buckets` scores.
-pub fn bytes_per_searcher(kind: PassKind, entries: usize, max_len: usize, n_buckets: usize) -> usize {
+/// Scratch bytes per searcher (a thread, or a team of `team` threads) of a pass kind, for reads
+/// up to `max_len` and `n_buckets` scores.
+pub fn bytes_per_searcher(kind: PassKind, entries: usize, team: usize, max_len: usize, n_buckets: usize) -> usize {
     let read = 2 * (max_len + 1) * WIDTH_BYTES + max_len;
     match kind {
         PassKind::Thread => entries * ENTRY_BYTES + read + 4 * n_buckets,
         PassKind::Warp => {
             let chunks = entries / CHUNK;
-            entries * ENTRY_BYTES + read + 4 * (n_buckets * chunks + chunks + n_buckets) + LANES * lane_entries(max_len) * ENTRY_BYTES + WARP_HITS * HIT_BYTES
+            entries * ENTRY_BYTES + read + 4 * (n_buckets * chunks + chunks + n_buckets) + team * lane_entries(max_len) * ENTRY_BYTES + WARP_HITS * HIT_BYTES
         }
     }
 }
@@ -109,15 +112,20 @@ pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_ent
         let pass = if p == 0 {
             // Pass 1 keeps its threads and gives up entries when memory is short.
             let threads = sms * FIRST_THREADS_PER_SM;
-            let fixed = bytes_per_searcher(PassKind::Thread, 0, max_len, n_buckets);
-            Pass { kind: PassKind::Thread, threads, entries: want.min((share / threads).saturating_sub(fixed) / ENTRY_BYTES) }
+            let fixed = bytes_per_searcher(PassKind::Thread, 0, 1, max_len, n_buckets);
+            Pass { kind: PassKind::Thread, threads, entries: want.min((share / threads).saturating_sub(fixed) / ENTRY_BYTES), team: 1 }
         } else {
-            // Warp passes keep their pools and give up warps (down to one).
+            // Team passes keep their pools and give up teams (down to one).
             let want = want.next_multiple_of(CHUNK);
-            let warps = (share / bytes_per_searcher(PassKind::Warp, want, max_len, n_buckets)).min(sms * if p == 1 { sw.level_warps_per_sm as usize } else { LAST_WARPS_PER_SM });
-            Pass { kind: PassKind::Warp, threads: warps * LANES, entries: want }
+            let (per_sm, team) = if p == 1 { (sw.level_warps_per_sm as usize, LANES) } else { (LAST_TEAMS_PER_SM, sw.last_team_lanes as usize) };
+            let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets)).min(sms * per_sm);
+            Pass { kind: PassKind::Warp, threads: teams * team, entries: want, team }
         };
-        let threads = if pass.threads >= block_w { pass.threads / block_w * block_w } else { pass.threads };
+        // A thread pass runs whole blocks; a team is a block.
+        let threads = match pass.kind {
+            PassKind::Thread if pass.threads >= block_w => pass.threads / block_w * block_w,
+            _ => pass.threads,
+        };
         let smaller = passes.last().is_some_and(|prev| prev.kind == PassKind::Warp && pass.entries <= prev.entries);
         if threads == 0 || pass.entries == 0 || smaller {
             continue;
@@ -160,7 +168,7 @@ impl Scratchpad {
             PassKind::Thread => (n * b, 0, 0),
             PassKind::Warp => {
                 let chunks = e / CHUNK;
-                (n * (b * chunks + chunks + b), n * LANES * lane_entries(m) * ENTRY_BYTES, n * WARP_HITS * HIT_BYTES)
+                (n * (b * chunks + chunks + b), n * pass.team * lane_entries(m) * ENTRY_BYTES, n * WARP_HITS * HIT_BYTES)
             }
         };
         // SAFETY: the kernels initialise every element before reading it.
@@ -187,7 +195,7 @@ mod tests {
     const GB: usize = 1 << 30;
 
     fn total(p: &[Pass]) -> usize {
-        p.iter().map(|x| x.searchers() * bytes_per_searcher(x.kind, x.entries, 100, 68)).sum()
+        p.iter().map(|x| x.searchers() * bytes_per_searcher(x.kind, x.entries, x.team, 100, 68)).sum()
     }
 
     /// On an H100-sized budget: a thread pass, then two warp passes, the last with pools as
@@ -196,11 +204,12 @@ mod tests {
     fn a_large_gpu_gets_three_passes_and_a_pool_for_bwas_limit() {
         let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 3, "{p:?}");
-        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 2048 });
-        assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 65536 });
+        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 2048, team: 1 });
+        assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 65536, team: 32 });
         assert_eq!(p[2].kind, PassKind::Warp);
         assert!(p[2].entries > 2_000_000 && p[2].entries % CHUNK == 0);
-        assert!(p[2].threads >= 64 && p[2].threads % 64 == 0, "{p:?}");
+        let team = InexactSwitches::default().last_team_lanes as usize;
+        assert_eq!((p[2].team, p[2].threads), (team, 132 * team), "{p:?}");
         assert!(total(&p) <= 40 * GB, "{}", total(&p));
     }
 
@@ -224,17 +233,18 @@ mod tests {
     #[test]
     fn forced_stack_sizes_are_kept() {
         let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), Some(&[64, 16384])).unwrap();
-        assert_eq!(p, [Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 64 }, Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 16384 }]);
+        assert_eq!(p, [Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 64, team: 1 }, Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 16384, team: 32 }]);
     }
 
     /// The switches shape the plan: pass 1's stacks, pass 2's warps, whole blocks.
     #[test]
     fn switches_shape_the_plan() {
-        let sw = InexactSwitches { block_w: 256, first_entries: 512, level_warps_per_sm: 4, ..InexactSwitches::default() };
+        let sw = InexactSwitches { block_w: 256, first_entries: 512, level_warps_per_sm: 4, last_team_lanes: 64, ..InexactSwitches::default() };
         let p = plan(132, 40 * GB, 100, 68, 2_000_000, &sw, None).unwrap();
-        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512 });
+        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512, team: 1 });
         assert_eq!(p[1].threads, 132 * 4 * 32);
-        assert!(p.iter().all(|x| x.threads % 256 == 0 || x.threads < 256), "{p:?}");
+        assert_eq!((p[2].team, p[2].threads), (64, 132 * 64));
+        assert!(p[0].threads % 256 == 0, "{p:?}");
     }
 
     #[test]

@@ -614,7 +614,11 @@ impl GpuAligner {
             }
             events.push(timing_event(&stream)?);
             let threads = pass.scratch.pass.threads as u32;
-            let block = threads.min(self.inexact_switches.block_w);
+            // A team pass's block is one team.
+            let block = match pass.scratch.pass.kind {
+                PassKind::Thread => threads.min(self.inexact_switches.block_w),
+                PassKind::Warp => pass.scratch.pass.team as u32,
+            };
             let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
             let (kernel, size) = match pass.scratch.pass.kind {
                 PassKind::Thread => (&self.inexact_search, pass.scratch.pass.entries as i32),

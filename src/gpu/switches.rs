@@ -141,6 +141,10 @@ pub struct InexactSwitches {
     pub first_max_pops: u32,
     /// Pass 2: warps per SM.
     pub level_warps_per_sm: u32,
+    /// Pass 3: threads per team (the block that searches one read). Kept when a tuned file
+    /// from before it existed is read.
+    #[serde(default = "default_last_team_lanes")]
+    pub last_team_lanes: u32,
     /// Read BWT blocks through `__ldg`, 16 bytes at a time.
     pub occ_ldg: bool,
     /// Rows k-1 and l in one 128-row block: read the block once for both counts.
@@ -149,9 +153,24 @@ pub struct InexactSwitches {
     pub occ_unroll: bool,
 }
 
+fn default_last_team_lanes() -> u32 {
+    128
+}
+
 impl Default for InexactSwitches {
+    /// occ_unroll: the H100 human-like benchmark's inexact search took 6.3 s with it, 10.4 s
+    /// without (bench/human-like-h100.log).
     fn default() -> Self {
-        InexactSwitches { block_w: 64, first_entries: 2048, first_max_pops: 8192, level_warps_per_sm: 16, occ_ldg: false, occ_same_block: false, occ_unroll: false }
+        InexactSwitches {
+            block_w: 64,
+            first_entries: 2048,
+            first_max_pops: 8192,
+            level_warps_per_sm: 16,
+            last_team_lanes: default_last_team_lanes(),
+            occ_ldg: false,
+            occ_same_block: false,
+            occ_unroll: true,
+        }
     }
 }
 
@@ -162,6 +181,7 @@ impl InexactSwitches {
         ("first_entries", &[512, 1024, 2048, 4096]),
         ("first_max_pops", &[2048, 4096, 8192, 16384, 32768]),
         ("level_warps_per_sm", &[4, 8, 16, 32]),
+        ("last_team_lanes", &[32, 64, 128, 256]),
         ("occ_ldg", &[0, 1]),
         ("occ_same_block", &[0, 1]),
         ("occ_unroll", &[0, 1]),
@@ -181,6 +201,10 @@ impl InexactSwitches {
         if !(1..=64).contains(&self.level_warps_per_sm) {
             return Some("level_warps_per_sm must be in 1..=64");
         }
+        // MAX_TEAM in the kernel.
+        if self.last_team_lanes == 0 || self.last_team_lanes % 32 != 0 || self.last_team_lanes > 256 {
+            return Some("last_team_lanes must be a multiple of 32 up to 256");
+        }
         None
     }
 
@@ -197,6 +221,7 @@ impl InexactSwitches {
             "first_entries" => self.first_entries = n,
             "first_max_pops" => self.first_max_pops = n,
             "level_warps_per_sm" => self.level_warps_per_sm = n,
+            "last_team_lanes" => self.last_team_lanes = n,
             "occ_ldg" => self.occ_ldg = flag()?,
             "occ_same_block" => self.occ_same_block = flag()?,
             "occ_unroll" => self.occ_unroll = flag()?,
@@ -207,7 +232,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -235,7 +260,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -251,6 +276,6 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(), ["-DINEXACT_BLOCK_W=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=0"]);
+        assert_eq!(d.defines(), ["-DINEXACT_BLOCK_W=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1"]);
     }
 }
