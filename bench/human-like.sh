@@ -12,7 +12,7 @@
 # commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
 # FILE exists; scripts/gpu-long.sh uses it), GPUS="1 2" (then also bcuda aln --gpus N, twice
 # for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N),
-# SWEEP (see the end).
+# SWEEP and BATCH_SWEEP (see the end).
 . "$(dirname "$0")/../scripts/device-env.sh"
 size=$1
 reads=${2:-1000000}
@@ -143,5 +143,13 @@ if [ -n "${SWEEP:-}" ]; then
         log "sweep [$sw]: $s s, .sai = bwa: $same; $(grep -o 'inexact search.*' $W/sweep.summary | head -1)"
     done
 fi
+# Reads per batch (BATCH_SWEEP="131072 65536"): the same run with other batch sizes.
+for n in ${BATCH_SWEEP:-}; do
+    t0=$(now)
+    BCUDA_TEST_BATCH_READS=$n $B aln $mode -t $t $W/genome.fa $W/reads.fq > $W/sweep.sai 2> $W/sweep.summary
+    s=$(secs $t0 $(now))
+    cmp -s <(tail -c +69 $W/sweep.sai) <(tail -c +69 $W/bwa.sai) && same=yes || same=no
+    log "batches of $n reads: $s s, .sai = bwa: $same; $(grep -o 'GPU 0 .*' $W/sweep.summary | head -1); $(grep -o 'stages busy.*' $W/sweep.summary)"
+done
 rm -rf "$W"
 log "done"

@@ -25,6 +25,12 @@ use gpus::GpuChoice;
 /// batch by the longest read in it, so using its batch keeps the answers identical.
 pub const CPU_BATCH: usize = 0x40000;
 
+/// Reads per batch: [`CPU_BATCH`], or `BCUDA_TEST_BATCH_READS` (device sweeps of the
+/// pipeline's fill and drain against its per-batch cost).
+fn batch_reads() -> usize {
+    std::env::var("BCUDA_TEST_BATCH_READS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(CPU_BATCH)
+}
+
 #[derive(clap::Args, Debug)]
 #[command(override_usage = "bcuda aln [OPTIONS] [INDEX] <READS>")]
 pub struct AlnArgs {
@@ -200,6 +206,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
     // completes the batches on the CPU (reads the GPU could not hold, or all of them without
     // a GPU) and writes them in input order.
     let stride = gpus.first().map(|g| g.switches().sequence_stride);
+    let batch_reads = batch_reads();
     let (cpu_reads, busy, shares) = std::thread::scope(|scope| -> Result<(usize, StageBusy, Vec<dealer::Share>)> {
         let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (packed_tx, packed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
@@ -209,7 +216,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
             let mut busy = Duration::ZERO;
             loop {
                 let t = Instant::now();
-                let batch = reader.next_batch(CPU_BATCH).map_err(anyhow::Error::from).map(|reads| Parsed { gpu_input: None, reads, position: reader.position().0 });
+                let batch = reader.next_batch(batch_reads).map_err(anyhow::Error::from).map(|reads| Parsed { gpu_input: None, reads, position: reader.position().0 });
                 busy += t.elapsed();
                 let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
                 if read_tx.send(batch).is_err() || done {

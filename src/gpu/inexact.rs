@@ -35,8 +35,9 @@ pub const CHUNK: usize = crate::aln::level_search::CHUNK;
 
 /// Pass 1: threads per SM. Passes 2 and 3: pool entries per team (the third gets what bwa's
 /// `-m` needs), and pass 3's teams per SM. Pass 1's stack entries and pop budget, pass 2's
-/// warps per SM and pass 3's threads per team are tuning switches ([`InexactSwitches`]: 2048 entries, 8192 pops and 16
-/// warps by default, chosen from the CPU profile (`bcuda stack-profile`) of a human-like genome).
+/// warps per SM and pass 3's threads per team are tuning switches ([`InexactSwitches`]: 2048
+/// entries, 2048 pops, 16 warps and 256 threads by default: the entries from the CPU profile
+/// (`bcuda stack-profile`) of a human-like genome, the rest measured on the H100).
 const FIRST_THREADS_PER_SM: usize = 1024;
 const LAST_TEAMS_PER_SM: usize = 1;
 const LEVEL_ENTRIES: usize = 1 << 16;

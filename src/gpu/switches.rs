@@ -154,17 +154,18 @@ pub struct InexactSwitches {
 }
 
 fn default_last_team_lanes() -> u32 {
-    128
+    256
 }
 
 impl Default for InexactSwitches {
-    /// occ_unroll: the H100 human-like benchmark's inexact search took 6.3 s with it, 10.4 s
-    /// without (bench/human-like-h100.log).
+    /// Measured on the H100 with the 1 Gbp human-like benchmark (bench/human-like-h100.log):
+    /// occ_unroll took the inexact search from 10.4 s to 6.3 s; then teams of 256 threads in
+    /// pass 3 and a pop budget of 2048 in pass 1 from 4.5 s to 3.9 s.
     fn default() -> Self {
         InexactSwitches {
             block_w: 64,
             first_entries: 2048,
-            first_max_pops: 8192,
+            first_max_pops: 2048,
             level_warps_per_sm: 16,
             last_team_lanes: default_last_team_lanes(),
             occ_ldg: false,
@@ -179,7 +180,7 @@ impl InexactSwitches {
     pub const DOMAINS: &'static [(&'static str, &'static [u32])] = &[
         ("INEXACT_BLOCK_W", &[64, 128, 256]),
         ("first_entries", &[512, 1024, 2048, 4096]),
-        ("first_max_pops", &[2048, 4096, 8192, 16384, 32768]),
+        ("first_max_pops", &[1024, 2048, 4096, 8192, 16384, 32768]),
         ("level_warps_per_sm", &[4, 8, 16, 32]),
         ("last_team_lanes", &[32, 64, 128, 256]),
         ("occ_ldg", &[0, 1]),
