@@ -1,6 +1,7 @@
 //! The indexed text: forward reference + its reverse complement, 2 bits per base, 32 bases
 //! per u64 word with the first base in the high bits, so 32-base windows compare as integers.
 
+#[derive(Clone)]
 pub struct PackedText {
     words: Vec<u64>,
     len: u64,
@@ -22,6 +23,12 @@ impl PackedText {
 
     pub fn len(&self) -> u64 {
         self.len
+    }
+
+    /// The packed words: 32 bases each, first base in the high bits, zeros after the last
+    /// base and one spare word (a window may always read the word after its start).
+    pub fn words(&self) -> &[u64] {
+        &self.words
     }
 
     pub fn is_empty(&self) -> bool {
