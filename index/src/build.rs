@@ -27,8 +27,11 @@ pub struct BuildOptions {
     /// it overlaps the reading); an error there means the CPU build.
     pub sorter: Option<SorterSource>,
     /// What the sort with a sorter reports: chunks, fallbacks, the time spent.
-    pub events: Option<Box<dyn FnMut(&SortEvent)>>,
+    pub events: Option<SortEvents>,
 }
+
+/// Receives the events of a build with a sorter.
+pub type SortEvents = Box<dyn FnMut(&SortEvent)>;
 
 /// Gives the chunk sorter when the build needs it (see [`BuildOptions::sorter`]).
 pub type SorterSource = Box<dyn FnOnce() -> std::result::Result<Box<dyn ChunkSorter>, SortError> + Send>;

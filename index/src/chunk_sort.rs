@@ -262,8 +262,8 @@ impl ChunkSorter for RadixModel {
         let mut keys: Vec<u128> = vals.iter().map(|&p| key_64(text, p)).collect();
         let varying = varying_digits(&keys);
         let (mut keys_alt, mut vals_alt) = (vec![0u128; m], vec![0u64; m]);
-        for d in 0..16 {
-            if !varying[d] {
+        for (d, &varies) in varying.iter().enumerate() {
+            if !varies {
                 self.passes.1 += 1;
                 continue;
             }

@@ -274,8 +274,10 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
     }
     let (sorted_tx, sorted_rx) = std::sync::mpsc::sync_channel::<Sorted>(0);
     let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u64>>();
+    // Each at the largest chunk's size from the start: growing a Vec could double it.
+    let most = plan.iter().map(chunk_len).max().unwrap_or(0) as usize;
     for _ in 0..2 {
-        free_tx.send(Vec::new()).expect("the receiver is here");
+        free_tx.send(Vec::with_capacity(most)).expect("the receiver is here");
     }
     let mut rows = Rows::new(text);
     let (cover, starts, plan) = (&cover, &starts, &plan);
