@@ -231,9 +231,10 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
         (cover, prepared)
     });
     let (mut sorter, counts) = match prepared {
-        Ok(Some(counts)) if counts.len() == n_buckets => (Some(sorter), Some(counts)),
+        Ok(Some(counts)) if counts.len() == n_buckets && counts.iter().sum::<u64>() == n => (Some(sorter), Some(counts)),
         Ok(Some(counts)) => {
-            events(&SortEvent::Fallback { chunk: None, reason: format!("{} bucket counts, expected {n_buckets}", counts.len()) });
+            let reason = format!("{} bucket counts adding up to {}, expected {n_buckets} adding up to {n}", counts.len(), counts.iter().sum::<u64>());
+            events(&SortEvent::Fallback { chunk: None, reason });
             (None, None)
         }
         Ok(None) => (Some(sorter), None),
