@@ -10,12 +10,91 @@ pub struct IndexArgs {
     /// Accepted for compatibility with `bwa index -a` (is, bwtsw, rb2): bcuda has one construction, whose files are identical.
     #[arg(short = 'a')]
     pub algo: Option<String>,
-    /// Memory for one chunk of suffix positions, in GiB: more means fewer passes over the text.
+    /// Memory for one chunk of suffix positions, in GiB (on the GPU, for the two chunks in flight): more means fewer passes over the text.
     #[arg(long, default_value_t = 2.0)]
     pub sort_memory: f64,
     /// Quiet: no progress on stderr.
     #[arg(short = 'q')]
     pub quiet: bool,
+    /// Sort on the CPU even when a GPU is present.
+    #[arg(long, conflicts_with = "gpu")]
+    pub cpu: bool,
+    /// Sort on the GPU; an error when no usable GPU is found (a GPU that fails during the
+    /// build still hands its remaining chunks to the CPU).
+    #[arg(long)]
+    pub gpu: bool,
+}
+
+/// Shared slot for the GPU sorter's step times, filled once it is opened.
+type GpuTimes = std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<std::sync::Mutex<crate::gpu::index_sort::GpuSortTimes>>>>>;
+
+/// The GPU sorter, opened (context, NVRTC) on its own thread while the FASTA is read, unless
+/// `--cpu` or no CUDA driver (with `--gpu`, opened first: an error when it cannot be); the
+/// slot of its step times; the slot of why it could not be opened.
+#[allow(clippy::type_complexity)]
+fn gpu_sorter(args: &IndexArgs) -> anyhow::Result<(Option<bcuda_index::build::SorterSource>, GpuTimes, std::sync::Arc<std::sync::Mutex<Option<String>>>)> {
+    use crate::gpu::index_sort::GpuChunkSorter;
+    let times = GpuTimes::default();
+    let error = std::sync::Arc::new(std::sync::Mutex::new(None));
+    if args.cpu || (!args.gpu && !crate::gpu::driver_present()) {
+        return Ok((None, times, error));
+    }
+    let opening = std::thread::spawn(|| GpuChunkSorter::open(0));
+    let opening = if args.gpu {
+        let opened = opening.join().unwrap_or_else(|_| Err(anyhow::anyhow!("opening the GPU panicked")));
+        let opened = opened.map_err(|e| e.context("index: no usable GPU"))?;
+        std::thread::spawn(move || Ok(opened))
+    } else {
+        opening
+    };
+    let (slot, failed) = (times.clone(), error.clone());
+    let source: bcuda_index::build::SorterSource = Box::new(move || {
+        let opened = opening.join().unwrap_or_else(|_| Err(anyhow::anyhow!("opening the GPU panicked")));
+        match opened {
+            Ok(sorter) => {
+                *slot.lock().unwrap() = Some(sorter.times());
+                Ok(Box::new(sorter) as Box<dyn bcuda_index::chunk_sort::ChunkSorter>)
+            }
+            Err(e) => {
+                *failed.lock().unwrap() = Some(format!("{e:#}"));
+                Err(format!("GPU not usable: {e:#}").into())
+            }
+        }
+    });
+    Ok((Some(source), times, error))
+}
+
+/// Reports the sort's events: each chunk on the progress line (or a line of its own when
+/// stderr is not a terminal), a fallback to the CPU, and where the time went.
+fn sort_events(progress: crate::progress::Progress, quiet: bool) -> impl FnMut(&bcuda_index::suffix_sort::SortEvent) {
+    use bcuda_index::chunk_sort::SortedOn;
+    use bcuda_index::suffix_sort::SortEvent;
+    let plain = !quiet && !std::io::IsTerminal::is_terminal(&std::io::stderr());
+    move |event| match event {
+        SortEvent::Fallback { chunk, reason } if !quiet => {
+            let from = chunk.map_or("all chunks".to_string(), |c| format!("chunk {} and the rest", c + 1));
+            crate::progress::note(&format!("[bcuda index] the GPU sort failed ({reason}); the CPU sorts {from}"));
+        }
+        SortEvent::Chunk(c) => {
+            let secs = (c.sort_s + c.refine_s).max(1e-9);
+            let on = if c.on == SortedOn::Sorter { "GPU" } else { "CPU" };
+            let msg = format!("chunk {}/{} on the {on}, {:.1} M suffixes, {:.2} GB/s", c.index + 1, c.count, c.positions as f64 / 1e6, c.positions as f64 * 8.0 / secs / 1e9);
+            progress.set_message(msg.clone());
+            if plain {
+                eprintln!("[bcuda index] {msg} ({:.1} s sort, {:.1} s ties), {} rows done", c.sort_s, c.refine_s, c.rows_done);
+            }
+        }
+        SortEvent::Done(s) if !quiet => {
+            let rate = s.sorter_positions as f64 * 8.0 / (s.sorter_s + s.refine_s).max(1e-9) / 1e9;
+            crate::progress::note(&format!(
+                "[bcuda index] suffixes sorted by {}: {} chunks there ({:.2} s, {:.2} GB/s of suffix array with the tie refinement, of which the CPU's refinement of tied 64-base keys {:.2} s), {} on the CPU ({:.2} s); beside: the cover sample ranked on the CPU in {:.2} s while the GPU took the text ({:.2} s){}; the row loop {:.2} s, waiting for sorted chunks {:.2} s",
+                s.sorter, s.sorter_chunks, s.sorter_s, rate, s.refine_s, s.cpu_chunks, s.cpu_s, s.cover_s, s.prepare_s,
+                if s.count_s > 0.0 { format!(", buckets counted on the CPU in {:.2} s", s.count_s) } else { String::new() },
+                s.rows_s, s.wait_s
+            ));
+        }
+        _ => {}
+    }
 }
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
@@ -31,7 +110,10 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     // Seconds per stage, for the summary: where the time went.
     let stages = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, std::time::Instant)>::new()));
     let seen = stages.clone();
+    let (sorter, gpu_times, gpu_error) = gpu_sorter(&args)?;
     let opts = bcuda_index::BuildOptions {
+        sorter,
+        events: Some(Box::new(sort_events(progress.clone(), args.quiet))),
         progress: Some(Box::new(move |stage: &str, fraction: f64| {
             let mut seen = seen.lock().unwrap();
             if seen.last().is_none_or(|(s, _)| s != stage) {
@@ -44,8 +126,19 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     let built = bcuda_index::build_index(&args.fasta, &prefix, opts);
     progress.finish();
+    if let (Some(e), true) = (gpu_error.lock().unwrap().take(), args.gpu) {
+        built?;
+        anyhow::bail!("index: no usable GPU ({e}); the files were written by the CPU build");
+    }
     built?;
     if !args.quiet {
+        if let Some(times) = gpu_times.lock().unwrap().as_ref() {
+            let t = times.lock().unwrap();
+            eprintln!(
+                "[bcuda index] GPU steps: text copied in {:.2} s, buckets counted in {:.2} s, chunks sorted in {:.2} s ({} radix passes, {} skipped as constant), copied back in {:.2} s",
+                t.upload_s, t.count_s, t.sort_s, t.passes, t.skipped_passes, t.download_s
+            );
+        }
         let stages = stages.lock().unwrap();
         let spent: Vec<String> = stages.windows(2).map(|w| format!("{} {:.2} s", w[0].0, (w[1].1 - w[0].1).as_secs_f64())).collect();
         eprintln!("[bcuda index] {} indexed in {:.2} s ({})", args.fasta.display(), start.elapsed().as_secs_f64(), spent.join(", "));

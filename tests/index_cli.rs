@@ -65,3 +65,27 @@ fn fastq_as_reference() {
 fn header_that_is_not_text() {
     assert_rejected("latin1.fa", b">chr1 caf\xe9\nACGT\n", "not UTF-8");
 }
+
+/// `--cpu` builds on the CPU; `--gpu` without a usable GPU (CI) is an error that writes no
+/// index files; both together are refused.
+#[test]
+fn cpu_and_gpu_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fa = tmp.path().join("demo.fa");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo_ref.fa"), &fa).unwrap();
+    let run = |flags: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).arg("index").args(flags).arg(&fa).env("XDG_CONFIG_HOME", tmp.path()).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (ok, err) = run(&["--cpu", "--gpu"]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    if !bcuda::gpu::driver_present() {
+        let (ok, err) = run(&["-q", "--gpu"]);
+        assert!(!ok && err.contains("no usable GPU"), "{err}");
+        assert!(!bcuda_index::with_ext(&fa, ".bwt").exists(), "--gpu without a GPU wrote files");
+    }
+    let (ok, err) = run(&["--cpu"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("indexed in") && !err.contains("GPU"), "{err}");
+    assert!(bcuda_index::with_ext(&fa, ".sa").exists());
+}

@@ -6,26 +6,39 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::bwt::OCC_INTERVAL;
+use crate::chunk_sort::{ChunkSorter, SortError};
 use crate::error::{with_ext, IndexError, Result};
 use crate::fasta::FastaReader;
 use crate::rand48::Rand48;
 use crate::refseqs::{format_amb, format_ann, Hole, RefSeq};
-use crate::suffix_sort::{self, BwtAndSamples, SA_INTERVAL};
+use crate::suffix_sort::{self, BwtAndSamples, SortEvent, SA_INTERVAL};
 use crate::text::{ForwardBases, PackedText};
 
 /// bwa's fixed seed for the random bases that replace ambiguous ones.
 pub const BWA_SEED: u32 = 11;
 
 pub struct BuildOptions {
-    /// Memory for one chunk of suffix positions (8 bytes each).
+    /// Memory for one chunk of suffix positions (8 bytes each); with a sorter, for the two
+    /// chunks in flight.
     pub sort_budget_bytes: u64,
     /// Called with (stage, fraction done) for progress reports.
     pub progress: Option<Box<dyn FnMut(&str, f64)>>,
+    /// Sorts the chunks elsewhere (the GPU): called once the FASTA is packed (so that opening
+    /// it overlaps the reading); an error there means the CPU build.
+    pub sorter: Option<SorterSource>,
+    /// What the sort with a sorter reports: chunks, fallbacks, the time spent.
+    pub events: Option<SortEvents>,
 }
+
+/// Receives the events of a build with a sorter.
+pub type SortEvents = Box<dyn FnMut(&SortEvent)>;
+
+/// Gives the chunk sorter when the build needs it (see [`BuildOptions::sorter`]).
+pub type SorterSource = Box<dyn FnOnce() -> std::result::Result<Box<dyn ChunkSorter>, SortError> + Send>;
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        BuildOptions { sort_budget_bytes: 2 << 30, progress: None }
+        BuildOptions { sort_budget_bytes: 2 << 30, progress: None, sorter: None, events: None }
     }
 }
 
@@ -124,8 +137,9 @@ impl Drop for PendingFiles {
 
 /// Builds the five index files of `fasta` under `prefix` (`prefix.bwt`, ...).
 pub fn build_index(fasta: &Path, prefix: &Path, mut opts: BuildOptions) -> Result<()> {
+    let mut progress = opts.progress.take();
     let mut report = |stage: &str, f: f64| {
-        if let Some(p) = opts.progress.as_mut() {
+        if let Some(p) = progress.as_mut() {
             p(stage, f)
         }
     };
@@ -138,14 +152,42 @@ pub fn build_index(fasta: &Path, prefix: &Path, mut opts: BuildOptions) -> Resul
     let l2 = [0, counts[0], counts[0] + counts[1], counts[0] + counts[1] + counts[2], n];
 
     report("sorting suffixes", 0.0);
-    let sorted = suffix_sort::build(&text, opts.sort_budget_bytes, |rows| report("sorting suffixes", rows as f64 / (n + 1) as f64));
+    let fraction = |rows: u64| rows as f64 / (n + 1) as f64;
+    // The reference's files are written while the suffixes are sorted.
+    let (sorted, files) = std::thread::scope(|s| {
+        let writing = s.spawn(|| {
+            let mut files = PendingFiles { done: Vec::new() };
+            files.write(with_ext(prefix, ".pac"), |w| reference.forward.write_pac(w))?;
+            files.write(with_ext(prefix, ".ann"), |w| w.write_all(format_ann(l_pac, BWA_SEED, &reference.seqs).as_bytes()))?;
+            files.write(with_ext(prefix, ".amb"), |w| w.write_all(&format_amb(l_pac, reference.seqs.len(), &reference.holes)))?;
+            Ok::<_, IndexError>(files)
+        });
+        let sorter = opts.sorter.take().map(|source| source());
+        let sorted = match sorter {
+            Some(Ok(sorter)) => {
+                let mut events = opts.events.take();
+                suffix_sort::build_with_sorter(&text, opts.sort_budget_bytes, sorter, &mut |e| {
+                    if let SortEvent::Chunk(c) = e {
+                        report("sorting suffixes", fraction(c.rows_done));
+                    }
+                    if let Some(events) = events.as_mut() {
+                        events(e)
+                    }
+                })
+            }
+            other => {
+                if let (Some(Err(e)), Some(events)) = (other, opts.events.as_mut()) {
+                    events(&SortEvent::Fallback { chunk: None, reason: e.to_string() });
+                }
+                suffix_sort::build(&text, opts.sort_budget_bytes, |rows| report("sorting suffixes", fraction(rows)))
+            }
+        };
+        (sorted, writing.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    });
     drop(text);
+    let mut files = files?;
 
     report("writing files", 0.0);
-    let mut files = PendingFiles { done: Vec::new() };
-    files.write(with_ext(prefix, ".pac"), |w| w.write_all(&reference.forward.pac_file_bytes()))?;
-    files.write(with_ext(prefix, ".ann"), |w| w.write_all(format_ann(l_pac, BWA_SEED, &reference.seqs).as_bytes()))?;
-    files.write(with_ext(prefix, ".amb"), |w| w.write_all(&format_amb(l_pac, reference.seqs.len(), &reference.holes)))?;
     files.write(with_ext(prefix, ".bwt"), |w| write_bwt(w, &sorted, &l2, n))?;
     files.write(with_ext(prefix, ".sa"), |w| write_sa(w, &sorted, &l2, n))?;
     files.commit()?;
@@ -172,12 +214,28 @@ fn write_bwt(w: &mut impl Write, s: &BwtAndSamples, l2: &[u64; 5], n: u64) -> st
         for (j, &word) in words.iter().enumerate() {
             w.write_all(&word.to_le_bytes())?;
             let first = (block * words_per_block + j) as u64 * 16;
-            for x in first..(first + 16).min(n) {
-                counts[(word >> ((15 - (x & 15)) * 2) & 3) as usize] += 1;
+            if first + 16 <= n {
+                add_word_counts(word, &mut counts);
+            } else {
+                for x in first..n {
+                    counts[(word >> ((15 - (x & 15)) * 2) & 3) as usize] += 1;
+                }
             }
         }
     }
     write_u64s(w, &counts)
+}
+
+/// Adds the counts of the 16 bases of a BWT word.
+#[inline]
+fn add_word_counts(word: u32, counts: &mut [u64; 4]) {
+    const LOW: u32 = 0x5555_5555;
+    let (hi, lo) = (word >> 1 & LOW, word & LOW);
+    let (c1, c2, c3) = ((!hi & lo & LOW).count_ones(), (hi & !lo & LOW).count_ones(), (hi & lo).count_ones());
+    counts[0] += (16 - c1 - c2 - c3) as u64;
+    counts[1] += c1 as u64;
+    counts[2] += c2 as u64;
+    counts[3] += c3 as u64;
 }
 
 /// `.sa`: primary, L2[1..=4], interval, length, then the samples of rows 32, 64, ...

@@ -13,9 +13,11 @@
 //! from the second chunk on the peak held two chunks.
 
 use std::cmp::Ordering;
+use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::chunk_sort::{key_64, plan_chunks, refine_ties, slot_of, Chunk, ChunkSorter, SortedOn, SLOT_POSITION};
 use crate::difference_cover::{CoverRanks, DEFAULT_COVER_ROOT};
 use crate::text::PackedText;
 
@@ -84,8 +86,7 @@ fn build_with_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut p
     let n_buckets = 1usize << (2 * k);
 
     // starts[b]: the first row (among the n non-`$` rows) of bucket b, and n after the last
-    // bucket. While a chunk is filled, a bucket's entry is its next free slot, so afterwards
-    // it is the bucket's end.
+    // bucket.
     let mut starts = vec![0u64; n_buckets + 1];
     for b in text.kmer_codes(k) {
         starts[b as usize + 1] += 1;
@@ -94,45 +95,263 @@ fn build_with_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut p
         starts[b] += starts[b - 1];
     }
 
-    let max_positions = (budget_bytes / 8).max(1);
-    let mut bwt = vec![0u32; (n as usize).div_ceil(16)];
-    let mut samples = vec![0u64; (n / SA_INTERVAL) as usize];
-    // Row 0 is the `$` suffix: its BWT character is the last base of the text.
-    put_base(&mut bwt, 0, text.base(n - 1));
-    let mut primary = None;
-    let mut row = 1u64;
-    let mut lo = 0usize;
-    while lo < n_buckets {
-        // Buckets lo..hi: at least one, and as many more as fit the budget.
-        let base = starts[lo];
-        let mut hi = lo + 1;
-        while hi < n_buckets && starts[hi + 1] - base <= max_positions {
-            hi += 1;
-        }
+    let mut rows = Rows::new(text);
+    for (lo, hi) in plan_chunks(&starts, budget_bytes / 8) {
         // The chunk is allocated once at its exact size; each position goes straight to its
-        // slot in its bucket.
+        // slot in its bucket. While it is filled, a bucket's cursor is its next free slot, so
+        // afterwards it is the bucket's end.
+        let base = starts[lo];
         let mut positions = vec![0u64; (starts[hi] - base) as usize];
-        fill_chunk(text, k, lo, &mut positions, &mut starts[lo..hi], base);
-        sort_buckets(&cover, &mut positions, base, &starts[lo..hi]);
-        // Sequential reads only: each slot already carries its BWT character.
-        for &slot in &positions {
+        let mut cursors = starts[lo..hi].to_vec();
+        fill_chunk(text, k, lo, &mut positions, &mut cursors, base);
+        sort_buckets(&cover, &mut positions, base, &cursors);
+        rows.push(&positions);
+        progress(rows.row);
+    }
+    rows.finish()
+}
+
+/// The rows in order, as chunks of sorted slots come: the BWT, the `$` row and the samples.
+struct Rows {
+    n: u64,
+    bwt: Vec<u32>,
+    samples: Vec<u64>,
+    primary: Option<u64>,
+    /// The next row (row 0 is the `$` suffix).
+    row: u64,
+}
+
+impl Rows {
+    fn new(text: &PackedText) -> Rows {
+        let n = text.len();
+        let mut bwt = vec![0u32; (n as usize).div_ceil(16)];
+        // Row 0 is the `$` suffix: its BWT character is the last base of the text.
+        put_base(&mut bwt, 0, text.base(n - 1));
+        Rows { n, bwt, samples: vec![0u64; (n / SA_INTERVAL) as usize], primary: None, row: 1 }
+    }
+
+    /// Sequential reads only: each slot already carries its BWT character.
+    fn push(&mut self, slots: &[u64]) {
+        for &slot in slots {
             let pos = slot & POSITION_BITS;
+            let row = self.row;
             if row % SA_INTERVAL == 0 {
-                samples[(row / SA_INTERVAL - 1) as usize] = pos;
+                self.samples[(row / SA_INTERVAL - 1) as usize] = pos;
             }
             if pos == 0 {
-                primary = Some(row);
+                self.primary = Some(row);
             } else {
-                let x = row - primary.is_some() as u64;
-                put_base(&mut bwt, x, (slot >> 62) as u8);
+                let x = row - self.primary.is_some() as u64;
+                put_base(&mut self.bwt, x, (slot >> 62) as u8);
             }
-            row += 1;
+            self.row += 1;
         }
-        progress(row);
-        lo = hi;
     }
-    debug_assert_eq!(row, n + 1);
-    BwtAndSamples { primary: primary.expect("the text's first suffix is always sorted"), bwt, samples }
+
+    fn finish(self) -> BwtAndSamples {
+        debug_assert_eq!(self.row, self.n + 1);
+        BwtAndSamples { primary: self.primary.expect("the text's first suffix is always sorted"), bwt: self.bwt, samples: self.samples }
+    }
+}
+
+/// Where the time of a build with a [`ChunkSorter`] went (seconds), and how its chunks were sorted.
+#[derive(Clone, Debug, Default)]
+pub struct SortStats {
+    pub sorter: String,
+    /// Ranking the difference-cover sample (CPU), while the sorter took the text and counted.
+    pub cover_s: f64,
+    /// The sorter's preparation (copying the text, counting the buckets), beside the cover.
+    pub prepare_s: f64,
+    /// Counting the buckets on the CPU (when the sorter did not).
+    pub count_s: f64,
+    /// Chunks sorted by the sorter: its time, and the CPU's refinement of tied keys.
+    pub sorter_chunks: usize,
+    pub sorter_s: f64,
+    pub refine_s: f64,
+    /// Chunks sorted on the CPU (after a failure, or a bucket larger than the sorter takes).
+    pub cpu_chunks: usize,
+    pub cpu_s: f64,
+    /// The row loop (BWT, samples), beside the next chunk's sort, and its waits for chunks.
+    pub rows_s: f64,
+    pub wait_s: f64,
+    /// Positions sorted by the sorter (for its rate).
+    pub sorter_positions: u64,
+}
+
+/// A chunk done, for progress reports.
+#[derive(Clone, Debug)]
+pub struct ChunkDone {
+    pub index: usize,
+    pub count: usize,
+    pub positions: u64,
+    pub on: SortedOn,
+    /// Seconds of the sort (the sorter's, or the CPU's fill and sort) and of the tie refinement.
+    pub sort_s: f64,
+    pub refine_s: f64,
+    /// Rows done so far, of n + 1.
+    pub rows_done: u64,
+}
+
+/// What a build with a sorter reports as it goes.
+#[derive(Clone, Debug)]
+pub enum SortEvent {
+    /// The sorter failed (from chunk `chunk`, from 0; `None`: before the first): the CPU
+    /// sorts the chunks left.
+    Fallback { chunk: Option<usize>, reason: String },
+    Chunk(ChunkDone),
+    Done(SortStats),
+}
+
+/// [`build`] with the chunks sorted by `sorter` (the GPU), the tied keys refined on the CPU:
+/// the same rows. While the row loop takes one chunk, the next is sorted, so two chunks are
+/// held: each gets half of `budget_bytes`. A sorter error sends this chunk and the rest to
+/// the CPU ([`SortEvent::Fallback`]).
+pub fn build_with_sorter(text: &PackedText, budget_bytes: u64, sorter: Box<dyn ChunkSorter>, events: &mut dyn FnMut(&SortEvent)) -> BwtAndSamples {
+    build_with_sorter_cover(text, budget_bytes, DEFAULT_COVER_ROOT, sorter, events)
+}
+
+fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut sorter: Box<dyn ChunkSorter>, events: &mut dyn FnMut(&SortEvent)) -> BwtAndSamples {
+    let n = text.len();
+    assert!(n <= SLOT_POSITION, "text too long for the chunk slots");
+    let k = bucket_bases(n);
+    let n_buckets = 1usize << (2 * k);
+    let mut stats = SortStats { sorter: sorter.name(), ..SortStats::default() };
+
+    // The sorter takes the text and counts the buckets while the CPU ranks the cover sample.
+    let (cover, prepared) = std::thread::scope(|s| {
+        let preparing = s.spawn(|| {
+            let t = Instant::now();
+            (sorter.prepare(text, k), t.elapsed().as_secs_f64())
+        });
+        let t = Instant::now();
+        let cover = CoverRanks::build(text, cover_root);
+        stats.cover_s = t.elapsed().as_secs_f64();
+        let (prepared, prepare_s) = preparing.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        stats.prepare_s = prepare_s;
+        (cover, prepared)
+    });
+    let (mut sorter, counts) = match prepared {
+        Ok(Some(counts)) if counts.len() == n_buckets && counts.iter().sum::<u64>() == n => (Some(sorter), Some(counts)),
+        Ok(Some(counts)) => {
+            let reason = format!("{} bucket counts adding up to {}, expected {n_buckets} adding up to {n}", counts.len(), counts.iter().sum::<u64>());
+            events(&SortEvent::Fallback { chunk: None, reason });
+            (None, None)
+        }
+        Ok(None) => (Some(sorter), None),
+        Err(e) => {
+            events(&SortEvent::Fallback { chunk: None, reason: e.to_string() });
+            (None, None)
+        }
+    };
+    let t = Instant::now();
+    let mut starts = vec![0u64; n_buckets + 1];
+    match counts {
+        Some(counts) => starts[1..].copy_from_slice(&counts),
+        None => {
+            for b in text.kmer_codes(k) {
+                starts[b as usize + 1] += 1;
+            }
+            stats.count_s = t.elapsed().as_secs_f64();
+        }
+    }
+    for b in 1..=n_buckets {
+        starts[b] += starts[b - 1];
+    }
+    assert_eq!(starts[n_buckets], n, "bucket counts that do not add up to the text");
+
+    let plan = plan_chunks(&starts, budget_bytes / 16);
+    let capacity = sorter.as_ref().map_or(0, |s| s.capacity());
+    let chunk_len = |&(lo, hi): &(usize, usize)| starts[hi] - starts[lo];
+    let largest = plan.iter().map(chunk_len).filter(|&len| len <= capacity).max().unwrap_or(0);
+
+    /// A sorted chunk on its way to the row loop.
+    struct Sorted {
+        index: usize,
+        slots: Vec<u64>,
+        on: SortedOn,
+        sort_s: f64,
+        refine_s: f64,
+        fallback: Option<String>,
+    }
+    let (sorted_tx, sorted_rx) = std::sync::mpsc::sync_channel::<Sorted>(0);
+    let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u64>>();
+    // Each at the largest chunk's size from the start: growing a Vec could double it.
+    let most = plan.iter().map(chunk_len).max().unwrap_or(0) as usize;
+    for _ in 0..2 {
+        free_tx.send(Vec::with_capacity(most)).expect("the receiver is here");
+    }
+    let mut rows = Rows::new(text);
+    let (cover, starts, plan) = (&cover, &starts, &plan);
+    std::thread::scope(|s| {
+        let producer = s.spawn(move || {
+            for (index, &(lo, hi)) in plan.iter().enumerate() {
+                // A buffer comes back from the row loop (two circulate).
+                let Ok(mut slots) = free_rx.recv() else { return };
+                let chunk = Chunk { index, count: plan.len(), k, lo, hi, starts, largest };
+                slots.clear();
+                slots.resize(chunk.len() as usize, 0);
+                let mut done = None;
+                let mut fallback = None;
+                if let Some(sorter_now) = sorter.as_mut().filter(|_| chunk.len() <= capacity) {
+                    let t = Instant::now();
+                    match sorter_now.sort_chunk(&chunk, &mut slots) {
+                        Ok(()) => {
+                            let sort_s = t.elapsed().as_secs_f64();
+                            let t = Instant::now();
+                            refine_ties(cover, &mut slots);
+                            done = Some((SortedOn::Sorter, sort_s, t.elapsed().as_secs_f64()));
+                        }
+                        Err(e) => {
+                            fallback = Some(e.to_string());
+                            sorter = None;
+                        }
+                    }
+                }
+                let (on, sort_s, refine_s) = done.unwrap_or_else(|| {
+                    let t = Instant::now();
+                    let base = chunk.first_row();
+                    let mut cursors = starts[lo..hi].to_vec();
+                    fill_chunk(text, k, lo, &mut slots, &mut cursors, base);
+                    sort_buckets(cover, &mut slots, base, &cursors);
+                    (SortedOn::Cpu, t.elapsed().as_secs_f64(), 0.0)
+                });
+                if sorted_tx.send(Sorted { index, slots, on, sort_s, refine_s, fallback }).is_err() {
+                    return;
+                }
+            }
+        });
+        loop {
+            let t = Instant::now();
+            let Ok(sorted) = sorted_rx.recv() else { break };
+            stats.wait_s += t.elapsed().as_secs_f64();
+            if let Some(reason) = &sorted.fallback {
+                events(&SortEvent::Fallback { chunk: Some(sorted.index), reason: reason.clone() });
+            }
+            let t = Instant::now();
+            rows.push(&sorted.slots);
+            stats.rows_s += t.elapsed().as_secs_f64();
+            let positions = sorted.slots.len() as u64;
+            let _ = free_tx.send(sorted.slots);
+            match sorted.on {
+                SortedOn::Sorter => {
+                    stats.sorter_chunks += 1;
+                    stats.sorter_s += sorted.sort_s;
+                    stats.refine_s += sorted.refine_s;
+                    stats.sorter_positions += positions;
+                }
+                SortedOn::Cpu => {
+                    stats.cpu_chunks += 1;
+                    stats.cpu_s += sorted.sort_s;
+                }
+            }
+            let done = ChunkDone { index: sorted.index, count: plan.len(), positions, on: sorted.on, sort_s: sorted.sort_s, refine_s: sorted.refine_s, rows_done: rows.row };
+            events(&SortEvent::Chunk(done));
+        }
+        producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+    });
+    assert_eq!(rows.row, n + 1, "every row sorted");
+    events(&SortEvent::Done(stats));
+    rows.finish()
 }
 
 /// Puts the positions of buckets `lo..lo + cursors.len()` into their buckets' slots of
@@ -204,39 +423,24 @@ fn sort_bucket(cover: &CoverRanks, bucket: &mut [u64], keyed: &mut Vec<(u128, u6
     let by_cover = |&(_, a): &(u128, u64), &(_, b): &(u128, u64)| if a.max(b) + 64 <= n { cover.compare_past(a, b, 64) } else { cover.compare(a, b) };
     keyed.clear();
     if bucket.len() > SERIAL {
-        bucket.par_iter().map(|&p| (first_64_bases(text, p), p)).collect_into_vec(keyed);
+        bucket.par_iter().map(|&p| (key_64(text, p), p)).collect_into_vec(keyed);
         keyed.par_sort_unstable_by_key(|&(key, _)| key);
         keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| tied.sort_unstable_by(by_cover));
-        bucket.par_iter_mut().zip(keyed.par_iter()).for_each(|(slot, &(_, p))| *slot = with_bwt_char(text, p));
+        bucket.par_iter_mut().zip(keyed.par_iter()).for_each(|(slot, &(_, p))| *slot = slot_of(text, p));
     } else {
-        keyed.extend(bucket.iter().map(|&p| (first_64_bases(text, p), p)));
+        keyed.extend(bucket.iter().map(|&p| (key_64(text, p), p)));
         keyed.sort_unstable_by_key(|&(key, _)| key);
         keyed.chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| tied.sort_unstable_by(by_cover));
         for (slot, &(_, p)) in bucket.iter_mut().zip(keyed.iter()) {
-            *slot = with_bwt_char(text, p);
+            *slot = slot_of(text, p);
         }
     }
 }
 
 /// A sorted slot's position bits; the top 2 bits carry the BWT character (`text[pos-1]`, 0 for
 /// position 0, whose row is `$`'s), read while the suffix's words are still in cache so that
-/// rows are written without a scattered read each.
+/// rows are written without a scattered read each ([`slot_of`]).
 const POSITION_BITS: u64 = (1 << 62) - 1;
-
-#[inline]
-fn with_bwt_char(text: &PackedText, pos: u64) -> u64 {
-    let c = if pos == 0 { 0 } else { text.base(pos - 1) };
-    pos | (c as u64) << 62
-}
-
-/// The 64 bases at `p`, zeros past the end. Unequal keys order their suffixes as the suffixes
-/// do (a suffix that ends reads as A's, so it is never put after a longer one it agrees with);
-/// equal keys are left to the full comparison.
-#[inline]
-fn first_64_bases(text: &PackedText, p: u64) -> u128 {
-    let next = if p + 32 < text.len() { text.window(p + 32) } else { 0 };
-    (text.window(p) as u128) << 64 | next as u128
-}
 
 #[inline]
 fn put_base(bwt: &mut [u32], x: u64, c: u8) {
@@ -246,6 +450,7 @@ fn put_base(bwt: &mut [u32], x: u64, c: u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chunk_sort::{RadixModel, RADIX_TILE};
     use crate::text::tests::text_of;
 
 
@@ -262,6 +467,35 @@ mod tests {
         for &(budget, threads, cover_root) in settings {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let out = pool.install(|| build_with_cover(t, budget, cover_root, |_| {}));
+            check_output(t, rows, &out, budget);
+            // The GPU's pipeline (its CPU model), with tiles of 17, 3 and 4096 elements; with a
+            // capacity that sends the larger chunks to the CPU; and failing from the second chunk.
+            for (tile, capacity, fail_from) in [(17, u64::MAX, None), (3, 40, None), (RADIX_TILE, u64::MAX, Some(1))] {
+                let mut model = RadixModel::new(tile);
+                (model.capacity, model.fail_from) = (capacity, fail_from);
+                let mut fallbacks = Vec::new();
+                let mut chunks = Vec::new();
+                let out = pool.install(|| {
+                    build_with_sorter_cover(t, 2 * budget, cover_root, Box::new(model), &mut |e| match e {
+                        SortEvent::Fallback { chunk, .. } => fallbacks.push(*chunk),
+                        SortEvent::Chunk(c) => chunks.push((c.index, c.on)),
+                        SortEvent::Done(_) => {}
+                    })
+                });
+                check_output(t, rows, &out, budget);
+                assert!(chunks.iter().enumerate().all(|(i, c)| c.0 == i), "chunks in order");
+                if fail_from.is_some() && chunks.len() > 1 {
+                    assert_eq!(fallbacks, vec![Some(1)]);
+                    assert!(chunks[1..].iter().all(|c| c.1 == SortedOn::Cpu));
+                } else {
+                    assert!(fallbacks.is_empty());
+                }
+            }
+        }
+    }
+
+    fn check_output(t: &PackedText, rows: &[u64], out: &BwtAndSamples, budget: u64) {
+        {
             let primary = rows.iter().position(|&p| p == 0).unwrap() as u64;
             assert_eq!(out.primary, primary, "n {}", t.len());
             for (r, &p) in rows.iter().enumerate().skip(1) {

@@ -1,27 +1,39 @@
 //! The indexed text: forward reference + its reverse complement, 2 bits per base, 32 bases
 //! per u64 word with the first base in the high bits, so 32-base windows compare as integers.
 
+#[derive(Clone)]
 pub struct PackedText {
     words: Vec<u64>,
     len: u64,
 }
 
 impl PackedText {
-    /// Builds forward + reverse complement from the forward bases (codes 0..=3).
+    /// Builds forward + reverse complement from the forward bases (codes 0..=3), the words
+    /// in parallel (each from its own 32 bases).
     pub fn with_reverse_complement(forward: &ForwardBases) -> PackedText {
+        use rayon::prelude::*;
         let l_pac = forward.len();
         let len = 2 * l_pac;
         // One spare word so that a window may always read the word after its start.
         let mut words = vec![0u64; (len as usize).div_ceil(32) + 1];
-        for i in 0..l_pac {
-            set(&mut words, i, forward.get(i));
-            set(&mut words, len - 1 - i, 3 - forward.get(i));
-        }
+        words.par_iter_mut().enumerate().with_min_len(1 << 12).for_each(|(w, word)| {
+            let first = w as u64 * 32;
+            for i in first..(first + 32).min(len) {
+                let c = if i < l_pac { forward.get(i) } else { 3 - forward.get(len - 1 - i) };
+                *word |= (c as u64) << (62 - 2 * (i & 31));
+            }
+        });
         PackedText { words, len }
     }
 
     pub fn len(&self) -> u64 {
         self.len
+    }
+
+    /// The packed words: 32 bases each, first base in the high bits, zeros after the last
+    /// base and one spare word (a window may always read the word after its start).
+    pub fn words(&self) -> &[u64] {
+        &self.words
     }
 
     pub fn is_empty(&self) -> bool {
@@ -57,19 +69,22 @@ impl PackedText {
         })
     }
 
-    /// Base counts of the whole text.
+    /// Base counts of the whole text (the words in parallel; the zeros after the last base
+    /// would count as A's, so A is what the others leave).
     pub fn base_counts(&self) -> [u64; 4] {
-        let mut counts = [0u64; 4];
-        for i in 0..self.len {
-            counts[self.base(i) as usize] += 1;
-        }
-        counts
+        use rayon::prelude::*;
+        const LOW: u64 = 0x5555_5555_5555_5555;
+        let [c1, c2, c3] = self
+            .words
+            .par_iter()
+            .with_min_len(1 << 12)
+            .map(|&w| {
+                let (hi, lo) = (w >> 1 & LOW, w & LOW);
+                [(!hi & lo & LOW).count_ones() as u64, (hi & !lo & LOW).count_ones() as u64, (hi & lo).count_ones() as u64]
+            })
+            .reduce(|| [0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
+        [self.len - c1 - c2 - c3, c1, c2, c3]
     }
-}
-
-#[inline]
-fn set(words: &mut [u64], i: u64, c: u8) {
-    words[(i >> 5) as usize] |= (c as u64) << (62 - 2 * (i & 31));
 }
 
 /// The forward bases as bwa packs them in `.pac`: 4 per byte, first base in the high bits.
@@ -102,6 +117,15 @@ impl ForwardBases {
         self.bytes[(i >> 2) as usize] >> ((3 - (i & 3)) * 2) & 3
     }
 
+    /// Writes the `.pac` file (see [`pac_file_bytes`](Self::pac_file_bytes)) without a copy.
+    pub fn write_pac(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        w.write_all(&self.bytes)?;
+        if self.len % 4 == 0 {
+            w.write_all(&[0])?;
+        }
+        w.write_all(&[(self.len % 4) as u8])
+    }
+
     /// The `.pac` file contents: the packed bytes, a 0 byte if the length is a multiple of 4,
     /// then a byte with `len % 4`.
     pub fn pac_file_bytes(&self) -> Vec<u8> {
@@ -125,5 +149,23 @@ pub(crate) mod tests {
             f.push(c);
         }
         PackedText::with_reverse_complement(&f)
+    }
+
+    #[test]
+    fn packing_and_counts_match_base_by_base() {
+        for len in [1usize, 15, 16, 17, 31, 32, 33, 100, 5000] {
+            let seq: Vec<u8> = (0..len).map(|i| ((i * 7 + i / 3) % 4) as u8).collect();
+            let t = text_of(&seq);
+            assert_eq!(t.len(), 2 * len as u64);
+            let mut counts = [0u64; 4];
+            for i in 0..len {
+                assert_eq!(t.base(i as u64), seq[i]);
+                assert_eq!(t.base((2 * len - 1 - i) as u64), 3 - seq[i]);
+                counts[seq[i] as usize] += 1;
+                counts[3 - seq[i] as usize] += 1;
+            }
+            assert_eq!(t.base_counts(), counts, "len {len}");
+            assert!(t.words()[(2 * len) / 32 + 1..].iter().all(|&w| w == 0) && t.words()[(2 * len) / 32] << (2 * (2 * len % 32)) == 0 || 2 * len % 32 == 0);
+        }
     }
 }

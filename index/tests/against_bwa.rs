@@ -2,6 +2,8 @@
 
 mod common;
 
+use bcuda_index::chunk_sort::{ChunkSorter, RadixModel, SortedOn, RADIX_TILE};
+use bcuda_index::suffix_sort::SortEvent;
 use bcuda_index::{build_index, BuildOptions, Index};
 use common::*;
 
@@ -24,6 +26,46 @@ fn assert_same_as_bwa(fasta: &std::path::Path, algos: &[&str]) {
     let index = Index::load(&ours, true).unwrap_or_else(|e| panic!("{}: {e}", fasta.display()));
     let n_ambs: u64 = index.refs.seqs().iter().map(|s| s.n_ambs as u64).sum();
     assert_eq!(index.refs.holes().len() as u64, n_ambs);
+}
+
+/// The build with a chunk sorter (the CPU model of the GPU's pipeline; from chunk
+/// `fail_from` on it fails and the CPU sorts the rest) writes bwa's files too.
+fn assert_sorter_build_same_as_bwa(fasta: &std::path::Path, budget: u64, fail_from: Option<usize>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = copy_into(fasta, &mkdir(tmp.path().join("ours")));
+    let events = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seen = events.clone();
+    let opts = BuildOptions {
+        sort_budget_bytes: budget,
+        sorter: Some(Box::new(move || {
+            let mut model = RadixModel::new(RADIX_TILE);
+            model.fail_from = fail_from;
+            Ok(Box::new(model) as Box<dyn ChunkSorter>)
+        })),
+        events: Some(Box::new(move |e: &SortEvent| seen.borrow_mut().push(e.clone()))),
+        ..BuildOptions::default()
+    };
+    build_index(&ours, &ours, opts).unwrap();
+    let theirs = copy_into(fasta, &mkdir(tmp.path().join("bwa")));
+    bwa(&["index", theirs.to_str().unwrap()]);
+    for ext in INDEX_EXTS {
+        assert!(std::fs::read(with_ext(&ours, ext)).unwrap() == std::fs::read(with_ext(&theirs, ext)).unwrap(), "{}{ext} differs from bwa's (sorter build)", fasta.display());
+    }
+    let events = events.borrow();
+    let chunks: Vec<_> = events.iter().filter_map(|e| if let SortEvent::Chunk(c) = e { Some(c.clone()) } else { None }).collect();
+    assert!(chunks.len() > 1, "several chunks: {}", chunks.len());
+    let fallbacks = events.iter().filter(|e| matches!(e, SortEvent::Fallback { .. })).count();
+    assert_eq!(fallbacks, fail_from.is_some() as usize);
+    let on_cpu = chunks.iter().filter(|c| c.on == SortedOn::Cpu).count();
+    assert_eq!(on_cpu, fail_from.map_or(0, |f| chunks.len() - f));
+    assert!(matches!(events.last(), Some(SortEvent::Done(_))));
+}
+
+#[test]
+fn sorter_build_is_identical() {
+    assert_sorter_build_same_as_bwa(&testdata("multi.fa"), 16 * 64, None);
+    assert_sorter_build_same_as_bwa(&data("lambda.fa"), 16 * 20_000, None);
+    assert_sorter_build_same_as_bwa(&data("ecoli536.fa"), 16 << 20, Some(2));
 }
 
 #[test]

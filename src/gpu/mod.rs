@@ -10,6 +10,7 @@
 pub mod batch;
 pub mod bench;
 mod buffers;
+pub mod index_sort;
 pub mod inexact;
 pub mod nvrtc;
 pub mod switches;

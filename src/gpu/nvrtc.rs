@@ -25,30 +25,57 @@ pub fn compile(source: &str, defines: &[String], arch: Option<&'static str>) -> 
     Ok(ptx.to_src())
 }
 
+/// Compiles a self-contained kernel file (no shared header) to PTX.
+pub fn compile_alone(source: &str, defines: &[String], arch: Option<&'static str>) -> Result<String> {
+    let opts = CompileOptions { options: defines.to_vec(), arch, ..Default::default() };
+    let ptx = compile_ptx_with_opts(source, opts).map_err(|e| anyhow!("NVRTC: {e:?}"))?;
+    Ok(ptx.to_src())
+}
+
+/// [`compile_alone`] through the PTX cache of [`compile_cached`].
+pub fn compile_alone_cached(source: &str, defines: &[String], arch: &'static str) -> Result<String> {
+    let path = cache_path_with("", source, defines, arch);
+    if let Ok(ptx) = std::fs::read_to_string(&path) {
+        return Ok(ptx);
+    }
+    let ptx = compile_alone(source, defines, Some(arch))?;
+    store(&path, &ptx);
+    Ok(ptx)
+}
+
+/// Keeps a compiled kernel in the cache; a cache that cannot be written only costs a compile next time.
+fn store(path: &std::path::Path, ptx: &str) {
+    let dir = path.parent().expect("the cache path has a folder");
+    if std::fs::create_dir_all(dir).is_ok() {
+        let tmp = crate::output::temp_path_for(path);
+        if std::fs::write(&tmp, ptx).is_ok() {
+            let _ = std::fs::rename(&tmp, path);
+        }
+    }
+}
+
 /// `compile`, with the PTX kept under the user's cache directory keyed by a hash of the
 /// source, defines and architecture, so later runs skip NVRTC.
 pub fn compile_cached(source: &str, defines: &[String], arch: &'static str) -> Result<String> {
     let path = cache_path(source, defines, arch);
-    let dir = path.parent().expect("the cache path has a folder").to_path_buf();
     if let Ok(ptx) = std::fs::read_to_string(&path) {
         return Ok(ptx);
     }
     let ptx = compile(source, defines, Some(arch))?;
-    // A cache that cannot be written only costs a compile next time.
-    if std::fs::create_dir_all(&dir).is_ok() {
-        let tmp = crate::output::temp_path_for(&path);
-        if std::fs::write(&tmp, &ptx).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
-        }
-    }
+    store(&path, &ptx);
     Ok(ptx)
 }
 
 /// The PTX cache file of a kernel source, its defines and architecture.
 fn cache_path(source: &str, defines: &[String], arch: &'static str) -> std::path::PathBuf {
+    cache_path_with(BWT_CUH, source, defines, arch)
+}
+
+/// The cache file of `source` compiled after `header` (empty: alone).
+fn cache_path_with(header: &str, source: &str, defines: &[String], arch: &'static str) -> std::path::PathBuf {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (BWT_CUH, source, defines, arch, env!("CARGO_PKG_VERSION")).hash(&mut h);
+    (header, source, defines, arch, env!("CARGO_PKG_VERSION")).hash(&mut h);
     cache_dir().join("ptx").join(format!("{:016x}.ptx", h.finish()))
 }
 
