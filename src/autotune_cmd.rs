@@ -651,7 +651,7 @@ mod tests {
         let exact = Grammar::parse(crate::gpu::EXACT_MATCH_CU);
         let g = Grammar::parse(crate::gpu::INEXACT_MATCH_CU);
         let source = apply(&g, &[]);
-        assert!(source.contains("gi_clamp(") && source.contains("__syncwarp"));
+        assert!(source.contains("gi_clamp(") && source.contains("__syncthreads"));
         let specs = all_switches(false);
         let reference = Genome::reference(&specs);
         let mut defines = std::collections::BTreeSet::new();
