@@ -305,9 +305,12 @@ pub fn run(args: AlnArgs) -> Result<()> {
             );
         }
         gpus::share_lines(&gpus, &shares).iter().for_each(|line| eprintln!("{line}"));
+        let sum = |f: fn(&crate::gpu::BatchTimes) -> usize| gpus.iter().map(|g| f(&g.totals)).sum::<usize>();
+        let (stack, hits, limit, not_taken) = (sum(|t| t.stack_overflow_reads), sum(|t| t.hits_full_reads), sum(|t| t.entries_limit_reads), sum(|t| t.not_taken_reads));
         eprintln!(
-            "[bcuda aln] {} reads aligned on the CPU (longer than the GPU takes, over its stack or hit list, or a failed GPU batch); {:.2} s in all",
+            "[bcuda aln] {} reads aligned on the CPU: {stack} over the last pass's stack, {hits} over the GPU's hit list, {limit} where bwa's -m may stop inside a group of chains, {not_taken} the GPU does not take (empty or too long), {} in failed GPU batches; {:.2} s in all",
             cpu_reads,
+            cpu_reads.saturating_sub(stack + hits + limit + not_taken),
             started.elapsed().as_secs_f64()
         );
         let st = first.startup;

@@ -106,6 +106,19 @@ impl GpuAnswers<'_> {
     }
 }
 
+/// The kernels' answers for a read they give up on (cuda/inexact_match.cu: HITS_FULL,
+/// ENTRIES_LIMIT; STACK_FULL after the last pass is counted by the kernels).
+const HITS_FULL: i32 = -2;
+const ENTRIES_LIMIT: i32 = -3;
+
+impl GpuAnswers<'_> {
+    /// Reads given up for their hit list, and for bwa's `-m` inside a group of chains.
+    pub fn given_up(&self) -> (usize, usize) {
+        let count = |code| self.n_hits.iter().filter(|&&n| n == code).count();
+        (count(HITS_FULL), count(ENTRIES_LIMIT))
+    }
+}
+
 fn hit_from_words(words: &[u64]) -> AlnHit {
     let mut bytes = [0u8; AlnHit::BYTES];
     for (chunk, w) in bytes.chunks_mut(8).zip(words) {
@@ -270,5 +283,14 @@ mod tests {
         assert_eq!(merged, cpu);
         let answered = n_hits.iter().filter(|&&c| c >= 0).count();
         assert!(answered > 0 && on_cpu == reads.len() - answered);
+    }
+
+    /// The summary's reasons: reads given up for their hit list and for bwa's -m are counted
+    /// apart (the kernels' STACK_FULL after the last pass has its own counter).
+    #[test]
+    fn given_up_reads_are_counted_by_reason() {
+        let n_hits = [3, HITS_FULL, ENTRIES_LIMIT, -1, HITS_FULL, 0];
+        let answers = GpuAnswers { n_hits: &n_hits, hits: &[], hits_per_read: 16, long_hits: &[], long_offsets: &[] };
+        assert_eq!(answers.given_up(), (2, 1));
     }
 }

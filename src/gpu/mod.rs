@@ -59,8 +59,13 @@ pub struct BatchTimes {
     pub exact_reads: usize,
     /// Reads each pass searched.
     pub pass_reads: [usize; MAX_PASSES],
-    /// Reads whose stack outgrew the last pass's (aligned on the CPU).
+    /// Reads left to the CPU, by why: the stack outgrew the last pass's, more hits than a
+    /// team keeps (or the batch's long-hit area), bwa's `-m` may stop inside a group of
+    /// chains, or the GPU does not take the read (empty, or longer than it takes).
     pub stack_overflow_reads: usize,
+    pub hits_full_reads: usize,
+    pub entries_limit_reads: usize,
+    pub not_taken_reads: usize,
     /// Occurrence lookups (64-byte BWT blocks read) of each pass.
     pub pass_lookups: [u64; MAX_PASSES],
     pub batches: usize,
@@ -673,6 +678,7 @@ impl GpuAligner {
             long_offsets: slot.long_offsets.read(n_gpu)?,
         };
         let hits = answers.to_hits(&batch);
+        let (hits_full, entries_limit) = answers.given_up();
         let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
         let counters = slot.counters.read(N_COUNTERS)?;
         let lookups = slot.lookups.read(MAX_PASSES)?;
@@ -686,6 +692,9 @@ impl GpuAligner {
             t.pass_lookups[p] += lookups[p];
         }
         t.stack_overflow_reads += counters[2 * passes] as usize;
+        t.hits_full_reads += hits_full;
+        t.entries_limit_reads += entries_limit;
+        t.not_taken_reads += n - n_gpu;
         t.batches += 1;
         Ok((batch, hits))
     }
