@@ -208,7 +208,7 @@ fn the_inexact_kernels_evolve_beside_exact_match() {
     assert!(v.switches.iter().any(|(n, _)| n == "INEXACT_BLOCK_W"));
     // The unpatched inexact source is the kernel with its guards; its launch bounds can change.
     let plain = apply(&inexact, &[]);
-    assert!(plain.contains("__syncwarp") && plain.contains("gi_clamp("));
+    assert!(plain.contains("__syncthreads") && plain.contains("gi_clamp("));
     assert!(apply(&inexact, &[Patch::LaunchBounds(2)]).contains("__launch_bounds__(INEXACT_BLOCK_W, 2)"));
 }
 
