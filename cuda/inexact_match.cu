@@ -34,11 +34,10 @@
 #define HIT_GO 0
 #define HIT_FIRST 1
 #define HIT_STOP 2
-// The team passes (inexact_level): lanes of a warp, the most lanes of a team (a block), entries
-// per chunk of a team's pool. Defined here, before any use, so that a patched line that uses
-// them compiles wherever it lands.
+// The team passes (inexact_level): lanes of a warp, entries per chunk of a team's pool. Defined
+// here, before any use, so that a patched line that uses them compiles wherever it lands. The
+// most threads of a team, MAX_TEAM, is a switch (-D): it sets inexact_level's launch bounds.
 #define LANES 32
-#define MAX_TEAM 256
 #define CHUNK 64
 #define FULL_MASK 0xffffffffu
 

@@ -659,9 +659,13 @@ mod tests {
             for v in &spec.values {
                 let mut genome = reference.clone();
                 genome.switches[i] = *v;
-                defines.insert(switches_of(&genome, &specs).unwrap().inexact.defines());
+                // Alone, teams over MAX_TEAM's default are illegal: MAX_TEAM=1024 is its own value.
+                if let Ok(sw) = switches_of(&genome, &specs) {
+                    defines.insert(sw.inexact.defines());
+                }
             }
         }
+        assert!(defines.iter().any(|d| d.contains(&"-DMAX_TEAM=1024".to_string())), "{defines:?}");
         for d in &defines {
             crate::gpu::compile(&source, d, Some("sm_90")).unwrap_or_else(|e| panic!("{d:?}\n{e}"));
         }
@@ -675,8 +679,12 @@ mod tests {
             while genome.inexact_patches.len() < 4 {
                 genome = mutate(&genome, &specs, sources, &mut rng);
             }
-            // exact_match's switches may not go together; the inexact kernels' always do.
+            // exact_match's switches may not go together, nor the inexact kernels' team sizes
+            // and MAX_TEAM (evolution scores such a genome as failed).
             genome.switches[..15].copy_from_slice(&reference.switches[..15]);
+            if switches_of(&genome, &specs).is_err() {
+                genome.switches[15..].copy_from_slice(&reference.switches[15..]);
+            }
             let sw = switches_of(&genome, &specs).unwrap();
             let v = bcuda_autotune::evolution::phenotype(sources, &specs, &genome);
             crate::gpu::compile(v.inexact.as_deref().unwrap(), &sw.inexact.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{:?}\n{e}", genome.inexact_patches));

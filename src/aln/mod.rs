@@ -25,6 +25,9 @@ use gpus::GpuChoice;
 /// batch by the longest read in it, so using its batch keeps the answers identical.
 pub const CPU_BATCH: usize = 0x40000;
 
+/// Reads of the first batch (the pipeline's fill).
+const FIRST_BATCH: usize = 0x4000;
+
 /// Reads per batch: [`CPU_BATCH`], or `BCUDA_TEST_BATCH_READS` (device sweeps of the
 /// pipeline's fill and drain against its per-batch cost).
 fn batch_reads() -> usize {
@@ -214,9 +217,12 @@ pub fn run(args: AlnArgs) -> Result<()> {
         let mut reader = reader;
         let parser = scope.spawn(move || {
             let mut busy = Duration::ZERO;
+            // The first batch is small, so the GPU starts after a moment's parsing, not a
+            // whole batch's.
+            let mut size = batch_reads.min(FIRST_BATCH);
             loop {
                 let t = Instant::now();
-                let batch = reader.next_batch(batch_reads).map_err(anyhow::Error::from).map(|reads| Parsed { gpu_input: None, reads, position: reader.position().0 });
+                let batch = reader.next_batch(std::mem::replace(&mut size, batch_reads)).map_err(anyhow::Error::from).map(|reads| Parsed { gpu_input: None, reads, position: reader.position().0 });
                 busy += t.elapsed();
                 let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
                 if read_tx.send(batch).is_err() || done {

@@ -118,7 +118,13 @@ pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_ent
         } else {
             // Team passes keep their pools and give up teams (down to one).
             let want = want.next_multiple_of(CHUNK);
-            let (per_sm, team) = if p == 1 { (sw.level_warps_per_sm as usize, LANES) } else { (LAST_TEAMS_PER_SM, sw.last_team_lanes as usize) };
+            // Pass 2: level_warps_per_sm warps' worth of teams per SM.
+            let (per_sm, team) = if p == 1 {
+                let team = sw.level_team_lanes as usize;
+                ((sw.level_warps_per_sm as usize * LANES / team).max(1), team)
+            } else {
+                (LAST_TEAMS_PER_SM, sw.last_team_lanes as usize)
+            };
             let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets)).min(sms * per_sm);
             Pass { kind: PassKind::Warp, threads: teams * team, entries: want, team }
         };
@@ -241,6 +247,9 @@ mod tests {
     #[test]
     fn switches_shape_the_plan() {
         let sw = InexactSwitches { block_w: 256, first_entries: 512, level_warps_per_sm: 4, last_team_lanes: 64, ..InexactSwitches::default() };
+        let wide = InexactSwitches { level_team_lanes: 64, ..sw.clone() };
+        let q = plan(132, 40 * GB, 100, 68, 2_000_000, &wide, None).unwrap();
+        assert_eq!((q[1].team, q[1].threads), (64, 132 * 2 * 64), "pass 2: 4 warps' worth of 64-thread teams per SM");
         let p = plan(132, 40 * GB, 100, 68, 2_000_000, &sw, None).unwrap();
         assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512, team: 1 });
         assert_eq!(p[1].threads, 132 * 4 * 32);

@@ -141,10 +141,16 @@ pub struct InexactSwitches {
     pub first_max_pops: u32,
     /// Pass 2: warps per SM.
     pub level_warps_per_sm: u32,
-    /// Pass 3: threads per team (the block that searches one read). Kept when a tuned file
-    /// from before it existed is read.
+    /// Threads per team (the block that searches one read) of pass 2 and of pass 3, and the
+    /// most threads of a team the kernel is compiled for (`MAX_TEAM`, its launch bounds: more
+    /// threads leave fewer registers to each). Kept when a tuned file from before they existed
+    /// is read.
+    #[serde(default = "default_level_team_lanes")]
+    pub level_team_lanes: u32,
     #[serde(default = "default_last_team_lanes")]
     pub last_team_lanes: u32,
+    #[serde(default = "default_max_team")]
+    pub max_team: u32,
     /// Read BWT blocks through `__ldg`, 16 bytes at a time.
     pub occ_ldg: bool,
     /// Rows k-1 and l in one 128-row block: read the block once for both counts.
@@ -153,7 +159,15 @@ pub struct InexactSwitches {
     pub occ_unroll: bool,
 }
 
+fn default_level_team_lanes() -> u32 {
+    32
+}
+
 fn default_last_team_lanes() -> u32 {
+    256
+}
+
+fn default_max_team() -> u32 {
     256
 }
 
@@ -167,7 +181,9 @@ impl Default for InexactSwitches {
             first_entries: 2048,
             first_max_pops: 2048,
             level_warps_per_sm: 16,
+            level_team_lanes: default_level_team_lanes(),
             last_team_lanes: default_last_team_lanes(),
+            max_team: default_max_team(),
             occ_ldg: false,
             occ_same_block: false,
             occ_unroll: true,
@@ -182,7 +198,9 @@ impl InexactSwitches {
         ("first_entries", &[512, 1024, 2048, 4096]),
         ("first_max_pops", &[1024, 2048, 4096, 8192, 16384, 32768]),
         ("level_warps_per_sm", &[4, 8, 16, 32]),
-        ("last_team_lanes", &[32, 64, 128, 256]),
+        ("level_team_lanes", &[32, 64, 128]),
+        ("last_team_lanes", &[32, 64, 128, 256, 512, 1024]),
+        ("MAX_TEAM", &[256, 1024]),
         ("occ_ldg", &[0, 1]),
         ("occ_same_block", &[0, 1]),
         ("occ_unroll", &[0, 1]),
@@ -202,9 +220,13 @@ impl InexactSwitches {
         if !(1..=64).contains(&self.level_warps_per_sm) {
             return Some("level_warps_per_sm must be in 1..=64");
         }
-        // MAX_TEAM in the kernel.
-        if self.last_team_lanes == 0 || self.last_team_lanes % 32 != 0 || self.last_team_lanes > 256 {
-            return Some("last_team_lanes must be a multiple of 32 up to 256");
+        if self.max_team == 0 || self.max_team % 32 != 0 || self.max_team > 1024 {
+            return Some("MAX_TEAM must be a multiple of 32 up to 1024");
+        }
+        for lanes in [self.level_team_lanes, self.last_team_lanes] {
+            if lanes == 0 || lanes % 32 != 0 || lanes > self.max_team {
+                return Some("level_team_lanes and last_team_lanes must be multiples of 32 up to MAX_TEAM");
+            }
         }
         None
     }
@@ -222,7 +244,9 @@ impl InexactSwitches {
             "first_entries" => self.first_entries = n,
             "first_max_pops" => self.first_max_pops = n,
             "level_warps_per_sm" => self.level_warps_per_sm = n,
+            "level_team_lanes" => self.level_team_lanes = n,
             "last_team_lanes" => self.last_team_lanes = n,
+            "MAX_TEAM" => self.max_team = n,
             "occ_ldg" => self.occ_ldg = flag()?,
             "occ_same_block" => self.occ_same_block = flag()?,
             "occ_unroll" => self.occ_unroll = flag()?,
@@ -233,7 +257,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_team_lanes, self.last_team_lanes, self.max_team, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -241,7 +265,7 @@ impl InexactSwitches {
     /// one compiled kernel).
     pub fn defines(&self) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll)]
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={}", self.max_team), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll)]
     }
 }
 
@@ -253,7 +277,10 @@ mod tests {
     fn inexact_switches_set_by_name_and_defaults_are_in_the_domains() {
         let d = InexactSwitches::default();
         assert_eq!(d.illegal(), None);
-        let mut s = d.clone();
+        // Teams up to 1024 threads need MAX_TEAM 1024 (the loop sets each switch to its first
+        // value after its own turn, so MAX_TEAM's 256 meets teams of 32).
+        let mut s = InexactSwitches { max_team: 1024, ..d.clone() };
+        assert!(InexactSwitches { last_team_lanes: 512, ..d.clone() }.illegal().is_some());
         for (name, values) in InexactSwitches::DOMAINS {
             for v in *values {
                 s.set(&format!("{name}={v}")).unwrap();
@@ -261,7 +288,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_team_lanes: 0, last_team_lanes: 0, max_team: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -277,6 +304,6 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(), ["-DINEXACT_BLOCK_W=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1"]);
+        assert_eq!(d.defines(), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=256", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1"]);
     }
 }
