@@ -165,6 +165,8 @@ struct StageBusy {
     start_up: Duration,
     parse: Duration,
     pack: Duration,
+    /// The writer: aligning the reads the GPU left (with merging its answers), then the .sai.
+    complete: Duration,
     write: Duration,
 }
 
@@ -245,14 +247,16 @@ pub fn run(args: AlnArgs) -> Result<()> {
             busy
         });
         let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &mut progress);
-        let writer = scope.spawn(move || -> Result<(Output, usize, Duration)> {
-            let (mut cpu_reads, mut busy, mut order) = (0, Duration::ZERO, InOrder::new());
+        let writer = scope.spawn(move || -> Result<(Output, usize, Duration, Duration)> {
+            let (mut cpu_reads, mut complete, mut busy, mut order) = (0, Duration::ZERO, Duration::ZERO, InOrder::new());
             for answered in answered_rx {
                 order.push(answered.seq, answered);
                 while let Some(Finished { batch, answer, .. }) = order.pop() {
                     let t = Instant::now();
                     let (hits, on_cpu) = pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, answer));
+                    complete += t.elapsed();
                     cpu_reads += on_cpu;
+                    let t = Instant::now();
                     for read_hits in &hits {
                         sai::write_read(&mut out, read_hits)?;
                     }
@@ -263,7 +267,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
             if order.held() > 0 {
                 bail!("{} batches were answered but one before them never was", order.held());
             }
-            Ok((out, cpu_reads, busy))
+            Ok((out, cpu_reads, complete, busy))
         });
         let batches = packed_rx.into_iter().map(|b| b.map(|p| (p.reads.len(), p))).take_while(|b| !matches!(b, Ok((0, _))));
         let on_answer = |gpu: usize, reads: usize| {
@@ -273,13 +277,13 @@ pub fn run(args: AlnArgs) -> Result<()> {
         };
         let fed = dealer::deal(&mut gpus, batches, answered_tx, &on_answer);
         // The writer's own error first: feeding stops when the writer does.
-        let (out, cpu_reads, write) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
+        let (out, cpu_reads, complete, write) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
         let shares = fed?;
         // Only a complete .sai is committed; on any error the temporary file is removed.
         out.commit().with_context(|| "writing the .sai")?;
         let parse = parser.join().map_err(|_| anyhow::anyhow!("the read parser panicked"))?;
         let pack = packer.join().map_err(|_| anyhow::anyhow!("the GPU packer panicked"))?;
-        Ok((cpu_reads, StageBusy { start_up, parse, pack, write }, shares))
+        Ok((cpu_reads, StageBusy { start_up, parse, pack, complete, write }, shares))
     })?;
     gpu_progress.iter().for_each(Progress::finish);
     progress.finish();
@@ -330,9 +334,10 @@ pub fn run(args: AlnArgs) -> Result<()> {
             st.copy_s
         );
         eprintln!(
-            "[bcuda aln] stages busy: parse {:.2} s, pack {:.2} s, CPU completion and .sai {:.2} s",
+            "[bcuda aln] stages busy: parse {:.2} s, pack {:.2} s, CPU completion {:.2} s, .sai {:.2} s",
             busy.parse.as_secs_f64(),
             busy.pack.as_secs_f64(),
+            busy.complete.as_secs_f64(),
             busy.write.as_secs_f64()
         );
     }
