@@ -34,6 +34,8 @@ pub struct CoverRanks<'t> {
     slot: Vec<u32>,
     /// rank[block * |D| + slot]: the suffix's rank among the samples.
     rank: Vec<u32>,
+    /// log2(m) when m is a power of two (the default): shifts and masks instead of divisions.
+    m_shift: Option<u32>,
 }
 
 impl<'t> CoverRanks<'t> {
@@ -47,7 +49,8 @@ impl<'t> CoverRanks<'t> {
         }
         let n = text.len();
         let blocks = n.div_ceil(v);
-        let mut ranks = CoverRanks { text, m, v, slot, rank: vec![0; (blocks * cover.len() as u64) as usize] };
+        let m_shift = m.is_power_of_two().then(|| m.trailing_zeros());
+        let mut ranks = CoverRanks { text, m, v, slot, rank: vec![0; (blocks * cover.len() as u64) as usize], m_shift };
 
         // Sorted by the first v bases: by their first 32 as a key read once per sample (a
         // comparison would read two scattered windows), then the ties by comparison. Ties on v
@@ -117,9 +120,13 @@ impl<'t> CoverRanks<'t> {
 
     #[inline]
     fn index(&self, p: u64) -> usize {
-        let s = self.slot[(p % self.v) as usize];
+        let (block, r) = match self.m_shift {
+            Some(s) => (p >> (2 * s), p & (self.v - 1)),
+            None => (p / self.v, p % self.v),
+        };
+        let s = self.slot[r as usize];
         debug_assert!(s != u32::MAX, "{p} is not sampled");
-        (p / self.v) as usize * (2 * self.m - 1) as usize + s as usize
+        block as usize * (2 * self.m - 1) as usize + s as usize
     }
 
     /// Sort key of the sampled suffix at `p` (`p == n`, the empty suffix, is smallest).
@@ -136,6 +143,12 @@ impl<'t> CoverRanks<'t> {
     #[inline]
     fn offset(&self, i: u64, j: u64) -> u64 {
         let (m, v) = (self.m, self.v);
+        if let Some(s) = self.m_shift {
+            let mask = v - 1;
+            let d = j.wrapping_sub(i) & mask;
+            let x = (((d + m - 1) >> s) << s) - d;
+            return (x + v - (i & mask)) & mask;
+        }
         let d = (j % v + v - i % v) % v;
         let q = d.div_ceil(m);
         let x = q * m - d;
@@ -159,6 +172,151 @@ impl<'t> CoverRanks<'t> {
         let bases = if delta > known { compare_prefixes(self.text, a + known, b + known, delta - known) } else { Ordering::Equal };
         bases.then_with(|| self.key(a + delta).cmp(&self.key(b + delta)))
     }
+
+    /// Compares suffixes `a != b` known to agree on their first v bases: their ranks at the
+    /// sampled offset (less than v) decide, no base is read.
+    #[inline]
+    fn compare_agreeing(&self, a: u64, b: u64) -> Ordering {
+        let delta = self.offset(a, b);
+        self.key(a + delta).cmp(&self.key(b + delta))
+    }
+
+    /// Sorts a group of suffixes whose first 64-base keys are equal (zeros past the end of the
+    /// text) into suffix order; `pos` gives an item's position. See [`sort_agreeing`](Self::sort_agreeing).
+    pub fn sort_tied<T: Copy + Send + Sync>(&self, items: &mut [T], pos: &(impl Fn(&T) -> u64 + Sync)) {
+        if items.len() < 2 {
+            return;
+        }
+        // Equal keys agree on 64 bases unless a suffix ends within them (it reads as A's).
+        let n = self.text.len();
+        let known = if items.iter().all(|x| pos(x) + 64 <= n) { 64 } else { 0 };
+        self.sort_agreeing(items, known, pos);
+    }
+
+    /// Sorts suffixes that agree on their first `known` bases into suffix order, reading each
+    /// suffix's bases about once rather than once per comparison (long exact repeats, such as
+    /// the copies of bwa's N fill, agree on thousands of bases): a leader is picked, every
+    /// suffix finds where it first differs from the leader (up to base v), and that splits the
+    /// group into classes whose order is known: those smaller than the leader by how far they
+    /// agree with it (ascending), those agreeing with it on v bases, those greater (descending).
+    /// The suffixes of a class agree on as many bases as they agree with the leader: a class
+    /// below v is sorted the same way from there, and the class that agrees on v bases by the
+    /// ranks alone (their sampled offset is under v). Small groups, and groups past a
+    /// recursion depth, are sorted by [`compare_past`](Self::compare_past).
+    pub fn sort_agreeing<T: Copy + Send + Sync>(&self, items: &mut [T], known: u64, pos: &(impl Fn(&T) -> u64 + Sync)) {
+        self.sort_group(items, known, pos, 0);
+    }
+
+    fn sort_group<T: Copy + Send + Sync>(&self, items: &mut [T], known: u64, pos: &(impl Fn(&T) -> u64 + Sync), depth: u32) {
+        let g = items.len();
+        if g < 2 {
+            return;
+        }
+        let v = self.v;
+        if g <= SMALL_GROUP || depth >= MAX_DEPTH || known >= v {
+            let by = |x: &T, y: &T| self.compare_past(pos(x), pos(y), known);
+            if g > PARALLEL_GROUP {
+                items.par_sort_unstable_by(by);
+            } else {
+                items.sort_unstable_by(by);
+            }
+            return;
+        }
+        let leader = pos(&items[g / 2]);
+        // The class's sort key: smaller ones by agreement ascending, then v, then greater
+        // ones by agreement descending.
+        let class_of = |x: &T| -> (u64, T) {
+            let p = pos(x);
+            let class = if p == leader {
+                v
+            } else {
+                match first_difference(self.text, p, leader, known, v) {
+                    (_, Ordering::Equal) => v,
+                    (l, Ordering::Less) => l,
+                    (l, Ordering::Greater) => 2 * v - l,
+                }
+            };
+            (class, *x)
+        };
+        let mut keyed: Vec<(u64, T)>;
+        if g > PARALLEL_GROUP {
+            keyed = items.par_iter().map(class_of).collect();
+            keyed.par_sort_unstable_by_key(|&(c, _)| c);
+            items.par_iter_mut().zip(keyed.par_iter()).for_each(|(x, &(_, y))| *x = y);
+        } else {
+            keyed = items.iter().map(class_of).collect();
+            keyed.sort_unstable_by_key(|&(c, _)| c);
+            for (x, &(_, y)) in items.iter_mut().zip(keyed.iter()) {
+                *x = y;
+            }
+        }
+        // The classes, as disjoint parts of `items`.
+        let mut classes: Vec<(u64, &mut [T])> = Vec::new();
+        let mut rest = items;
+        let mut from = 0;
+        for i in 1..=g {
+            if i == g || keyed[i].0 != keyed[from].0 {
+                let (class, tail) = std::mem::take(&mut rest).split_at_mut(i - from);
+                if class.len() > 1 {
+                    classes.push((keyed[from].0, class));
+                }
+                rest = tail;
+                from = i;
+            }
+        }
+        drop(keyed);
+        let sort_class = |(class, part): (u64, &mut [T])| {
+            if class == v {
+                let by = |x: &T, y: &T| self.compare_agreeing(pos(x), pos(y));
+                if part.len() > PARALLEL_GROUP {
+                    part.par_sort_unstable_by(by);
+                } else {
+                    part.sort_unstable_by(by);
+                }
+            } else {
+                let agreed = if class < v { class } else { 2 * v - class };
+                self.sort_group(part, agreed, pos, depth + 1);
+            }
+        };
+        if g > PARALLEL_GROUP {
+            classes.into_par_iter().for_each(sort_class);
+        } else {
+            classes.into_iter().for_each(sort_class);
+        }
+    }
+}
+
+/// Groups of at most this many suffixes are sorted by comparisons alone.
+const SMALL_GROUP: usize = 4;
+/// Groups of more suffixes are split and sorted in parallel.
+const PARALLEL_GROUP: usize = 1 << 14;
+/// Splits deeper than this (an unlucky run of leaders) leave the group to comparisons.
+const MAX_DEPTH: u32 = 48;
+
+/// Where suffixes `a != b`, which agree on their first `from` bases, first differ, looking up
+/// to base `cap`: `(l, order)` with `l < cap` the first base where they differ or one ends
+/// (the shorter sorts first), or `(cap, Equal)` when they agree on `cap` bases.
+#[inline]
+fn first_difference(text: &PackedText, a: u64, b: u64, from: u64, cap: u64) -> (u64, Ordering) {
+    let n = text.len();
+    let mut i = from;
+    while i < cap {
+        let step = (cap - i).min(32);
+        let (ra, rb) = (n - (a + i), n - (b + i));
+        let m = ra.min(rb).min(step);
+        if m > 0 {
+            let keep = !0u64 << (64 - 2 * m);
+            let (wa, wb) = (text.window(a + i) & keep, text.window(b + i) & keep);
+            if wa != wb {
+                return (i + (wa ^ wb).leading_zeros() as u64 / 2, wa.cmp(&wb));
+            }
+        }
+        if m < step {
+            return (i + m, ra.cmp(&rb));
+        }
+        i += step;
+    }
+    (cap, Ordering::Equal)
 }
 
 /// Compares the first `len` bases of the suffixes at `a` and `b` (`a != b`); a suffix that ends

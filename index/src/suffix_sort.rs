@@ -418,19 +418,17 @@ const SERIAL: usize = 1 << 16;
 /// comparison. `keyed` is scratch space (24 bytes per suffix) reused across buckets.
 fn sort_bucket(cover: &CoverRanks, bucket: &mut [u64], keyed: &mut Vec<(u128, u64)>) {
     let text = cover.text();
-    // Equal keys agree on 64 bases unless a suffix ends within them (it reads as A's).
-    let n = text.len();
-    let by_cover = |&(_, a): &(u128, u64), &(_, b): &(u128, u64)| if a.max(b) + 64 <= n { cover.compare_past(a, b, 64) } else { cover.compare(a, b) };
+    let position = |&(_, p): &(u128, u64)| p;
     keyed.clear();
     if bucket.len() > SERIAL {
         bucket.par_iter().map(|&p| (key_64(text, p), p)).collect_into_vec(keyed);
         keyed.par_sort_unstable_by_key(|&(key, _)| key);
-        keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| tied.sort_unstable_by(by_cover));
+        keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| cover.sort_tied(tied, &position));
         bucket.par_iter_mut().zip(keyed.par_iter()).for_each(|(slot, &(_, p))| *slot = slot_of(text, p));
     } else {
         keyed.extend(bucket.iter().map(|&p| (key_64(text, p), p)));
         keyed.sort_unstable_by_key(|&(key, _)| key);
-        keyed.chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| tied.sort_unstable_by(by_cover));
+        keyed.chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| cover.sort_tied(tied, &position));
         for (slot, &(_, p)) in bucket.iter_mut().zip(keyed.iter()) {
             *slot = slot_of(text, p);
         }
