@@ -112,6 +112,25 @@ impl ForwardBases {
         self.len == 0
     }
 
+    /// Room for `bases` more bases without reallocating.
+    pub fn reserve(&mut self, bases: u64) {
+        self.bytes.reserve(((self.len + bases).div_ceil(4) as usize).saturating_sub(self.bytes.len()));
+    }
+
+    /// Adds `extra` bases of code 0 and returns the packed bytes from the one holding the
+    /// first of them on (it may hold earlier bases too: fill the new bases by OR).
+    pub fn grow(&mut self, extra: u64) -> &mut [u8] {
+        let first = (self.len / 4) as usize;
+        self.len += extra;
+        self.bytes.resize(self.len.div_ceil(4) as usize, 0);
+        &mut self.bytes[first..]
+    }
+
+    /// The packed bytes (4 bases each, the first in the high bits).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     #[inline]
     pub fn get(&self, i: u64) -> u8 {
         self.bytes[(i >> 2) as usize] >> ((3 - (i & 3)) * 2) & 3
