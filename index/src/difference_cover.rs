@@ -223,6 +223,7 @@ impl<'t> CoverRanks<'t> {
             return;
         }
         let leader = pos(&items[g / 2]);
+        let words = LeaderWords::new(self.text, leader, known, v);
         // The class's sort key: smaller ones by agreement ascending, then v, then greater
         // ones by agreement descending.
         let class_of = |x: &T| -> (u64, T) {
@@ -230,7 +231,11 @@ impl<'t> CoverRanks<'t> {
             let class = if p == leader {
                 v
             } else {
-                match first_difference(self.text, p, leader, known, v) {
+                let difference = match &words {
+                    Some(words) if p + v <= self.text.len() => words.first_difference(self.text, p),
+                    _ => first_difference(self.text, p, leader, known, v),
+                };
+                match difference {
                     (_, Ordering::Equal) => v,
                     (l, Ordering::Less) => l,
                     (l, Ordering::Greater) => 2 * v - l,
@@ -292,6 +297,51 @@ const SMALL_GROUP: usize = 4;
 const PARALLEL_GROUP: usize = 1 << 14;
 /// Splits deeper than this (an unlucky run of leaders) leave the group to comparisons.
 const MAX_DEPTH: u32 = 48;
+
+/// A leader's bases `from..cap`, read once as 32-base words for [`first_difference`] against
+/// each suffix of its group (the suffix's own words are then read in order, one load each).
+struct LeaderWords {
+    from: u64,
+    cap: u64,
+    words: Vec<u64>,
+    /// Keeps the bases of the last word that are below `cap`.
+    last_mask: u64,
+}
+
+impl LeaderWords {
+    /// `None` when the leader has fewer than `cap` bases.
+    fn new(text: &PackedText, leader: u64, from: u64, cap: u64) -> Option<LeaderWords> {
+        if leader + cap > text.len() || from >= cap {
+            return None;
+        }
+        let words: Vec<u64> = (from..cap).step_by(32).map(|i| text.window(leader + i)).collect();
+        let tail = (cap - from) % 32;
+        let last_mask = if tail == 0 { !0 } else { !0u64 << (64 - 2 * tail) };
+        Some(LeaderWords { from, cap, words, last_mask })
+    }
+
+    /// [`first_difference`] of the suffix at `p` (which has at least `cap` bases) and the leader.
+    #[inline]
+    fn first_difference(&self, text: &PackedText, p: u64) -> (u64, Ordering) {
+        let t = text.words();
+        let start = p + self.from;
+        let (mut w, shift) = ((start >> 5) as usize, 2 * (start & 31) as u32);
+        let last = self.words.len() - 1;
+        for (k, &lw) in self.words.iter().enumerate() {
+            // The window at start + 32 k; (x >> 1) >> (63 - shift) is 0 when shift is 0.
+            let mut x = t[w] << shift | (t[w + 1] >> 1) >> (63 - shift);
+            let mut l = lw;
+            if k == last {
+                (x, l) = (x & self.last_mask, l & self.last_mask);
+            }
+            if x != l {
+                return (self.from + 32 * k as u64 + (x ^ l).leading_zeros() as u64 / 2, x.cmp(&l));
+            }
+            w += 1;
+        }
+        (self.cap, Ordering::Equal)
+    }
+}
 
 /// Where suffixes `a != b`, which agree on their first `from` bases, first differ, looking up
 /// to base `cap`: `(l, order)` with `l < cap` the first base where they differ or one ends
@@ -416,6 +466,29 @@ mod tests {
         seq.extend(late);
         for m in [1, 3, 4, 16] {
             check(&seq, m);
+        }
+    }
+
+    /// The leader's words give the same first differences as the generic comparison.
+    #[test]
+    fn leader_words_find_the_first_difference() {
+        let mut seq = random_bases(700, 21);
+        let copy = seq[100..400].to_vec();
+        seq.extend(&copy);
+        seq.extend(random_bases(50, 22));
+        seq.extend(vec![0u8; 300]);
+        let t = text_of(&seq);
+        let n = t.len();
+        for leader in [0u64, 100, 101, 131, 700, 705, 1050, 1100] {
+            for (from, cap) in [(0u64, 64u64), (0, 300), (17, 300), (32, 256), (64, 301), (5, 6)] {
+                let Some(words) = LeaderWords::new(&t, leader, from, cap) else { continue };
+                for p in 0..n {
+                    if p == leader || p + cap > n || compare_prefixes(&t, p, leader, from) != Ordering::Equal {
+                        continue;
+                    }
+                    assert_eq!(words.first_difference(&t, p), first_difference(&t, p, leader, from, cap), "leader {leader} p {p} from {from} cap {cap}");
+                }
+            }
         }
     }
 
