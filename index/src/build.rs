@@ -19,7 +19,7 @@ use rayon::prelude::*;
 pub const BWA_SEED: u32 = 11;
 
 pub struct BuildOptions {
-    /// Memory for one chunk of suffix positions (8 bytes each); with a sorter, for the two
+    /// Memory for one chunk of suffix positions (8 bytes each); with a sorter, for the three
     /// chunks in flight.
     pub sort_budget_bytes: u64,
     /// Called with (stage, fraction done) for progress reports.

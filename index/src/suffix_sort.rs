@@ -203,9 +203,10 @@ pub enum SortEvent {
 }
 
 /// [`build`] with the chunks sorted by `sorter` (the GPU), the tied keys refined on the CPU:
-/// the same rows. While the row loop takes one chunk, the next is sorted, so two chunks are
-/// held: each gets half of `budget_bytes`. A sorter error sends this chunk and the rest to
-/// the CPU ([`SortEvent::Fallback`]).
+/// the same rows. Three chunks are in flight: while the row loop takes one, the ties of the
+/// next are refined (CPU) and the one after is sorted (the sorter, which so does not wait for
+/// the refinement): each gets a third of `budget_bytes`. A sorter error sends this chunk and
+/// the rest to the CPU ([`SortEvent::Fallback`]).
 pub fn build_with_sorter(text: &PackedText, budget_bytes: u64, sorter: Box<dyn ChunkSorter>, events: &mut dyn FnMut(&SortEvent)) -> BwtAndSamples {
     build_with_sorter_cover(text, budget_bytes, DEFAULT_COVER_ROOT, sorter, events)
 }
@@ -259,7 +260,7 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
     }
     assert_eq!(starts[n_buckets], n, "bucket counts that do not add up to the text");
 
-    let plan = plan_chunks(&starts, budget_bytes / 16);
+    let plan = plan_chunks(&starts, budget_bytes / (8 * IN_FLIGHT as u64));
     let capacity = sorter.as_ref().map_or(0, |s| s.capacity());
     let chunk_len = |&(lo, hi): &(usize, usize)| starts[hi] - starts[lo];
     let largest = plan.iter().map(chunk_len).filter(|&len| len <= capacity).max().unwrap_or(0);
@@ -274,10 +275,11 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
         fallback: Option<String>,
     }
     let (sorted_tx, sorted_rx) = std::sync::mpsc::sync_channel::<Sorted>(0);
+    let (unrefined_tx, unrefined_rx) = std::sync::mpsc::sync_channel::<Sorted>(0);
     let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u64>>();
     // Each at the largest chunk's size from the start: growing a Vec could double it.
     let most = plan.iter().map(chunk_len).max().unwrap_or(0) as usize;
-    for _ in 0..2 {
+    for _ in 0..IN_FLIGHT {
         free_tx.send(Vec::with_capacity(most)).expect("the receiver is here");
     }
     let mut rows = Rows::new(text);
@@ -285,7 +287,7 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
     std::thread::scope(|s| {
         let producer = s.spawn(move || {
             for (index, &(lo, hi)) in plan.iter().enumerate() {
-                // A buffer comes back from the row loop (two circulate).
+                // A buffer comes back from the row loop (IN_FLIGHT circulate).
                 let Ok(mut slots) = free_rx.recv() else { return };
                 let chunk = Chunk { index, count: plan.len(), k, lo, hi, starts, largest };
                 slots.clear();
@@ -295,27 +297,35 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
                 if let Some(sorter_now) = sorter.as_mut().filter(|_| chunk.len() <= capacity) {
                     let t = Instant::now();
                     match sorter_now.sort_chunk(&chunk, &mut slots) {
-                        Ok(()) => {
-                            let sort_s = t.elapsed().as_secs_f64();
-                            let t = Instant::now();
-                            refine_ties(cover, &mut slots);
-                            done = Some((SortedOn::Sorter, sort_s, t.elapsed().as_secs_f64()));
-                        }
+                        Ok(()) => done = Some((SortedOn::Sorter, t.elapsed().as_secs_f64())),
                         Err(e) => {
                             fallback = Some(e.to_string());
                             sorter = None;
                         }
                     }
                 }
-                let (on, sort_s, refine_s) = done.unwrap_or_else(|| {
+                let (on, sort_s) = done.unwrap_or_else(|| {
                     let t = Instant::now();
                     let base = chunk.first_row();
                     let mut cursors = starts[lo..hi].to_vec();
                     fill_chunk(text, k, lo, &mut slots, &mut cursors, base);
                     sort_buckets(cover, &mut slots, base, &cursors);
-                    (SortedOn::Cpu, t.elapsed().as_secs_f64(), 0.0)
+                    (SortedOn::Cpu, t.elapsed().as_secs_f64())
                 });
-                if sorted_tx.send(Sorted { index, slots, on, sort_s, refine_s, fallback }).is_err() {
+                if unrefined_tx.send(Sorted { index, slots, on, sort_s, refine_s: 0.0, fallback }).is_err() {
+                    return;
+                }
+            }
+        });
+        // The sorter's chunks get their ties refined here, while the sorter takes the next.
+        let refiner = s.spawn(move || {
+            for mut sorted in unrefined_rx {
+                if sorted.on == SortedOn::Sorter {
+                    let t = Instant::now();
+                    refine_ties(cover, &mut sorted.slots);
+                    sorted.refine_s = t.elapsed().as_secs_f64();
+                }
+                if sorted_tx.send(sorted).is_err() {
                     return;
                 }
             }
@@ -348,11 +358,15 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
             events(&SortEvent::Chunk(done));
         }
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        refiner.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
     });
     assert_eq!(rows.row, n + 1, "every row sorted");
     events(&SortEvent::Done(stats));
     rows.finish()
 }
+
+/// Chunks held at once by a build with a sorter (being sorted, refined, and written as rows).
+pub const IN_FLIGHT: usize = 3;
 
 /// Puts the positions of buckets `lo..lo + cursors.len()` into their buckets' slots of
 /// `positions` (whose first slot is row `base`); `cursors` are the buckets' start rows and end
