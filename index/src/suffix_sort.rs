@@ -130,22 +130,45 @@ impl Rows {
         Rows { n, bwt, samples: vec![0u64; (n / SA_INTERVAL) as usize], primary: None, row: 1 }
     }
 
-    /// Sequential reads only: each slot already carries its BWT character.
+    /// Writes a chunk's rows: each slot already carries its BWT character. In parallel: the
+    /// samples by their rows, the BWT by its words (each word gathers its 16 slots; the first
+    /// may hold bases of the chunk before, kept by OR).
     fn push(&mut self, slots: &[u64]) {
-        for &slot in slots {
-            let pos = slot & POSITION_BITS;
-            let row = self.row;
-            if row % SA_INTERVAL == 0 {
-                self.samples[(row / SA_INTERVAL - 1) as usize] = pos;
-            }
-            if pos == 0 {
-                self.primary = Some(row);
-            } else {
-                let x = row - self.primary.is_some() as u64;
-                put_base(&mut self.bwt, x, (slot >> 62) as u8);
-            }
-            self.row += 1;
+        use rayon::prelude::*;
+        if slots.is_empty() {
+            return;
         }
+        let (row0, len) = (self.row, slots.len() as u64);
+        let before = self.primary.is_some() as u64;
+        let here = if before == 0 { slots.par_iter().position_any(|&s| s & POSITION_BITS == 0) } else { None };
+        if let Some(at) = here {
+            self.primary = Some(row0 + at as u64);
+        }
+        // Rows that are multiples of SA_INTERVAL: sample r / SA_INTERVAL - 1.
+        let (first, end) = ((row0.div_ceil(SA_INTERVAL) - 1) as usize, ((row0 + len - 1) / SA_INTERVAL) as usize);
+        self.samples[first..end].par_iter_mut().with_min_len(1 << 12).enumerate().for_each(|(i, sample)| {
+            *sample = slots[(((first + i + 1) as u64) * SA_INTERVAL - row0) as usize] & POSITION_BITS;
+        });
+        // BWT x is the row less one after the `$` row `primary` (which has no BWT base).
+        let x_start = row0 - before;
+        let x_end = x_start + len - here.is_some() as u64;
+        let slot_at = |x: u64| -> usize {
+            let j = x - x_start;
+            (match here {
+                Some(at) if j >= at as u64 => j + 1,
+                _ => j,
+            }) as usize
+        };
+        let w_lo = (x_start / 16) as usize;
+        self.bwt[w_lo..x_end.div_ceil(16) as usize].par_iter_mut().with_min_len(1 << 12).enumerate().for_each(|(k, word)| {
+            let w = (w_lo + k) as u64 * 16;
+            let mut bases = 0u32;
+            for x in w.max(x_start)..(w + 16).min(x_end) {
+                bases |= ((slots[slot_at(x)] >> 62) as u32) << ((15 - (x & 15)) * 2);
+            }
+            *word |= bases;
+        });
+        self.row += len;
     }
 
     fn finish(self) -> BwtAndSamples {
