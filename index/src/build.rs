@@ -102,7 +102,7 @@ pub fn pack_fasta(path: &Path) -> Result<PackedReference> {
 /// [`pack_fasta`] with batches of `batch_bytes` and pieces of `piece_bytes` (a multiple of 4;
 /// tests make them tiny).
 fn pack_fasta_sized(path: &Path, batch_bytes: usize, piece_bytes: usize) -> Result<PackedReference> {
-    assert!(piece_bytes > 0 && piece_bytes % 4 == 0 && batch_bytes > 0);
+    assert!(piece_bytes > 0 && piece_bytes.is_multiple_of(4) && batch_bytes > 0);
     let mut reader = FastaReader::open(path)?;
     let mut forward = ForwardBases::default();
     // A plain file holds at most its size in bases (read in pieces, growing the packed bases
@@ -319,7 +319,7 @@ fn pack_piece(bytes: &[u8], s: usize, e: usize, first: u64, before: u8, resets: 
         while i < stop {
             let g = first + i as u64;
             // Four unambiguous bytes filling one packed byte: one store.
-            if g % 4 == 0 && i + 4 <= stop {
+            if g.is_multiple_of(4) && i + 4 <= stop {
                 let c = [NT4[bytes[i] as usize], NT4[bytes[i + 1] as usize], NT4[bytes[i + 2] as usize], NT4[bytes[i + 3] as usize]];
                 if (c[0] | c[1] | c[2] | c[3]) < 4 {
                     out[((g - base0) / 4) as usize] = c[0] << 6 | c[1] << 4 | c[2] << 2 | c[3];
@@ -501,7 +501,10 @@ mod tests {
 
     /// The reading and packing as they were before the parallel packing (bwa's order, one
     /// base at a time, lines read whole): the oracle of the tests below.
-    fn pack_sequentially(input: &[u8]) -> std::result::Result<(Vec<u8>, u64, Vec<RefSeq>, Vec<Hole>), String> {
+    /// The packed bytes, the number of bases, the records and the holes.
+    type Packed = (Vec<u8>, u64, Vec<RefSeq>, Vec<Hole>);
+
+    fn pack_sequentially(input: &[u8]) -> std::result::Result<Packed, String> {
         let mut lines: Vec<&[u8]> = input.split_inclusive(|&b| b == b'\n').collect();
         lines.reverse();
         let mut rng = Rand48::new(BWA_SEED as i64);

@@ -469,6 +469,55 @@ mod tests {
         }
     }
 
+    /// Groups of suffixes that agree on their first `known` bases, sorted by the leader
+    /// splits, are in plain suffix order: exact copies longer than v (the N fill's case), a
+    /// tandem repeat (nested agreements), copies diverging late, whole text as one group.
+    #[test]
+    fn leader_splits_sort_groups_in_suffix_order() {
+        let unit = random_bases(300, 31);
+        let mut seq = random_bases(40, 32);
+        for k in 0..6 {
+            seq.extend(&unit);
+            seq.extend(random_bases(k * 7 + 1, 33 + k as u64));
+        }
+        let mut late = unit.clone();
+        late[250] ^= 2;
+        seq.extend(&late);
+        seq.extend(random_bases(3, 40).iter().cycle().take(400));
+        seq.extend(vec![1u8; 150]);
+        let t = text_of(&seq);
+        let n = t.len();
+        for m in [2u64, 3, 8, 16] {
+            let ranks = CoverRanks::build(&t, m);
+            for known in [0u64, 4, 9] {
+                // Groups: suffixes with the same first `known` bases (and at least that long).
+                let mut all: Vec<u64> = (0..n).filter(|&p| p + known <= n).collect();
+                all.sort_by(|&a, &b| compare_prefixes(&t, a, b, known).then(a.cmp(&b)));
+                let mut from = 0;
+                for i in 1..=all.len() {
+                    if i == all.len() || compare_prefixes(&t, all[from], all[i], known) != Ordering::Equal {
+                        let mut group = all[from..i].to_vec();
+                        // A scrambled start (the GPU leaves equal keys in any order).
+                        group.reverse();
+                        let third = group.len() / 3;
+                        group.rotate_left(third);
+                        let mut expect = group.clone();
+                        expect.sort_by(|&a, &b| compare_suffixes(&t, a, b));
+                        ranks.sort_agreeing(&mut group, known, &|&p| p);
+                        assert_eq!(group, expect, "m {m} known {known}");
+                        from = i;
+                    }
+                }
+            }
+            // One group of every suffix, known 0.
+            let mut everything: Vec<u64> = (0..n).rev().collect();
+            let mut expect = everything.clone();
+            expect.sort_by(|&a, &b| compare_suffixes(&t, a, b));
+            ranks.sort_agreeing(&mut everything, 0, &|&p| p);
+            assert_eq!(everything, expect, "m {m}, one group");
+        }
+    }
+
     /// The leader's words give the same first differences as the generic comparison.
     #[test]
     fn leader_words_find_the_first_difference() {
