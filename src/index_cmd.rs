@@ -10,7 +10,7 @@ pub struct IndexArgs {
     /// Accepted for compatibility with `bwa index -a` (is, bwtsw, rb2): bcuda has one construction, whose files are identical.
     #[arg(short = 'a')]
     pub algo: Option<String>,
-    /// Memory for one chunk of suffix positions, in GiB (on the GPU, for the two chunks in flight): more means fewer passes over the text.
+    /// Memory for one chunk of suffix positions, in GiB (on the GPU, for the three chunks in flight): more means fewer passes over the text.
     #[arg(long, default_value_t = 2.0)]
     pub sort_memory: f64,
     /// Quiet: no progress on stderr.

@@ -107,35 +107,18 @@ pub fn plan_chunks(starts: &[u64], max_positions: u64) -> Vec<(usize, usize)> {
     plan
 }
 
-/// Puts the runs of tied slots (see [`ChunkSorter::sort_chunk`]) in suffix order with the
-/// cover's comparison from base 64 on (as the CPU build's bucket sort does), and clears the
-/// [`TIED`] bits. Runs are sorted in parallel, a long one with a parallel sort.
+/// Puts the runs of tied slots (see [`ChunkSorter::sort_chunk`]) in suffix order, as the CPU
+/// build's bucket sort orders its tied keys ([`CoverRanks::sort_tied`]: from base 64 on, long
+/// exact repeats read about once), and clears the [`TIED`] bits. Runs are sorted in
+/// parallel, a long one in parallel too.
 pub fn refine_ties(cover: &CoverRanks, slots: &mut [u64]) {
-    let n = cover.text().len();
-    let by_cover = |&x: &u64, &y: &u64| {
-        let (a, b) = (x & SLOT_POSITION, y & SLOT_POSITION);
-        // Equal keys agree on 64 bases unless a suffix ends within them (it reads as A's).
-        if a.max(b) + 64 <= n {
-            cover.compare_past(a, b, 64)
-        } else {
-            cover.compare(a, b)
-        }
-    };
     slots.par_chunk_by_mut(|_, y| y & TIED != 0).for_each(|run| {
         for s in run.iter_mut() {
             *s &= !TIED;
         }
-        if run.len() < 2 {
-        } else if run.len() > PARALLEL_RUN {
-            run.par_sort_unstable_by(by_cover);
-        } else {
-            run.sort_unstable_by(by_cover);
-        }
+        cover.sort_tied(run, &|&s| s & SLOT_POSITION);
     });
 }
-
-/// Tied runs longer than this are sorted with a parallel sort.
-const PARALLEL_RUN: usize = 1 << 16;
 
 /// The 64 bases at `p`, zeros past the end (the CPU build's bucket key; the GPU's too).
 #[inline]

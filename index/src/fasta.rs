@@ -18,17 +18,25 @@ pub struct FastaRecord {
 }
 
 pub struct FastaReader {
-    input: Box<dyn BufRead>,
+    input: Box<dyn BufRead + Send>,
     path: std::path::PathBuf,
     line: Vec<u8>,
     line_no: u64,
-    /// A header line already read while scanning the previous record's sequence.
+    /// The next record's header line is next in the input (the previous record's bases ended there).
     pending_header: bool,
     started: bool,
+    /// Within a record's bases ([`read_bases`](Self::read_bases)): whether the input is at the
+    /// start of a line, the bases given so far (with `cr`), and a '\r' held back because it
+    /// may be the last byte of its line (kseq drops that one when the sequence has more).
+    at_line_start: bool,
+    record_len: u64,
+    cr: bool,
+    /// The current record's name (for errors).
+    record_name: String,
 }
 
 /// Opens plain or gzip input, recognised by its magic bytes rather than its name.
-pub fn open_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>> {
+pub fn open_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let mut file = File::open(path).map_err(|e| IndexError::io(path, e))?;
     let mut magic = [0u8; 2];
     let n = file.read(&mut magic).map_err(|e| IndexError::io(path, e))?;
@@ -46,15 +54,29 @@ fn is_c_space(b: u8) -> bool {
 
 impl FastaReader {
     pub fn open(path: &Path) -> Result<FastaReader> {
-        Ok(FastaReader { input: open_maybe_gzip(path)?, path: path.to_path_buf(), line: Vec::new(), line_no: 0, pending_header: false, started: false })
+        Ok(FastaReader {
+            input: open_maybe_gzip(path)?,
+            path: path.to_path_buf(),
+            line: Vec::new(),
+            line_no: 0,
+            pending_header: false,
+            started: false,
+            at_line_start: true,
+            record_len: 0,
+            cr: false,
+            record_name: String::new(),
+        })
+    }
+
+    /// A read error on line `line` (1-based).
+    fn read_error(&self, e: std::io::Error, line: u64) -> IndexError {
+        let what = if e.kind() == std::io::ErrorKind::UnexpectedEof { "truncated gzip input".to_string() } else { e.to_string() };
+        IndexError::bad_fasta(&self.path, format!("line {line}: {what}"))
     }
 
     fn read_line(&mut self) -> Result<bool> {
         self.line.clear();
-        let n = self.input.read_until(b'\n', &mut self.line).map_err(|e| {
-            let what = if e.kind() == std::io::ErrorKind::UnexpectedEof { "truncated gzip input".to_string() } else { e.to_string() };
-            IndexError::bad_fasta(&self.path, format!("line {}: {what}", self.line_no + 1))
-        })?;
+        let n = self.input.read_until(b'\n', &mut self.line).map_err(|e| self.read_error(e, self.line_no + 1))?;
         if n > 0 {
             self.line_no += 1;
         }
@@ -63,7 +85,20 @@ impl FastaReader {
 
     /// The next record, or `None` at the end of the input.
     pub fn next_record(&mut self) -> Result<Option<FastaRecord>> {
-        if !self.pending_header {
+        let Some((name, comment)) = self.next_header()? else { return Ok(None) };
+        let mut seq = Vec::new();
+        while !self.read_bases(&mut seq, usize::MAX)? {}
+        Ok(Some(FastaRecord { name, comment, seq }))
+    }
+
+    /// Starts the next record: its name and comment (empty when there is none), or `None` at
+    /// the end of the input. Its bases follow with [`read_bases`](Self::read_bases), to the
+    /// end of the record, before the next header.
+    pub fn next_header(&mut self) -> Result<Option<(String, String)>> {
+        if self.pending_header {
+            let read = self.read_line()?;
+            debug_assert!(read && self.line.first() == Some(&b'>'));
+        } else {
             // Before the first record, only blank lines may precede the first '>'.
             loop {
                 if !self.read_line()? {
@@ -104,28 +139,87 @@ impl FastaReader {
             return Err(IndexError::bad_fasta(&self.path, format!("line {header_line}: header without a sequence name")));
         }
         let comment = String::from_utf8(comment).map_err(|_| not_text("comment"))?;
-        let mut seq = Vec::new();
-        while self.read_line()? {
-            match self.line[0] {
-                b'>' => {
-                    self.pending_header = true;
-                    break;
-                }
-                b'\n' => continue,
-                b'@' | b'+' => {
-                    return Err(IndexError::bad_fasta(
-                        &self.path,
-                        format!("line {}: a line starting with '{}' in sequence {name}: FASTQ is not accepted as a reference", self.line_no, self.line[0] as char),
-                    ))
-                }
-                _ => {}
+        (self.at_line_start, self.record_len, self.cr) = (true, 0, false);
+        self.record_name.clone_from(&name);
+        Ok(Some((name, comment)))
+    }
+
+    /// Appends the current record's bases to `bases` until it holds at least `limit` bytes
+    /// (lines are split anywhere: memory stays bounded whatever the line length) or the record
+    /// ends; returns whether it ended. As kseq: every byte of a sequence line but its '\n' is
+    /// a base, empty lines are skipped, and a '\r' ending a line is dropped unless it would
+    /// be the sequence's only byte; a line starting with '@' or '+' (FASTQ) is refused.
+    pub fn read_bases(&mut self, bases: &mut Vec<u8>, limit: usize) -> Result<bool> {
+        loop {
+            if bases.len() >= limit {
+                return Ok(false);
             }
-            let body = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
-            seq.extend_from_slice(body);
-            if seq.len() > 1 && seq.last() == Some(&b'\r') {
-                seq.pop();
+            let line = if self.at_line_start { self.line_no + 1 } else { self.line_no };
+            let data = match self.input.fill_buf() {
+                Ok(data) => data,
+                Err(e) => return Err(self.read_error(e, line)),
+            };
+            if data.is_empty() {
+                self.end_line(bases);
+                return Ok(true);
+            }
+            if self.at_line_start {
+                match data[0] {
+                    b'>' => {
+                        self.pending_header = true;
+                        return Ok(true);
+                    }
+                    b'\n' => {
+                        self.input.consume(1);
+                        self.line_no += 1;
+                        continue;
+                    }
+                    b'@' | b'+' => {
+                        let c = data[0] as char;
+                        return Err(IndexError::bad_fasta(&self.path, format!("line {line}: a line starting with '{c}' in sequence {}: FASTQ is not accepted as a reference", self.record_name)));
+                    }
+                    _ => {
+                        self.line_no += 1;
+                        self.at_line_start = false;
+                    }
+                }
+            }
+            let (take, line_ends) = match memchr::memchr(b'\n', data) {
+                Some(i) if i <= limit - bases.len() => (i, true),
+                _ => (data.len().min(limit - bases.len()), false),
+            };
+            if take > 0 {
+                if self.cr {
+                    bases.push(b'\r');
+                    self.cr = false;
+                }
+                let body = &data[..take];
+                self.record_len += take as u64;
+                match body.split_last() {
+                    Some((b'\r', rest)) => {
+                        bases.extend_from_slice(rest);
+                        self.cr = true;
+                    }
+                    _ => bases.extend_from_slice(body),
+                }
+            }
+            self.input.consume(take + line_ends as usize);
+            if line_ends {
+                self.end_line(bases);
             }
         }
-        Ok(Some(FastaRecord { name, comment, seq }))
+    }
+
+    /// The end of a sequence line: a '\r' held back is dropped unless the sequence has no
+    /// other byte.
+    fn end_line(&mut self, bases: &mut Vec<u8>) {
+        if std::mem::take(&mut self.cr) {
+            if self.record_len > 1 {
+                self.record_len -= 1;
+            } else {
+                bases.push(b'\r');
+            }
+        }
+        self.at_line_start = true;
     }
 }

@@ -130,22 +130,45 @@ impl Rows {
         Rows { n, bwt, samples: vec![0u64; (n / SA_INTERVAL) as usize], primary: None, row: 1 }
     }
 
-    /// Sequential reads only: each slot already carries its BWT character.
+    /// Writes a chunk's rows: each slot already carries its BWT character. In parallel: the
+    /// samples by their rows, the BWT by its words (each word gathers its 16 slots; the first
+    /// may hold bases of the chunk before, kept by OR).
     fn push(&mut self, slots: &[u64]) {
-        for &slot in slots {
-            let pos = slot & POSITION_BITS;
-            let row = self.row;
-            if row % SA_INTERVAL == 0 {
-                self.samples[(row / SA_INTERVAL - 1) as usize] = pos;
-            }
-            if pos == 0 {
-                self.primary = Some(row);
-            } else {
-                let x = row - self.primary.is_some() as u64;
-                put_base(&mut self.bwt, x, (slot >> 62) as u8);
-            }
-            self.row += 1;
+        use rayon::prelude::*;
+        if slots.is_empty() {
+            return;
         }
+        let (row0, len) = (self.row, slots.len() as u64);
+        let before = self.primary.is_some() as u64;
+        let here = if before == 0 { slots.par_iter().position_any(|&s| s & POSITION_BITS == 0) } else { None };
+        if let Some(at) = here {
+            self.primary = Some(row0 + at as u64);
+        }
+        // Rows that are multiples of SA_INTERVAL: sample r / SA_INTERVAL - 1.
+        let (first, end) = ((row0.div_ceil(SA_INTERVAL) - 1) as usize, ((row0 + len - 1) / SA_INTERVAL) as usize);
+        self.samples[first..end].par_iter_mut().with_min_len(1 << 12).enumerate().for_each(|(i, sample)| {
+            *sample = slots[(((first + i + 1) as u64) * SA_INTERVAL - row0) as usize] & POSITION_BITS;
+        });
+        // BWT x is the row less one after the `$` row `primary` (which has no BWT base).
+        let x_start = row0 - before;
+        let x_end = x_start + len - here.is_some() as u64;
+        let slot_at = |x: u64| -> usize {
+            let j = x - x_start;
+            (match here {
+                Some(at) if j >= at as u64 => j + 1,
+                _ => j,
+            }) as usize
+        };
+        let w_lo = (x_start / 16) as usize;
+        self.bwt[w_lo..x_end.div_ceil(16) as usize].par_iter_mut().with_min_len(1 << 12).enumerate().for_each(|(k, word)| {
+            let w = (w_lo + k) as u64 * 16;
+            let mut bases = 0u32;
+            for x in w.max(x_start)..(w + 16).min(x_end) {
+                bases |= ((slots[slot_at(x)] >> 62) as u32) << ((15 - (x & 15)) * 2);
+            }
+            *word |= bases;
+        });
+        self.row += len;
     }
 
     fn finish(self) -> BwtAndSamples {
@@ -203,9 +226,10 @@ pub enum SortEvent {
 }
 
 /// [`build`] with the chunks sorted by `sorter` (the GPU), the tied keys refined on the CPU:
-/// the same rows. While the row loop takes one chunk, the next is sorted, so two chunks are
-/// held: each gets half of `budget_bytes`. A sorter error sends this chunk and the rest to
-/// the CPU ([`SortEvent::Fallback`]).
+/// the same rows. Three chunks are in flight: while the row loop takes one, the ties of the
+/// next are refined (CPU) and the one after is sorted (the sorter, which so does not wait for
+/// the refinement): each gets a third of `budget_bytes`. A sorter error sends this chunk and
+/// the rest to the CPU ([`SortEvent::Fallback`]).
 pub fn build_with_sorter(text: &PackedText, budget_bytes: u64, sorter: Box<dyn ChunkSorter>, events: &mut dyn FnMut(&SortEvent)) -> BwtAndSamples {
     build_with_sorter_cover(text, budget_bytes, DEFAULT_COVER_ROOT, sorter, events)
 }
@@ -259,7 +283,7 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
     }
     assert_eq!(starts[n_buckets], n, "bucket counts that do not add up to the text");
 
-    let plan = plan_chunks(&starts, budget_bytes / 16);
+    let plan = plan_chunks(&starts, budget_bytes / (8 * IN_FLIGHT as u64));
     let capacity = sorter.as_ref().map_or(0, |s| s.capacity());
     let chunk_len = |&(lo, hi): &(usize, usize)| starts[hi] - starts[lo];
     let largest = plan.iter().map(chunk_len).filter(|&len| len <= capacity).max().unwrap_or(0);
@@ -274,10 +298,11 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
         fallback: Option<String>,
     }
     let (sorted_tx, sorted_rx) = std::sync::mpsc::sync_channel::<Sorted>(0);
+    let (unrefined_tx, unrefined_rx) = std::sync::mpsc::sync_channel::<Sorted>(0);
     let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u64>>();
     // Each at the largest chunk's size from the start: growing a Vec could double it.
     let most = plan.iter().map(chunk_len).max().unwrap_or(0) as usize;
-    for _ in 0..2 {
+    for _ in 0..IN_FLIGHT {
         free_tx.send(Vec::with_capacity(most)).expect("the receiver is here");
     }
     let mut rows = Rows::new(text);
@@ -285,7 +310,7 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
     std::thread::scope(|s| {
         let producer = s.spawn(move || {
             for (index, &(lo, hi)) in plan.iter().enumerate() {
-                // A buffer comes back from the row loop (two circulate).
+                // A buffer comes back from the row loop (IN_FLIGHT circulate).
                 let Ok(mut slots) = free_rx.recv() else { return };
                 let chunk = Chunk { index, count: plan.len(), k, lo, hi, starts, largest };
                 slots.clear();
@@ -295,27 +320,35 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
                 if let Some(sorter_now) = sorter.as_mut().filter(|_| chunk.len() <= capacity) {
                     let t = Instant::now();
                     match sorter_now.sort_chunk(&chunk, &mut slots) {
-                        Ok(()) => {
-                            let sort_s = t.elapsed().as_secs_f64();
-                            let t = Instant::now();
-                            refine_ties(cover, &mut slots);
-                            done = Some((SortedOn::Sorter, sort_s, t.elapsed().as_secs_f64()));
-                        }
+                        Ok(()) => done = Some((SortedOn::Sorter, t.elapsed().as_secs_f64())),
                         Err(e) => {
                             fallback = Some(e.to_string());
                             sorter = None;
                         }
                     }
                 }
-                let (on, sort_s, refine_s) = done.unwrap_or_else(|| {
+                let (on, sort_s) = done.unwrap_or_else(|| {
                     let t = Instant::now();
                     let base = chunk.first_row();
                     let mut cursors = starts[lo..hi].to_vec();
                     fill_chunk(text, k, lo, &mut slots, &mut cursors, base);
                     sort_buckets(cover, &mut slots, base, &cursors);
-                    (SortedOn::Cpu, t.elapsed().as_secs_f64(), 0.0)
+                    (SortedOn::Cpu, t.elapsed().as_secs_f64())
                 });
-                if sorted_tx.send(Sorted { index, slots, on, sort_s, refine_s, fallback }).is_err() {
+                if unrefined_tx.send(Sorted { index, slots, on, sort_s, refine_s: 0.0, fallback }).is_err() {
+                    return;
+                }
+            }
+        });
+        // The sorter's chunks get their ties refined here, while the sorter takes the next.
+        let refiner = s.spawn(move || {
+            for mut sorted in unrefined_rx {
+                if sorted.on == SortedOn::Sorter {
+                    let t = Instant::now();
+                    refine_ties(cover, &mut sorted.slots);
+                    sorted.refine_s = t.elapsed().as_secs_f64();
+                }
+                if sorted_tx.send(sorted).is_err() {
                     return;
                 }
             }
@@ -348,11 +381,15 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
             events(&SortEvent::Chunk(done));
         }
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        refiner.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
     });
     assert_eq!(rows.row, n + 1, "every row sorted");
     events(&SortEvent::Done(stats));
     rows.finish()
 }
+
+/// Chunks held at once by a build with a sorter (being sorted, refined, and written as rows).
+pub const IN_FLIGHT: usize = 3;
 
 /// Puts the positions of buckets `lo..lo + cursors.len()` into their buckets' slots of
 /// `positions` (whose first slot is row `base`); `cursors` are the buckets' start rows and end
@@ -418,19 +455,17 @@ const SERIAL: usize = 1 << 16;
 /// comparison. `keyed` is scratch space (24 bytes per suffix) reused across buckets.
 fn sort_bucket(cover: &CoverRanks, bucket: &mut [u64], keyed: &mut Vec<(u128, u64)>) {
     let text = cover.text();
-    // Equal keys agree on 64 bases unless a suffix ends within them (it reads as A's).
-    let n = text.len();
-    let by_cover = |&(_, a): &(u128, u64), &(_, b): &(u128, u64)| if a.max(b) + 64 <= n { cover.compare_past(a, b, 64) } else { cover.compare(a, b) };
+    let position = |&(_, p): &(u128, u64)| p;
     keyed.clear();
     if bucket.len() > SERIAL {
         bucket.par_iter().map(|&p| (key_64(text, p), p)).collect_into_vec(keyed);
         keyed.par_sort_unstable_by_key(|&(key, _)| key);
-        keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| tied.sort_unstable_by(by_cover));
+        keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| cover.sort_tied(tied, &position));
         bucket.par_iter_mut().zip(keyed.par_iter()).for_each(|(slot, &(_, p))| *slot = slot_of(text, p));
     } else {
         keyed.extend(bucket.iter().map(|&p| (key_64(text, p), p)));
         keyed.sort_unstable_by_key(|&(key, _)| key);
-        keyed.chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| tied.sort_unstable_by(by_cover));
+        keyed.chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| cover.sort_tied(tied, &position));
         for (slot, &(_, p)) in bucket.iter_mut().zip(keyed.iter()) {
             *slot = slot_of(text, p);
         }

@@ -9,18 +9,41 @@ pub struct PackedText {
 
 impl PackedText {
     /// Builds forward + reverse complement from the forward bases (codes 0..=3), the words
-    /// in parallel (each from its own 32 bases).
+    /// in parallel: a forward word is 8 packed bytes, a reverse-complement word the complement
+    /// of a forward window with its bases reversed; the word holding the strands' junction and
+    /// the last word base by base.
     pub fn with_reverse_complement(forward: &ForwardBases) -> PackedText {
         use rayon::prelude::*;
         let l_pac = forward.len();
         let len = 2 * l_pac;
+        let bytes = forward.bytes();
+        // Forward bases 32 w .. 32 w + 32, zeros past the end.
+        let forward_word = |w: usize| -> u64 {
+            let s = w * 8;
+            let mut b = [0u8; 8];
+            if s < bytes.len() {
+                let e = (s + 8).min(bytes.len());
+                b[..e - s].copy_from_slice(&bytes[s..e]);
+            }
+            u64::from_be_bytes(b)
+        };
         // One spare word so that a window may always read the word after its start.
         let mut words = vec![0u64; (len as usize).div_ceil(32) + 1];
         words.par_iter_mut().enumerate().with_min_len(1 << 12).for_each(|(w, word)| {
             let first = w as u64 * 32;
-            for i in first..(first + 32).min(len) {
-                let c = if i < l_pac { forward.get(i) } else { 3 - forward.get(len - 1 - i) };
-                *word |= (c as u64) << (62 - 2 * (i & 31));
+            if first + 32 <= l_pac {
+                *word = forward_word(w);
+            } else if first >= l_pac && first + 32 <= len {
+                // Bases first.. are the complements of forward bases q + 31 down to q.
+                let q = len - 32 - first;
+                let (qw, shift) = ((q / 32) as usize, 2 * (q % 32) as u32);
+                let window = forward_word(qw) << shift | (forward_word(qw + 1) >> 1) >> (63 - shift);
+                *word = !reverse_bases(window);
+            } else {
+                for i in first..(first + 32).min(len) {
+                    let c = if i < l_pac { forward.get(i) } else { 3 - forward.get(len - 1 - i) };
+                    *word |= (c as u64) << (62 - 2 * (i & 31));
+                }
             }
         });
         PackedText { words, len }
@@ -87,6 +110,14 @@ impl PackedText {
     }
 }
 
+/// The 32 bases of a word in reverse order.
+#[inline]
+fn reverse_bases(x: u64) -> u64 {
+    let x = x.swap_bytes();
+    let x = (x >> 4) & 0x0F0F_0F0F_0F0F_0F0F | (x & 0x0F0F_0F0F_0F0F_0F0F) << 4;
+    (x >> 2) & 0x3333_3333_3333_3333 | (x & 0x3333_3333_3333_3333) << 2
+}
+
 /// The forward bases as bwa packs them in `.pac`: 4 per byte, first base in the high bits.
 #[derive(Default)]
 pub struct ForwardBases {
@@ -110,6 +141,25 @@ impl ForwardBases {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Room for `bases` more bases without reallocating.
+    pub fn reserve(&mut self, bases: u64) {
+        self.bytes.reserve(((self.len + bases).div_ceil(4) as usize).saturating_sub(self.bytes.len()));
+    }
+
+    /// Adds `extra` bases of code 0 and returns the packed bytes from the one holding the
+    /// first of them on (it may hold earlier bases too: fill the new bases by OR).
+    pub fn grow(&mut self, extra: u64) -> &mut [u8] {
+        let first = (self.len / 4) as usize;
+        self.len += extra;
+        self.bytes.resize(self.len.div_ceil(4) as usize, 0);
+        &mut self.bytes[first..]
+    }
+
+    /// The packed bytes (4 bases each, the first in the high bits).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 
     #[inline]
@@ -153,7 +203,7 @@ pub(crate) mod tests {
 
     #[test]
     fn packing_and_counts_match_base_by_base() {
-        for len in [1usize, 15, 16, 17, 31, 32, 33, 100, 5000] {
+        for len in [1usize, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 96, 100, 127, 5000, 5003] {
             let seq: Vec<u8> = (0..len).map(|i| ((i * 7 + i / 3) % 4) as u8).collect();
             let t = text_of(&seq);
             assert_eq!(t.len(), 2 * len as u64);
