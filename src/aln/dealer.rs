@@ -162,6 +162,7 @@ fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSen
     let mut finish = |device: &mut D, (n, flight): (Numbered<D::Batch>, Result<D::Flight>), share: &mut Share| -> Result<()> {
         let answer = match flight.and_then(|f| device.collect(f)) {
             Ok(answer) => {
+                super::timeline::mark(n.seq, "collected from the GPU");
                 failures_in_row = 0;
                 (share.batches, share.reads) = (share.batches + 1, share.reads + n.reads);
                 on_answer(n.reads);
@@ -181,6 +182,7 @@ fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSen
     let result = (|| -> Result<()> {
         while let Some(mut next) = queue.next() {
             busy_since.get_or_insert_with(Instant::now);
+            super::timeline::mark(next.seq, "submitted to a GPU");
             let flight = device.submit(&mut next.batch);
             if let Some(previous) = in_flight.take() {
                 finish(device, previous, &mut share)?;

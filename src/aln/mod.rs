@@ -7,6 +7,7 @@ pub mod search;
 pub mod level_search;
 pub mod stack;
 pub mod stack_profile;
+pub mod timeline;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -25,11 +26,10 @@ use gpus::GpuChoice;
 /// batch by the longest read in it, so using its batch keeps the answers identical.
 pub const CPU_BATCH: usize = 0x40000;
 
-/// Reads of the first batch (the pipeline's fill).
-const FIRST_BATCH: usize = 0x4000;
-
 /// Reads per batch: [`CPU_BATCH`], or `BCUDA_TEST_BATCH_READS` (device sweeps of the
-/// pipeline's fill and drain against its per-batch cost).
+/// pipeline's fill and drain against its per-batch cost). Other batches than bwa's may change
+/// the answers for reads of mixed lengths (the cap on gap opens above), so the batch is never
+/// smaller by default, not even the first (which would start the GPU sooner).
 fn batch_reads() -> usize {
     std::env::var("BCUDA_TEST_BATCH_READS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(CPU_BATCH)
 }
@@ -184,6 +184,7 @@ type Answered = Finished<Parsed, Vec<Option<Vec<AlnHit>>>>;
 
 pub fn run(args: AlnArgs) -> Result<()> {
     let started = std::time::Instant::now();
+    timeline::start();
     let opt = args.gap_options()?;
     let (index, inputs) = crate::default_index::split_positional("aln", &args.inputs, &["reads.fq"])?;
     index.announce("aln", args.quiet);
@@ -219,25 +220,25 @@ pub fn run(args: AlnArgs) -> Result<()> {
         let mut reader = reader;
         let parser = scope.spawn(move || {
             let mut busy = Duration::ZERO;
-            // The first batch is small, so the GPU starts after a moment's parsing, not a
-            // whole batch's.
-            let mut size = batch_reads.min(FIRST_BATCH);
-            loop {
+            for seq in 0u64.. {
                 let t = Instant::now();
-                let batch = reader.next_batch(std::mem::replace(&mut size, batch_reads)).map_err(anyhow::Error::from).map(|reads| Parsed { gpu_input: None, reads, position: reader.position().0 });
+                let batch = reader.next_batch(batch_reads).map_err(anyhow::Error::from).map(|reads| Parsed { gpu_input: None, reads, position: reader.position().0 });
                 busy += t.elapsed();
+                timeline::mark(seq, "parsed");
                 let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
                 if read_tx.send(batch).is_err() || done {
-                    return busy;
+                    break;
                 }
             }
+            busy
         });
         let packer = scope.spawn(move || {
             let mut busy = Duration::ZERO;
-            for mut batch in read_rx {
+            for (seq, mut batch) in (0u64..).zip(read_rx) {
                 let t = Instant::now();
                 if let (Ok(b), Some(stride)) = (&mut batch, stride) {
                     b.gpu_input = Some(HostBatch::new(&b.reads, &opt, stride)).filter(|_| !b.reads.is_empty());
+                    timeline::mark(seq, "packed");
                 }
                 busy += t.elapsed();
                 if packed_tx.send(batch).is_err() {
@@ -251,16 +252,18 @@ pub fn run(args: AlnArgs) -> Result<()> {
             let (mut cpu_reads, mut complete, mut busy, mut order) = (0, Duration::ZERO, Duration::ZERO, InOrder::new());
             for answered in answered_rx {
                 order.push(answered.seq, answered);
-                while let Some(Finished { batch, answer, .. }) = order.pop() {
+                while let Some(Finished { seq, batch, answer }) = order.pop() {
                     let t = Instant::now();
                     let (hits, on_cpu) = pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, answer));
                     complete += t.elapsed();
+                    timeline::mark(seq, format!("completed on the CPU ({on_cpu} reads aligned there)"));
                     cpu_reads += on_cpu;
                     let t = Instant::now();
                     for read_hits in &hits {
                         sai::write_read(&mut out, read_hits)?;
                     }
                     busy += t.elapsed();
+                    timeline::mark(seq, "written");
                     progress.advance(batch.reads.len() as u64, Some(batch.position));
                 }
             }
@@ -341,5 +344,6 @@ pub fn run(args: AlnArgs) -> Result<()> {
             busy.write.as_secs_f64()
         );
     }
+    timeline::lines().iter().for_each(|line| eprintln!("{line}"));
     Ok(())
 }

@@ -1,0 +1,55 @@
+//! `BCUDA_TIMELINE=1`: when each batch passed each stage of the aln pipeline (parsed, packed,
+//! submitted to and collected from a GPU, completed on the CPU, written), printed on stderr at
+//! the end in seconds from the start. It shows where a run's time goes that the stages' busy
+//! times do not: the pipeline's fill before the GPU starts and its drain after the last batch.
+
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+struct Timeline {
+    start: Instant,
+    events: Mutex<Vec<(f64, u64, String)>>,
+}
+
+static TIMELINE: OnceLock<Option<Timeline>> = OnceLock::new();
+
+fn timeline() -> Option<&'static Timeline> {
+    TIMELINE
+        .get_or_init(|| std::env::var_os("BCUDA_TIMELINE").filter(|v| v != "0").map(|_| Timeline { start: Instant::now(), events: Mutex::new(Vec::new()) }))
+        .as_ref()
+}
+
+/// Starts the clock (the first call, from `aln`, sets time zero).
+pub fn start() {
+    timeline();
+}
+
+/// Batch `batch` (from 0, in input order) reached `stage` now.
+pub fn mark(batch: u64, stage: impl Into<String>) {
+    if let Some(t) = timeline() {
+        let at = t.start.elapsed().as_secs_f64();
+        t.events.lock().unwrap_or_else(|e| e.into_inner()).push((at, batch, stage.into()));
+    }
+}
+
+/// The events in time order, one line each.
+pub fn lines() -> Vec<String> {
+    let Some(t) = timeline() else { return Vec::new() };
+    let mut events = t.events.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    events.sort_by(|a, b| a.0.total_cmp(&b.0));
+    events.iter().map(|(at, batch, stage)| format!("[bcuda aln] timeline {at:8.3} s  batch {batch:4}  {stage}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without BCUDA_TIMELINE nothing is kept (the tests' environment does not set it).
+    #[test]
+    fn off_unless_asked() {
+        if std::env::var_os("BCUDA_TIMELINE").is_none() {
+            mark(0, "parsed");
+            assert!(lines().is_empty());
+        }
+    }
+}
