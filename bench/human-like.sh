@@ -68,9 +68,9 @@ $B aln $mode --quiet -t $t $W/genome.fa $W/r100k.fq > $W/mode100k.sai
 cmp -s $W/cpu100k.sai $W/mode100k.sai && same100k=yes || same100k=no
 log "first 100k reads: bcuda $mode .sai = --cpu .sai: $same100k"
 
-run_bcuda() { # $1: name, $2: more options; times one whole bcuda aln run, keeps its .sai and stderr summary
+run_bcuda() { # $1: name, $2: more options; times one whole bcuda aln run, keeps its .sai and stderr summary (with the pipeline's timeline)
     local t0=$(now)
-    $B aln $mode ${2:-} -t $t $W/genome.fa $W/reads.fq > $W/$1.sai 2> $W/$1.summary
+    BCUDA_TIMELINE=1 $B aln $mode ${2:-} -t $t $W/genome.fa $W/reads.fq > $W/$1.sai 2> $W/$1.summary
     secs $t0 $(now) > $W/$1.secs
     tee -a "$OUT/human-like.log" < $W/$1.summary
 }
