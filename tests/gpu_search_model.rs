@@ -54,3 +54,28 @@ fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     assert!(row(&report, "level search", "65536")[0] > 0, "{report}");
     assert_eq!(row(&report, "level search", "2000000")[0], 0, "{report}");
 }
+
+/// bwa's -m inside a group of chains: with a small -m many searches reach it; the level
+/// search gives those reads up unless it walks the group pop by pop
+/// (`--exact-entries-limit`, the kernels' `entries_limit_exact`), and then it gives bwa's
+/// hits for every read.
+#[test]
+fn the_level_search_stops_where_bwas_max_entries_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let fasta = dir.path().join("ecoli536.fa");
+    std::fs::copy(data("ecoli536.fa"), &fasta).unwrap();
+    bcuda(&["index", "-q", fasta.to_str().unwrap()]);
+    let reads = data("ecoli536_art.fq");
+    let run = |exact: bool| {
+        let mut args = vec!["stack-profile", "--capacity", "2048", "--level-capacity", "65536", "--lanes", "128", "-m", "300", "--max-reads", "20000"];
+        if exact {
+            args.push("--exact-entries-limit");
+        }
+        args.extend([fasta.to_str().unwrap(), reads.to_str().unwrap()]);
+        String::from_utf8(bcuda(&args)).unwrap()
+    };
+    let (inexact, exact) = (run(false), run(true));
+    assert!(exact.contains("every bounded search that finished gave bwa's hits"), "{exact}");
+    assert!(row(&inexact, "level search", "65536")[1] > 0, "some reads reach -m 300 inside a group:\n{inexact}");
+    assert_eq!(row(&exact, "level search", "65536")[1], 0, "{exact}");
+}

@@ -32,29 +32,51 @@ pub const CHUNK: usize = 64;
 pub enum GiveUp {
     /// The search needs entries its pool dropped.
     StackFull,
-    /// bwa's `-m` limit may be reached inside a group of chains, where the lanes cannot
-    /// say at which pop (the CPU, which stops exactly there, takes the read).
+    /// bwa's `-m` limit may be reached inside a group of chains, and the search does not
+    /// find the pop (without `exact_entries_limit`; the CPU, which stops exactly there,
+    /// takes the read).
     EntriesLimit,
 }
 
 /// One lane's chain: its pops, the children it pushed in order (all scoring more than the
-/// level), and the hit it ended in, if any.
+/// level) and how many at each pop, and the hit it ended in, if any.
 struct ChainRun {
     pops: usize,
     pushes: Vec<Entry>,
+    pushes_at: Vec<usize>,
     hit: Option<(u64, u64, Entry)>,
 }
 
 fn run_chain(search: &Search, start: Entry, max_diff: i32, width: &[Width]) -> ChainRun {
-    let (mut e, mut pops, mut pushes) = (start, 0, Vec::new());
+    let (mut e, mut pushes, mut pushes_at) = (start, Vec::new(), Vec::new());
     loop {
-        pops += 1;
-        match search.step(&e, max_diff, width, &mut |child| pushes.push(child)) {
-            Step::Done | Step::Expanded(None) => return ChainRun { pops, pushes, hit: None },
-            Step::Hit(k, l) => return ChainRun { pops, pushes, hit: Some((k, l, e)) },
+        let before = pushes.len();
+        let step = search.step(&e, max_diff, width, &mut |child| pushes.push(child));
+        pushes_at.push(pushes.len() - before);
+        let pops = pushes_at.len();
+        match step {
+            Step::Done | Step::Expanded(None) => return ChainRun { pops, pushes, pushes_at, hit: None },
+            Step::Hit(k, l) => return ChainRun { pops, pushes, pushes_at, hit: Some((k, l, e)) },
             Step::Expanded(Some(child)) => e = child,
         }
     }
+}
+
+/// Whether bwa's `-m` (`max_entries`) stops the search inside a group of chains that start
+/// with `n_entries` entries on bwa's stack: bwa checks the count before every pop, and a pop
+/// takes one entry and adds its children, the matching one included (popped next), so the
+/// count before each pop follows from the pushes at each pop of the chains in order.
+fn entries_limit_inside(runs: &[ChainRun], n_entries: usize, max_entries: usize) -> bool {
+    let mut n = n_entries;
+    for run in runs {
+        for (p, &pushed) in run.pushes_at.iter().enumerate() {
+            if n > max_entries {
+                return true;
+            }
+            n = n - 1 + pushed + usize::from(p + 1 < run.pops);
+        }
+    }
+    false
 }
 
 /// The entries of each score in push order, in a pool of `chunks` chunks.
@@ -119,8 +141,10 @@ pub struct LevelCost {
 }
 
 /// bwa's search of one read (as [`super::search::align_read_with`], after the D arrays) by
-/// `lanes` lanes with a pool of `chunks` chunks.
-pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions, lanes: usize, chunks: usize, cost: &mut LevelCost) -> Result<Vec<AlnHit>, GiveUp> {
+/// `lanes` lanes with a pool of `chunks` chunks. With `exact_entries_limit`, a group of chains
+/// within reach of bwa's `-m` is walked pop by pop to find where bwa stops, instead of giving
+/// the read up.
+pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions, lanes: usize, chunks: usize, exact_entries_limit: bool, cost: &mut LevelCost) -> Result<Vec<AlnHit>, GiveUp> {
     let opt = search.opt;
     let mut found = HitList::new(opt);
     if search.too_many_ns(found.max_diff) {
@@ -149,11 +173,18 @@ pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions
             cost.critical_pops += runs.iter().map(|r| r.pops).max().unwrap_or(0);
             let committed = runs.iter().position(|r| r.hit.is_some()).map_or(runs.len(), |h| h + 1);
             let runs = &runs[..committed];
-            // bwa checks -m before every pop; within a group the lanes cannot tell where.
+            // bwa checks -m before every pop: only a group that may reach it needs a look.
             let n_entries = levels.stored + levels.dropped;
             let most = n_entries + runs.iter().map(|r| r.pushes.len()).sum::<usize>() + 1;
             if most > opt.max_entries as usize {
-                return Err(GiveUp::EntriesLimit);
+                if !exact_entries_limit {
+                    return Err(GiveUp::EntriesLimit);
+                }
+                // bwa stops before a pop of this group: the hits so far are its answer (the
+                // group's own hit, at its last pop, comes after that stop).
+                if entries_limit_inside(runs, n_entries, opt.max_entries as usize) {
+                    return Ok(found.hits);
+                }
             }
             let pushes: Vec<&[Entry]> = runs.iter().map(|r| &r.pushes[..]).collect();
             levels.commit(level, &pushes);

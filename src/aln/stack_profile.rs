@@ -32,6 +32,12 @@ pub struct StackProfileArgs {
     /// Lanes of the level search's team (pass 2 runs 32, pass 3 `last_team_lanes`).
     #[arg(long, default_value_t = 32)]
     pub lanes: usize,
+    /// bwa's `-m`: the most entries on the stack before the search stops.
+    #[arg(short = 'm', long, default_value_t = GapOptions::default().max_entries)]
+    pub max_entries: i32,
+    /// The level search finds where bwa's `-m` stops a group of chains instead of giving up.
+    #[arg(long)]
+    pub exact_entries_limit: bool,
     /// Profile at most this many reads.
     #[arg(long)]
     pub max_reads: Option<usize>,
@@ -94,7 +100,7 @@ fn profile_read(bwt: &bcuda_index::Bwt, read: &[u8], opt: &GapOptions, args: &St
         let (local, use_seed) = prepare_read(bwt, read, opt, &mut width, &mut seed_width, &mut seq);
         let search = Search { bwt, seq: &seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local };
         let mut cost = LevelCost::default();
-        level.push(match level_search(&search, &mut width, opt, args.lanes, capacity / CHUNK, &mut cost) {
+        level.push(match level_search(&search, &mut width, opt, args.lanes, capacity / CHUNK, args.exact_entries_limit, &mut cost) {
             Ok(h) if h == hits => Ok(cost),
             Ok(h) => bail!("the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len()),
             Err(why) => Err(why),
@@ -109,7 +115,7 @@ fn percentile(sorted: &[usize], p: f64) -> usize {
 
 pub fn run(args: StackProfileArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
-    let opt = GapOptions::default();
+    let opt = GapOptions { max_entries: args.max_entries, ..GapOptions::default() };
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let limit = args.max_reads.unwrap_or(usize::MAX);
     let mut profiles = Vec::new();
