@@ -678,11 +678,19 @@ struct Team {
     int *shared;
 };
 
-// Where a lane's chain puts its children: the lane's own buffer.
+// Where a lane's chain puts its children: the lane's own buffer. With entries_limit_exact each
+// child keeps the pop of the chain that pushed it in its (otherwise unused) link.
 struct LaneBuffer {
     Entry *buf;
-    int n;
-    __device__ void push(const Entry &e) { buf[n++] = e; }
+    int n, pop;
+    __device__ void push(const Entry &e)
+    {
+        buf[n] = e;
+#if entries_limit_exact
+        buf[n].next = pop;
+#endif
+        ++n;
+    }
 };
 
 __device__ __forceinline__ int warp_sum(int x)
@@ -862,6 +870,34 @@ __device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stri
     }
 }
 
+// Whether bwa's -m stops the search before a pop of this group of `committed` chains, which
+// starts with `n_entries` entries on bwa's stack (entries_limit_inside in level_search.rs):
+// bwa checks the count before every pop, and a pop takes one entry and adds its children, the
+// matching one included (popped next). Each chain ends with its pushes added and its first
+// entry taken, which gives the count at every chain's start (a prefix sum); each lane then
+// follows its own chain pop by pop.
+__device__ bool entries_limit_inside(u32 n_entries, const LaneBuffer &mine, int committed, int max_entries, const Team &t)
+{
+    bool mine_counts = t.lane < committed;
+    int all;
+    u64 n = n_entries + team_prefix(t, mine_counts ? mine.n - 1 : 0, all); // at least 1: its chain's first entry
+    int crossed = t.size;
+    int j = 0;
+    for (int p = 0; mine_counts && p < mine.pop; ++p) {
+        if (n > (u64)max_entries) {
+            crossed = t.lane;
+            break;
+        }
+        int pushed = 0;
+        while (j < mine.n && mine.buf[j].next == p) {
+            ++pushed;
+            ++j;
+        }
+        n = n - 1 + pushed + (p + 1 < mine.pop ? 1 : 0);
+    }
+    return team_min(t, crossed) < t.size;
+}
+
 // The search of one read by one team; STACK_FULL when it needs dropped entries, ENTRIES_LIMIT
 // when bwa's -m may stop it inside a group of chains (the CPU takes the read).
 __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const Team &t)
@@ -875,7 +911,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
     for (int j = t.lane; j < lv.max_chunks; j += t.size) lv.free_chunks[j] = j;
     for (int b = t.lane; b < lv.n_buckets; b += t.size) lv.len[b] = 0;
     __syncthreads();
-    LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0};
+    LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
     if (t.lane == 0) mine.push(make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
     commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, t);
     while (true) {
@@ -889,6 +925,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
         for (int next = 0; next < n_chains;) {
             int c = next + t.lane;
             mine.n = 0;
+            mine.pop = 0;
             bool hit = false;
             u64 hk = 0, hl = 0;
             Entry hit_entry;
@@ -898,6 +935,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                     Entry matching;
                     bool has_matching;
                     int next_step = step(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching);
+                    ++mine.pop;
                     if (next_step == STEP_HIT) {
                         hit = true;
                         hit_entry = e;
@@ -908,9 +946,16 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
             }
             int first_hit = team_min(t, hit ? t.lane : t.size);
             int committed = min(first_hit + 1, min(t.size, n_chains - next));
-            // bwa checks -m before every pop; within a group the lanes cannot tell where.
+            // bwa checks -m before every pop: only a group that may reach it needs a look.
             int pushed = team_sum(t, t.lane < committed ? mine.n : 0);
-            if (lv.stored + lv.dropped + pushed + 1 > (u32)opt.max_entries) return ENTRIES_LIMIT;
+            if (lv.stored + lv.dropped + pushed + 1 > (u32)opt.max_entries) {
+#if entries_limit_exact
+                // bwa stops before a pop of the group: the hits so far are its answer.
+                if (entries_limit_inside(lv.stored + lv.dropped, mine, committed, opt.max_entries, t)) return h.n_aln;
+#else
+                return ENTRIES_LIMIT;
+#endif
+            }
             commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, t);
             lv.stored -= committed;
             next += committed;

@@ -18,9 +18,9 @@ check() {
         log "FAIL  $prefix $(basename "$reads") [$*]: $(tail -2 $W/gpu.err)"; failures=$((failures + 1)); return
     fi
     if cmp -s $W/cpu.sai $W/gpu.sai; then
-        log "SAME  $prefix $(basename "$reads") [$*]${BCUDA_TEST_STACKS:+ stacks $BCUDA_TEST_STACKS} $(stat -c %s $W/gpu.sai) bytes"
+        log "SAME  $prefix $(basename "$reads") [$*]${BCUDA_TEST_STACKS:+ stacks $BCUDA_TEST_STACKS}${BCUDA_TEST_INEXACT_SWITCHES:+ switches $BCUDA_TEST_INEXACT_SWITCHES} $(stat -c %s $W/gpu.sai) bytes"
     else
-        log "DIFF  $prefix $(basename "$reads") [$*]${BCUDA_TEST_STACKS:+ stacks $BCUDA_TEST_STACKS}"; failures=$((failures + 1))
+        log "DIFF  $prefix $(basename "$reads") [$*]${BCUDA_TEST_STACKS:+ stacks $BCUDA_TEST_STACKS}${BCUDA_TEST_INEXACT_SWITCHES:+ switches $BCUDA_TEST_INEXACT_SWITCHES}"; failures=$((failures + 1))
     fi
 }
 log "== GPU .sai vs CPU .sai"
@@ -36,6 +36,12 @@ for stacks in 64,16384 256,8192,32768 16,65536; do
     BCUDA_TEST_STACKS=$stacks check ecoli536.fa $C/data/ecoli536_art.fq.gz
     BCUDA_TEST_STACKS=$stacks check ecoli536.fa $C/data/sim250.fq.gz -n 2
     BCUDA_TEST_STACKS=$stacks $B aln --gpu -t 16 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "GPU kernels" | sed "s/^/  stacks $stacks: /" | tee -a "$OUT/gpu-check.log"
+done
+# bwa's -m reached inside a group of chains (-m 300): the CPU takes those reads, or with
+# entries_limit_exact the team passes find where bwa stops; the team sizes past a warp too.
+for sw in "" "entries_limit_exact=1" "entries_limit_exact=1 MAX_TEAM=1024 last_team_lanes=1024 level_team_lanes=64"; do
+    BCUDA_TEST_STACKS=16,65536,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa $C/data/ecoli536_art.fq.gz -m 300
+    BCUDA_TEST_STACKS=16,65536,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw $B aln --gpu -t 16 -m 300 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "reads aligned on the CPU" | sed "s/^/  [$sw]: /" | tee -a "$OUT/gpu-check.log"
 done
 log "identity failures: $failures"
 

@@ -194,7 +194,9 @@ impl Grammar {
                     kind = LineKind::Statement;
                 }
             }
-            if function.is_some() && depth >= 1 {
+            // A function's parameters are locals too: a line using one may only move where
+            // that name is visible (`l0 = l;` of extend_exact must not land in cal_width).
+            if signature || (function.is_some() && depth >= 1) {
                 locals.extend(declares.iter().cloned());
             }
             let uses = identifiers(t);
@@ -233,9 +235,11 @@ impl Grammar {
                 names.extend(decl.declares.iter().cloned());
                 continue;
             }
-            // A for header's variable lives inside the loop, one level deeper.
+            // A for header's variable lives inside the loop, one level deeper. A line that
+            // starts by closing blocks (`} else if (c) {`) is outside them from its start.
             let block = decl.depth + matches!(decl.kind, LineKind::For { .. }) as usize;
-            if self.lines[d + 1..=at].iter().all(|l| l.depth >= block) {
+            let depth_from_start = |l: &Line| l.depth.saturating_sub(l.text.trim_start().chars().take_while(|&c| c == '}').count());
+            if self.lines[d + 1..=at].iter().all(|l| depth_from_start(l) >= block) {
                 names.extend(decl.declares.iter().cloned());
             }
         }

@@ -38,6 +38,15 @@ fn grammar_types_the_kernel_lines() {
     let before_pop = line_of(&g, "if (++st.pops > st.max_pops) return STACK_FULL;");
     assert!(g.fits(uses_e, pop + 1));
     assert!(!g.fits(uses_e, before_pop));
+    // A parameter is visible only in its own function: extend_exact's `l0 = l;` uses its
+    // parameter l0, which cal_width (with k and l of its own) does not have.
+    let l0 = line_of(&g, "l0 = l;");
+    let in_cal_width = line_of(&g, "width[len].bid = bid + 1;");
+    assert!(g.fits(l0, l0) && !g.fits(l0, in_cal_width));
+    // A local of an if block is out of scope in its `} else if (...)`: search_read's `after`.
+    let uses_after = line_of(&g, "if (after == HIT_STOP) break;");
+    let else_if = line_of(&g, "} else if (next == STEP_EXPANDED && has_matching) {");
+    assert!(g.fits(uses_after, uses_after) && !g.fits(uses_after, else_if));
 }
 
 #[test]

@@ -157,6 +157,11 @@ pub struct InexactSwitches {
     pub occ_same_block: bool,
     /// Count the four bases of a block in one unrolled pass.
     pub occ_unroll: bool,
+    /// The team passes find the pop where bwa's `-m` stops a group of chains (instead of
+    /// handing the read to the CPU). Off until checked on a GPU (`src/aln/level_search.rs` is
+    /// its model, checked against bwa in CI).
+    #[serde(default)]
+    pub entries_limit_exact: bool,
 }
 
 fn default_level_team_lanes() -> u32 {
@@ -187,6 +192,7 @@ impl Default for InexactSwitches {
             occ_ldg: false,
             occ_same_block: false,
             occ_unroll: true,
+            entries_limit_exact: false,
         }
     }
 }
@@ -204,6 +210,7 @@ impl InexactSwitches {
         ("occ_ldg", &[0, 1]),
         ("occ_same_block", &[0, 1]),
         ("occ_unroll", &[0, 1]),
+        ("entries_limit_exact", &[0, 1]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -250,6 +257,7 @@ impl InexactSwitches {
             "occ_ldg" => self.occ_ldg = flag()?,
             "occ_same_block" => self.occ_same_block = flag()?,
             "occ_unroll" => self.occ_unroll = flag()?,
+            "entries_limit_exact" => self.entries_limit_exact = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -257,7 +265,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_team_lanes, self.last_team_lanes, self.max_team, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_team_lanes, self.last_team_lanes, self.max_team, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.entries_limit_exact as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -265,7 +273,7 @@ impl InexactSwitches {
     /// one compiled kernel).
     pub fn defines(&self) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={}", self.max_team), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll)]
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={}", self.max_team), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("entries_limit_exact", self.entries_limit_exact)]
     }
 }
 
@@ -288,7 +296,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_team_lanes: 0, last_team_lanes: 0, max_team: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_team_lanes: 0, last_team_lanes: 0, max_team: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, entries_limit_exact: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -304,6 +312,6 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=256", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1"]);
+        assert_eq!(d.defines(), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=256", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dentries_limit_exact=0"]);
     }
 }
