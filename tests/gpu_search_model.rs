@@ -14,18 +14,29 @@ fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
     line.split('\t').skip(1).map(|x| x.split_whitespace().next().unwrap().parse().unwrap()).collect()
 }
 
-fn profile(prefix: &str, reads: &str, level_capacities: &str, lanes: &str) -> String {
-    let args = ["stack-profile", "--capacity", "16,256", "--max-pops", "256", "--level-capacity", level_capacities, "--lanes", lanes, "--max-reads", "20000", prefix, reads];
+/// `bcuda stack-profile` of the first 20,000 reads, bounded stacks of 16 and 256 entries (256
+/// pops), the level search with these pools and lanes, and `extra` options.
+fn profile(prefix: &str, reads: &str, level_capacities: &str, lanes: &str, extra: &[&str]) -> String {
+    let mut args = vec!["stack-profile", "--capacity", "16,256", "--max-pops", "256", "--level-capacity", level_capacities, "--lanes", lanes, "--max-reads", "20000"];
+    args.extend(extra);
+    args.extend([prefix, reads]);
     String::from_utf8(bcuda(&args)).unwrap()
+}
+
+/// E. coli indexed in `dir`; its FASTA's path, the index prefix.
+fn ecoli_index(dir: &tempfile::TempDir) -> String {
+    let fasta = dir.path().join("ecoli536.fa");
+    std::fs::copy(data("ecoli536.fa"), &fasta).unwrap();
+    let fasta = fasta.to_str().unwrap().to_string();
+    bcuda(&["index", "-q", &fasta]);
+    fasta
 }
 
 #[test]
 fn gpu_searches_give_bwas_hits_on_ecoli() {
     let dir = tempfile::tempdir().unwrap();
-    let fasta = dir.path().join("ecoli536.fa");
-    std::fs::copy(data("ecoli536.fa"), &fasta).unwrap();
-    bcuda(&["index", "-q", fasta.to_str().unwrap()]);
-    let report = profile(fasta.to_str().unwrap(), data("ecoli536_art.fq").to_str().unwrap(), "4800,65536", "32");
+    let fasta = ecoli_index(&dir);
+    let report = profile(&fasta, data("ecoli536_art.fq").to_str().unwrap(), "4800,65536", "32", &[]);
     assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
     // With 16 entries most reads give up, with 256 some (256 pops also end some); with a 4800-entry pool (75 chunks, about what one group reserves) some do.
     assert!(row(&report, "bounded entries", "16")[0] > 1000, "{report}");
@@ -47,7 +58,7 @@ fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     std::fs::write(&reads, fq).unwrap();
     // Pass 3's teams are larger than a warp (last_team_lanes): more chains per group, and more
     // run again after a hit.
-    let report = profile(fasta.to_str().unwrap(), reads.to_str().unwrap(), "4800,65536,2000000", "128");
+    let report = profile(fasta.to_str().unwrap(), reads.to_str().unwrap(), "4800,65536,2000000", "128", &[]);
     assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
     // Repeat families make some searches outgrow pass 2's pool; pass 3's (as large as bwa's
     // -m lets a search grow) holds every read.
@@ -62,19 +73,10 @@ fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
 #[test]
 fn the_level_search_stops_where_bwas_max_entries_does() {
     let dir = tempfile::tempdir().unwrap();
-    let fasta = dir.path().join("ecoli536.fa");
-    std::fs::copy(data("ecoli536.fa"), &fasta).unwrap();
-    bcuda(&["index", "-q", fasta.to_str().unwrap()]);
+    let fasta = ecoli_index(&dir);
     let reads = data("ecoli536_art.fq");
-    let run = |exact: bool| {
-        let mut args = vec!["stack-profile", "--capacity", "2048", "--level-capacity", "65536", "--lanes", "128", "-m", "300", "--max-reads", "20000"];
-        if exact {
-            args.push("--exact-entries-limit");
-        }
-        args.extend([fasta.to_str().unwrap(), reads.to_str().unwrap()]);
-        String::from_utf8(bcuda(&args)).unwrap()
-    };
-    let (inexact, exact) = (run(false), run(true));
+    let run = |extra: &[&str]| profile(&fasta, reads.to_str().unwrap(), "65536", "128", extra);
+    let (inexact, exact) = (run(&["-m", "300"]), run(&["-m", "300", "--exact-entries-limit"]));
     assert!(exact.contains("every bounded search that finished gave bwa's hits"), "{exact}");
     assert!(row(&inexact, "level search", "65536")[1] > 0, "some reads reach -m 300 inside a group:\n{inexact}");
     assert_eq!(row(&exact, "level search", "65536")[1], 0, "{exact}");
