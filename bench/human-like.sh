@@ -131,25 +131,22 @@ if [ -n "${GPUS:-}" ]; then
     done
     log "rows appended to $(basename $mtsv) (.sai identical: to the first --gpus run's and to bwa's records)"
 fi
-# Inexact kernel switches (issue 13's genome, without a tuning run): SWEEP="a=1;b=2 c=0;..."
-# times bcuda aln once per setting on the same reads; each .sai must equal bwa's records.
-if [ -n "${SWEEP:-}" ]; then
-    IFS=';' read -ra settings <<< "$SWEEP"
-    for sw in "${settings[@]}"; do
-        t0=$(now)
-        BCUDA_TEST_INEXACT_SWITCHES="$sw" $B aln $mode -t $t $W/genome.fa $W/reads.fq > $W/sweep.sai 2> $W/sweep.summary
-        s=$(secs $t0 $(now))
-        cmp -s <(tail -c +69 $W/sweep.sai) <(tail -c +69 $W/bwa.sai) && same=yes || same=no
-        log "sweep [$sw]: $s s, .sai = bwa: $same; $(grep -o 'inexact search.*' $W/sweep.summary | head -1)"
-    done
-fi
-# Reads per batch (BATCH_SWEEP="131072 65536"): the same run with other batch sizes.
-for n in ${BATCH_SWEEP:-}; do
-    t0=$(now)
-    BCUDA_TEST_BATCH_READS=$n $B aln $mode -t $t $W/genome.fa $W/reads.fq > $W/sweep.sai 2> $W/sweep.summary
+# One more bcuda aln on the same reads with one setting of the environment (sweep_run LABEL
+# VAR=VALUE), timed; its .sai must equal bwa's records.
+sweep_run() {
+    local t0=$(now) s same
+    env "$2" $B aln $mode -t $t $W/genome.fa $W/reads.fq > $W/sweep.sai 2> $W/sweep.summary
     s=$(secs $t0 $(now))
     cmp -s <(tail -c +69 $W/sweep.sai) <(tail -c +69 $W/bwa.sai) && same=yes || same=no
-    log "batches of $n reads: $s s, .sai = bwa: $same; $(grep -o 'GPU 0 .*' $W/sweep.summary | head -1); $(grep -o 'stages busy.*' $W/sweep.summary)"
-done
+    log "$1: $s s, .sai = bwa: $same; $(grep -o 'inexact search.*' $W/sweep.summary | head -1); $(grep -o 'GPU 0 .*' $W/sweep.summary | head -1); $(grep -o 'stages busy.*' $W/sweep.summary)"
+}
+# Inexact kernel switches (issue 13's genome, without a tuning run): SWEEP="a=1;b=2 c=0;..."
+# times bcuda aln once per setting on the same reads.
+if [ -n "${SWEEP:-}" ]; then
+    IFS=';' read -ra settings <<< "$SWEEP"
+    for sw in "${settings[@]}"; do sweep_run "sweep [$sw]" "BCUDA_TEST_INEXACT_SWITCHES=$sw"; done
+fi
+# Reads per batch (BATCH_SWEEP="131072 65536"): the same run with other batch sizes.
+for n in ${BATCH_SWEEP:-}; do sweep_run "batches of $n reads" "BCUDA_TEST_BATCH_READS=$n"; done
 rm -rf "$W"
 log "done"

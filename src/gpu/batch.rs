@@ -89,6 +89,11 @@ pub struct GpuAnswers<'a> {
     pub long_offsets: &'a [u32],
 }
 
+/// The kernels' answers for a read they give up on (cuda/inexact_match.cu: HITS_FULL,
+/// ENTRIES_LIMIT; STACK_FULL after the last pass is counted by the kernels).
+const HITS_FULL: i32 = -2;
+const ENTRIES_LIMIT: i32 = -3;
+
 impl GpuAnswers<'_> {
     /// Hits per read of the batch; `None` for reads the GPU did not align.
     pub fn to_hits(&self, batch: &HostBatch) -> Vec<Option<Vec<AlnHit>>> {
@@ -104,14 +109,7 @@ impl GpuAnswers<'_> {
         }
         out
     }
-}
 
-/// The kernels' answers for a read they give up on (cuda/inexact_match.cu: HITS_FULL,
-/// ENTRIES_LIMIT; STACK_FULL after the last pass is counted by the kernels).
-const HITS_FULL: i32 = -2;
-const ENTRIES_LIMIT: i32 = -3;
-
-impl GpuAnswers<'_> {
     /// Reads given up for their hit list, and for bwa's `-m` inside a group of chains.
     pub fn given_up(&self) -> (usize, usize) {
         let count = |code| self.n_hits.iter().filter(|&&n| n == code).count();
