@@ -249,7 +249,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
         });
         let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &mut progress);
         let writer = scope.spawn(move || -> Result<(Output, usize, Duration, Duration)> {
-            let (mut cpu_reads, mut complete, mut busy, mut order) = (0, Duration::ZERO, Duration::ZERO, InOrder::new());
+            let (mut cpu_reads, mut complete, mut write, mut order) = (0, Duration::ZERO, Duration::ZERO, InOrder::new());
             for answered in answered_rx {
                 order.push(answered.seq, answered);
                 while let Some(Finished { seq, batch, answer }) = order.pop() {
@@ -262,7 +262,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
                     for read_hits in &hits {
                         sai::write_read(&mut out, read_hits)?;
                     }
-                    busy += t.elapsed();
+                    write += t.elapsed();
                     timeline::mark(seq, "written");
                     progress.advance(batch.reads.len() as u64, Some(batch.position));
                 }
@@ -270,7 +270,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
             if order.held() > 0 {
                 bail!("{} batches were answered but one before them never was", order.held());
             }
-            Ok((out, cpu_reads, complete, busy))
+            Ok((out, cpu_reads, complete, write))
         });
         let batches = packed_rx.into_iter().map(|b| b.map(|p| (p.reads.len(), p))).take_while(|b| !matches!(b, Ok((0, _))));
         let on_answer = |gpu: usize, reads: usize| {
