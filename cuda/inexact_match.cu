@@ -585,15 +585,20 @@ __device__ int search_read(const Read &r, Width *width, Stack &st, HitList &h)
     if (too_many_ns(r, h.max_diff)) return 0;
     StackSink sink = {st};
     stack_push(st, make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
-    while (st.stored + st.dropped > 0) {
-        if (st.stored + st.dropped > (u32)opt.max_entries) break;
-        if (st.stored == 0) {
+    // The matching child of the last pop stays in registers: bwa pushes it last at its parent's
+    // score, the lowest stored, so it is the next pop (bwa's -m still counts it).
+    Entry e;
+    int held = 0;
+    while (st.stored + held + st.dropped > 0) {
+        if (st.stored + held + st.dropped > (u32)opt.max_entries) break;
+        if (!held && st.stored == 0) {
             // bwa would pop a dropped entry: fine if that ends the search, as it would.
             if (ends_before(h, st.cap + 1, opt)) break;
             return STACK_FULL;
         }
         if (++st.pops > st.max_pops) return STACK_FULL; // guard
-        Entry e = stack_pop(st);
+        if (held) held = 0;
+        else e = stack_pop(st);
         if (ends_before(h, entry_score(e), opt)) break;
         u64 hk, hl;
         Entry matching;
@@ -605,7 +610,8 @@ __device__ int search_read(const Read &r, Width *width, Stack &st, HitList &h)
             if (after == HIT_STOP) break;
             if (after == HIT_FIRST && h.best_score + opt.s_mm < st.cap) drop_above(st, h.best_score + opt.s_mm);
         } else if (next == STEP_EXPANDED && has_matching) {
-            stack_push(st, matching);
+            e = matching;
+            held = 1;
         }
     }
     return h.n_aln;

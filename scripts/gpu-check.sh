@@ -37,9 +37,10 @@ for stacks in 64,16384 256,8192,32768 16,65536; do
     BCUDA_TEST_STACKS=$stacks check ecoli536.fa $C/data/sim250.fq.gz -n 2
     BCUDA_TEST_STACKS=$stacks $B aln --gpu -t 16 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "GPU kernels" | sed "s/^/  stacks $stacks: /" | tee -a "$OUT/gpu-check.log"
 done
-# bwa's -m reached inside a group of chains (-m 300): the CPU takes those reads, or with
-# entries_limit_exact the team passes find where bwa stops; the team sizes past a warp too.
-for sw in "" "entries_limit_exact=1" "entries_limit_exact=1 MAX_TEAM=1024 last_team_lanes=1024 level_team_lanes=64"; do
+# bwa's -m reached inside a group of chains (-m 300): the team passes find where bwa stops
+# (entries_limit_exact, the default), or without it the CPU takes those reads; teams of one
+# warp too.
+for sw in "" "entries_limit_exact=0" "level_team_lanes=32 last_team_lanes=32"; do
     BCUDA_TEST_STACKS=16,65536,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa $C/data/ecoli536_art.fq.gz -m 300
     BCUDA_TEST_STACKS=16,65536,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw $B aln --gpu -t 16 -m 300 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "reads aligned on the CPU" | sed "s/^/  [$sw]: /" | tee -a "$OUT/gpu-check.log"
 done

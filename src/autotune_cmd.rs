@@ -360,7 +360,7 @@ impl Evaluator for WorkerEvaluator {
         variants.par_iter().for_each(|v| {
             if let Ok(sw) = switches_from(&v.switches) {
                 let _ = crate::gpu::compile_cached(&v.exact, &sw.exact.defines(), arch);
-                let _ = crate::gpu::compile_cached(v.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU), &sw.inexact.defines(), arch);
+                let _ = crate::gpu::inexact_kernels::compile(v.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU), &sw.inexact, arch);
             }
         });
     }
@@ -659,13 +659,12 @@ mod tests {
             for v in &spec.values {
                 let mut genome = reference.clone();
                 genome.switches[i] = *v;
-                // Alone, teams over MAX_TEAM's default are illegal: MAX_TEAM=1024 is its own value.
                 if let Ok(sw) = switches_of(&genome, &specs) {
-                    defines.insert(sw.inexact.defines());
+                    defines.extend(sw.inexact.modules().into_iter().map(|m| m.1));
                 }
             }
         }
-        assert!(defines.iter().any(|d| d.contains(&"-DMAX_TEAM=1024".to_string())), "{defines:?}");
+        assert!(defines.iter().any(|d| d.contains(&"-DMAX_TEAM=1024".to_string())) && defines.iter().any(|d| d.contains(&"-DMAX_TEAM=32".to_string())), "{defines:?}");
         for d in &defines {
             crate::gpu::compile(&source, d, Some("sm_90")).unwrap_or_else(|e| panic!("{d:?}\n{e}"));
         }
@@ -679,15 +678,16 @@ mod tests {
             while genome.inexact_patches.len() < 4 {
                 genome = mutate(&genome, &specs, sources, &mut rng);
             }
-            // exact_match's switches may not go together, nor the inexact kernels' team sizes
-            // and MAX_TEAM (evolution scores such a genome as failed).
+            // exact_match's switches may not go together (evolution scores such a genome as
+            // failed).
             genome.switches[..15].copy_from_slice(&reference.switches[..15]);
             if switches_of(&genome, &specs).is_err() {
                 genome.switches[15..].copy_from_slice(&reference.switches[15..]);
             }
             let sw = switches_of(&genome, &specs).unwrap();
             let v = bcuda_autotune::evolution::phenotype(sources, &specs, &genome);
-            crate::gpu::compile(v.inexact.as_deref().unwrap(), &sw.inexact.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{:?}\n{e}", genome.inexact_patches));
+            let (team, defines) = sw.inexact.modules().pop().expect("a team kernel");
+            crate::gpu::compile(v.inexact.as_deref().unwrap(), &defines, Some("sm_90")).unwrap_or_else(|e| panic!("teams of {team}, {:?}\n{e}", genome.inexact_patches));
             compiled += 1;
         }
         assert_eq!(compiled, n);

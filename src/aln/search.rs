@@ -425,15 +425,22 @@ fn match_gap<S: SearchStack>(
     }
     stack.reset(n_stacks(batch_opt));
     stack.push(search.root());
-    while stack.n_entries() > 0 {
-        if stack.n_entries() > opt.max_entries as usize {
+    // The matching child of the last pop is held, not pushed: bwa pushes it last at its
+    // parent's score, the lowest stored, so it is the next pop (its -m still counts it).
+    let mut held: Option<Entry> = None;
+    while stack.n_entries() + held.is_some() as usize > 0 {
+        if stack.n_entries() + held.is_some() as usize > opt.max_entries as usize {
             break;
         }
-        let e = match stack.pop() {
-            Next::Entry(e) => e,
-            // bwa would pop a dropped entry: fine if that ends the search, as it would.
-            Next::Dropped(score) if found.ends_before(score, opt) => break,
-            Next::Dropped(_) | Next::OutOfPops => return Err(StackFull),
+        let e = match held.take() {
+            Some(e) if stack.pop_held() => e,
+            Some(_) => return Err(StackFull),
+            None => match stack.pop() {
+                Next::Entry(e) => e,
+                // bwa would pop a dropped entry: fine if that ends the search, as it would.
+                Next::Dropped(score) if found.ends_before(score, opt) => break,
+                Next::Dropped(_) | Next::OutOfPops => return Err(StackFull),
+            },
         };
         if found.ends_before(e.score() as i32, opt) {
             break;
@@ -445,11 +452,7 @@ fn match_gap<S: SearchStack>(
                 AfterHit::FirstHit(last_score) => stack.pop_no_more_than(last_score),
                 AfterHit::Stop => break,
             },
-            Step::Expanded(matching) => {
-                if let Some(child) = matching {
-                    stack.push(child);
-                }
-            }
+            Step::Expanded(matching) => held = matching,
         }
     }
     Ok(found.hits)

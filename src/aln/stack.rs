@@ -51,6 +51,11 @@ pub trait SearchStack {
     fn push(&mut self, e: Entry);
     /// Called only while `n_entries() > 0`.
     fn pop(&mut self) -> Next;
+    /// A pop of the entry the search holds instead of pushing it (the matching child, which
+    /// bwa would pop next): it counts against a pop budget; false when the budget is spent.
+    fn pop_held(&mut self) -> bool {
+        true
+    }
     /// Entries held, dropped ones included (bwa's n_entries, for the `-m` limit).
     fn n_entries(&self) -> usize;
     /// The search will pop no entry scoring more than `score`: the stack may drop them.
@@ -248,6 +253,11 @@ impl SearchStack for BoundedStack {
             }
         }
         Next::Entry(self.pool[slot])
+    }
+
+    fn pop_held(&mut self) -> bool {
+        self.pops += 1;
+        self.pops <= self.max_pops
     }
 
     fn n_entries(&self) -> usize {

@@ -65,6 +65,10 @@ impl SearchStack for Counting {
         self.pops += 1;
         self.inner.pop()
     }
+    fn pop_held(&mut self) -> bool {
+        self.pops += 1;
+        true
+    }
     fn n_entries(&self) -> usize {
         self.inner.n_entries()
     }

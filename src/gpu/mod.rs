@@ -12,6 +12,7 @@ pub mod bench;
 mod buffers;
 pub mod index_sort;
 pub mod inexact;
+pub mod inexact_kernels;
 pub mod nvrtc;
 pub mod switches;
 
@@ -26,6 +27,7 @@ pub use batch::{complete_on_cpu, pack_reads, HostBatch};
 use batch::GpuAnswers;
 use buffers::{Download, Upload};
 use inexact::{Pass, PassKind, Scratchpad};
+use inexact_kernels::InexactKernels;
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
 use crate::reads::ReadSeq;
 use crate::sai::{AlnHit, GapOptions};
@@ -199,9 +201,7 @@ pub struct GpuAligner {
     inexact_switches: InexactSwitches,
     first_max_pops: i32,
     exact: HashMap<bool, CudaFunction>,
-    inexact_search: CudaFunction,
-    inexact_level: CudaFunction,
-    inexact_order: CudaFunction,
+    inexact: InexactKernels,
     sms: usize,
     arch: &'static str,
     pub device_name: String,
@@ -285,9 +285,7 @@ pub struct OpenGpu {
     arch: &'static str,
     sms: usize,
     switches: Switches,
-    inexact_search: CudaFunction,
-    inexact_level: CudaFunction,
-    inexact_order: CudaFunction,
+    inexact: InexactKernels,
     exact: CudaFunction,
     inexact_switches: InexactSwitches,
     startup: StartupTimes,
@@ -322,24 +320,20 @@ impl OpenGpu {
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let context_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
-        let inexact_defines = inexact.defines();
         let exact_defines = switches.defines();
-        let kernels_cached = nvrtc::is_cached(INEXACT_MATCH_CU, &inexact_defines, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &exact_defines, arch);
-        // The two kernels compile at once (NVRTC takes seconds for the inexact one).
+        let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &exact_defines, arch);
+        // The kernels compile at once (NVRTC takes seconds for the inexact ones).
         let (inexact_ptx, exact_ptx) = std::thread::scope(|s| {
-            let inexact = s.spawn(|| compile_cached(INEXACT_MATCH_CU, &inexact_defines, arch));
+            let inexact_ptx = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, &inexact, arch));
             let exact = compile_cached(EXACT_MATCH_CU, &exact_defines, arch);
-            (inexact.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact)
+            (inexact_ptx.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact)
         });
         let (inexact_ptx, exact_ptx) = (inexact_ptx??, exact_ptx?);
         // Loading JIT-compiles the PTX for this GPU: here too, beside the index load.
-        let inexact_module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(inexact_ptx))?;
-        let inexact_search = inexact_module.load_function("inexact_search")?;
-        let inexact_level = inexact_module.load_function("inexact_level")?;
-        let inexact_order = inexact_module.load_function("inexact_order")?;
+        let inexact_kernels = InexactKernels::load(&ctx, inexact_ptx)?;
         let exact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;
         let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0 };
-        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact_search, inexact_level, inexact_order, exact, startup })
+        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact: inexact_kernels, exact, startup })
     }
 }
 
@@ -352,7 +346,7 @@ impl GpuAligner {
     /// Loads an opened GPU's kernels and copies the BWT to it.
     pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
-        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact_search, inexact_level, inexact_order, exact: exact_f, mut startup } = gpu;
+        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } = gpu;
         // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
         ctx.bind_to_thread()?;
         let stream = ctx.default_stream();
@@ -380,9 +374,7 @@ impl GpuAligner {
             first_max_pops: inexact_switches.first_max_pops as i32,
             inexact_switches,
             exact: HashMap::from([(direct_index, exact_f)]),
-            inexact_search,
-            inexact_level,
-            inexact_order,
+            inexact,
             sms,
             arch,
             device_name,
@@ -435,12 +427,10 @@ impl GpuAligner {
         if let Some(why) = switches.illegal() {
             bail!("inexact kernel switches: {why}");
         }
-        let ptx = compile_cached(source, &switches.defines(), self.arch)?;
-        let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
-        let (search, level, order) = (module.load_function("inexact_search")?, module.load_function("inexact_level")?, module.load_function("inexact_order")?);
+        let kernels = InexactKernels::load(&self.ctx, inexact_kernels::compile(source, &switches, self.arch)?)?;
         // The old scratchpads may be in use by a batch in flight.
         self.ctx.synchronize()?;
-        (self.inexact_search, self.inexact_level, self.inexact_order) = (search, level, order);
+        self.inexact = kernels;
         self.first_max_pops = switches.first_max_pops as i32;
         self.inexact_switches = switches;
         self.passes.clear();
@@ -591,7 +581,7 @@ impl GpuAligner {
             let (k, l) = (slot.k.reserve(&stream, n)?.slice(..), slot.l.reserve(&stream, n)?.slice(..));
             let n32 = n_gpu as u32;
             let mut q = queues.slice_mut(..);
-            let mut launch = stream.launch_builder(&self.inexact_order);
+            let mut launch = stream.launch_builder(&self.inexact.order);
             let (order_counters, queue_counters) = (counters.slice(2 * (MAX_PASSES + 1)..), counters.slice(..2));
             launch.arg(&k).arg(&l).arg(read_of).arg(&n32).arg(&mut q).arg(&order_counters).arg(&queue_counters);
             // SAFETY: argument order and types match inexact_order's signature.
@@ -627,8 +617,8 @@ impl GpuAligner {
             };
             let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
             let (kernel, size) = match pass.scratch.pass.kind {
-                PassKind::Thread => (&self.inexact_search, pass.scratch.pass.entries as i32),
-                PassKind::Warp => (&self.inexact_level, (pass.scratch.pass.entries / inexact::CHUNK) as i32),
+                PassKind::Thread => (&self.inexact.search, pass.scratch.pass.entries as i32),
+                PassKind::Warp => (self.inexact.level(pass.scratch.pass.team as u32)?, (pass.scratch.pass.entries / inexact::CHUNK) as i32),
             };
             let queue = queues.slice(list(p)..list(p + 1));
             let queue_counters = counters.slice(counter(p)..counter(p) + 2);
@@ -730,8 +720,8 @@ mod tests {
             }
         }
         let mut seen = std::collections::HashSet::new();
-        for s in inexact.iter().filter(|s| seen.insert(s.defines())) {
-            compile(INEXACT_MATCH_CU, &s.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+        for (_, defines) in inexact.iter().flat_map(|s| s.modules()).filter(|m| seen.insert(m.1.clone())) {
+            compile(INEXACT_MATCH_CU, &defines, Some("sm_90")).unwrap_or_else(|e| panic!("{defines:?}: {e}"));
         }
         assert!(seen.len() >= 7, "{seen:?}");
         let sw = Switches::default();

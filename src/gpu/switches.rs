@@ -141,16 +141,14 @@ pub struct InexactSwitches {
     pub first_max_pops: u32,
     /// Pass 2: warps per SM.
     pub level_warps_per_sm: u32,
-    /// Threads per team (the block that searches one read) of pass 2 and of pass 3, and the
-    /// most threads of a team the kernel is compiled for (`MAX_TEAM`, its launch bounds: more
-    /// threads leave fewer registers to each). Kept when a tuned file from before they existed
-    /// is read.
+    /// Threads per team (the block that searches one read) of pass 2 and of pass 3. The team
+    /// kernel is compiled for each size (`MAX_TEAM`, its launch bounds: a team of 1024 threads
+    /// leaves 64 registers to each, too few for pass 2's lanes). Kept when a tuned file from
+    /// before they existed is read.
     #[serde(default = "default_level_team_lanes")]
     pub level_team_lanes: u32,
     #[serde(default = "default_last_team_lanes")]
     pub last_team_lanes: u32,
-    #[serde(default = "default_max_team")]
-    pub max_team: u32,
     /// Read BWT blocks through `__ldg`, 16 bytes at a time.
     pub occ_ldg: bool,
     /// Rows k-1 and l in one 128-row block: read the block once for both counts.
@@ -158,28 +156,27 @@ pub struct InexactSwitches {
     /// Count the four bases of a block in one unrolled pass.
     pub occ_unroll: bool,
     /// The team passes find the pop where bwa's `-m` stops a group of chains (instead of
-    /// handing the read to the CPU). Off until checked on a GPU (`src/aln/level_search.rs` is
-    /// its model, checked against bwa in CI).
+    /// handing the read to the CPU). `src/aln/level_search.rs` is its model, checked against
+    /// bwa in CI; on the H100 it gave the CPU's .sai at `-m 300` and bwa's at 1 Gbp. A tuned
+    /// file from before it existed reads as off.
     #[serde(default)]
     pub entries_limit_exact: bool,
 }
 
 fn default_level_team_lanes() -> u32 {
-    32
+    64
 }
 
 fn default_last_team_lanes() -> u32 {
-    256
-}
-
-fn default_max_team() -> u32 {
-    256
+    1024
 }
 
 impl Default for InexactSwitches {
     /// Measured on the H100 with the 1 Gbp human-like benchmark (bench/human-like-h100.log):
     /// occ_unroll took the inexact search from 10.4 s to 6.3 s; then teams of 256 threads in
-    /// pass 3 and a pop budget of 2048 in pass 1 from 4.5 s to 3.9 s.
+    /// pass 3 and a pop budget of 2048 in pass 1 from 4.5 s to 3.9 s; then (each kernel
+    /// compiled for its team size) teams of 64 threads in pass 2 (1.36 -> 1.15 s), of 1024 in
+    /// pass 3 (0.90 -> 0.57 s), and bwa's `-m` found on the GPU (CPU completion 2.1 -> 0.9 s).
     fn default() -> Self {
         InexactSwitches {
             block_w: 64,
@@ -188,11 +185,10 @@ impl Default for InexactSwitches {
             level_warps_per_sm: 16,
             level_team_lanes: default_level_team_lanes(),
             last_team_lanes: default_last_team_lanes(),
-            max_team: default_max_team(),
             occ_ldg: false,
             occ_same_block: false,
             occ_unroll: true,
-            entries_limit_exact: false,
+            entries_limit_exact: true,
         }
     }
 }
@@ -206,7 +202,6 @@ impl InexactSwitches {
         ("level_warps_per_sm", &[4, 8, 16, 32]),
         ("level_team_lanes", &[32, 64, 128]),
         ("last_team_lanes", &[32, 64, 128, 256, 512, 1024]),
-        ("MAX_TEAM", &[256, 1024]),
         ("occ_ldg", &[0, 1]),
         ("occ_same_block", &[0, 1]),
         ("occ_unroll", &[0, 1]),
@@ -227,12 +222,9 @@ impl InexactSwitches {
         if !(1..=64).contains(&self.level_warps_per_sm) {
             return Some("level_warps_per_sm must be in 1..=64");
         }
-        if self.max_team == 0 || self.max_team % 32 != 0 || self.max_team > 1024 {
-            return Some("MAX_TEAM must be a multiple of 32 up to 1024");
-        }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
-            if lanes == 0 || lanes % 32 != 0 || lanes > self.max_team {
-                return Some("level_team_lanes and last_team_lanes must be multiples of 32 up to MAX_TEAM");
+            if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
+                return Some("level_team_lanes and last_team_lanes must be multiples of 32 up to 1024");
             }
         }
         None
@@ -253,7 +245,6 @@ impl InexactSwitches {
             "level_warps_per_sm" => self.level_warps_per_sm = n,
             "level_team_lanes" => self.level_team_lanes = n,
             "last_team_lanes" => self.last_team_lanes = n,
-            "MAX_TEAM" => self.max_team = n,
             "occ_ldg" => self.occ_ldg = flag()?,
             "occ_same_block" => self.occ_same_block = flag()?,
             "occ_unroll" => self.occ_unroll = flag()?,
@@ -265,15 +256,26 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_team_lanes, self.last_team_lanes, self.max_team, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.entries_limit_exact as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.entries_limit_exact as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
-    /// The `-D` options for NVRTC (the host-side switches are not among them, so they share
-    /// one compiled kernel).
-    pub fn defines(&self) -> Vec<String> {
+    /// The `-D` options for NVRTC of the kernels whose team kernel runs teams of up to `team`
+    /// threads (`MAX_TEAM`); the host-side switches are not among them, so they share one
+    /// compiled kernel.
+    pub fn defines(&self, team: u32) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={}", self.max_team), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("entries_limit_exact", self.entries_limit_exact)]
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("entries_limit_exact", self.entries_limit_exact)]
+    }
+
+    /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
+    /// its compilation also gives pass 1's kernel): each size's defines.
+    pub fn modules(&self) -> Vec<(u32, Vec<String>)> {
+        let mut teams = vec![self.level_team_lanes];
+        if self.last_team_lanes != self.level_team_lanes {
+            teams.push(self.last_team_lanes);
+        }
+        teams.into_iter().map(|t| (t, self.defines(t))).collect()
     }
 }
 
@@ -285,10 +287,8 @@ mod tests {
     fn inexact_switches_set_by_name_and_defaults_are_in_the_domains() {
         let d = InexactSwitches::default();
         assert_eq!(d.illegal(), None);
-        // Teams up to 1024 threads need MAX_TEAM 1024 (the loop sets each switch to its first
-        // value after its own turn, so MAX_TEAM's 256 meets teams of 32).
-        let mut s = InexactSwitches { max_team: 1024, ..d.clone() };
-        assert!(InexactSwitches { last_team_lanes: 512, ..d.clone() }.illegal().is_some());
+        let mut s = d.clone();
+        assert!(InexactSwitches { last_team_lanes: 2048, ..d.clone() }.illegal().is_some());
         for (name, values) in InexactSwitches::DOMAINS {
             for v in *values {
                 s.set(&format!("{name}={v}")).unwrap();
@@ -296,7 +296,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_team_lanes: 0, last_team_lanes: 0, max_team: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, entries_limit_exact: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, entries_limit_exact: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -312,6 +312,9 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=256", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dentries_limit_exact=0"]);
+        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dentries_limit_exact=1"]);
+        let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
+        assert_eq!(teams, [64, 1024], "pass 2's team kernel, then pass 3's");
+        assert_eq!(InexactSwitches { last_team_lanes: 64, ..d }.modules().len(), 1, "one size, one compilation");
     }
 }

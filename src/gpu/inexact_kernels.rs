@@ -1,0 +1,58 @@
+//! The inexact kernels (cuda/inexact_match.cu) as loaded on a GPU: compiled once per team size
+//! of the team passes, because the team kernel's launch bounds (`MAX_TEAM`) set its registers:
+//! pass 3's teams of 1024 threads leave 64 registers to a thread, which slows pass 2's lanes by
+//! half (measured on the H100, bench/human-like-h100.log), so pass 2 gets its own compilation.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use anyhow::{anyhow, Result};
+use cudarc::driver::{CudaContext, CudaFunction};
+
+use super::nvrtc::{compile_cached, is_cached};
+use super::switches::InexactSwitches;
+
+/// Pass 1's kernel, the queue order, and the team kernel for each team size.
+#[derive(Clone)]
+pub struct InexactKernels {
+    pub search: CudaFunction,
+    pub order: CudaFunction,
+    level: HashMap<u32, CudaFunction>,
+}
+
+/// The PTX of each compilation `switches` needs ([`InexactSwitches::modules`]), from the cache
+/// or NVRTC (at once: NVRTC takes seconds for these kernels).
+pub fn compile(source: &str, switches: &InexactSwitches, arch: &'static str) -> Result<Vec<(u32, String)>> {
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = switches.modules().into_iter().map(|(team, defines)| s.spawn(move || compile_cached(source, &defines, arch).map(|ptx| (team, ptx)))).collect();
+        jobs.into_iter().map(|j| j.join().map_err(|_| anyhow!("NVRTC panicked"))?).collect()
+    })
+}
+
+/// Whether every compilation `switches` needs is in the PTX cache.
+pub fn cached(source: &str, switches: &InexactSwitches, arch: &'static str) -> bool {
+    switches.modules().iter().all(|(_, defines)| is_cached(source, defines, arch))
+}
+
+impl InexactKernels {
+    /// Loads compiled modules ([`compile`]): pass 1's kernel from the first.
+    pub fn load(ctx: &Arc<CudaContext>, ptxs: Vec<(u32, String)>) -> Result<InexactKernels> {
+        let mut kernels: Option<InexactKernels> = None;
+        for (team, ptx) in ptxs {
+            let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
+            let level = module.load_function("inexact_level")?;
+            match &mut kernels {
+                None => kernels = Some(InexactKernels { search: module.load_function("inexact_search")?, order: module.load_function("inexact_order")?, level: HashMap::from([(team, level)]) }),
+                Some(k) => {
+                    k.level.insert(team, level);
+                }
+            }
+        }
+        kernels.ok_or_else(|| anyhow!("no inexact kernels compiled"))
+    }
+
+    /// The team kernel compiled for teams of `team` threads.
+    pub fn level(&self, team: u32) -> Result<&CudaFunction> {
+        self.level.get(&team).ok_or_else(|| anyhow!("no team kernel compiled for teams of {team} threads"))
+    }
+}
