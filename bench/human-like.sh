@@ -106,6 +106,16 @@ identical=no
 [ -s "$tsv" ] || printf "genome_mbp\treads\tbcuda_gpu_s\tbcuda_steady_reads_per_s\tbwa_aln_t16_s\tratio\treads_retried\treads_on_cpu\tsai_identical\tcommit\n" > "$tsv"
 printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$reads" "$bcuda_s" "$steady" "$bwa_s" "$ratio" "$retried" "$on_cpu" "$identical" "$commit" | tee -a "$tsv"
 log "row appended to $(basename $tsv) (start-up $start_up s excluded from the steady rate)"
+# The reads the GPU left to the CPU (named by the timeline), profiled on the CPU: bwa's pops
+# and stack peak, and whether the team search's model (src/aln/level_search.rs) with pass 3's
+# team and pool holds them.
+pool=$(grep -o 'pass 3 [^;]*teams of [0-9]* threads with [0-9]* entries' $W/$best.summary | head -1)
+for i in $(grep -o 'reads aligned there: reads [0-9, ]*' $W/$best.summary | grep -o '[0-9][0-9]*' | head -3); do
+    sed -n "$((4 * i + 1)),$((4 * i + 4))p" $W/reads.fq > $W/left.fq
+    log "read $i left to the CPU ($(head -1 $W/left.fq)), profiled with ${pool:-pass 3 not run}:"
+    [ -n "$pool" ] && $B stack-profile --lanes $(echo "$pool" | sed 's/.*teams of \([0-9]*\).*/\1/') --level-capacity $(echo "$pool" | sed 's/.* with \([0-9]*\) entries/\1/') \
+        --capacity 2048 --exact-entries-limit $W/genome.fa $W/left.fq 2>&1 | tail -4 | tee -a "$OUT/human-like.log"
+done
 
 # Several GPUs (issue 14): the same reads on the first N GPUs for each N of GPUS; each row's
 # .sai must equal bwa's records and the first N's file, and its steady rate (start-up from

@@ -78,9 +78,13 @@ __device__ __forceinline__ int n_ins_of(const Entry &e) { return e.gaps & 0x3ff;
 __device__ __forceinline__ int n_del_of(const Entry &e) { return e.gaps >> 10 & 0x3ff; }
 __device__ __forceinline__ int last_diff_pos_of(const Entry &e) { return e.gaps >> 20; }
 
+// Pass 1's stack of one thread. With the switch stack_interleave (-D) the threads' stacks lie
+// side by side, slot j of every thread together, so the threads of a warp at the same depth
+// read and write the same lines; else each thread's stack is one block.
 struct Stack {
     Entry *pool;
     int *heads;
+    u64 stride; // between a thread's slots (and heads): 1, or the threads with stack_interleave
     int capacity, used, free_list, n_buckets;
     int stored, best;
     int cap; // highest score stored; every dropped entry scores more
@@ -94,10 +98,14 @@ __device__ __forceinline__ int aln_score(int m, int o, int e, const GapOpt &opt)
     return m * opt.s_mm + o * opt.s_gapo + e * opt.s_gape;
 }
 
+// A thread's slot and the head of its list of score s.
+__device__ __forceinline__ Entry &slot_entry(const Stack &st, int slot) { return st.pool[slot * st.stride]; }
+__device__ __forceinline__ int &head(const Stack &st, int s) { return st.heads[s * st.stride]; }
+
 __device__ __forceinline__ int take_slot(Stack &st)
 {
     int slot = st.free_list;
-    if (slot != NO_ENTRY) st.free_list = st.pool[slot].next;
+    if (slot != NO_ENTRY) st.free_list = slot_entry(st, slot).next;
     else if (st.used < st.capacity) slot = st.used++; // guard
     return slot;
 }
@@ -106,16 +114,16 @@ __device__ __forceinline__ int take_slot(Stack &st)
 __device__ void drop_above(Stack &st, int cap)
 {
     for (int s = cap + 1; s <= st.cap; ++s) {
-        int slot = st.heads[s];
+        int slot = head(st, s);
         while (slot != NO_ENTRY) {
-            int next = st.pool[slot].next;
-            st.pool[slot].next = st.free_list;
+            int next = slot_entry(st, slot).next;
+            slot_entry(st, slot).next = st.free_list;
             st.free_list = slot;
             --st.stored;
             ++st.dropped;
             slot = next;
         }
-        st.heads[s] = NO_ENTRY;
+        head(st, s) = NO_ENTRY;
     }
     st.cap = cap;
 }
@@ -143,7 +151,7 @@ __device__ void stack_push(Stack &st, const Entry &child)
     if (slot == NO_ENTRY) {
         // Full: drop the highest score stored (with the new entry if it scores as much).
         int highest = st.cap;
-        while (st.heads[highest] == NO_ENTRY) --highest;
+        while (head(st, highest) == NO_ENTRY) --highest;
         if (score >= highest) {
             drop_above(st, score - 1);
             ++st.dropped;
@@ -152,10 +160,10 @@ __device__ void stack_push(Stack &st, const Entry &child)
         drop_above(st, highest - 1);
         slot = take_slot(st);
     }
-    Entry &e = st.pool[slot];
+    Entry &e = slot_entry(st, slot);
     e = child;
-    e.next = st.heads[score];
-    st.heads[score] = slot;
+    e.next = head(st, score);
+    head(st, score) = slot;
     ++st.stored;
     if (st.best > score) st.best = score;
 }
@@ -163,15 +171,15 @@ __device__ void stack_push(Stack &st, const Entry &child)
 // Pops the best entry; only while st.stored > 0.
 __device__ Entry stack_pop(Stack &st)
 {
-    while (st.heads[st.best] == NO_ENTRY) ++st.best;
-    int slot = st.heads[st.best];
-    Entry e = st.pool[slot];
-    st.heads[st.best] = e.next;
-    st.pool[slot].next = st.free_list;
+    while (head(st, st.best) == NO_ENTRY) ++st.best;
+    int slot = head(st, st.best);
+    Entry e = slot_entry(st, slot);
+    head(st, st.best) = e.next;
+    slot_entry(st, slot).next = st.free_list;
     st.free_list = slot;
     --st.stored;
     if (st.stored == 0) st.best = st.n_buckets;
-    else while (st.heads[st.best] == NO_ENTRY) ++st.best;
+    else while (head(st, st.best) == NO_ENTRY) ++st.best;
     return e;
 }
 
@@ -644,8 +652,16 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
         u32 id = queue[p];
         Read r = prepare_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], width, seed_width, seq, lookups);
         Stack st;
+#if stack_interleave
+        // Slot j of every thread side by side: a warp's threads at the same depth share lines.
+        st.pool = entry_pool + t;
+        st.heads = head_pool + t;
+        st.stride = (u64)gridDim.x * blockDim.x;
+#else
         st.pool = entry_pool + t * entries_per_thread;
         st.heads = head_pool + t * n_buckets;
+        st.stride = 1;
+#endif
         st.capacity = entries_per_thread;
         st.used = 0;
         st.free_list = NO_ENTRY;
@@ -656,7 +672,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
         st.dropped = 0;
         st.pops = 0;
         st.max_pops = max_pops;
-        for (int s = 0; s < n_buckets; ++s) st.heads[s] = NO_ENTRY;
+        for (int s = 0; s < n_buckets; ++s) head(st, s) = NO_ENTRY;
         HitList h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
         int n = search_read(r, width, st, h);
         // A read with more hits than its slots goes on too: the warp passes keep long hit lists.
@@ -783,17 +799,22 @@ __device__ __forceinline__ Entry *level_entry(const Levels &lv, int s, int pos)
     return lv.pool + (u64)lv.table[s * lv.max_chunks + pos / CHUNK] * CHUNK + pos % CHUNK;
 }
 
+// Hands chunks from..to-1 of score s back to the pool.
+__device__ void return_chunks(Levels &lv, int s, int from, int to, const Team &t)
+{
+    for (int j = t.lane; j < to - from; j += t.size) lv.free_chunks[lv.free_top + j] = lv.table[s * lv.max_chunks + from + j];
+    lv.free_top += to - from;
+    __syncthreads();
+}
+
 // Drops the entries of every score above `cap` (they stay counted) and frees their chunks.
 __device__ void drop_levels_above(Levels &lv, int cap, const Team &t)
 {
     for (int b = cap + 1; b <= lv.cap; ++b) {
         int len = lv.len[b];
-        int chunks = (len + CHUNK - 1) / CHUNK;
-        for (int j = t.lane; j < chunks; j += t.size) lv.free_chunks[lv.free_top + j] = lv.table[b * lv.max_chunks + j];
-        lv.free_top += chunks;
+        return_chunks(lv, b, 0, (len + CHUNK - 1) / CHUNK, t);
         lv.stored -= len;
         lv.dropped += len;
-        __syncthreads();
         if (t.lane == 0) lv.len[b] = 0;
         __syncthreads();
     }
@@ -928,6 +949,10 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
         }
         if (lv.stored + lv.dropped > (u32)opt.max_entries || ends_before(h, level, opt)) break;
         int n_chains = lv.len[level];
+        // The chains are taken from the level's end, so its chunks go back to the pool as they
+        // empty: a level of a million chains would otherwise keep its share of the pool while
+        // its children arrive (a read of the 1 Gbp benchmark outgrew pass 3's pool so).
+        int held_chunks = (n_chains + CHUNK - 1) / CHUNK;
         for (int next = 0; next < n_chains;) {
             int c = next + t.lane;
             mine.n = 0;
@@ -965,6 +990,9 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
             commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, t);
             lv.stored -= committed;
             next += committed;
+            int needed_chunks = (n_chains - next + CHUNK - 1) / CHUNK;
+            return_chunks(lv, level, needed_chunks, held_chunks, t);
+            held_chunks = needed_chunks;
             if (first_hit < t.size) {
                 int after = 0;
                 if (t.lane == first_hit) after = record_hit(h, hit_entry, hk, hl, width, r.seq_len, opt);
@@ -981,11 +1009,8 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                 }
             }
         }
-        // The level is done: its chunks go back to the pool.
-        int chunks = (n_chains + CHUNK - 1) / CHUNK;
-        for (int j = t.lane; j < chunks; j += t.size) lv.free_chunks[lv.free_top + j] = lv.table[level * lv.max_chunks + j];
-        lv.free_top += chunks;
-        __syncthreads();
+        // The level is done: its last chunks go back to the pool.
+        return_chunks(lv, level, 0, held_chunks, t);
         if (t.lane == 0) lv.len[level] = 0;
         __syncthreads();
     }

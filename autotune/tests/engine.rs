@@ -32,12 +32,12 @@ fn grammar_types_the_kernel_lines() {
     assert_eq!(g.lines[f].kind, LineKind::For { init: "int j = 0".into(), cond: "j < r.len".into(), step: "++j".into() });
     // Preprocessor lines and signatures are never edited.
     assert!(g.lines.iter().filter(|l| l.text.trim_start().starts_with('#')).all(|l| l.kind == LineKind::Fixed));
-    // Scope: `e` exists only after `Entry e = stack_pop(st);`.
-    let pop = line_of(&g, "Entry e = stack_pop(st);");
+    // Scope: search_read's `e` exists only after its declaration, `Entry e;`.
     let uses_e = line_of(&g, "if (ends_before(h, entry_score(e), opt)) break;");
-    let before_pop = line_of(&g, "if (++st.pops > st.max_pops) return STACK_FULL;");
-    assert!(g.fits(uses_e, pop + 1));
-    assert!(!g.fits(uses_e, before_pop));
+    let declared = (0..uses_e).rev().find(|&i| g.lines[i].text.trim() == "Entry e;").expect("search_read declares e");
+    let before = line_of(&g, "StackSink sink = {st};");
+    assert!(before < declared && g.fits(uses_e, declared + 1));
+    assert!(!g.fits(uses_e, before));
     // A parameter is visible only in its own function: extend_exact's `l0 = l;` uses its
     // parameter l0, which cal_width (with k and l of its own) does not have.
     let l0 = line_of(&g, "l0 = l;");

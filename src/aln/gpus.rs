@@ -67,6 +67,14 @@ pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
     if args.cpu || (!args.gpu && args.gpus.is_none() && !driver_present()) {
         return None;
     }
+    // The GPU's team passes rely on every difference costing something: then each child but
+    // the matching one scores more than its parent (src/aln/level_search.rs).
+    if args.s_mm <= 0 || args.s_gapo <= 0 || args.s_gape <= 0 {
+        if !args.quiet {
+            eprintln!("[bcuda aln] a penalty (-M, -O or -E) of 0 or less: aligning on the CPU (the GPU's search needs every difference to cost something)");
+        }
+        return None;
+    }
     let choice = args.gpus.clone();
     Some(Opening(std::thread::spawn(move || {
         if !driver_present() {

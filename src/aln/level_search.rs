@@ -163,8 +163,9 @@ pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions
         if levels.stored + levels.dropped > opt.max_entries as usize || found.ends_before(level as i32, opt) {
             break;
         }
-        // The level's chains, last pushed first; their chunks stay taken until the level ends.
+        // The level's chains, last pushed first: its chunks go back to the pool as they empty.
         let chains: Vec<Entry> = levels.buckets[level].iter().rev().copied().collect();
+        let mut held_chunks = Levels::chunks_of(chains.len());
         let mut next = 0;
         while next < chains.len() {
             let group = &chains[next..chains.len().min(next + lanes)];
@@ -190,6 +191,9 @@ pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions
             levels.commit(level, &pushes);
             levels.stored -= committed;
             next += committed;
+            let needed_chunks = Levels::chunks_of(chains.len() - next);
+            levels.free_chunks += held_chunks - needed_chunks;
+            held_chunks = needed_chunks;
             if let Some((k, l, e)) = runs.last().and_then(|r| r.hit) {
                 match found.record(&e, k, l, width, search.bwt.seq_len(), opt) {
                     AfterHit::Go => {}
@@ -198,7 +202,7 @@ pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions
                 }
             }
         }
-        levels.free_chunks += Levels::chunks_of(levels.buckets[level].len());
+        levels.free_chunks += held_chunks;
         levels.buckets[level].clear();
     }
     Ok(found.hits)

@@ -250,13 +250,21 @@ pub fn run(args: AlnArgs) -> Result<()> {
         let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &mut progress);
         let writer = scope.spawn(move || -> Result<(Output, usize, Duration, Duration)> {
             let (mut cpu_reads, mut complete, mut write, mut order) = (0, Duration::ZERO, Duration::ZERO, InOrder::new());
+            let mut reads_before = 0;
             for answered in answered_rx {
                 order.push(answered.seq, answered);
                 while let Some(Finished { seq, batch, answer }) = order.pop() {
+                    // The timeline names the first reads the GPU left to the CPU (from 0, in input order).
+                    let left: Vec<String> = match (&answer, timeline::enabled()) {
+                        (Some(a), true) => a.iter().enumerate().filter(|(_, h)| h.is_none()).take(5).map(|(i, _)| (reads_before + i).to_string()).collect(),
+                        _ => Vec::new(),
+                    };
+                    reads_before += batch.reads.len();
                     let t = Instant::now();
                     let (hits, on_cpu) = pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, answer));
                     complete += t.elapsed();
-                    timeline::mark(seq, format!("completed on the CPU ({on_cpu} reads aligned there)"));
+                    let named = if left.is_empty() { String::new() } else { format!(": reads {}", left.join(", ")) };
+                    timeline::mark(seq, format!("completed on the CPU ({on_cpu} reads aligned there{named})"));
                     cpu_reads += on_cpu;
                     let t = Instant::now();
                     for read_hits in &hits {

@@ -24,6 +24,11 @@ pub fn start() {
     timeline();
 }
 
+/// Whether the timeline is kept (details worth computing only for it).
+pub fn enabled() -> bool {
+    timeline().is_some()
+}
+
 /// Batch `batch` (from 0, in input order) reached `stage` now.
 pub fn mark(batch: u64, stage: impl Into<String>) {
     if let Some(t) = timeline() {

@@ -36,19 +36,20 @@ pub const CHUNK: usize = crate::aln::level_search::CHUNK;
 /// Pass 1: threads per SM. Passes 2 and 3: pool entries per team (the third gets what bwa's
 /// `-m` needs), and pass 3's teams per SM. Pass 1's stack entries and pop budget, pass 2's
 /// warps per SM and the threads per team of passes 2 and 3 are tuning switches
-/// ([`InexactSwitches`]: 2048 entries, 2048 pops, 16 warps, teams of 64 and 1024 threads by
+/// ([`InexactSwitches`]: 1024 entries, 2048 pops, 16 warps, teams of 64 and 1024 threads by
 /// default: the entries from the CPU profile (`bcuda stack-profile`) of a human-like genome,
 /// the rest measured on the H100).
 const FIRST_THREADS_PER_SM: usize = 1024;
 const LAST_TEAMS_PER_SM: usize = 1;
 const LEVEL_ENTRIES: usize = 1 << 16;
 /// Entries a team's pool may need beyond bwa's `-m`: the search stops once it holds more than
-/// `-m`, one pop pushes at most 9, and the pool is handed out in chunks: each score's last
-/// chunk may be part-filled, and a commit keeps a free chunk per score in reserve (so two
-/// chunks per score, and some to spare). 128 chunks in all was short of that at 68 scores: a
-/// read of the 1 Gbp benchmark outgrew pass 3's pool and went to the CPU.
-fn entries_beyond_max(n_buckets: usize) -> usize {
-    16 + (2 * n_buckets + 64) * CHUNK
+/// `-m`, but a group of chains (one per thread of the team) is committed at once, each chain's
+/// first entry still in its level's chunks, and its last pop may push 9; and the pool is handed
+/// out in chunks: each score's last chunk may be part-filled, and a commit keeps a free chunk
+/// per score in reserve (two chunks per score, and some to spare). 128 chunks in all is short
+/// of that at 68 scores and teams of 1024 (`bcuda stack-profile --lanes 1024`).
+fn entries_beyond_max(n_buckets: usize, team: usize) -> usize {
+    16 + team + (2 * n_buckets + 64) * CHUNK
 }
 
 /// How a pass searches a read.
@@ -107,7 +108,7 @@ pub fn lane_entries(max_len: usize) -> usize {
 /// larger than the one before is left out.
 pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_entries: usize, sw: &InexactSwitches, entries: Option<&[usize]>) -> Result<Vec<Pass>> {
     let block_w = sw.block_w as usize;
-    let last = (max_entries + entries_beyond_max(n_buckets)).next_multiple_of(CHUNK);
+    let last = (max_entries + entries_beyond_max(n_buckets, sw.last_team_lanes as usize)).next_multiple_of(CHUNK);
     let wanted: Vec<usize> = match entries {
         Some(e) => e.to_vec(),
         None => vec![sw.first_entries as usize, LEVEL_ENTRIES.min(last), last],
@@ -217,7 +218,7 @@ mod tests {
     fn a_large_gpu_gets_three_passes_and_a_pool_for_bwas_limit() {
         let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 3, "{p:?}");
-        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 2048, team: 1 });
+        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 1024, team: 1 });
         // Pass 2: 16 warps' worth of teams of 64 threads per SM.
         assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 65536, team: 64 });
         assert_eq!(p[2].kind, PassKind::Warp);
@@ -241,7 +242,7 @@ mod tests {
     fn a_small_max_entries_needs_two_passes() {
         let p = plan(132, 40 * GB, 100, 68, 1000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 2, "{p:?}");
-        assert_eq!(p[1].entries, (1000 + entries_beyond_max(68)).next_multiple_of(CHUNK));
+        assert_eq!(p[1].entries, (1000 + entries_beyond_max(68, 1024)).next_multiple_of(CHUNK));
     }
 
     #[test]

@@ -155,6 +155,10 @@ pub struct InexactSwitches {
     pub occ_same_block: bool,
     /// Count the four bases of a block in one unrolled pass.
     pub occ_unroll: bool,
+    /// Pass 1's stacks side by side (slot j of every thread together) instead of one after
+    /// the other. Kept when a tuned file from before it existed is read.
+    #[serde(default)]
+    pub stack_interleave: bool,
     /// The team passes find the pop where bwa's `-m` stops a group of chains (instead of
     /// handing the read to the CPU). `src/aln/level_search.rs` is its model, checked against
     /// bwa in CI; on the H100 it gave the CPU's .sai at `-m 300` and bwa's at 1 Gbp. A tuned
@@ -176,11 +180,13 @@ impl Default for InexactSwitches {
     /// occ_unroll took the inexact search from 10.4 s to 6.3 s; then teams of 256 threads in
     /// pass 3 and a pop budget of 2048 in pass 1 from 4.5 s to 3.9 s; then (each kernel
     /// compiled for its team size) teams of 64 threads in pass 2 (1.36 -> 1.15 s), of 1024 in
-    /// pass 3 (0.90 -> 0.57 s), and bwa's `-m` found on the GPU (CPU completion 2.1 -> 0.9 s).
+    /// pass 3 (0.90 -> 0.57 s), and bwa's `-m` found on the GPU (CPU completion 2.1 -> 0.9 s);
+    /// then pass 1's stacks of 1024 entries instead of 2048 (1.51 -> 1.23 s: half the memory
+    /// its 135,168 stacks spread over).
     fn default() -> Self {
         InexactSwitches {
             block_w: 64,
-            first_entries: 2048,
+            first_entries: 1024,
             first_max_pops: 2048,
             level_warps_per_sm: 16,
             level_team_lanes: default_level_team_lanes(),
@@ -188,6 +194,7 @@ impl Default for InexactSwitches {
             occ_ldg: false,
             occ_same_block: false,
             occ_unroll: true,
+            stack_interleave: false,
             entries_limit_exact: true,
         }
     }
@@ -205,6 +212,7 @@ impl InexactSwitches {
         ("occ_ldg", &[0, 1]),
         ("occ_same_block", &[0, 1]),
         ("occ_unroll", &[0, 1]),
+        ("stack_interleave", &[0, 1]),
         ("entries_limit_exact", &[0, 1]),
     ];
 
@@ -248,6 +256,7 @@ impl InexactSwitches {
             "occ_ldg" => self.occ_ldg = flag()?,
             "occ_same_block" => self.occ_same_block = flag()?,
             "occ_unroll" => self.occ_unroll = flag()?,
+            "stack_interleave" => self.stack_interleave = flag()?,
             "entries_limit_exact" => self.entries_limit_exact = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
@@ -256,7 +265,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.entries_limit_exact as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.entries_limit_exact as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -265,7 +274,7 @@ impl InexactSwitches {
     /// compiled kernel.
     pub fn defines(&self, team: u32) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("entries_limit_exact", self.entries_limit_exact)]
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("entries_limit_exact", self.entries_limit_exact)]
     }
 
     /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
@@ -296,7 +305,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, entries_limit_exact: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, entries_limit_exact: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -312,7 +321,7 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dentries_limit_exact=1"]);
+        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dentries_limit_exact=1"]);
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [64, 1024], "pass 2's team kernel, then pass 3's");
         assert_eq!(InexactSwitches { last_team_lanes: 64, ..d }.modules().len(), 1, "one size, one compilation");
