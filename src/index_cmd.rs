@@ -39,7 +39,15 @@ fn gpu_sorter(args: &IndexArgs) -> anyhow::Result<(Option<bcuda_index::build::So
     if args.cpu || (!args.gpu && !crate::gpu::driver_present()) {
         return Ok((None, times, error));
     }
-    let opening = std::thread::spawn(|| GpuChunkSorter::open(0));
+    let opening = std::thread::spawn(|| {
+        let sorter = GpuChunkSorter::open(0);
+        // aln comes next: its kernels compile (NVRTC, seconds) into the PTX cache meanwhile.
+        if let Ok(s) = &sorter {
+            let arch = s.arch();
+            std::thread::spawn(move || crate::gpu::warm_kernel_cache(arch));
+        }
+        sorter
+    });
     let opening = if args.gpu {
         let opened = opening.join().unwrap_or_else(|_| Err(anyhow::anyhow!("opening the GPU panicked")));
         let opened = opened.map_err(|e| e.context("index: no usable GPU"))?;

@@ -107,6 +107,7 @@ pub struct GpuChunkSorter {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     name: String,
+    arch: &'static str,
     sms: u32,
     kernels: Kernels,
     text: Option<CudaSlice<u64>>,
@@ -150,7 +151,12 @@ impl GpuChunkSorter {
             finish: f("finish")?,
         };
         let stream = ctx.default_stream();
-        Ok(GpuChunkSorter { ctx, stream, name, sms, kernels, text: None, n: 0, k: 0, cursors: None, buffers: None, capacity: 0, fail_chunk: failing_chunk(), times: Arc::default() })
+        Ok(GpuChunkSorter { ctx, stream, name, arch: arch_for(cc), sms, kernels, text: None, n: 0, k: 0, cursors: None, buffers: None, capacity: 0, fail_chunk: failing_chunk(), times: Arc::default() })
+    }
+
+    /// The GPU's architecture, as NVRTC names it.
+    pub fn arch(&self) -> &'static str {
+        self.arch
     }
 
     /// The times of the GPU's steps, shared (the build owns the sorter).

@@ -36,7 +36,7 @@ pub const CHUNK: usize = crate::aln::level_search::CHUNK;
 /// Pass 1: threads per SM. Passes 2 and 3: pool entries per team (the third gets what bwa's
 /// `-m` needs), and pass 3's teams per SM. Pass 1's stack entries and pop budget, pass 2's
 /// warps per SM and the threads per team of passes 2 and 3 are tuning switches
-/// ([`InexactSwitches`]: 1024 entries, 2048 pops, 16 warps, teams of 64 and 1024 threads by
+/// ([`InexactSwitches`]: 512 entries, 2048 pops, 16 warps, teams of 64 and 1024 threads by
 /// default: the entries from the CPU profile (`bcuda stack-profile`) of a human-like genome,
 /// the rest measured on the H100).
 const FIRST_THREADS_PER_SM: usize = 1024;
@@ -218,7 +218,7 @@ mod tests {
     fn a_large_gpu_gets_three_passes_and_a_pool_for_bwas_limit() {
         let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 3, "{p:?}");
-        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 1024, team: 1 });
+        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512, team: 1 });
         // Pass 2: 16 warps' worth of teams of 64 threads per SM.
         assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 65536, team: 64 });
         assert_eq!(p[2].kind, PassKind::Warp);
@@ -231,9 +231,9 @@ mod tests {
     /// A small budget shrinks pass 1's stacks and the warp passes' warps.
     #[test]
     fn a_small_gpu_gets_smaller_passes() {
-        let p = plan(20, 3 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
-        assert!(p[0].entries < 2048 && p[0].threads == 20 * 1024, "{p:?}");
-        assert!(total(&p) <= 3 * GB, "{p:?}");
+        let p = plan(20, GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
+        assert!(p[0].entries < InexactSwitches::default().first_entries as usize && p[0].threads == 20 * 1024, "{p:?}");
+        assert!(total(&p) <= GB, "{p:?}");
         assert!(p.iter().skip(1).all(|x| x.kind == PassKind::Warp && x.threads >= 32), "{p:?}");
     }
 

@@ -51,6 +51,13 @@ pub const BWT_CUH: &str = include_str!("../../cuda/bwt.cuh");
 pub const EXACT_MATCH_CU: &str = include_str!("../../cuda/exact_match.cu");
 pub const INEXACT_MATCH_CU: &str = include_str!("../../cuda/inexact_match.cu");
 
+/// Compiles `aln`'s kernels with their default switches for `arch` into the PTX cache, so the
+/// first `aln` on a new machine skips NVRTC's seconds (`bcuda index` does it beside its sort).
+pub fn warm_kernel_cache(arch: &'static str) {
+    let _ = inexact_kernels::compile(INEXACT_MATCH_CU, &InexactSwitches::default(), arch);
+    let _ = compile_cached(EXACT_MATCH_CU, &Switches::default().defines(), arch);
+}
+
 /// Kernel times and counts (GPU events for the kernels, milliseconds), summed over batches.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BatchTimes {

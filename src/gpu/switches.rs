@@ -181,12 +181,12 @@ impl Default for InexactSwitches {
     /// pass 3 and a pop budget of 2048 in pass 1 from 4.5 s to 3.9 s; then (each kernel
     /// compiled for its team size) teams of 64 threads in pass 2 (1.36 -> 1.15 s), of 1024 in
     /// pass 3 (0.90 -> 0.57 s), and bwa's `-m` found on the GPU (CPU completion 2.1 -> 0.9 s);
-    /// then pass 1's stacks of 1024 entries instead of 2048 (1.51 -> 1.23 s: half the memory
-    /// its 135,168 stacks spread over).
+    /// then pass 1's stacks of 512 entries instead of 2048 (1.51 -> 0.92 s: its 135,168
+    /// stacks spread over a quarter of the memory; interleaving them was slower still).
     fn default() -> Self {
         InexactSwitches {
             block_w: 64,
-            first_entries: 1024,
+            first_entries: 512,
             first_max_pops: 2048,
             level_warps_per_sm: 16,
             level_team_lanes: default_level_team_lanes(),
@@ -204,7 +204,7 @@ impl InexactSwitches {
     /// The values autotune tries for each switch (name, values); the defaults are among them.
     pub const DOMAINS: &'static [(&'static str, &'static [u32])] = &[
         ("INEXACT_BLOCK_W", &[64, 128, 256]),
-        ("first_entries", &[512, 1024, 2048, 4096]),
+        ("first_entries", &[256, 512, 1024, 2048, 4096]),
         ("first_max_pops", &[1024, 2048, 4096, 8192, 16384, 32768]),
         ("level_warps_per_sm", &[4, 8, 16, 32]),
         ("level_team_lanes", &[32, 64, 128]),
