@@ -10,8 +10,11 @@
 # chunk failed on purpose (BCUDA_TEST_FAIL_INDEX_CHUNK) on E. coli in 15 chunks (FAIL_LARGE=1:
 # the next-to-last chunk of the large genome too). Rows appended to $OUT/index-gpu-h100.tsv
 # (genome Mbp, GPU s, CPU-build s, peak host KiB of the GPU run, identical, commit); log in
-# $OUT/index-gpu.log. Exits non-zero when any files differ. About 5 minutes at 1000 Mbp on the
-# H100 host (the CPU build alone takes about 160 s there).
+# $OUT/index-gpu.log. Exits non-zero when any files differ. About 3 minutes at 1000 Mbp on the
+# H100 host (the CPU build alone takes about 150 s there). SORT_GB: --sort-memory of both
+# builds (default 2). At 3.1 Gbp it takes longer than one device command:
+#   SORT_GB=6 LOG=index-gpu bash scripts/gpu-long.sh start bench/index.sh --gpu 3100
+#   bash scripts/gpu-long.sh wait 585   (twice)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +32,7 @@ gpu_index_check() {
     timed() {
         local mode=$1 dir=$2 fa=$3; shift 3
         mkdir -p "$dir"; ln -sf "$(realpath "$fa")" "$dir/ref.fa"
+        [[ $mode == *--sort-memory* ]] || mode="$mode --sort-memory ${SORT_GB:-2}"
         env "$@" /usr/bin/time -f "%e %M" -o "$dir/time" $B index $mode "$dir/ref.fa" > /dev/null 2> "$dir/err" \
             || { log "FAIL bcuda index $mode $* on $(basename "$fa"): $(tail -3 "$dir/err")"; echo "NA NA" > "$dir/time"; }
     }
@@ -74,6 +78,7 @@ gpu_index_check() {
         [ "$(same_files $W/fail-human $W/human$size-cpu)" = yes ] || failures=$((failures + 1))
     fi
     log "index GPU check: $failures failures"
+    log done  # the end, for scripts/gpu-long.sh
     rm -rf "$W"
     return $failures
 }

@@ -8,8 +8,9 @@
 #   bash scripts/gpu-long.sh wait SECS    release the 16-core part (create /tmp/long/go), wait
 #                                         until the script's log ends with "done" or SECS
 #                                         pass, then copy what it wrote to $OUT
-# A script run this way writes its log to $OUT/NAME.log (NAME: the script's name without
-# .sh) and ends it with a line "done", e.g. bench/human-like.sh 3100.
+# A script run this way writes its log to $OUT/NAME.log (NAME: LOG, or the script's name
+# without .sh) and ends it with a line "done", e.g. bench/human-like.sh 3100, or
+# LOG=index-gpu ... start bench/index.sh --gpu 3100.
 set -uo pipefail
 L=${LONG_DIR:-/tmp/long}
 case "$1" in
@@ -18,7 +19,7 @@ start)
     script=$1
     [[ $script =~ ^[0-9.]+$ ]] && script=scripts/gpu-large.sh || shift
     mkdir -p $L/out && cp -r . $L/repo
-    basename "$script" .sh > $L/name
+    echo "${LOG:-$(basename "$script" .sh)}" > $L/name
     (cd $L/repo && OUT=$L/out WAIT_FOR=$L/go SORT_GB=${SORT_GB:-8} setsid bash "$script" "$@" > $L/out/stdout.txt 2>&1 < /dev/null &)
     echo "started $script $* in $L" ;;
 wait)

@@ -30,6 +30,12 @@ pub const CPU_BATCH: usize = 0x40000;
 /// pipeline's fill and drain against its per-batch cost). Other batches than bwa's may change
 /// the answers for reads of mixed lengths (the cap on gap opens above), so the batch is never
 /// smaller by default, not even the first (which would start the GPU sooner).
+/// The next batch of up to `n` reads (none at the end of the input), with the input's position after it.
+fn read_batch(reader: &mut ReadBatchReader, n: usize) -> Result<Parsed> {
+    let reads = reader.next_batch(n)?;
+    Ok(Parsed { gpu_input: None, reads, position: reader.position().0 })
+}
+
 fn batch_reads() -> usize {
     std::env::var("BCUDA_TEST_BATCH_READS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(CPU_BATCH)
 }
@@ -195,12 +201,23 @@ pub fn run(args: AlnArgs) -> Result<()> {
     let index_load = index_started.elapsed();
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13, sequence_only: true };
     let reader = ReadBatchReader::open(&inputs[0], read_opts)?;
+    let input_size = reader.position().1;
+    let batch_reads = batch_reads();
+    // The first batch is parsed while the GPUs open and take the BWT.
+    let first = std::thread::spawn(move || {
+        let mut reader = reader;
+        let t = Instant::now();
+        let batch = read_batch(&mut reader, batch_reads);
+        timeline::mark(0, "parsed");
+        (reader, batch, t.elapsed())
+    });
     let mut gpus = gpus::open_aligners(&args, &bwt, opening)?;
+    let (reader, first_batch, first_busy) = first.join().map_err(|_| anyhow::anyhow!("parsing the reads panicked"))?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
 
     let mut out = Output::create(args.output.as_deref())?;
     sai::write_header(&mut out, &opt)?;
-    let mut progress = Progress::new("reads aligned", Some(reader.position().1), args.quiet);
+    let mut progress = Progress::new("reads aligned", Some(input_size), args.quiet);
     let start_up = started.elapsed();
     // With several GPUs, a line of progress each.
     let gpu_progress: Vec<Progress> = match gpus.len() {
@@ -212,19 +229,24 @@ pub fn run(args: AlnArgs) -> Result<()> {
     // completes the batches on the CPU (reads the GPU could not hold, or all of them without
     // a GPU) and writes them in input order.
     let stride = gpus.first().map(|g| g.switches().sequence_stride);
-    let batch_reads = batch_reads();
     let (cpu_reads, busy, shares) = std::thread::scope(|scope| -> Result<(usize, StageBusy, Vec<dealer::Share>)> {
         let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (packed_tx, packed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
         let mut reader = reader;
         let parser = scope.spawn(move || {
-            let mut busy = Duration::ZERO;
+            let (mut busy, mut first) = (first_busy, Some(first_batch));
             for seq in 0u64.. {
-                let t = Instant::now();
-                let batch = reader.next_batch(batch_reads).map_err(anyhow::Error::from).map(|reads| Parsed { gpu_input: None, reads, position: reader.position().0 });
-                busy += t.elapsed();
-                timeline::mark(seq, "parsed");
+                let batch = match first.take() {
+                    Some(batch) => batch,
+                    None => {
+                        let t = Instant::now();
+                        let batch = read_batch(&mut reader, batch_reads);
+                        busy += t.elapsed();
+                        timeline::mark(seq, "parsed");
+                        batch
+                    }
+                };
                 let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
                 if read_tx.send(batch).is_err() || done {
                     break;

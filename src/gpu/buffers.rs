@@ -81,3 +81,35 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
     }
 }
 
+
+/// Bytes of one piece of [`upload_large`]'s staging.
+const STAGING_BYTES: usize = 64 << 20;
+
+/// Copies a large host array (the BWT, read through a memory map) to a new device buffer
+/// through two page-locked staging buffers: all cores fill one piece while the GPU takes the
+/// other. A plain (pageable) copy of the 3.1 Gbp BWT, 1.7 GB, ran at about 4 GB/s on the H100
+/// host: 0.41 s of every run's start-up.
+pub fn upload_large<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(stream: &Arc<CudaStream>, data: &[T]) -> Result<CudaSlice<T>> {
+    use rayon::prelude::*;
+    let piece = (STAGING_BYTES / std::mem::size_of::<T>().max(1)).clamp(1, data.len().max(1));
+    // SAFETY: every element is copied in below before any kernel reads it.
+    let mut dev = unsafe { stream.alloc::<T>(data.len().max(1)) }?;
+    // SAFETY: each staging buffer is written (below) before its copy is queued.
+    let mut staging = unsafe { [stream.context().alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?, stream.context().alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?] };
+    let mut in_flight: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
+    for (i, chunk) in data.chunks(piece).enumerate() {
+        let b = i % 2;
+        // The buffer's previous copy must be done before it is filled again.
+        if let Some(copied) = in_flight[b].take() {
+            copied.synchronize()?;
+        }
+        let host = &mut staging[b].as_mut_slice()?[..chunk.len()];
+        host.par_chunks_mut(1 << 16).zip(chunk.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s));
+        // A plain slice to cudarc (no event of its own): the driver sees page-locked memory
+        // and copies asynchronously; the event above guards the buffer instead.
+        stream.memcpy_htod(&*host, &mut dev.slice_mut(i * piece..i * piece + chunk.len()))?;
+        in_flight[b] = Some(stream.record_event(None)?);
+    }
+    stream.synchronize()?;
+    Ok(dev)
+}

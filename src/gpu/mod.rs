@@ -358,7 +358,7 @@ impl GpuAligner {
         ctx.bind_to_thread()?;
         let stream = ctx.default_stream();
         let ordinal = ctx.ordinal();
-        let words = stream.clone_htod(bwt.words()).context("copying the BWT to the GPU")?;
+        let words = buffers::upload_large(&stream, bwt.words()).context("copying the BWT to the GPU")?;
         let l2 = stream.clone_htod(&bwt.l2())?;
         let direct_index = switches.direct_index;
         let slots = [Some(Slot::new(&ctx)?), Some(Slot::new(&ctx)?)];
