@@ -33,15 +33,13 @@ const WIDTH_BYTES: usize = 16;
 pub const LANES: usize = 32;
 pub const CHUNK: usize = crate::aln::level_search::CHUNK;
 
-/// Pass 1: threads per SM. Passes 2 and 3: pool entries per team (the third gets what bwa's
-/// `-m` needs), and pass 3's teams per SM. Pass 1's stack entries and pop budget, pass 2's
-/// warps per SM and the threads per team of passes 2 and 3 are tuning switches
-/// ([`InexactSwitches`]: 512 entries, 2048 pops, 16 warps, teams of 64 and 1024 threads by
-/// default: the entries from the CPU profile (`bcuda stack-profile`) of a human-like genome,
-/// the rest measured on the H100).
+/// Pass 1: threads per SM; pass 3: teams per SM (its pools get what bwa's `-m` needs). Pass
+/// 1's stack entries and pop budget, pass 2's warps per SM and pool entries, and the threads
+/// per team of passes 2 and 3 are tuning switches ([`InexactSwitches`]: 512 entries, 2048
+/// pops, 16 warps, 65,536 entries, teams of 64 and 1024 threads by default, measured on the
+/// H100).
 const FIRST_THREADS_PER_SM: usize = 1024;
 const LAST_TEAMS_PER_SM: usize = 1;
-const LEVEL_ENTRIES: usize = 1 << 16;
 /// Entries a team's pool may need beyond bwa's `-m`: the search stops once it holds more than
 /// `-m`, but a group of chains (one per thread of the team) is committed at once, each chain's
 /// first entry still in its level's chunks, and its last pop may push 9; and the pool is handed
@@ -111,7 +109,7 @@ pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_ent
     let last = (max_entries + entries_beyond_max(n_buckets, sw.last_team_lanes as usize)).next_multiple_of(CHUNK);
     let wanted: Vec<usize> = match entries {
         Some(e) => e.to_vec(),
-        None => vec![sw.first_entries as usize, LEVEL_ENTRIES.min(last), last],
+        None => vec![sw.first_entries as usize, (sw.level_entries as usize).min(last), last],
     };
     let share = budget / 3;
     let sms = sms.max(1);

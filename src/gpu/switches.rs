@@ -139,8 +139,11 @@ pub struct InexactSwitches {
     /// Pass 1: stack entries per thread, and pops before a read is handed to pass 2.
     pub first_entries: u32,
     pub first_max_pops: u32,
-    /// Pass 2: warps per SM.
+    /// Pass 2: warps per SM, and entries per team's pool (a read that needs more goes to pass
+    /// 3). Kept when a tuned file from before the pool size was a switch is read.
     pub level_warps_per_sm: u32,
+    #[serde(default = "default_level_entries")]
+    pub level_entries: u32,
     /// Threads per team (the block that searches one read) of pass 2 and of pass 3. The team
     /// kernel is compiled for each size (`MAX_TEAM`, its launch bounds: a team of 1024 threads
     /// leaves 64 registers to each, too few for pass 2's lanes). Kept when a tuned file from
@@ -167,6 +170,10 @@ pub struct InexactSwitches {
     pub entries_limit_exact: bool,
 }
 
+fn default_level_entries() -> u32 {
+    1 << 16
+}
+
 fn default_level_team_lanes() -> u32 {
     64
 }
@@ -189,6 +196,7 @@ impl Default for InexactSwitches {
             first_entries: 512,
             first_max_pops: 2048,
             level_warps_per_sm: 16,
+            level_entries: default_level_entries(),
             level_team_lanes: default_level_team_lanes(),
             last_team_lanes: default_last_team_lanes(),
             occ_ldg: false,
@@ -207,6 +215,7 @@ impl InexactSwitches {
         ("first_entries", &[256, 512, 1024, 2048, 4096]),
         ("first_max_pops", &[1024, 2048, 4096, 8192, 16384, 32768]),
         ("level_warps_per_sm", &[4, 8, 16, 32]),
+        ("level_entries", &[32768, 65536, 131072, 262144]),
         ("level_team_lanes", &[32, 64, 128]),
         ("last_team_lanes", &[32, 64, 128, 256, 512, 1024]),
         ("occ_ldg", &[0, 1]),
@@ -230,6 +239,9 @@ impl InexactSwitches {
         if !(1..=64).contains(&self.level_warps_per_sm) {
             return Some("level_warps_per_sm must be in 1..=64");
         }
+        if self.level_entries < 1024 {
+            return Some("level_entries must be at least 1024 (a chain's pushes, in 64-entry chunks)");
+        }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
             if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
                 return Some("level_team_lanes and last_team_lanes must be multiples of 32 up to 1024");
@@ -251,6 +263,7 @@ impl InexactSwitches {
             "first_entries" => self.first_entries = n,
             "first_max_pops" => self.first_max_pops = n,
             "level_warps_per_sm" => self.level_warps_per_sm = n,
+            "level_entries" => self.level_entries = n,
             "level_team_lanes" => self.level_team_lanes = n,
             "last_team_lanes" => self.last_team_lanes = n,
             "occ_ldg" => self.occ_ldg = flag()?,
@@ -265,7 +278,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.entries_limit_exact as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.entries_limit_exact as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -305,7 +318,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, entries_limit_exact: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, entries_limit_exact: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
