@@ -52,15 +52,37 @@ struct Width {
     int bid;
 };
 
-// A stack entry in 32 bytes: the interval, the packed score and position, the list link and
-// the counters (n_mm, n_gapo, n_gape, state | n_ins, n_del, last_diff_pos).
+// A stack entry: the interval, the packed score and position, the list link and the counters
+// (diffs: n_mm | n_gapo << 8 | n_gape << 16 | state << 24; gaps: n_ins | n_del << 10 |
+// last_diff_pos << 20). In 32 bytes, or with the switch compact_entry (-D) in 24: k and l take
+// ROW_BITS bits each (suffix-array rows of a genome up to 8 Gbp; the host checks) and the
+// counters ride in their top bits, so the stacks spread over a quarter less memory.
+#define ROW_BITS 34
+#define ROW_MASK ((1ULL << ROW_BITS) - 1)
+#if compact_entry
+struct Entry {
+    u64 k_diffs; // k | diffs << ROW_BITS
+    u64 l_gaps; // l | gaps << ROW_BITS
+    u32 info; // score << 21 | i
+    int next; // next entry of the same score, or the next free slot
+};
+__device__ __forceinline__ u64 entry_k(const Entry &e) { return e.k_diffs & ROW_MASK; }
+__device__ __forceinline__ u64 entry_l(const Entry &e) { return e.l_gaps & ROW_MASK; }
+__device__ __forceinline__ u32 entry_diffs(const Entry &e) { return (u32)(e.k_diffs >> ROW_BITS); }
+__device__ __forceinline__ u32 entry_gaps(const Entry &e) { return (u32)(e.l_gaps >> ROW_BITS); }
+#else
 struct Entry {
     u64 k, l;
     u32 info; // score << 21 | i
     int next; // next entry of the same score, or the next free slot
-    u32 diffs; // n_mm | n_gapo << 8 | n_gape << 16 | state << 24
-    u32 gaps; // n_ins | n_del << 10 | last_diff_pos << 20
+    u32 diffs;
+    u32 gaps;
 };
+__device__ __forceinline__ u64 entry_k(const Entry &e) { return e.k; }
+__device__ __forceinline__ u64 entry_l(const Entry &e) { return e.l; }
+__device__ __forceinline__ u32 entry_diffs(const Entry &e) { return e.diffs; }
+__device__ __forceinline__ u32 entry_gaps(const Entry &e) { return e.gaps; }
+#endif
 
 // bwt_aln1_t as in the .sai: the packed bit fields, then k and l.
 struct Hit {
@@ -70,13 +92,13 @@ struct Hit {
 
 __device__ __forceinline__ int entry_score(const Entry &e) { return e.info >> 21; }
 __device__ __forceinline__ int entry_i(const Entry &e) { return e.info & 0xffff; }
-__device__ __forceinline__ int n_mm_of(const Entry &e) { return e.diffs & 0xff; }
-__device__ __forceinline__ int n_gapo_of(const Entry &e) { return e.diffs >> 8 & 0xff; }
-__device__ __forceinline__ int n_gape_of(const Entry &e) { return e.diffs >> 16 & 0xff; }
-__device__ __forceinline__ int state_of(const Entry &e) { return e.diffs >> 24; }
-__device__ __forceinline__ int n_ins_of(const Entry &e) { return e.gaps & 0x3ff; }
-__device__ __forceinline__ int n_del_of(const Entry &e) { return e.gaps >> 10 & 0x3ff; }
-__device__ __forceinline__ int last_diff_pos_of(const Entry &e) { return e.gaps >> 20; }
+__device__ __forceinline__ int n_mm_of(const Entry &e) { return entry_diffs(e) & 0xff; }
+__device__ __forceinline__ int n_gapo_of(const Entry &e) { return entry_diffs(e) >> 8 & 0xff; }
+__device__ __forceinline__ int n_gape_of(const Entry &e) { return entry_diffs(e) >> 16 & 0xff; }
+__device__ __forceinline__ int state_of(const Entry &e) { return entry_diffs(e) >> 24; }
+__device__ __forceinline__ int n_ins_of(const Entry &e) { return entry_gaps(e) & 0x3ff; }
+__device__ __forceinline__ int n_del_of(const Entry &e) { return entry_gaps(e) >> 10 & 0x3ff; }
+__device__ __forceinline__ int last_diff_pos_of(const Entry &e) { return entry_gaps(e) >> 20; }
 
 // Pass 1's stack of one thread. With the switch stack_interleave (-D) the threads' stacks lie
 // side by side, slot j of every thread together, so the threads of a warp at the same depth
@@ -131,12 +153,19 @@ __device__ void drop_above(Stack &st, int cap)
 __device__ Entry make_entry(const GapOpt &opt, int i, u64 k, u64 l, int n_mm, int n_gapo, int n_gape, int n_ins, int n_del, int state, bool is_diff)
 {
     Entry e;
+    u32 diffs = (u32)n_mm | (u32)n_gapo << 8 | (u32)n_gape << 16 | (u32)state << 24;
+    u32 gaps = (u32)n_ins | (u32)n_del << 10 | (u32)(is_diff ? i : 0) << 20;
+#if compact_entry
+    e.k_diffs = k | (u64)diffs << ROW_BITS;
+    e.l_gaps = l | (u64)gaps << ROW_BITS;
+#else
     e.k = k;
     e.l = l;
+    e.diffs = diffs;
+    e.gaps = gaps;
+#endif
     e.info = (u32)aln_score(n_mm, n_gapo, n_gape, opt) << 21 | (u32)i;
     e.next = NO_ENTRY;
-    e.diffs = (u32)n_mm | (u32)n_gapo << 8 | (u32)n_gape << 16 | (u32)state << 24;
-    e.gaps = (u32)n_ins | (u32)n_del << 10 | (u32)(is_diff ? i : 0) << 20;
     return e;
 }
 
@@ -439,7 +468,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     const GapOpt &opt = r.opt;
     bool gape_counts = (opt.mode & MODE_GAPE) != 0;
     has_matching = false;
-    u64 k = e.k, l = e.l;
+    u64 k = entry_k(e), l = entry_l(e);
     int i = entry_i(e);
     int n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
     int n_ins = n_ins_of(e), n_del = n_del_of(e);

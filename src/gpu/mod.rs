@@ -354,6 +354,9 @@ impl GpuAligner {
     pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
         let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } = gpu;
+        if let Some(why) = inexact_switches.unfit_for(bwt.seq_len()) {
+            bail!("inexact kernel switches: {why}");
+        }
         // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
         ctx.bind_to_thread()?;
         let stream = ctx.default_stream();
@@ -431,7 +434,7 @@ impl GpuAligner {
     /// variant); compiles it now so that a bad variant fails here. The passes are planned
     /// again at the next batch.
     pub fn set_inexact_kernels(&mut self, source: &str, switches: InexactSwitches) -> Result<()> {
-        if let Some(why) = switches.illegal() {
+        if let Some(why) = switches.illegal().or(switches.unfit_for(self.seq_len)) {
             bail!("inexact kernel switches: {why}");
         }
         let kernels = InexactKernels::load(&self.ctx, inexact_kernels::compile(source, &switches, self.arch)?)?;

@@ -162,6 +162,11 @@ pub struct InexactSwitches {
     /// the other. Kept when a tuned file from before it existed is read.
     #[serde(default)]
     pub stack_interleave: bool,
+    /// Stack entries in 24 bytes instead of 32 (suffix-array rows in 34 bits: genomes up to
+    /// 8 Gbp, [`InexactSwitches::unfit_for`]). Kept when a tuned file from before it existed
+    /// is read.
+    #[serde(default)]
+    pub compact_entry: bool,
     /// The team passes find the pop where bwa's `-m` stops a group of chains (instead of
     /// handing the read to the CPU). `src/aln/level_search.rs` is its model, checked against
     /// bwa in CI; on the H100 it gave the CPU's .sai at `-m 300` and bwa's at 1 Gbp. A tuned
@@ -203,6 +208,7 @@ impl Default for InexactSwitches {
             occ_same_block: false,
             occ_unroll: true,
             stack_interleave: false,
+            compact_entry: false,
             entries_limit_exact: true,
         }
     }
@@ -222,6 +228,7 @@ impl InexactSwitches {
         ("occ_same_block", &[0, 1]),
         ("occ_unroll", &[0, 1]),
         ("stack_interleave", &[0, 1]),
+        ("compact_entry", &[0, 1]),
         ("entries_limit_exact", &[0, 1]),
     ];
 
@@ -250,6 +257,12 @@ impl InexactSwitches {
         None
     }
 
+    /// Why these values cannot search a genome whose BWT has `seq_len` rows, if they cannot:
+    /// compact entries hold rows in 34 bits (`ROW_BITS` in cuda/inexact_match.cu).
+    pub fn unfit_for(&self, seq_len: u64) -> Option<&'static str> {
+        (self.compact_entry && seq_len >= 1 << 34).then_some("compact_entry holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
+    }
+
     /// Sets one switch from `name=value` (booleans as 0/1).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment.split_once('=').ok_or_else(|| format!("'{assignment}': expected name=value"))?;
@@ -270,6 +283,7 @@ impl InexactSwitches {
             "occ_same_block" => self.occ_same_block = flag()?,
             "occ_unroll" => self.occ_unroll = flag()?,
             "stack_interleave" => self.stack_interleave = flag()?,
+            "compact_entry" => self.compact_entry = flag()?,
             "entries_limit_exact" => self.entries_limit_exact = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
@@ -278,7 +292,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.entries_limit_exact as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -287,7 +301,7 @@ impl InexactSwitches {
     /// compiled kernel.
     pub fn defines(&self, team: u32) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("entries_limit_exact", self.entries_limit_exact)]
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact)]
     }
 
     /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
@@ -318,7 +332,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, entries_limit_exact: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -334,9 +348,12 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dentries_limit_exact=1"]);
+        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=0", "-Dentries_limit_exact=1"]);
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [64, 1024], "pass 2's team kernel, then pass 3's");
-        assert_eq!(InexactSwitches { last_team_lanes: 64, ..d }.modules().len(), 1, "one size, one compilation");
+        assert_eq!(InexactSwitches { last_team_lanes: 64, ..d.clone() }.modules().len(), 1, "one size, one compilation");
+        let compact = InexactSwitches { compact_entry: true, ..d.clone() };
+        assert_eq!((compact.unfit_for((1 << 34) - 1), d.unfit_for(1 << 40)), (None, None));
+        assert!(compact.unfit_for(1 << 34).is_some());
     }
 }
