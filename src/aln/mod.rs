@@ -30,6 +30,9 @@ pub const CPU_BATCH: usize = 0x40000;
 /// pipeline's fill and drain against its per-batch cost). Other batches than bwa's may change
 /// the answers for reads of mixed lengths (the cap on gap opens above), so the batch is never
 /// smaller by default, not even the first (which would start the GPU sooner).
+/// Batches parsed (and packed) while the GPUs open: one for each of a GPU's two streams.
+const PARSED_AHEAD: u64 = 2;
+
 /// The next batch of up to `n` reads (none at the end of the input), with the input's position after it.
 fn read_batch(reader: &mut ReadBatchReader, n: usize) -> Result<Parsed> {
     let reads = reader.next_batch(n)?;
@@ -203,16 +206,30 @@ pub fn run(args: AlnArgs) -> Result<()> {
     let reader = ReadBatchReader::open(&inputs[0], read_opts)?;
     let input_size = reader.position().1;
     let batch_reads = batch_reads();
-    // The first batch is parsed while the GPUs open and take the BWT.
+    // The first batches (one per GPU stream) are parsed, and packed for the GPU in the default
+    // layout, while the GPUs open and take the BWT.
+    let pack_ahead = opening.is_some();
     let first = std::thread::spawn(move || {
-        let mut reader = reader;
-        let t = Instant::now();
-        let batch = read_batch(&mut reader, batch_reads);
-        timeline::mark(0, "parsed");
-        (reader, batch, t.elapsed())
+        let (mut reader, mut ready, mut busy) = (reader, Vec::new(), Duration::ZERO);
+        for seq in 0..PARSED_AHEAD {
+            let t = Instant::now();
+            let mut batch = read_batch(&mut reader, batch_reads);
+            timeline::mark(seq, "parsed");
+            let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
+            if let (Ok(b), false, true) = (&mut batch, done, pack_ahead) {
+                b.gpu_input = Some(HostBatch::new(&b.reads, &opt, crate::gpu::Switches::default().sequence_stride));
+                timeline::mark(seq, "packed");
+            }
+            busy += t.elapsed();
+            ready.push(batch);
+            if done {
+                break;
+            }
+        }
+        (reader, ready, busy)
     });
     let mut gpus = gpus::open_aligners(&args, &bwt, opening)?;
-    let (reader, first_batch, first_busy) = first.join().map_err(|_| anyhow::anyhow!("parsing the reads panicked"))?;
+    let (reader, first_batches, first_busy) = first.join().map_err(|_| anyhow::anyhow!("parsing the reads panicked"))?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
 
     let mut out = Output::create(args.output.as_deref())?;
@@ -235,9 +252,9 @@ pub fn run(args: AlnArgs) -> Result<()> {
         let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
         let mut reader = reader;
         let parser = scope.spawn(move || {
-            let (mut busy, mut first) = (first_busy, Some(first_batch));
+            let (mut busy, mut ahead) = (first_busy, first_batches.into_iter());
             for seq in 0u64.. {
-                let batch = match first.take() {
+                let batch = match ahead.next() {
                     Some(batch) => batch,
                     None => {
                         let t = Instant::now();
@@ -258,9 +275,17 @@ pub fn run(args: AlnArgs) -> Result<()> {
             let mut busy = Duration::ZERO;
             for (seq, mut batch) in (0u64..).zip(read_rx) {
                 let t = Instant::now();
-                if let (Ok(b), Some(stride)) = (&mut batch, stride) {
-                    b.gpu_input = Some(HostBatch::new(&b.reads, &opt, stride)).filter(|_| !b.reads.is_empty());
-                    timeline::mark(seq, "packed");
+                if let Ok(b) = &mut batch {
+                    match (stride, &mut b.gpu_input) {
+                        // Packed ahead in the default layout: a GPU tuned for the other one gets its own.
+                        (Some(stride), Some(input)) => input.repack_for(&b.reads, stride),
+                        (Some(stride), None) if !b.reads.is_empty() => {
+                            b.gpu_input = Some(HostBatch::new(&b.reads, &opt, stride));
+                            timeline::mark(seq, "packed");
+                        }
+                        // No GPU after all: the CPU aligns the batch.
+                        _ => b.gpu_input = None,
+                    }
                 }
                 busy += t.elapsed();
                 if packed_tx.send(batch).is_err() {
