@@ -42,7 +42,8 @@ log "genome generated in $(secs $t0 $(now)) s: $(cat $W/synth.log)"
 while [ -n "${WAIT_FOR:-}" ] && [ ! -e "$WAIT_FOR" ]; do sleep 1; done
 # The reads are simulated while the index builds. dwgsim is single-threaded, so SIM_JOBS
 # (default 8) runs simulate N_READS / SIM_JOBS reads each, seeded 7, 8, ..., concatenated in
-# that order (each run draws its own genome mutations, as separate samples would).
+# that order (each run draws its own genome mutations, as separate samples would). Another
+# SIM_JOBS is another read set (and no faster at 3.1 Gbp: each run parses the whole genome).
 jobs=${SIM_JOBS:-8}
 (
     for j in $(seq 0 $((jobs - 1))); do
