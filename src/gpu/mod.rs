@@ -361,7 +361,11 @@ impl GpuAligner {
         ctx.bind_to_thread()?;
         let stream = ctx.default_stream();
         let ordinal = ctx.ordinal();
-        let words = buffers::upload_large(&stream, bwt.words()).context("copying the BWT to the GPU")?;
+        // Through page-locked staging; a plain copy if that memory cannot be had.
+        let words = match buffers::upload_large(&stream, bwt.words()) {
+            Ok(words) => words,
+            Err(_) => stream.clone_htod(bwt.words()).context("copying the BWT to the GPU")?,
+        };
         let l2 = stream.clone_htod(&bwt.l2())?;
         let direct_index = switches.direct_index;
         let slots = [Some(Slot::new(&ctx)?), Some(Slot::new(&ctx)?)];
