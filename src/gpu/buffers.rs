@@ -81,7 +81,6 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
     }
 }
 
-
 /// Bytes of one piece of [`upload_large`]'s staging.
 const STAGING_BYTES: usize = 64 << 20;
 

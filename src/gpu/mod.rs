@@ -51,11 +51,22 @@ pub const BWT_CUH: &str = include_str!("../../cuda/bwt.cuh");
 pub const EXACT_MATCH_CU: &str = include_str!("../../cuda/exact_match.cu");
 pub const INEXACT_MATCH_CU: &str = include_str!("../../cuda/inexact_match.cu");
 
+/// `aln`'s kernels for `arch` with these switches, from the PTX cache or NVRTC (at once: NVRTC
+/// takes seconds for the inexact ones): the inexact modules ([`inexact_kernels::compile`]),
+/// then exact_match's.
+fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static str) -> Result<(Vec<(u32, String)>, String)> {
+    let (inexact_ptx, exact_ptx) = std::thread::scope(|s| {
+        let inexact_ptx = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, inexact, arch));
+        let exact_ptx = compile_cached(EXACT_MATCH_CU, &exact.defines(), arch);
+        (inexact_ptx.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact_ptx)
+    });
+    Ok((inexact_ptx??, exact_ptx?))
+}
+
 /// Compiles `aln`'s kernels with their default switches for `arch` into the PTX cache, so the
 /// first `aln` on a new machine skips NVRTC's seconds (`bcuda index` does it beside its sort).
 pub fn warm_kernel_cache(arch: &'static str) {
-    let _ = inexact_kernels::compile(INEXACT_MATCH_CU, &InexactSwitches::default(), arch);
-    let _ = compile_cached(EXACT_MATCH_CU, &Switches::default().defines(), arch);
+    let _ = compile_kernels(&InexactSwitches::default(), &Switches::default(), arch);
 }
 
 /// Kernel times and counts (GPU events for the kernels, milliseconds), summed over batches.
@@ -327,15 +338,8 @@ impl OpenGpu {
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let context_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
-        let exact_defines = switches.defines();
-        let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &exact_defines, arch);
-        // The kernels compile at once (NVRTC takes seconds for the inexact ones).
-        let (inexact_ptx, exact_ptx) = std::thread::scope(|s| {
-            let inexact_ptx = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, &inexact, arch));
-            let exact = compile_cached(EXACT_MATCH_CU, &exact_defines, arch);
-            (inexact_ptx.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact)
-        });
-        let (inexact_ptx, exact_ptx) = (inexact_ptx??, exact_ptx?);
+        let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
+        let (inexact_ptx, exact_ptx) = compile_kernels(&inexact, &switches, arch)?;
         // Loading JIT-compiles the PTX for this GPU: here too, beside the index load.
         let inexact_kernels = InexactKernels::load(&ctx, inexact_ptx)?;
         let exact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;

@@ -19,50 +19,45 @@ pub fn nvrtc_present() -> bool {
 
 /// Compiles a kernel file (with the shared header) to PTX.
 pub fn compile(source: &str, defines: &[String], arch: Option<&'static str>) -> Result<String> {
-    let full = format!("{BWT_CUH}\n{source}");
-    let opts = CompileOptions { options: defines.to_vec(), arch, ..Default::default() };
-    let ptx = compile_ptx_with_opts(full, opts).map_err(|e| anyhow!("NVRTC: {e:?}"))?;
-    Ok(ptx.to_src())
+    nvrtc(format!("{BWT_CUH}\n{source}"), defines, arch)
 }
 
 /// Compiles a self-contained kernel file (no shared header) to PTX.
 pub fn compile_alone(source: &str, defines: &[String], arch: Option<&'static str>) -> Result<String> {
+    nvrtc(source.to_string(), defines, arch)
+}
+
+fn nvrtc(full_source: String, defines: &[String], arch: Option<&'static str>) -> Result<String> {
     let opts = CompileOptions { options: defines.to_vec(), arch, ..Default::default() };
-    let ptx = compile_ptx_with_opts(source, opts).map_err(|e| anyhow!("NVRTC: {e:?}"))?;
+    let ptx = compile_ptx_with_opts(full_source, opts).map_err(|e| anyhow!("NVRTC: {e:?}"))?;
     Ok(ptx.to_src())
 }
 
 /// [`compile_alone`] through the PTX cache of [`compile_cached`].
 pub fn compile_alone_cached(source: &str, defines: &[String], arch: &'static str) -> Result<String> {
-    let path = cache_path_with("", source, defines, arch);
-    if let Ok(ptx) = std::fs::read_to_string(&path) {
-        return Ok(ptx);
-    }
-    let ptx = compile_alone(source, defines, Some(arch))?;
-    store(&path, &ptx);
-    Ok(ptx)
-}
-
-/// Keeps a compiled kernel in the cache; a cache that cannot be written only costs a compile next time.
-fn store(path: &std::path::Path, ptx: &str) {
-    let dir = path.parent().expect("the cache path has a folder");
-    if std::fs::create_dir_all(dir).is_ok() {
-        let tmp = crate::output::temp_path_for(path);
-        if std::fs::write(&tmp, ptx).is_ok() {
-            let _ = std::fs::rename(&tmp, path);
-        }
-    }
+    through_cache(&cache_path_with("", source, defines, arch), || compile_alone(source, defines, Some(arch)))
 }
 
 /// `compile`, with the PTX kept under the user's cache directory keyed by a hash of the
 /// source, defines and architecture, so later runs skip NVRTC.
 pub fn compile_cached(source: &str, defines: &[String], arch: &'static str) -> Result<String> {
-    let path = cache_path(source, defines, arch);
-    if let Ok(ptx) = std::fs::read_to_string(&path) {
+    through_cache(&cache_path(source, defines, arch), || compile(source, defines, Some(arch)))
+}
+
+/// The PTX at `path` in the cache, or `compile`'s, then kept there; a cache that cannot be
+/// written only costs a compile next time.
+fn through_cache(path: &std::path::Path, compile: impl FnOnce() -> Result<String>) -> Result<String> {
+    if let Ok(ptx) = std::fs::read_to_string(path) {
         return Ok(ptx);
     }
-    let ptx = compile(source, defines, Some(arch))?;
-    store(&path, &ptx);
+    let ptx = compile()?;
+    let dir = path.parent().expect("the cache path has a folder");
+    if std::fs::create_dir_all(dir).is_ok() {
+        let tmp = crate::output::temp_path_for(path);
+        if std::fs::write(&tmp, &ptx).is_ok() {
+            let _ = std::fs::rename(&tmp, path);
+        }
+    }
     Ok(ptx)
 }
 
