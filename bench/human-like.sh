@@ -12,7 +12,7 @@
 # commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
 # FILE exists; scripts/gpu-long.sh uses it), GPUS="1 2" (then also bcuda aln --gpus N, twice
 # for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N),
-# SWEEP and BATCH_SWEEP (see the end).
+# SWEEP, BATCH_SWEEP and NCU (see the end).
 . "$(dirname "$0")/../scripts/device-env.sh"
 size=$1
 reads=${2:-1000000}
@@ -159,5 +159,14 @@ if [ -n "${SWEEP:-}" ]; then
 fi
 # Reads per batch (BATCH_SWEEP="131072 65536"): the same run with other batch sizes.
 for n in ${BATCH_SWEEP:-}; do sweep_run "batches of $n reads" "BCUDA_TEST_BATCH_READS=$n"; done
+# NCU=1: Nsight Compute on batch 0 of the first 100k reads (one launch each of pass 1, 2
+# and 3): occupancy, registers, warp stalls and memory traffic, in $OUT/ncu.txt.
+if [ -n "${NCU:-}" ] && command -v ncu > /dev/null; then
+    timeout 240 ncu --clock-control none --kernel-name regex:'inexact_search|inexact_level' --launch-count 3 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+        --section SchedulerStats --section MemoryWorkloadAnalysis --section InstructionStats \
+        $B aln $mode --quiet -t $t $W/genome.fa $W/r100k.fq > $OUT/ncu.txt 2>&1 < /dev/null
+    log "ncu (exit $?): $(grep -c 'inexact_' $OUT/ncu.txt) kernel sections in ncu.txt"
+fi
 rm -rf "$W"
 log "done"
