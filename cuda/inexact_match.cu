@@ -34,6 +34,11 @@
 #define HIT_GO 0
 #define HIT_FIRST 1
 #define HIT_STOP 2
+// Where a thread of pass 1 is with its read (first_lockstep).
+#define PHASE_IDLE 0
+#define PHASE_WIDTH 1
+#define PHASE_SEED_WIDTH 2
+#define PHASE_SEARCH 3
 // The team passes (inexact_level): lanes of a warp, entries per chunk of a team's pool. Defined
 // here, before any use, so that a patched line that uses them compiles wherever it lands. The
 // most threads of a team, MAX_TEAM, is a switch (-D): it sets inexact_level's launch bounds.
@@ -364,27 +369,31 @@ __device__ __forceinline__ void occ_pair(const u32 *words, u64 primary, u64 k, u
     ol = occ_one(words, primary, l, c);
 }
 
+// One base of bwa's D array (bwt_cal_width): base c at position i of the reversed read, with
+// the backward search's interval [k, l] and the count of exact pieces so far (bid).
+__device__ __forceinline__ void width_step(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, int c, int i, u64 &k, u64 &l, int &bid, Width *width, u64 &lookups)
+{
+    if (c < 4) {
+        u64 ok, ol;
+        occ_pair(words, primary, k - 1, l, c, ok, ol);
+        lookups += 2;
+        k = l2[c] + ok + 1;
+        l = l2[c] + ol;
+    }
+    if (k > l || c > 3) {
+        k = 0;
+        l = seq_len;
+        ++bid;
+    }
+    width[i].w = l - k + 1;
+    width[i].bid = bid;
+}
+
 __device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *s, int len, Width *width, u64 &lookups)
 {
     int bid = 0;
     u64 k = 0, l = seq_len;
-    for (int i = 0; i < len; ++i) {
-        int c = s[i];
-        if (c < 4) {
-            u64 ok, ol;
-            occ_pair(words, primary, k - 1, l, c, ok, ol);
-            lookups += 2;
-            k = l2[c] + ok + 1;
-            l = l2[c] + ol;
-        }
-        if (k > l || c > 3) {
-            k = 0;
-            l = seq_len;
-            ++bid;
-        }
-        width[i].w = l - k + 1;
-        width[i].bid = bid;
-    }
+    for (int i = 0; i < len; ++i) width_step(words, primary, seq_len, l2, s[i], i, k, l, bid, width, lookups);
     width[len].w = 0;
     width[len].bid = bid + 1;
 }
@@ -615,43 +624,88 @@ __device__ int record_hit(HitList &h, const Entry &e, u64 k, u64 l, Width *width
 }
 
 // Pass 1's search of one read by one thread with the bounded stack (match_gap in
-// src/aln/search.rs with a BoundedStack); STACK_FULL when the read needs more stack or pops.
-__device__ int search_read(const Read &r, Width *width, Stack &st, HitList &h)
+// src/aln/search.rs with a BoundedStack), one pop at a time, so that the threads of a warp
+// searching reads of different lengths stay in step (first_lockstep). SEARCH_GO: not done;
+// else the read's answer (its hit count, STACK_FULL when it needs more stack or pops,
+// HITS_FULL).
+#define SEARCH_GO -4
+struct Search {
+    Stack st;
+    HitList h;
+    Entry e; // the matching child of the last pop, held in registers (held != 0)
+    int held;
+};
+
+__device__ int search_start(const Read &r, Search &s)
+{
+    if (too_many_ns(r, s.h.max_diff)) return 0;
+    stack_push(s.st, make_entry(r.opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
+    s.held = 0;
+    return SEARCH_GO;
+}
+
+// One turn of bwt_match_gap's loop. The matching child of a pop stays in registers: bwa pushes
+// it last at its parent's score, the lowest stored, so it is the next pop (bwa's -m still
+// counts it).
+__device__ int search_pop(const Read &r, Width *width, Search &s)
 {
     const GapOpt &opt = r.opt;
-    if (too_many_ns(r, h.max_diff)) return 0;
-    StackSink sink = {st};
-    stack_push(st, make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
-    // The matching child of the last pop stays in registers: bwa pushes it last at its parent's
-    // score, the lowest stored, so it is the next pop (bwa's -m still counts it).
-    Entry e;
-    int held = 0;
-    while (st.stored + held + st.dropped > 0) {
-        if (st.stored + held + st.dropped > (u32)opt.max_entries) break;
-        if (!held && st.stored == 0) {
-            // bwa would pop a dropped entry: fine if that ends the search, as it would.
-            if (ends_before(h, st.cap + 1, opt)) break;
-            return STACK_FULL;
-        }
-        if (++st.pops > st.max_pops) return STACK_FULL; // guard
-        if (held) held = 0;
-        else e = stack_pop(st);
-        if (ends_before(h, entry_score(e), opt)) break;
-        u64 hk, hl;
-        Entry matching;
-        bool has_matching;
-        int next = step(r, e, h.max_diff, width, sink, hk, hl, matching, has_matching);
-        if (next == STEP_HIT) {
-            int after = record_hit(h, e, hk, hl, width, r.seq_len, opt);
-            if (after == HITS_FULL) return HITS_FULL;
-            if (after == HIT_STOP) break;
-            if (after == HIT_FIRST && h.best_score + opt.s_mm < st.cap) drop_above(st, h.best_score + opt.s_mm);
-        } else if (next == STEP_EXPANDED && has_matching) {
-            e = matching;
-            held = 1;
-        }
+    Stack &st = s.st;
+    HitList &h = s.h;
+    if (st.stored + s.held + st.dropped == 0) return h.n_aln;
+    if (st.stored + s.held + st.dropped > (u32)opt.max_entries) return h.n_aln;
+    if (!s.held && st.stored == 0) {
+        // bwa would pop a dropped entry: fine if that ends the search, as it would.
+        if (ends_before(h, st.cap + 1, opt)) return h.n_aln;
+        return STACK_FULL;
     }
-    return h.n_aln;
+    if (++st.pops > st.max_pops) return STACK_FULL; // guard
+    if (s.held) s.held = 0;
+    else s.e = stack_pop(st);
+    if (ends_before(h, entry_score(s.e), opt)) return h.n_aln;
+    u64 hk, hl;
+    Entry matching;
+    bool has_matching;
+    StackSink sink = {st};
+    int next = step(r, s.e, h.max_diff, width, sink, hk, hl, matching, has_matching);
+    if (next == STEP_HIT) {
+        int after = record_hit(h, s.e, hk, hl, width, r.seq_len, opt);
+        if (after == HITS_FULL) return HITS_FULL;
+        if (after == HIT_STOP) return h.n_aln;
+        if (after == HIT_FIRST && h.best_score + opt.s_mm < st.cap) drop_above(st, h.best_score + opt.s_mm);
+    } else if (next == STEP_EXPANDED && has_matching) {
+        s.e = matching;
+        s.held = 1;
+    }
+    return SEARCH_GO;
+}
+
+// A thread's empty stack of `entries` entries (pass 1).
+__device__ Stack new_stack(Entry *entry_pool, int *head_pool, u64 t, int entries, int n_buckets, int max_pops)
+{
+    Stack st;
+#if stack_interleave
+    // Slot j of every thread side by side: a warp's threads at the same depth share lines.
+    st.pool = entry_pool + t;
+    st.heads = head_pool + t;
+    st.stride = (u64)gridDim.x * blockDim.x;
+#else
+    st.pool = entry_pool + t * entries;
+    st.heads = head_pool + t * n_buckets;
+    st.stride = 1;
+#endif
+    st.capacity = entries;
+    st.used = 0;
+    st.free_list = NO_ENTRY;
+    st.n_buckets = n_buckets;
+    st.stored = 0;
+    st.best = n_buckets;
+    st.cap = n_buckets - 1;
+    st.dropped = 0;
+    st.pops = 0;
+    st.max_pops = max_pops;
+    for (int s = 0; s < n_buckets; ++s) head(st, s) = NO_ENTRY;
+    return st;
 }
 
 // (Calls of functions that take `words` or `l2` stay on one line: autotune's bounds guards
@@ -661,7 +715,13 @@ __device__ int search_read(const Read &r, Width *width, Stack &st, HitList &h)
 // `entries_per_thread` entries and at most `max_pops` pops. A read that needs more is appended
 // to `next_queue` (next_counters[0] counts them) for inexact_level; n_hits is negative (STACK_FULL,
 // HITS_FULL) for a read without an answer.
-extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
+// first_min_blocks (-D, 0 = none): blocks per SM the compiler must fit (registers per thread).
+#if first_min_blocks
+#define FIRST_BOUNDS __launch_bounds__(INEXACT_BLOCK_W, first_min_blocks)
+#else
+#define FIRST_BOUNDS __launch_bounds__(INEXACT_BLOCK_W)
+#endif
+extern "C" __global__ void FIRST_BOUNDS inexact_search(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
@@ -677,37 +737,84 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     Width *seed_width = seed_width_pool + t * (max_len + 1);
     u8 *seq = seq_pool + t * max_len;
     u32 queued = queue_counters[0];
+#if first_lockstep
+    // Every turn of the loop a thread does one step of its read (one base of the D arrays, or
+    // one pop) and takes the next read when its own is done, so the threads of a warp stay in
+    // step: a warp no longer waits for its longest read before any thread starts another.
+    GapOpt opt = *batch_opt;
+    Search s;
+    u32 id = 0;
+    int phase = PHASE_IDLE, len = 0, max_diff = 0, i = 0, bid = 0;
+    u64 k = 0, l = 0;
+    const u8 *read = nullptr;
+    for (;;) {
+        if (phase == PHASE_IDLE) {
+            u32 p = atomicAdd(&queue_counters[1], 1);
+            if (p >= queued) break;
+            id = queue[p];
+            read = codes + code_start[id];
+            len = read_len[id];
+            max_diff = read_max_diff[id];
+            phase = PHASE_WIDTH;
+            i = bid = 0;
+            k = 0;
+            l = seq_len;
+        }
+        if (phase == PHASE_SEARCH) {
+            Read r = read_view(words, primary, seq_len, l2, opt, len, max_diff, seed_width, seq, lookups);
+            int n = search_pop(r, width, s);
+            if (n == SEARCH_GO) continue;
+            if (n == STACK_FULL || n == HITS_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
+            n_hits[id] = n;
+            phase = PHASE_IDLE;
+            continue;
+        }
+        // prepare_read a base at a time: the D array on the reversed read (writing the search's
+        // sequence, its complement, on the way), then the seed's on its last seed_len bases.
+        bool seed = phase == PHASE_SEED_WIDTH;
+        int n = seed ? opt.seed_len : len;
+        Width *w = seed ? seed_width : width;
+        if (i < n) {
+            int c = seed ? read[opt.seed_len - 1 - i] : read[len - 1 - i];
+            if (!seed) seq[i] = c > 3 ? 4 : 3 - c;
+            width_step(words, primary, seq_len, l2, c, i, k, l, bid, w, lookups);
+            ++i;
+            continue;
+        }
+        w[n].w = 0;
+        w[n].bid = bid + 1;
+        if (!seed && opt.seed_len < len) {
+            phase = PHASE_SEED_WIDTH;
+            i = bid = 0;
+            k = 0;
+            l = seq_len;
+            continue;
+        }
+        Read r = read_view(words, primary, seq_len, l2, opt, len, max_diff, seed_width, seq, lookups);
+        s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, max_pops);
+        s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
+        int first = search_start(r, s);
+        phase = PHASE_SEARCH;
+        if (first != SEARCH_GO) {
+            n_hits[id] = first;
+            phase = PHASE_IDLE;
+        }
+    }
+#else
+    // Each thread searches one read to its end before it takes the next.
     for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
         u32 id = queue[p];
         Read r = prepare_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], width, seed_width, seq, lookups);
-        Stack st;
-#if stack_interleave
-        // Slot j of every thread side by side: a warp's threads at the same depth share lines.
-        st.pool = entry_pool + t;
-        st.heads = head_pool + t;
-        st.stride = (u64)gridDim.x * blockDim.x;
-#else
-        st.pool = entry_pool + t * entries_per_thread;
-        st.heads = head_pool + t * n_buckets;
-        st.stride = 1;
-#endif
-        st.capacity = entries_per_thread;
-        st.used = 0;
-        st.free_list = NO_ENTRY;
-        st.n_buckets = n_buckets;
-        st.stored = 0;
-        st.best = n_buckets;
-        st.cap = n_buckets - 1;
-        st.dropped = 0;
-        st.pops = 0;
-        st.max_pops = max_pops;
-        for (int s = 0; s < n_buckets; ++s) head(st, s) = NO_ENTRY;
-        HitList h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
-        int n = search_read(r, width, st, h);
+        Search s;
+        s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, max_pops);
+        s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
+        int n = search_start(r, s);
+        while (n == SEARCH_GO) n = search_pop(r, width, s);
         // A read with more hits than its slots goes on too: the warp passes keep long hit lists.
         if (n == STACK_FULL || n == HITS_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
         n_hits[id] = n;
     }
+#endif
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
 }
 

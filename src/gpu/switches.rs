@@ -173,6 +173,16 @@ pub struct InexactSwitches {
     /// file from before it existed reads as off.
     #[serde(default)]
     pub entries_limit_exact: bool,
+    /// Pass 1's threads take one step of their read per turn (a base of the D arrays or a pop)
+    /// and the next read when theirs is done, instead of searching each read to its end: a
+    /// warp no longer waits for its longest read. A tuned file from before it existed reads
+    /// as off.
+    #[serde(default)]
+    pub first_lockstep: bool,
+    /// Pass 1's launch bounds: blocks per SM the compiler must fit, which caps the registers
+    /// per thread (0: no cap).
+    #[serde(default)]
+    pub first_min_blocks: u32,
 }
 
 fn default_level_entries() -> u32 {
@@ -210,6 +220,8 @@ impl Default for InexactSwitches {
             stack_interleave: false,
             compact_entry: false,
             entries_limit_exact: true,
+            first_lockstep: true,
+            first_min_blocks: 0,
         }
     }
 }
@@ -230,6 +242,8 @@ impl InexactSwitches {
         ("stack_interleave", &[0, 1]),
         ("compact_entry", &[0, 1]),
         ("entries_limit_exact", &[0, 1]),
+        ("first_lockstep", &[0, 1]),
+        ("first_min_blocks", &[0, 4, 8, 12, 16]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -248,6 +262,9 @@ impl InexactSwitches {
         }
         if self.level_entries < 1024 {
             return Some("level_entries must be at least 1024 (a chain's pushes, in 64-entry chunks)");
+        }
+        if self.first_min_blocks * self.block_w > 2048 {
+            return Some("first_min_blocks times INEXACT_BLOCK_W must be at most 2048 (threads per SM)");
         }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
             if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
@@ -285,6 +302,8 @@ impl InexactSwitches {
             "stack_interleave" => self.stack_interleave = flag()?,
             "compact_entry" => self.compact_entry = flag()?,
             "entries_limit_exact" => self.entries_limit_exact = flag()?,
+            "first_lockstep" => self.first_lockstep = flag()?,
+            "first_min_blocks" => self.first_min_blocks = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -292,7 +311,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.first_min_blocks];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -301,7 +320,7 @@ impl InexactSwitches {
     /// compiled kernel.
     pub fn defines(&self, team: u32) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact)]
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact), flag("first_lockstep", self.first_lockstep), format!("-Dfirst_min_blocks={}", self.first_min_blocks)]
     }
 
     /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
@@ -332,7 +351,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: false, first_min_blocks: 9 };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -348,7 +367,7 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=0", "-Dentries_limit_exact=1"]);
+        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=0", "-Dentries_limit_exact=1", "-Dfirst_lockstep=1", "-Dfirst_min_blocks=0"]);
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [64, 1024], "pass 2's team kernel, then pass 3's");
         assert_eq!(InexactSwitches { last_team_lanes: 64, ..d.clone() }.modules().len(), 1, "one size, one compilation");
