@@ -21,7 +21,17 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
     /// Queues the copy of `data` to the device on `stream`. Waits only if this buffer's
     /// previous copy (two batches ago) has not finished.
     pub fn put(&mut self, stream: &Arc<CudaStream>, data: &[T]) -> Result<&CudaSlice<T>> {
-        let need = data.len().max(1);
+        self.reserve(stream, data.len())?;
+        let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("allocated by reserve") };
+        host.as_mut_slice()?[..data.len()].copy_from_slice(data);
+        stream.memcpy_htod(host, dev)?;
+        Ok(dev)
+    }
+
+    /// Grows both buffers to hold at least `len` elements (allocating page-locked memory is
+    /// slow: the first batch's buffers are reserved while the GPU takes the BWT).
+    pub fn reserve(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<()> {
+        let need = len.max(1);
         if self.host.as_ref().is_none_or(|h| h.len() < need) {
             let capacity = need + need / 8;
             (self.host, self.dev) = (None, None);
@@ -31,10 +41,7 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
             self.host = Some(host);
             self.dev = Some(stream.alloc_zeros::<T>(capacity)?);
         }
-        let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("allocated above") };
-        host.as_mut_slice()?[..data.len()].copy_from_slice(data);
-        stream.memcpy_htod(host, dev)?;
-        Ok(dev)
+        Ok(())
     }
 }
 
@@ -84,15 +91,13 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
 /// Bytes of one piece of [`upload_large`]'s staging.
 const STAGING_BYTES: usize = 64 << 20;
 
-/// Copies a large host array (the BWT, read through a memory map) to a new device buffer
-/// through two page-locked staging buffers: all cores fill one piece while the GPU takes the
-/// other. A plain (pageable) copy of the 3.1 Gbp BWT, 1.7 GB, ran at about 4 GB/s on the H100
-/// host: 0.41 s of every run's start-up.
-pub fn upload_large<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(stream: &Arc<CudaStream>, data: &[T]) -> Result<CudaSlice<T>> {
+/// Copies a large host array (the BWT, read through a memory map) into a device buffer of
+/// its length through two page-locked staging buffers: all cores fill one piece while the GPU
+/// takes the other. A plain (pageable) copy of the 3.1 Gbp BWT, 1.7 GB, ran at about 4 GB/s on
+/// the H100 host: 0.41 s of every run's start-up.
+pub fn copy_large<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(stream: &Arc<CudaStream>, data: &[T], dev: &mut CudaSlice<T>) -> Result<()> {
     use rayon::prelude::*;
     let piece = (STAGING_BYTES / std::mem::size_of::<T>().max(1)).clamp(1, data.len().max(1));
-    // SAFETY: every element is copied in below before any kernel reads it.
-    let mut dev = unsafe { stream.alloc::<T>(data.len().max(1)) }?;
     // SAFETY: each staging buffer is written (below) before its copy is queued.
     let mut staging = unsafe { [stream.context().alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?, stream.context().alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?] };
     let mut in_flight: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
@@ -110,5 +115,5 @@ pub fn upload_large<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(stream
         in_flight[b] = Some(stream.record_event(None)?);
     }
     stream.synchronize()?;
-    Ok(dev)
+    Ok(())
 }

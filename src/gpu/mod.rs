@@ -23,7 +23,7 @@ use anyhow::{bail, Context, Result};
 use bcuda_index::Bwt;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
-pub use batch::{complete_on_cpu, pack_reads, HostBatch};
+pub use batch::{complete_on_cpu, pack_reads, BatchShape, FirstShape, HostBatch};
 use batch::GpuAnswers;
 use buffers::{Download, Upload};
 use inexact::{Pass, PassKind, Scratchpad};
@@ -130,6 +130,31 @@ const N_COUNTERS: usize = 2 * (MAX_PASSES + 1) + 3;
 const LONG_HITS_COUNTER: usize = N_COUNTERS - 1;
 
 impl Slot {
+    /// Grows the buffers to what a batch of `shape` needs (the sizes `GpuAligner::queue` asks for).
+    fn reserve_for(&mut self, shape: &BatchShape) -> Result<()> {
+        let s = &self.stream;
+        let (n, n_gpu) = (shape.n, shape.n_gpu);
+        self.exact_words.reserve(s, shape.exact_words)?;
+        self.exact_starts.reserve(s, n + 1)?;
+        self.lens.reserve(s, n)?;
+        self.opt.reserve(s, 16)?;
+        self.codes.reserve(s, shape.codes)?;
+        self.starts.reserve(s, n_gpu)?;
+        self.gpu_lens.reserve(s, n_gpu)?;
+        self.max_diffs.reserve(s, n_gpu)?;
+        self.read_of.reserve(s, n_gpu)?;
+        self.k.reserve(s, n)?;
+        self.l.reserve(s, n)?;
+        self.n_hits.reserve(s, n_gpu)?;
+        self.hits.reserve(s, n_gpu * HITS_PER_READ * 3)?;
+        self.queues.reserve(s, n_gpu.max(1) * (MAX_PASSES + 1))?;
+        self.counters.reserve(s, N_COUNTERS)?;
+        self.lookups.reserve(s, MAX_PASSES)?;
+        self.long_hits.reserve(s, LONG_HITS * 3)?;
+        self.long_offsets.reserve(s, n_gpu)?;
+        Ok(())
+    }
+
     fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
         Ok(Slot {
             stream: ctx.new_stream()?,
@@ -276,6 +301,15 @@ struct PassScratch {
     free: Option<CudaEvent>,
 }
 
+/// Plans the passes of reads up to `max_len` with `n_buckets` scores and bwa's `-m` from the
+/// free GPU memory (see [`inexact::plan`]) and allocates their scratch.
+fn allocate_passes(stream: &Arc<CudaStream>, sms: usize, share: f64, switches: &InexactSwitches, test_stacks: Option<&[usize]>, (m, b, max_entries): (usize, usize, usize)) -> Result<Vec<PassScratch>> {
+    let (free, _) = stream.context().mem_get_info()?;
+    let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * share) as usize;
+    let plan = inexact::plan(sms, budget, m, b, max_entries, switches, test_stacks)?;
+    plan.into_iter().map(|pass| Ok(PassScratch { scratch: Scratchpad::new(stream, pass, m, b)?, free: None })).collect()
+}
+
 fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
     Ok(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
 }
@@ -351,11 +385,14 @@ impl OpenGpu {
 impl GpuAligner {
     /// Opens GPU `ordinal`, compiles the kernels and copies the BWT to it.
     pub fn new(bwt: &Bwt, switches: Switches, ordinal: usize) -> Result<GpuAligner> {
-        GpuAligner::on(OpenGpu::open(ordinal, switches)?, bwt)
+        GpuAligner::on(OpenGpu::open(ordinal, switches)?, bwt, None)
     }
 
-    /// Loads an opened GPU's kernels and copies the BWT to it.
-    pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
+    /// Loads an opened GPU's kernels and copies the BWT to it. Beside the copy, once `first`
+    /// gives the first batch's shape, the passes' scratch and both slots' buffers are
+    /// allocated for it (allocating tens of GB and page-locked buffers took about 0.1 s, with
+    /// the GPU idle, when the first batch did it).
+    pub fn on(gpu: OpenGpu, bwt: &Bwt, first: Option<&FirstShape>) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
         let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } = gpu;
         if let Some(why) = inexact_switches.unfit_for(bwt.seq_len()) {
@@ -365,14 +402,9 @@ impl GpuAligner {
         ctx.bind_to_thread()?;
         let stream = ctx.default_stream();
         let ordinal = ctx.ordinal();
-        // Through page-locked staging; a plain copy if that memory cannot be had.
-        let words = match buffers::upload_large(&stream, bwt.words()) {
-            Ok(words) => words,
-            Err(_) => stream.clone_htod(bwt.words()).context("copying the BWT to the GPU")?,
-        };
         let l2 = stream.clone_htod(&bwt.l2())?;
         let direct_index = switches.direct_index;
-        let slots = [Some(Slot::new(&ctx)?), Some(Slot::new(&ctx)?)];
+        let mut slots = [Slot::new(&ctx)?, Slot::new(&ctx)?];
         let test_stacks = match std::env::var("BCUDA_TEST_STACKS") {
             Err(_) => None,
             Ok(v) => match v.split(',').map(str::parse).collect::<Result<Vec<usize>, _>>() {
@@ -380,6 +412,26 @@ impl GpuAligner {
                 _ => bail!("BCUDA_TEST_STACKS={v}: expected one to {MAX_PASSES} stack sizes (entries), e.g. 64,4096"),
             },
         };
+        // SAFETY: filled by the copy below before any kernel reads it.
+        let mut words = unsafe { stream.alloc::<u32>(bwt.words().len().max(1)) }?;
+        let (copied, passes) = std::thread::scope(|s| {
+            // After the BWT's allocation, so that the scratch is planned from what is left. A
+            // failure here only leaves the sizing to the first batch, as without a shape.
+            let warm_up = s.spawn(|| -> Result<Vec<PassScratch>> {
+                let Some(shape) = first.and_then(|f| f.wait().as_ref()) else { return Ok(Vec::new()) };
+                ctx.bind_to_thread()?;
+                for slot in &mut slots {
+                    slot.reserve_for(shape)?;
+                }
+                allocate_passes(&stream, sms, SCRATCH_SHARE, &inexact_switches, test_stacks.as_deref(), (shape.max_len, shape.n_buckets, shape.max_entries))
+            });
+            // Through page-locked staging; a plain copy if that memory cannot be had.
+            let copied = buffers::copy_large(&stream, bwt.words(), &mut words).or_else(|_| stream.memcpy_htod(bwt.words(), &mut words).map_err(anyhow::Error::from));
+            (copied, warm_up.join().unwrap_or_else(|_| Ok(Vec::new())))
+        });
+        copied.context("copying the BWT to the GPU")?;
+        let passes = passes.unwrap_or_default();
+        let slots = slots.map(Some);
         let mut aligner = GpuAligner {
             ctx,
             stream,
@@ -400,7 +452,7 @@ impl GpuAligner {
             totals: BatchTimes::default(),
             startup: StartupTimes::default(),
             scratch_share: SCRATCH_SHARE,
-            passes: Vec::new(),
+            passes,
             test_stacks,
             slots,
             next_slot: 0,
@@ -552,12 +604,7 @@ impl GpuAligner {
         self.ctx.synchronize()?;
         let (m, b) = self.passes.first().map_or((max_len, n_buckets), |p| (p.scratch.size.0.max(max_len), p.scratch.size.1.max(n_buckets)));
         self.passes.clear();
-        let (free, _) = self.ctx.mem_get_info()?;
-        let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
-        let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
-        for pass in plan {
-            self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b)?, free: None });
-        }
+        self.passes = allocate_passes(&self.stream, self.sms, self.scratch_share, &self.inexact_switches, self.test_stacks.as_deref(), (m, b, max_entries))?;
         Ok(())
     }
 
