@@ -12,7 +12,7 @@
 # commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
 # FILE exists; scripts/gpu-long.sh uses it), GPUS="1 2" (then also bcuda aln --gpus N, twice
 # for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N),
-# SWEEP, BATCH_SWEEP and NCU (see the end).
+# SWEEP, ENV_SWEEP, BATCH_SWEEP and NCU (see the end).
 . "$(dirname "$0")/../scripts/device-env.sh"
 size=$1
 reads=${2:-1000000}
@@ -156,6 +156,11 @@ sweep_run() {
 if [ -n "${SWEEP:-}" ]; then
     IFS=';' read -ra settings <<< "$SWEEP"
     for sw in "${settings[@]}"; do sweep_run "sweep [$sw]" "BCUDA_TEST_INEXACT_SWITCHES=$sw"; done
+fi
+# Any other test setting (ENV_SWEEP="BCUDA_TEST_WARM_UP=all;..."), one run each.
+if [ -n "${ENV_SWEEP:-}" ]; then
+    IFS=';' read -ra settings <<< "$ENV_SWEEP"
+    for e in "${settings[@]}"; do sweep_run "with $e" "$e"; done
 fi
 # Reads per batch (BATCH_SWEEP="131072 65536"): the same run with other batch sizes.
 for n in ${BATCH_SWEEP:-}; do sweep_run "batches of $n reads" "BCUDA_TEST_BATCH_READS=$n"; done

@@ -420,9 +420,9 @@ pub fn run(args: AlnArgs) -> Result<()> {
     }
     timeline::lines().iter().for_each(|line| eprintln!("{line}"));
     // The .sai is committed and the process ends with this command: the driver and the kernel
-    // free the GPUs' memory and the index's mapping at exit, where tearing them down here
-    // (tens of GB of scratch, pinned buffers, a context per GPU) took 0.2-0.25 s, a tenth of
-    // a 1 Gbp run on the H100 (the summary's "in all" against the wall time).
+    // free the GPUs' memory and the index's mapping at exit. (Still 0.2 s between the
+    // summary's "in all" and the wall time on the H100 at 1 Gbp, also when the process ended
+    // with _exit, past the driver's exit handlers: the kernel's release of the GPU's memory.)
     std::mem::forget(gpus);
     std::mem::forget(bwt);
     Ok(())

@@ -301,6 +301,28 @@ struct PassScratch {
     free: Option<CudaEvent>,
 }
 
+/// What [`GpuAligner::on`] allocates for the first batch beside the BWT copy
+/// (`BCUDA_TEST_WARM_UP=none|scratch|all`, default none). On the H100 at 1 Gbp, `all` (the
+/// passes' scratch and both slots' page-locked buffers) slowed the copy from 0.09 to 0.27-0.33
+/// s and the run by about 0.1 s, though both first batches then started at once.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WarmUp {
+    None,
+    Scratch,
+    All,
+}
+
+impl WarmUp {
+    fn from_env() -> Result<WarmUp> {
+        match std::env::var("BCUDA_TEST_WARM_UP").as_deref() {
+            Err(_) | Ok("none") => Ok(WarmUp::None),
+            Ok("scratch") => Ok(WarmUp::Scratch),
+            Ok("all") => Ok(WarmUp::All),
+            Ok(v) => bail!("BCUDA_TEST_WARM_UP={v}: expected none, scratch or all"),
+        }
+    }
+}
+
 /// Plans the passes of reads up to `max_len` with `n_buckets` scores and bwa's `-m` from the
 /// free GPU memory (see [`inexact::plan`]) and allocates their scratch.
 fn allocate_passes(stream: &Arc<CudaStream>, sms: usize, share: f64, switches: &InexactSwitches, test_stacks: Option<&[usize]>, (m, b, max_entries): (usize, usize, usize)) -> Result<Vec<PassScratch>> {
@@ -388,10 +410,10 @@ impl GpuAligner {
         GpuAligner::on(OpenGpu::open(ordinal, switches)?, bwt, None)
     }
 
-    /// Loads an opened GPU's kernels and copies the BWT to it. Beside the copy, once `first`
-    /// gives the first batch's shape, the passes' scratch and both slots' buffers are
-    /// allocated for it (allocating tens of GB and page-locked buffers took about 0.1 s, with
-    /// the GPU idle, when the first batch did it).
+    /// Loads an opened GPU's kernels and copies the BWT to it. Beside the copy, with
+    /// `BCUDA_TEST_WARM_UP` ([`WarmUp`]), once `first` gives the first batch's shape, the
+    /// passes' scratch (and both slots' buffers) are allocated for it: the first batch's
+    /// submit spent 0.11-0.14 s on them with the GPU idle.
     pub fn on(gpu: OpenGpu, bwt: &Bwt, first: Option<&FirstShape>) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
         let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } = gpu;
@@ -412,16 +434,19 @@ impl GpuAligner {
                 _ => bail!("BCUDA_TEST_STACKS={v}: expected one to {MAX_PASSES} stack sizes (entries), e.g. 64,4096"),
             },
         };
+        let warm_up = WarmUp::from_env()?;
         // SAFETY: filled by the copy below before any kernel reads it.
         let mut words = unsafe { stream.alloc::<u32>(bwt.words().len().max(1)) }?;
         let (copied, passes) = std::thread::scope(|s| {
             // After the BWT's allocation, so that the scratch is planned from what is left. A
             // failure here only leaves the sizing to the first batch, as without a shape.
             let warm_up = s.spawn(|| -> Result<Vec<PassScratch>> {
-                let Some(shape) = first.and_then(|f| f.wait().as_ref()) else { return Ok(Vec::new()) };
+                let Some(shape) = first.filter(|_| warm_up != WarmUp::None).and_then(|f| f.wait().as_ref()) else { return Ok(Vec::new()) };
                 ctx.bind_to_thread()?;
-                for slot in &mut slots {
-                    slot.reserve_for(shape)?;
+                if warm_up == WarmUp::All {
+                    for slot in &mut slots {
+                        slot.reserve_for(shape)?;
+                    }
                 }
                 allocate_passes(&stream, sms, SCRATCH_SHARE, &inexact_switches, test_stacks.as_deref(), (shape.max_len, shape.n_buckets, shape.max_entries))
             });
