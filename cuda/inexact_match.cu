@@ -107,11 +107,14 @@ __device__ __forceinline__ int last_diff_pos_of(const Entry &e) { return entry_g
 
 // Pass 1's stack of one thread. With the switch stack_interleave (-D) the threads' stacks lie
 // side by side, slot j of every thread together, so the threads of a warp at the same depth
-// read and write the same lines; else each thread's stack is one block.
+// read and write the same lines; else each thread's stack is one block. With heads_shared
+// (-D) the heads of its lists are in shared memory, head s of the block's threads side by
+// side (a bank per thread): every push and pop reads and writes a head.
 struct Stack {
     Entry *pool;
     int *heads;
-    u64 stride; // between a thread's slots (and heads): 1, or the threads with stack_interleave
+    u64 stride; // between a thread's slots: 1, or the threads with stack_interleave
+    u64 head_stride; // between its heads: 1, the threads (stack_interleave) or the block's (heads_shared)
     int capacity, used, free_list, n_buckets;
     int stored, best;
     int cap; // highest score stored; every dropped entry scores more
@@ -127,7 +130,7 @@ __device__ __forceinline__ int aln_score(int m, int o, int e, const GapOpt &opt)
 
 // A thread's slot and the head of its list of score s.
 __device__ __forceinline__ Entry &slot_entry(const Stack &st, int slot) { return st.pool[slot * st.stride]; }
-__device__ __forceinline__ int &head(const Stack &st, int s) { return st.heads[s * st.stride]; }
+__device__ __forceinline__ int &head(const Stack &st, int s) { return st.heads[s * st.head_stride]; }
 
 __device__ __forceinline__ int take_slot(Stack &st)
 {
@@ -688,11 +691,16 @@ __device__ Stack new_stack(Entry *entry_pool, int *head_pool, u64 t, int entries
     // Slot j of every thread side by side: a warp's threads at the same depth share lines.
     st.pool = entry_pool + t;
     st.heads = head_pool + t;
-    st.stride = (u64)gridDim.x * blockDim.x;
+    st.stride = st.head_stride = (u64)gridDim.x * blockDim.x;
 #else
     st.pool = entry_pool + t * entries;
     st.heads = head_pool + t * n_buckets;
-    st.stride = 1;
+    st.stride = st.head_stride = 1;
+#endif
+#if heads_shared
+    extern __shared__ int block_heads[]; // n_buckets x blockDim.x, from the launch
+    st.heads = block_heads + threadIdx.x;
+    st.head_stride = blockDim.x;
 #endif
     st.capacity = entries;
     st.used = 0;

@@ -37,9 +37,10 @@ for stacks in 64,16384 256,8192,32768 16,65536; do
     BCUDA_TEST_STACKS=$stacks check ecoli536.fa $C/data/sim250.fq.gz -n 2
     BCUDA_TEST_STACKS=$stacks $B aln --gpu -t 16 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "GPU kernels" | sed "s/^/  stacks $stacks: /" | tee -a "$OUT/gpu-check.log"
 done
-# Pass 1's stacks side by side (stack_interleave), 24-byte entries (compact_entry): the same
+# Pass 1's stacks side by side (stack_interleave), 24-byte entries (compact_entry), pass 1's
+# list heads in shared memory (heads_shared), pass 1 in lockstep (first_lockstep): the same
 # .sai, with small stacks too.
-for sw in stack_interleave=1 compact_entry=1; do
+for sw in stack_interleave=1 compact_entry=1 heads_shared=1 "first_lockstep=1 heads_shared=1"; do
     BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa $C/data/ecoli536_art.fq.gz
     BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa $C/data/sim250.fq.gz -n 2
 done
@@ -51,6 +52,9 @@ for sw in "" "entries_limit_exact=0" "level_team_lanes=32 last_team_lanes=32"; d
     BCUDA_TEST_STACKS=16,65536,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa $C/data/ecoli536_art.fq.gz -m 300
     BCUDA_TEST_STACKS=16,65536,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw $B aln --gpu -t 16 -m 300 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "reads aligned on the CPU" | sed "s/^/  [$sw]: /" | tee -a "$OUT/gpu-check.log"
 done
+# Three batches in flight (BCUDA_TEST_SLOTS): the same .sai on every batch, the .sai of 1M
+# reads below too.
+BCUDA_TEST_SLOTS=3 BCUDA_TEST_BATCH_READS=8192 check ecoli536.fa $C/data/ecoli536_art.fq.gz
 log "identity failures: $failures"
 
 log "== start-up: one read, first run (NVRTC compile) and second run (PTX cache)"
@@ -89,6 +93,9 @@ cmp -s $W/big_gpu.sai $W/big_cpu.sai && log "1M-read .sai: GPU = CPU" || { log "
 BCUDA_TEST_FAIL_BATCH=2 $B aln --gpu -t 16 $W/ecoli536.fa $W/big.fq > $W/big_fail.sai 2> $W/fail.err
 grep -h "failed on purpose" $W/fail.err | tee -a "$OUT/gpu-check.log"
 cmp -s $W/big_fail.sai $W/big_cpu.sai && log "1M reads, GPU batch 2 failed: .sai = CPU" || { log "1M reads, GPU batch 2 failed: .sai != CPU"; failures=$((failures + 1)); }
+# The same with three batches in flight (BCUDA_TEST_SLOTS=3).
+BCUDA_TEST_SLOTS=3 BCUDA_TEST_FAIL_BATCH=2 $B aln --gpu -t 16 $W/ecoli536.fa $W/big.fq > $W/big_fail3.sai 2> /dev/null
+cmp -s $W/big_fail3.sai $W/big_cpu.sai && log "1M reads, 3 batches in flight, GPU batch 2 failed: .sai = CPU" || { log "1M reads, 3 in flight, batch 2 failed: .sai != CPU"; failures=$((failures + 1)); }
 # A GPU that fails every batch from the second on is given up after 3 in a row; the others
 # (here the CPU, on one GPU) take the rest: same .sai. With several GPUs: GPU 1 dies, GPU 0 goes on.
 BCUDA_TEST_FAIL_GPU=$([ "$(nvidia-smi -L | wc -l)" -gt 1 ] && echo 1 || echo 0) BCUDA_TEST_FAIL_BATCH=2.. \

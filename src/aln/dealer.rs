@@ -1,13 +1,13 @@
 //! Dealing batches to several devices and putting their answers back in input order.
 //!
 //! One feeder thread per device pulls numbered batches from a shared queue (so a slower device
-//! takes fewer), keeps two on its device at once, and passes each answered batch on; the
+//! takes fewer), keeps [`AsyncAligner::depth`] on its device at once, and passes each answered batch on; the
 //! writer puts them back in order with [`InOrder`]. A batch a device fails goes on without an
 //! answer (the writer aligns it on the CPU); after [`MAX_FAILURES_IN_ROW`] failures in a row a
 //! feeder stops, and the last one to stop hands every batch left to the CPU. Nothing here knows
 //! about GPUs: the tests run it on fake devices.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
@@ -30,6 +30,11 @@ pub trait AsyncAligner {
     fn collect(&mut self, flight: Self::Flight) -> Result<Self::Answer>;
     /// After a failed batch (e.g. smaller buffers for the next ones).
     fn recover(&mut self, error: &anyhow::Error);
+    /// Batches on the device at once (submitted and not yet collected): one copying while
+    /// another computes, or more where a batch's later passes leave the device half idle.
+    fn depth(&self) -> usize {
+        2
+    }
 }
 
 /// A batch with its place in the input and its number of reads.
@@ -151,14 +156,14 @@ fn writer_stopped() -> anyhow::Error {
     anyhow!("the .sai writer stopped")
 }
 
-/// One device's loop: the next batch is submitted before the previous one is collected, so
-/// two are on the device at once (one copying while the other computes).
+/// One device's loop: the next batch is submitted before the oldest one is collected, so
+/// `depth` are on the device at once (one copying while another computes).
 fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSender<Finished<D::Batch, D::Answer>>, on_answer: &dyn Fn(usize)) -> Result<Share> {
     let _guard = CloseOnPanic(queue);
     let mut share = Share::default();
     let mut failures_in_row = 0;
     let mut busy_since: Option<Instant> = None;
-    let mut in_flight: Option<(Numbered<D::Batch>, Result<D::Flight>)> = None;
+    let mut in_flight: VecDeque<(Numbered<D::Batch>, Result<D::Flight>)> = VecDeque::new();
     let mut finish = |device: &mut D, (n, flight): (Numbered<D::Batch>, Result<D::Flight>), share: &mut Share| -> Result<()> {
         let answer = match flight.and_then(|f| device.collect(f)) {
             Ok(answer) => {
@@ -184,15 +189,16 @@ fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSen
             busy_since.get_or_insert_with(Instant::now);
             super::timeline::mark(next.seq, "submitted to a GPU");
             let flight = device.submit(&mut next.batch);
-            if let Some(previous) = in_flight.take() {
-                finish(device, previous, &mut share)?;
+            in_flight.push_back((next, flight));
+            while in_flight.len() >= device.depth().max(2) {
+                let oldest = in_flight.pop_front().expect("more than one in flight");
+                finish(device, oldest, &mut share)?;
             }
-            in_flight = Some((next, flight));
             if share.given_up {
                 break;
             }
         }
-        if let Some(last) = in_flight.take() {
+        while let Some(last) = in_flight.pop_front() {
             finish(device, last, &mut share)?;
         }
         Ok(())
@@ -260,11 +266,15 @@ mod tests {
         fail: Vec<usize>,
         fail_from: Option<usize>,
         recovered: usize,
+        depth: usize,
+        /// Submitted and not yet collected, and the most seen at once.
+        in_flight: usize,
+        most_in_flight: usize,
     }
 
     impl FakeDevice {
         fn new(seed: u64, max_delay_us: u64) -> FakeDevice {
-            FakeDevice { rng: rand::rngs::StdRng::seed_from_u64(seed), max_delay_us, submitted: 0, fail: Vec::new(), fail_from: None, recovered: 0 }
+            FakeDevice { rng: rand::rngs::StdRng::seed_from_u64(seed), max_delay_us, submitted: 0, fail: Vec::new(), fail_from: None, recovered: 0, depth: 2, in_flight: 0, most_in_flight: 0 }
         }
     }
 
@@ -281,15 +291,21 @@ mod tests {
             if self.fail.contains(&self.submitted) || self.fail_from.is_some_and(|f| self.submitted >= f) {
                 anyhow::bail!("batch {} failed on purpose", self.submitted);
             }
+            self.in_flight += 1;
+            self.most_in_flight = self.most_in_flight.max(self.in_flight);
             let delay = Duration::from_micros(self.rng.random_range(0..=self.max_delay_us));
             Ok((Instant::now() + delay, answer(batch)))
         }
         fn collect(&mut self, (ready, answer): Self::Flight) -> Result<Vec<u64>> {
+            self.in_flight -= 1;
             std::thread::sleep(ready.saturating_duration_since(Instant::now()));
             Ok(answer)
         }
         fn recover(&mut self, _: &anyhow::Error) {
             self.recovered += 1;
+        }
+        fn depth(&self) -> usize {
+            self.depth
         }
     }
 
@@ -333,6 +349,20 @@ mod tests {
             assert_eq!(shares.iter().map(|s| s.batches).sum::<usize>(), if n == 0 { 0 } else { batches.len() });
             let reads: usize = batches.iter().map(Vec::len).sum();
             assert_eq!(shares.iter().map(|s| s.reads).sum::<usize>(), if n == 0 { 0 } else { reads });
+        }
+    }
+
+    #[test]
+    fn a_device_holds_its_depth_of_batches_and_they_come_out_in_order() {
+        let batches = input(60);
+        for depth in [2, 3, 4] {
+            let mut devices = vec![FakeDevice::new(3, 1500), FakeDevice::new(4, 1500)];
+            devices.iter_mut().for_each(|d| d.depth = depth);
+            devices[1].fail = vec![5];
+            let (written, on_cpu, _) = run(&mut devices, &batches);
+            assert_eq!(written, batches, "depth {depth}");
+            assert_eq!(on_cpu, 1, "depth {depth}: the failed batch, on the CPU");
+            assert!(devices.iter().all(|d| d.most_in_flight == depth), "depth {depth}: {:?}", devices.iter().map(|d| d.most_in_flight).collect::<Vec<_>>());
         }
     }
 

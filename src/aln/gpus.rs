@@ -179,6 +179,10 @@ impl AsyncAligner for GpuAligner {
         self.shrink_after_failure();
         crate::progress::note(&format!("[bcuda aln] GPU batch failed on GPU {} ({error:#}); aligning it on the CPU", self.ordinal()));
     }
+
+    fn depth(&self) -> usize {
+        GpuAligner::depth(self)
+    }
 }
 
 /// One summary line per GPU: its share of the batches and reads, and its busy and kernel time.

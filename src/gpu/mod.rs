@@ -259,8 +259,9 @@ pub struct GpuAligner {
     test_stacks: Option<Vec<usize>>,
     /// Share of the free GPU memory the passes' stacks take (halved after a failed batch).
     scratch_share: f64,
-    /// Two batches in flight: one copying while the other computes.
-    slots: [Option<Slot>; 2],
+    /// A slot per batch in flight (`BCUDA_TEST_SLOTS`, default 2): one copying while another
+    /// computes.
+    slots: Vec<Option<Slot>>,
     next_slot: usize,
     /// Batches submitted so far, and those that fail on purpose (see [`failing_batches`]).
     submitted: usize,
@@ -426,7 +427,11 @@ impl GpuAligner {
         let ordinal = ctx.ordinal();
         let l2 = stream.clone_htod(&bwt.l2())?;
         let direct_index = switches.direct_index;
-        let mut slots = [Slot::new(&ctx)?, Slot::new(&ctx)?];
+        let n_slots = match std::env::var("BCUDA_TEST_SLOTS") {
+            Err(_) => 2,
+            Ok(v) => v.parse().ok().filter(|n| (2..=8).contains(n)).ok_or_else(|| anyhow::anyhow!("BCUDA_TEST_SLOTS={v}: expected 2 to 8 batches in flight"))?,
+        };
+        let mut slots = (0..n_slots).map(|_| Slot::new(&ctx)).collect::<Result<Vec<_>>>()?;
         let test_stacks = match std::env::var("BCUDA_TEST_STACKS") {
             Err(_) => None,
             Ok(v) => match v.split(',').map(str::parse).collect::<Result<Vec<usize>, _>>() {
@@ -456,7 +461,7 @@ impl GpuAligner {
         });
         copied.context("copying the BWT to the GPU")?;
         let passes = passes.unwrap_or_default();
-        let slots = slots.map(Some);
+        let slots = slots.into_iter().map(Some).collect();
         let mut aligner = GpuAligner {
             ctx,
             stream,
@@ -550,6 +555,11 @@ impl GpuAligner {
     }
 
     /// The GPU's CUDA ordinal (among the visible ones).
+    /// Batches it holds at once (its slots).
+    pub fn depth(&self) -> usize {
+        self.slots.len()
+    }
+
     pub fn ordinal(&self) -> usize {
         self.ctx.ordinal()
     }
@@ -599,9 +609,9 @@ impl GpuAligner {
     }
 
     /// Queues a batch: copies in, exact_match on every read, the inexact search's passes on
-    /// the reads the GPU holds, copies out; returns at once. Batches alternate between two
-    /// streams, so one batch's copies overlap the other's kernels; [`GpuAligner::collect`]
-    /// waits for the answers.
+    /// the reads the GPU holds, copies out; returns at once. Batches take the slots (each with its
+    /// stream) in turn, so one batch's copies overlap another's kernels; [`GpuAligner::collect`]
+    /// waits for the answers, in the order submitted.
     pub fn submit(&mut self, batch: HostBatch) -> Result<InFlight> {
         self.submitted += 1;
         if self.fail_batch.is_some_and(|(n, from_on)| self.submitted == n || from_on && self.submitted > n) {
@@ -613,8 +623,9 @@ impl GpuAligner {
         if !self.passes.first().is_some_and(|p| p.scratch.fits(ml, n_buckets)) {
             self.size_passes(ml, n_buckets, batch.opt.max_entries.max(0) as usize)?;
         }
+        // Round robin: the dealer collects in submit order, at most one batch per slot.
         let slot_index = self.next_slot;
-        self.next_slot ^= 1;
+        self.next_slot = (self.next_slot + 1) % self.slots.len();
         // Out of self while it is filled, so the launches can borrow the index.
         let mut slot = self.slots[slot_index].take().expect("slots are put back after use");
         let queued = self.queue(&mut slot, &batch, &exact_f);
@@ -705,11 +716,21 @@ impl GpuAligner {
                 PassKind::Thread => threads.min(self.inexact_switches.block_w),
                 PassKind::Warp => pass.scratch.pass.team as u32,
             };
-            let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+            // heads_shared: pass 1's list heads, one per score and thread, in shared memory.
+            let shared = match pass.scratch.pass.kind {
+                PassKind::Thread if self.inexact_switches.heads_shared => b.n_buckets as u32 * block * 4,
+                _ => 0,
+            };
+            let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: shared };
             let (kernel, size) = match pass.scratch.pass.kind {
                 PassKind::Thread => (&self.inexact.search, pass.scratch.pass.entries as i32),
                 PassKind::Warp => (self.inexact.level(pass.scratch.pass.team as u32)?, (pass.scratch.pass.entries / inexact::CHUNK) as i32),
             };
+            if shared > 48 << 10 {
+                // Past the default limit of dynamic shared memory: opt in (or the launch fails,
+                // and with it the batch, which the CPU then aligns).
+                kernel.set_attribute(sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
+            }
             let queue = queues.slice(list(p)..list(p + 1));
             let queue_counters = counters.slice(counter(p)..counter(p) + 2);
             // After the last pass, the overflow list is the CPU's.
