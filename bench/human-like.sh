@@ -157,7 +157,7 @@ if [ -n "${SWEEP:-}" ]; then
     IFS=';' read -ra settings <<< "$SWEEP"
     for sw in "${settings[@]}"; do sweep_run "sweep [$sw]" "BCUDA_TEST_INEXACT_SWITCHES=$sw"; done
 fi
-# Any other test setting (ENV_SWEEP="BCUDA_TEST_WARM_UP=all;..."), one run each.
+# Any other test setting (ENV_SWEEP="BCUDA_TEST_SLOTS=3;..."), one run each.
 if [ -n "${ENV_SWEEP:-}" ]; then
     IFS=';' read -ra settings <<< "$ENV_SWEEP"
     for e in "${settings[@]}"; do sweep_run "with $e" "$e"; done

@@ -94,7 +94,7 @@ pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
 /// The opened GPUs with the BWT copied to each and each one's tuned kernel (all at once), in
 /// the order chosen; empty: align on the CPU. A GPU that cannot be used is left out; none
 /// usable is an error with `--gpu` or `--gpus`.
-pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Opening>, first: &crate::gpu::FirstShape) -> Result<Vec<GpuAligner>> {
+pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Opening>) -> Result<Vec<GpuAligner>> {
     let Some(opening) = opening else { return Ok(Vec::new()) };
     let required = args.gpu || args.gpus.is_some();
     let opened = match opening.0.join().map_err(|_| anyhow!("opening the GPUs panicked")).and_then(|r| r) {
@@ -109,7 +109,7 @@ pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Ope
     };
     let several = opened.len() > 1;
     let ready: Vec<(usize, Result<(GpuAligner, Vec<String>)>)> = std::thread::scope(|s| {
-        let loading: Vec<_> = opened.into_iter().map(|(o, gpu)| (o, s.spawn(move || gpu.and_then(|g| GpuAligner::on(g, bwt, Some(first))).map(|g| with_tuned_kernel(g, args, several))))).collect();
+        let loading: Vec<_> = opened.into_iter().map(|(o, gpu)| (o, s.spawn(move || gpu.and_then(|g| GpuAligner::on(g, bwt)).map(|g| with_tuned_kernel(g, args, several))))).collect();
         loading.into_iter().map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("loading GPU {o} panicked"))))).collect()
     });
     let mut gpus = Vec::new();

@@ -10,7 +10,6 @@ pub mod stack_profile;
 pub mod timeline;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -192,15 +191,6 @@ pub struct Parsed {
 /// the CPU).
 type Answered = Finished<Parsed, Vec<Option<Vec<AlnHit>>>>;
 
-/// Publishes None as the first batch's shape when dropped, unless one was published.
-struct PublishOnDrop(Arc<crate::gpu::FirstShape>);
-
-impl Drop for PublishOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.set(None);
-    }
-}
-
 pub fn run(args: AlnArgs) -> Result<()> {
     let started = std::time::Instant::now();
     timeline::start();
@@ -219,10 +209,6 @@ pub fn run(args: AlnArgs) -> Result<()> {
     // The first batches (one per GPU stream) are parsed, and packed for the GPU in the default
     // layout, while the GPUs open and take the BWT.
     let pack_ahead = opening.is_some();
-    // The first batch's shape, for the GPUs to allocate their buffers beside the BWT copy;
-    // published as None if there is none (whatever ends the thread), so no GPU waits forever.
-    let first_shape = Arc::new(crate::gpu::FirstShape::new());
-    let shape_out = PublishOnDrop(first_shape.clone());
     let first = std::thread::spawn(move || {
         let (mut reader, mut ready, mut busy) = (reader, Vec::new(), Duration::ZERO);
         for seq in 0..PARSED_AHEAD {
@@ -231,11 +217,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
             timeline::mark(seq, "parsed");
             let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
             if let (Ok(b), false, true) = (&mut batch, done, pack_ahead) {
-                let packed = HostBatch::new(&b.reads, &opt, crate::gpu::Switches::default().sequence_stride);
-                if seq == 0 {
-                    let _ = shape_out.0.set(Some(packed.shape()));
-                }
-                b.gpu_input = Some(packed);
+                b.gpu_input = Some(HostBatch::new(&b.reads, &opt, crate::gpu::Switches::default().sequence_stride));
                 timeline::mark(seq, "packed");
             }
             busy += t.elapsed();
@@ -244,10 +226,9 @@ pub fn run(args: AlnArgs) -> Result<()> {
                 break;
             }
         }
-        drop(shape_out);
         (reader, ready, busy)
     });
-    let mut gpus = gpus::open_aligners(&args, &bwt, opening, &first_shape)?;
+    let mut gpus = gpus::open_aligners(&args, &bwt, opening)?;
     let (reader, first_batches, first_busy) = first.join().map_err(|_| anyhow::anyhow!("parsing the reads panicked"))?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
 

@@ -37,26 +37,6 @@ pub struct HostBatch {
     pub n_buckets: i32,
 }
 
-/// A batch's sizes, as the GPU's buffers and scratch see them: the first batch's are known
-/// while the GPUs open, so that they are allocated beside the BWT copy ([`FirstShape`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BatchShape {
-    /// Reads, and those inexact_match aligns.
-    pub n: usize,
-    pub n_gpu: usize,
-    /// Lengths of exact_match's packed reads and of inexact_match's codes.
-    pub exact_words: usize,
-    pub codes: usize,
-    /// The longest inexact read, the stack's score buckets, and bwa's -m.
-    pub max_len: usize,
-    pub n_buckets: usize,
-    pub max_entries: usize,
-}
-
-/// Where the reader publishes the first batch's shape for the GPUs that are opening (None:
-/// there is no first batch to size for, e.g. an empty input or a bad record).
-pub type FirstShape = std::sync::OnceLock<Option<BatchShape>>;
-
 impl HostBatch {
     pub fn new(reads: &[ReadSeq], opt: &GapOptions, stride: bool) -> HostBatch {
         let n = reads.len();
@@ -86,19 +66,6 @@ impl HostBatch {
         }
         b.n_buckets = aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, &batch_opt).max(1);
         b
-    }
-
-    /// The sizes the GPU's buffers and scratch need for this batch.
-    pub fn shape(&self) -> BatchShape {
-        BatchShape {
-            n: self.n,
-            n_gpu: self.gpu_reads.len(),
-            exact_words: self.exact_words.len(),
-            codes: self.codes.len(),
-            max_len: self.max_len.max(1),
-            n_buckets: self.n_buckets as usize,
-            max_entries: self.opt.max_entries.max(0) as usize,
-        }
     }
 
     /// Lays exact_match's input out again for another `sequence_stride` (a no-op when it is

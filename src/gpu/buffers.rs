@@ -28,8 +28,7 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
         Ok(dev)
     }
 
-    /// Grows both buffers to hold at least `len` elements (allocating page-locked memory is
-    /// slow: the first batch's buffers are reserved while the GPU takes the BWT).
+    /// Grows both buffers to hold at least `len` elements.
     pub fn reserve(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<()> {
         let need = len.max(1);
         if self.host.as_ref().is_none_or(|h| h.len() < need) {
@@ -88,7 +87,7 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
     }
 }
 
-/// Bytes of one piece of [`upload_large`]'s staging.
+/// Bytes of one piece of [`copy_large`]'s staging.
 const STAGING_BYTES: usize = 64 << 20;
 
 /// Copies a large host array (the BWT, read through a memory map) into a device buffer of

@@ -23,7 +23,7 @@ use anyhow::{bail, Context, Result};
 use bcuda_index::Bwt;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
-pub use batch::{complete_on_cpu, pack_reads, BatchShape, FirstShape, HostBatch};
+pub use batch::{complete_on_cpu, pack_reads, HostBatch};
 use batch::GpuAnswers;
 use buffers::{Download, Upload};
 use inexact::{Pass, PassKind, Scratchpad};
@@ -130,31 +130,6 @@ const N_COUNTERS: usize = 2 * (MAX_PASSES + 1) + 3;
 const LONG_HITS_COUNTER: usize = N_COUNTERS - 1;
 
 impl Slot {
-    /// Grows the buffers to what a batch of `shape` needs (the sizes `GpuAligner::queue` asks for).
-    fn reserve_for(&mut self, shape: &BatchShape) -> Result<()> {
-        let s = &self.stream;
-        let (n, n_gpu) = (shape.n, shape.n_gpu);
-        self.exact_words.reserve(s, shape.exact_words)?;
-        self.exact_starts.reserve(s, n + 1)?;
-        self.lens.reserve(s, n)?;
-        self.opt.reserve(s, 16)?;
-        self.codes.reserve(s, shape.codes)?;
-        self.starts.reserve(s, n_gpu)?;
-        self.gpu_lens.reserve(s, n_gpu)?;
-        self.max_diffs.reserve(s, n_gpu)?;
-        self.read_of.reserve(s, n_gpu)?;
-        self.k.reserve(s, n)?;
-        self.l.reserve(s, n)?;
-        self.n_hits.reserve(s, n_gpu)?;
-        self.hits.reserve(s, n_gpu * HITS_PER_READ * 3)?;
-        self.queues.reserve(s, n_gpu.max(1) * (MAX_PASSES + 1))?;
-        self.counters.reserve(s, N_COUNTERS)?;
-        self.lookups.reserve(s, MAX_PASSES)?;
-        self.long_hits.reserve(s, LONG_HITS * 3)?;
-        self.long_offsets.reserve(s, n_gpu)?;
-        Ok(())
-    }
-
     fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
         Ok(Slot {
             stream: ctx.new_stream()?,
@@ -302,28 +277,6 @@ struct PassScratch {
     free: Option<CudaEvent>,
 }
 
-/// What [`GpuAligner::on`] allocates for the first batch beside the BWT copy
-/// (`BCUDA_TEST_WARM_UP=none|scratch|all`, default none). On the H100 at 1 Gbp, `all` (the
-/// passes' scratch and both slots' page-locked buffers) slowed the copy from 0.09 to 0.27-0.33
-/// s and the run by about 0.1 s, though both first batches then started at once.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum WarmUp {
-    None,
-    Scratch,
-    All,
-}
-
-impl WarmUp {
-    fn from_env() -> Result<WarmUp> {
-        match std::env::var("BCUDA_TEST_WARM_UP").as_deref() {
-            Err(_) | Ok("none") => Ok(WarmUp::None),
-            Ok("scratch") => Ok(WarmUp::Scratch),
-            Ok("all") => Ok(WarmUp::All),
-            Ok(v) => bail!("BCUDA_TEST_WARM_UP={v}: expected none, scratch or all"),
-        }
-    }
-}
-
 /// Plans the passes of reads up to `max_len` with `n_buckets` scores and bwa's `-m` from the
 /// free GPU memory (see [`inexact::plan`]) and allocates their scratch.
 fn allocate_passes(stream: &Arc<CudaStream>, sms: usize, share: f64, switches: &InexactSwitches, test_stacks: Option<&[usize]>, (m, b, max_entries): (usize, usize, usize)) -> Result<Vec<PassScratch>> {
@@ -408,14 +361,11 @@ impl OpenGpu {
 impl GpuAligner {
     /// Opens GPU `ordinal`, compiles the kernels and copies the BWT to it.
     pub fn new(bwt: &Bwt, switches: Switches, ordinal: usize) -> Result<GpuAligner> {
-        GpuAligner::on(OpenGpu::open(ordinal, switches)?, bwt, None)
+        GpuAligner::on(OpenGpu::open(ordinal, switches)?, bwt)
     }
 
-    /// Loads an opened GPU's kernels and copies the BWT to it. Beside the copy, with
-    /// `BCUDA_TEST_WARM_UP` ([`WarmUp`]), once `first` gives the first batch's shape, the
-    /// passes' scratch (and both slots' buffers) are allocated for it: the first batch's
-    /// submit spent 0.11-0.14 s on them with the GPU idle.
-    pub fn on(gpu: OpenGpu, bwt: &Bwt, first: Option<&FirstShape>) -> Result<GpuAligner> {
+    /// Loads an opened GPU's kernels and copies the BWT to it.
+    pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
         let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } = gpu;
         if let Some(why) = inexact_switches.unfit_for(bwt.seq_len()) {
@@ -431,7 +381,7 @@ impl GpuAligner {
             Err(_) => 2,
             Ok(v) => v.parse().ok().filter(|n| (2..=8).contains(n)).ok_or_else(|| anyhow::anyhow!("BCUDA_TEST_SLOTS={v}: expected 2 to 8 batches in flight"))?,
         };
-        let mut slots = (0..n_slots).map(|_| Slot::new(&ctx)).collect::<Result<Vec<_>>>()?;
+        let slots = (0..n_slots).map(|_| Slot::new(&ctx)).collect::<Result<Vec<_>>>()?;
         let test_stacks = match std::env::var("BCUDA_TEST_STACKS") {
             Err(_) => None,
             Ok(v) => match v.split(',').map(str::parse).collect::<Result<Vec<usize>, _>>() {
@@ -439,28 +389,12 @@ impl GpuAligner {
                 _ => bail!("BCUDA_TEST_STACKS={v}: expected one to {MAX_PASSES} stack sizes (entries), e.g. 64,4096"),
             },
         };
-        let warm_up = WarmUp::from_env()?;
         // SAFETY: filled by the copy below before any kernel reads it.
         let mut words = unsafe { stream.alloc::<u32>(bwt.words().len().max(1)) }?;
-        let (copied, passes) = std::thread::scope(|s| {
-            // After the BWT's allocation, so that the scratch is planned from what is left. A
-            // failure here only leaves the sizing to the first batch, as without a shape.
-            let warm_up = s.spawn(|| -> Result<Vec<PassScratch>> {
-                let Some(shape) = first.filter(|_| warm_up != WarmUp::None).and_then(|f| f.wait().as_ref()) else { return Ok(Vec::new()) };
-                ctx.bind_to_thread()?;
-                if warm_up == WarmUp::All {
-                    for slot in &mut slots {
-                        slot.reserve_for(shape)?;
-                    }
-                }
-                allocate_passes(&stream, sms, SCRATCH_SHARE, &inexact_switches, test_stacks.as_deref(), (shape.max_len, shape.n_buckets, shape.max_entries))
-            });
-            // Through page-locked staging; a plain copy if that memory cannot be had.
-            let copied = buffers::copy_large(&stream, bwt.words(), &mut words).or_else(|_| stream.memcpy_htod(bwt.words(), &mut words).map_err(anyhow::Error::from));
-            (copied, warm_up.join().unwrap_or_else(|_| Ok(Vec::new())))
-        });
-        copied.context("copying the BWT to the GPU")?;
-        let passes = passes.unwrap_or_default();
+        // Through page-locked staging; a plain copy if that memory cannot be had.
+        if buffers::copy_large(&stream, bwt.words(), &mut words).is_err() {
+            stream.memcpy_htod(bwt.words(), &mut words).context("copying the BWT to the GPU")?;
+        }
         let slots = slots.into_iter().map(Some).collect();
         let mut aligner = GpuAligner {
             ctx,
@@ -482,7 +416,7 @@ impl GpuAligner {
             totals: BatchTimes::default(),
             startup: StartupTimes::default(),
             scratch_share: SCRATCH_SHARE,
-            passes,
+            passes: Vec::new(),
             test_stacks,
             slots,
             next_slot: 0,
