@@ -191,6 +191,11 @@ pub struct Parsed {
 /// the CPU).
 type Answered = Finished<Parsed, Vec<Option<Vec<AlnHit>>>>;
 
+/// Whether a batch ends the input: the empty one after the last read, or an error.
+fn ends_input(batch: &Result<Parsed>) -> bool {
+    matches!(batch, Ok(b) if b.reads.is_empty()) || batch.is_err()
+}
+
 pub fn run(args: AlnArgs) -> Result<()> {
     let started = std::time::Instant::now();
     timeline::start();
@@ -207,29 +212,29 @@ pub fn run(args: AlnArgs) -> Result<()> {
     let input_size = reader.position().1;
     let batch_reads = batch_reads();
     // The first batches (one per GPU stream) are parsed, and packed for the GPU in the default
-    // layout, while the GPUs open and take the BWT.
+    // layout, while the GPUs open and take the BWT; each goes on as soon as it is ready (the
+    // first GPU batch no longer waits for the second's parsing), then the reader follows.
     let pack_ahead = opening.is_some();
+    let (ahead_tx, ahead_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(PARSED_AHEAD as usize);
     let first = std::thread::spawn(move || {
-        let (mut reader, mut ready, mut busy) = (reader, Vec::new(), Duration::ZERO);
+        let (mut reader, mut busy) = (reader, Duration::ZERO);
         for seq in 0..PARSED_AHEAD {
             let t = Instant::now();
             let mut batch = read_batch(&mut reader, batch_reads);
             timeline::mark(seq, "parsed");
-            let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
+            let done = ends_input(&batch);
             if let (Ok(b), false, true) = (&mut batch, done, pack_ahead) {
                 b.gpu_input = Some(HostBatch::new(&b.reads, &opt, crate::gpu::Switches::default().sequence_stride));
                 timeline::mark(seq, "packed");
             }
             busy += t.elapsed();
-            ready.push(batch);
-            if done {
+            if ahead_tx.send(batch).is_err() || done {
                 break;
             }
         }
-        (reader, ready, busy)
+        (reader, busy)
     });
     let mut gpus = gpus::open_aligners(&args, &bwt, opening)?;
-    let (reader, first_batches, first_busy) = first.join().map_err(|_| anyhow::anyhow!("parsing the reads panicked"))?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
 
     let mut out = Output::create(args.output.as_deref())?;
@@ -250,24 +255,31 @@ pub fn run(args: AlnArgs) -> Result<()> {
         let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (packed_tx, packed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
-        let mut reader = reader;
         let parser = scope.spawn(move || {
-            let (mut busy, mut ahead) = (first_busy, first_batches.into_iter());
-            for seq in 0u64.. {
-                let batch = match ahead.next() {
-                    Some(batch) => batch,
-                    None => {
-                        let t = Instant::now();
-                        let batch = read_batch(&mut reader, batch_reads);
-                        busy += t.elapsed();
-                        timeline::mark(seq, "parsed");
-                        batch
-                    }
-                };
-                let done = matches!(&batch, Ok(b) if b.reads.is_empty()) || batch.is_err();
+            // The batches parsed ahead, as each is ready; then the reader, back from that thread.
+            let (mut seq, mut finished) = (0u64, false);
+            for batch in ahead_rx {
+                let done = ends_input(&batch);
+                seq += 1;
                 if read_tx.send(batch).is_err() || done {
+                    finished = true;
                     break;
                 }
+            }
+            let Ok((mut reader, mut busy)) = first.join() else {
+                let _ = read_tx.send(Err(anyhow::anyhow!("parsing the reads panicked")));
+                return Duration::ZERO;
+            };
+            while !finished {
+                let t = Instant::now();
+                let batch = read_batch(&mut reader, batch_reads);
+                busy += t.elapsed();
+                timeline::mark(seq, "parsed");
+                finished = ends_input(&batch);
+                if read_tx.send(batch).is_err() {
+                    break;
+                }
+                seq += 1;
             }
             busy
         });
