@@ -283,7 +283,7 @@ fn allocate_passes(stream: &Arc<CudaStream>, sms: usize, share: f64, switches: &
     let (free, _) = stream.context().mem_get_info()?;
     let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * share) as usize;
     let plan = inexact::plan(sms, budget, m, b, max_entries, switches, test_stacks)?;
-    plan.into_iter().map(|pass| Ok(PassScratch { scratch: Scratchpad::new(stream, pass, m, b)?, free: None })).collect()
+    plan.into_iter().map(|pass| Ok(PassScratch { scratch: Scratchpad::new(stream, pass, m, b, switches.entry_bytes())?, free: None })).collect()
 }
 
 fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
@@ -368,9 +368,8 @@ impl GpuAligner {
     pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
         let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } = gpu;
-        if let Some(why) = inexact_switches.unfit_for(bwt.seq_len()) {
-            bail!("inexact kernel switches: {why}");
-        }
+        // A genome too large for compact stack entries gets the 32-byte ones, compiled below.
+        let fitted = inexact_switches.fitted_to(bwt.seq_len());
         // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
         ctx.bind_to_thread()?;
         let stream = ctx.default_stream();
@@ -426,6 +425,9 @@ impl GpuAligner {
         aligner.stream.synchronize()?;
         startup.copy_s = t.elapsed().as_secs_f64();
         aligner.startup = startup;
+        if fitted != aligner.inexact_switches {
+            aligner.set_inexact_kernels(INEXACT_MATCH_CU, fitted)?;
+        }
         Ok(aligner)
     }
 

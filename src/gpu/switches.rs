@@ -210,7 +210,10 @@ impl Default for InexactSwitches {
     /// compiled for its team size) teams of 64 threads in pass 2 (1.36 -> 1.15 s), of 1024 in
     /// pass 3 (0.90 -> 0.57 s), and bwa's `-m` found on the GPU (CPU completion 2.1 -> 0.9 s);
     /// then pass 1's stacks of 512 entries instead of 2048 (1.51 -> 0.92 s: its 135,168
-    /// stacks spread over a quarter of the memory; interleaving them was slower still).
+    /// stacks spread over a quarter of the memory; interleaving them was slower still); then
+    /// 24-byte entries (`compact_entry`: the kernels' sum 3-4 % lower in each of four sweep
+    /// runs at 1 and 3.1 Gbp; the wall time within noise). A genome too large for them gets
+    /// the 32-byte ones ([`InexactSwitches::fitted_to`]).
     fn default() -> Self {
         InexactSwitches {
             block_w: 64,
@@ -224,7 +227,7 @@ impl Default for InexactSwitches {
             occ_same_block: false,
             occ_unroll: true,
             stack_interleave: false,
-            compact_entry: false,
+            compact_entry: true,
             entries_limit_exact: true,
             first_lockstep: false,
             first_min_blocks: 0,
@@ -288,6 +291,23 @@ impl InexactSwitches {
         (self.compact_entry && seq_len >= 1 << 34).then_some("compact_entry holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
     }
 
+    /// Bytes of one stack entry (`Entry` in cuda/inexact_match.cu).
+    pub fn entry_bytes(&self) -> usize {
+        if self.compact_entry {
+            24
+        } else {
+            32
+        }
+    }
+
+    /// These values for a genome whose BWT has `seq_len` rows: the same, or with 32-byte
+    /// stack entries where the compact ones cannot hold its rows.
+    pub fn fitted_to(&self, seq_len: u64) -> InexactSwitches {
+        let fitted = InexactSwitches { compact_entry: self.compact_entry && seq_len < 1 << 34, ..self.clone() };
+        debug_assert_eq!(fitted.unfit_for(seq_len), None);
+        fitted
+    }
+
     /// Sets one switch from `name=value` (booleans as 0/1).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment.split_once('=').ok_or_else(|| format!("'{assignment}': expected name=value"))?;
@@ -348,6 +368,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn compact_entries_give_way_to_32_byte_ones_on_a_genome_too_large_for_them() {
+        let d = InexactSwitches::default();
+        assert!(d.compact_entry);
+        assert_eq!(d.fitted_to(6_200_000_000), d, "a human genome's 6.2 G rows fit in 34 bits");
+        let large = d.fitted_to(1 << 34);
+        assert_eq!((large.compact_entry, large.unfit_for(1 << 34)), (false, None));
+        assert_eq!(InexactSwitches { compact_entry: false, ..large.clone() }, large, "only compact_entry changes");
+        assert!(d.unfit_for(1 << 34).is_some());
+    }
+
+    #[test]
     fn inexact_switches_set_by_name_and_defaults_are_in_the_domains() {
         let d = InexactSwitches::default();
         assert_eq!(d.illegal(), None);
@@ -376,12 +407,12 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=0", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dfirst_min_blocks=0", "-Dheads_shared=0"]);
+        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=1", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dfirst_min_blocks=0", "-Dheads_shared=0"]);
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [64, 1024], "pass 2's team kernel, then pass 3's");
         assert_eq!(InexactSwitches { last_team_lanes: 64, ..d.clone() }.modules().len(), 1, "one size, one compilation");
         let compact = InexactSwitches { compact_entry: true, ..d.clone() };
-        assert_eq!((compact.unfit_for((1 << 34) - 1), d.unfit_for(1 << 40)), (None, None));
+        assert_eq!((compact.unfit_for((1 << 34) - 1), InexactSwitches { compact_entry: false, ..d.clone() }.unfit_for(1 << 40)), (None, None));
         assert!(compact.unfit_for(1 << 34).is_some());
     }
 }
