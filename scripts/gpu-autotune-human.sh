@@ -6,11 +6,13 @@
 # `bcuda aln --gpu` with the tuned kernels and with --no-tuned on other reads (never seen by
 # autotune), timed end to end, their .sai compared. Report, plot, winner and log in $OUT; the
 # log ($OUT/gpu-autotune-human.log) ends with "done", so scripts/gpu-long.sh can run it:
-#   bash scripts/gpu-long.sh start scripts/gpu-autotune-human.sh 100 30m; bash scripts/gpu-long.sh wait 585 (repeat)
-#   bash scripts/gpu-autotune-human.sh [SIZE_MBP=100] [BUDGET=30m] [HELD_OUT_READS=500000]
+#   bash scripts/gpu-long.sh start scripts/gpu-autotune-human.sh 100 24m; bash scripts/gpu-long.sh wait 585 (repeat)
+#   bash scripts/gpu-autotune-human.sh [SIZE_MBP=100] [BUDGET=24m] [HELD_OUT_READS=500000]
+# A session has 30 minutes of device time in all: 24 for the search leaves room for the
+# machine's start, the data and the held-out runs (the issue asks for a budget within 30).
 . "$(dirname "$0")/device-env.sh"
 size=${1:-100}
-budget=${2:-30m}
+budget=${2:-24m}
 held=${3:-500000}
 sample=$((3 * 159744))
 export LD_LIBRARY_PATH=$C/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
