@@ -723,13 +723,7 @@ __device__ Stack new_stack(Entry *entry_pool, int *head_pool, u64 t, int entries
 // `entries_per_thread` entries and at most `max_pops` pops. A read that needs more is appended
 // to `next_queue` (next_counters[0] counts them) for inexact_level; n_hits is negative (STACK_FULL,
 // HITS_FULL) for a read without an answer.
-// first_min_blocks (-D, 0 = none): blocks per SM the compiler must fit (registers per thread).
-#if first_min_blocks
-#define FIRST_BOUNDS __launch_bounds__(INEXACT_BLOCK_W, first_min_blocks)
-#else
-#define FIRST_BOUNDS __launch_bounds__(INEXACT_BLOCK_W)
-#endif
-extern "C" __global__ void FIRST_BOUNDS inexact_search(
+extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,

@@ -32,19 +32,19 @@ fn grammar_types_the_kernel_lines() {
     assert_eq!(g.lines[f].kind, LineKind::For { init: "int j = 0".into(), cond: "j < r.len".into(), step: "++j".into() });
     // Preprocessor lines and signatures are never edited.
     assert!(g.lines.iter().filter(|l| l.text.trim_start().starts_with('#')).all(|l| l.kind == LineKind::Fixed));
-    // Scope: search_read's `e` exists only after its declaration, `Entry e;`.
-    let uses_e = line_of(&g, "if (ends_before(h, entry_score(e), opt)) break;");
-    let declared = (0..uses_e).rev().find(|&i| g.lines[i].text.trim() == "Entry e;").expect("search_read declares e");
-    let before = line_of(&g, "StackSink sink = {st};");
-    assert!(before < declared && g.fits(uses_e, declared + 1));
-    assert!(!g.fits(uses_e, before));
+    // Scope: search_pop's `next` exists only after its declaration, `int next = step(...);`.
+    let uses_next = line_of(&g, "if (next == STEP_HIT) {");
+    let declared = (0..uses_next).rev().find(|&i| g.lines[i].text.trim().starts_with("int next = step(")).expect("search_pop declares next");
+    let before = line_of(&g, "bool has_matching;");
+    assert!(before < declared && g.fits(uses_next, declared + 1));
+    assert!(!g.fits(uses_next, before));
     // A parameter is visible only in its own function: extend_exact's `l0 = l;` uses its
     // parameter l0, which cal_width (with k and l of its own) does not have.
     let l0 = line_of(&g, "l0 = l;");
     let in_cal_width = line_of(&g, "width[len].bid = bid + 1;");
     assert!(g.fits(l0, l0) && !g.fits(l0, in_cal_width));
-    // A local of an if block is out of scope in its `} else if (...)`: search_read's `after`.
-    let uses_after = line_of(&g, "if (after == HIT_STOP) break;");
+    // A local of an if block is out of scope in its `} else if (...)`: search_pop's `after`.
+    let uses_after = line_of(&g, "if (after == HIT_STOP) return h.n_aln;");
     let else_if = line_of(&g, "} else if (next == STEP_EXPANDED && has_matching) {");
     assert!(g.fits(uses_after, uses_after) && !g.fits(uses_after, else_if));
 }

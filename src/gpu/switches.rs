@@ -181,10 +181,6 @@ pub struct InexactSwitches {
     /// existed reads as off.
     #[serde(default)]
     pub first_lockstep: bool,
-    /// Pass 1's launch bounds: blocks per SM the compiler must fit, which caps the registers
-    /// per thread (0: no cap).
-    #[serde(default)]
-    pub first_min_blocks: u32,
     /// Pass 1's list heads in shared memory instead of global (every push and pop reads and
     /// writes one). A tuned file from before it existed reads as off.
     #[serde(default)]
@@ -230,7 +226,6 @@ impl Default for InexactSwitches {
             compact_entry: true,
             entries_limit_exact: true,
             first_lockstep: false,
-            first_min_blocks: 0,
             heads_shared: false,
         }
     }
@@ -253,7 +248,6 @@ impl InexactSwitches {
         ("compact_entry", &[0, 1]),
         ("entries_limit_exact", &[0, 1]),
         ("first_lockstep", &[0, 1]),
-        ("first_min_blocks", &[0, 4, 8, 12, 16]),
         ("heads_shared", &[0, 1]),
     ];
 
@@ -273,9 +267,6 @@ impl InexactSwitches {
         }
         if self.level_entries < 1024 {
             return Some("level_entries must be at least 1024 (a chain's pushes, in 64-entry chunks)");
-        }
-        if self.first_min_blocks * self.block_w > 2048 {
-            return Some("first_min_blocks times INEXACT_BLOCK_W must be at most 2048 (threads per SM)");
         }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
             if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
@@ -331,7 +322,6 @@ impl InexactSwitches {
             "compact_entry" => self.compact_entry = flag()?,
             "entries_limit_exact" => self.entries_limit_exact = flag()?,
             "first_lockstep" => self.first_lockstep = flag()?,
-            "first_min_blocks" => self.first_min_blocks = n,
             "heads_shared" => self.heads_shared = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
@@ -340,7 +330,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.first_min_blocks, self.heads_shared as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -349,7 +339,7 @@ impl InexactSwitches {
     /// compiled kernel.
     pub fn defines(&self, team: u32) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact), flag("first_lockstep", self.first_lockstep), format!("-Dfirst_min_blocks={}", self.first_min_blocks), flag("heads_shared", self.heads_shared)]
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact), flag("first_lockstep", self.first_lockstep), flag("heads_shared", self.heads_shared)]
     }
 
     /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
@@ -391,7 +381,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, first_min_blocks: 9, heads_shared: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -407,7 +397,7 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=1", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dfirst_min_blocks=0", "-Dheads_shared=0"]);
+        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=1", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dheads_shared=0"]);
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [64, 1024], "pass 2's team kernel, then pass 3's");
         assert_eq!(InexactSwitches { last_team_lanes: 64, ..d.clone() }.modules().len(), 1, "one size, one compilation");
