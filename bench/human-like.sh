@@ -88,7 +88,7 @@ for r in $(seq ${BWA_RUNS:-2}); do
 done
 bwa_s=$(echo $bwa_all | tr ' ' '\n' | sort -g | head -1)
 s1=$(cat $W/bcuda1.secs) s2=$(cat $W/bcuda2.secs)
-log "whole aln, $reads reads: bcuda $mode $s1 s and $s2 s, bwa aln -t $t$bwa_all s (the fastest, $bwa_s s, counts)"
+log "whole aln, $reads reads: bcuda $mode $s1 s and $s2 s, bwa aln -t $t (runs:$bwa_all s; the fastest counts)"
 
 # The faster bcuda run is reported; start-up from its summary, else timed on one read.
 best=bcuda1
