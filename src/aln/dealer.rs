@@ -156,6 +156,9 @@ fn writer_stopped() -> anyhow::Error {
     anyhow!("the .sai writer stopped")
 }
 
+/// A batch submitted to a device, and what the submit gave.
+type Submitted<D> = (Numbered<<D as AsyncAligner>::Batch>, Result<<D as AsyncAligner>::Flight>);
+
 /// One device's loop: the next batch is submitted before the oldest one is collected, so
 /// `depth` are on the device at once (one copying while another computes).
 fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSender<Finished<D::Batch, D::Answer>>, on_answer: &dyn Fn(usize)) -> Result<Share> {
@@ -163,8 +166,8 @@ fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSen
     let mut share = Share::default();
     let mut failures_in_row = 0;
     let mut busy_since: Option<Instant> = None;
-    let mut in_flight: VecDeque<(Numbered<D::Batch>, Result<D::Flight>)> = VecDeque::new();
-    let mut finish = |device: &mut D, (n, flight): (Numbered<D::Batch>, Result<D::Flight>), share: &mut Share| -> Result<()> {
+    let mut in_flight: VecDeque<Submitted<D>> = VecDeque::new();
+    let mut finish = |device: &mut D, (n, flight): Submitted<D>, share: &mut Share| -> Result<()> {
         let answer = match flight.and_then(|f| device.collect(f)) {
             Ok(answer) => {
                 super::timeline::mark(n.seq, "collected from the GPU");

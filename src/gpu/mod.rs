@@ -14,6 +14,8 @@ pub mod index_sort;
 pub mod inexact;
 pub mod inexact_kernels;
 pub mod nvrtc;
+mod open;
+mod slot;
 pub mod switches;
 
 use std::collections::HashMap;
@@ -25,9 +27,10 @@ use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaS
 
 pub use batch::{complete_on_cpu, pack_reads, HostBatch};
 use batch::GpuAnswers;
-use buffers::{Download, Upload};
 use inexact::{Pass, PassKind, Scratchpad};
 use inexact_kernels::InexactKernels;
+pub use open::{warm_kernel_cache, OpenGpu, StartupTimes};
+use slot::{Slot, LONG_HITS_COUNTER, N_COUNTERS};
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
 use crate::reads::ReadSeq;
 use crate::sai::{AlnHit, GapOptions};
@@ -50,24 +53,6 @@ const LONG_HITS: usize = 1 << 18;
 pub const BWT_CUH: &str = include_str!("../../cuda/bwt.cuh");
 pub const EXACT_MATCH_CU: &str = include_str!("../../cuda/exact_match.cu");
 pub const INEXACT_MATCH_CU: &str = include_str!("../../cuda/inexact_match.cu");
-
-/// `aln`'s kernels for `arch` with these switches, from the PTX cache or NVRTC (at once: NVRTC
-/// takes seconds for the inexact ones): the inexact modules ([`inexact_kernels::compile`]),
-/// then exact_match's.
-fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static str) -> Result<(Vec<(u32, String)>, String)> {
-    let (inexact_ptx, exact_ptx) = std::thread::scope(|s| {
-        let inexact_ptx = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, inexact, arch));
-        let exact_ptx = compile_cached(EXACT_MATCH_CU, &exact.defines(), arch);
-        (inexact_ptx.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact_ptx)
-    });
-    Ok((inexact_ptx??, exact_ptx?))
-}
-
-/// Compiles `aln`'s kernels with their default switches for `arch` into the PTX cache, so the
-/// first `aln` on a new machine skips NVRTC's seconds (`bcuda index` does it beside its sort).
-pub fn warm_kernel_cache(arch: &'static str) {
-    let _ = compile_kernels(&InexactSwitches::default(), &Switches::default(), arch);
-}
 
 /// Kernel times and counts (GPU events for the kernels, milliseconds), summed over batches.
 #[derive(Clone, Copy, Debug, Default)]
@@ -94,64 +79,6 @@ pub struct BatchTimes {
 impl BatchTimes {
     pub fn inexact_ms(&self) -> f32 {
         self.pass_ms.iter().sum()
-    }
-}
-
-/// The buffers of one batch in flight, on its own stream.
-struct Slot {
-    stream: Arc<CudaStream>,
-    exact_words: Upload<u32>,
-    exact_starts: Upload<u64>,
-    lens: Upload<u16>,
-    opt: Upload<u32>,
-    codes: Upload<u8>,
-    starts: Upload<u64>,
-    gpu_lens: Upload<u16>,
-    max_diffs: Upload<i32>,
-    /// Each inexact read's index in the batch (inexact_order reads exact_match's answers by it).
-    read_of: Upload<u32>,
-    k: Download<u64>,
-    l: Download<u64>,
-    n_hits: Download<i32>,
-    hits: Download<u64>,
-    /// The passes' read queues, one after the other (`MAX_PASSES + 1` lists of the batch's
-    /// inexact reads: the last lists the reads left to the CPU), and their counters.
-    queues: Download<u32>,
-    counters: Download<u32>,
-    /// Occurrence lookups (64-byte BWT blocks) of each pass.
-    lookups: Download<u64>,
-    /// Hits of reads with more than HITS_PER_READ, and each such read's first one there.
-    long_hits: Download<u64>,
-    long_offsets: Download<u32>,
-}
-
-/// Counters per batch: (queued, taken) per queue, then inexact_order's two, then the long hits.
-const N_COUNTERS: usize = 2 * (MAX_PASSES + 1) + 3;
-const LONG_HITS_COUNTER: usize = N_COUNTERS - 1;
-
-impl Slot {
-    fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
-        Ok(Slot {
-            stream: ctx.new_stream()?,
-            exact_words: Upload::new(),
-            exact_starts: Upload::new(),
-            lens: Upload::new(),
-            opt: Upload::new(),
-            codes: Upload::new(),
-            starts: Upload::new(),
-            gpu_lens: Upload::new(),
-            max_diffs: Upload::new(),
-            read_of: Upload::new(),
-            k: Download::new(),
-            l: Download::new(),
-            n_hits: Download::new(),
-            hits: Download::new(),
-            queues: Download::new(),
-            counters: Download::new(),
-            lookups: Download::new(),
-            long_hits: Download::new(),
-            long_offsets: Download::new(),
-        })
     }
 }
 
@@ -243,18 +170,6 @@ pub struct GpuAligner {
     fail_batch: Option<(usize, bool)>,
 }
 
-/// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."`: the inexact kernels' switches for a device
-/// sweep (scripts/gpu-check.sh times `aln` with each), without a tuning run.
-fn test_inexact_switches() -> Result<InexactSwitches> {
-    let mut sw = InexactSwitches::default();
-    if let Ok(v) = std::env::var("BCUDA_TEST_INEXACT_SWITCHES") {
-        for a in v.split_whitespace() {
-            sw.set(a).map_err(|e| anyhow::anyhow!("BCUDA_TEST_INEXACT_SWITCHES: {e}"))?;
-        }
-    }
-    Ok(sw)
-}
-
 /// `BCUDA_TEST_FAIL_BATCH=N`: the N-th batch (from 1) fails, `N..`: every batch from the N-th
 /// on (a GPU that dies); `BCUDA_TEST_FAIL_GPU=ORDINAL` keeps that to one GPU. The device checks
 /// use them to show that a failed batch, or GPU, loses no read.
@@ -288,74 +203,6 @@ fn allocate_passes(stream: &Arc<CudaStream>, sms: usize, share: f64, switches: &
 
 fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
     Ok(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
-}
-
-/// Where start-up went (seconds), for the aln summary.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StartupTimes {
-    /// Creating the CUDA context.
-    pub context_s: f64,
-    /// Compiling the kernels with NVRTC (or reading their PTX from the cache) and loading them.
-    pub kernels_s: f64,
-    /// Whether every kernel came from the PTX cache.
-    pub kernels_cached: bool,
-    /// Copying the BWT to the GPU.
-    pub copy_s: f64,
-}
-
-/// A GPU opened with its kernels compiled, before the index is on it: `bcuda aln` opens it on
-/// its own thread while the index loads, so that NVRTC (the first run on a new machine) and
-/// reading a large index overlap.
-pub struct OpenGpu {
-    ctx: Arc<CudaContext>,
-    device_name: String,
-    compute_capability: (i32, i32),
-    arch: &'static str,
-    sms: usize,
-    switches: Switches,
-    inexact: InexactKernels,
-    exact: CudaFunction,
-    inexact_switches: InexactSwitches,
-    startup: StartupTimes,
-}
-
-impl OpenGpu {
-    /// Opens GPU `ordinal` and compiles the kernels (default sources, `switches`, the inexact
-    /// kernels' default switches, or those of `BCUDA_TEST_INEXACT_SWITCHES`).
-    pub fn open(ordinal: usize, switches: Switches) -> Result<OpenGpu> {
-        OpenGpu::open_with(ordinal, switches, test_inexact_switches()?)
-    }
-
-    /// Opens GPU `ordinal` and compiles the kernels (default sources) with these switches.
-    pub fn open_with(ordinal: usize, switches: Switches, inexact: InexactSwitches) -> Result<OpenGpu> {
-        if !driver_present() {
-            bail!("no CUDA driver found (libcuda could not be loaded)");
-        }
-        if !nvrtc_present() {
-            bail!("no NVRTC found (libnvrtc could not be loaded)");
-        }
-        if let Some(why) = switches.illegal() {
-            bail!("kernel switches: {why}");
-        }
-        if let Some(why) = inexact.illegal() {
-            bail!("inexact kernel switches: {why}");
-        }
-        let t = std::time::Instant::now();
-        let ctx = CudaContext::new(ordinal).with_context(|| format!("opening GPU {ordinal}"))?;
-        let device_name = ctx.name()?;
-        let compute_capability = ctx.compute_capability()?;
-        let arch = arch_for(compute_capability);
-        let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
-        let context_s = t.elapsed().as_secs_f64();
-        let t = std::time::Instant::now();
-        let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
-        let (inexact_ptx, exact_ptx) = compile_kernels(&inexact, &switches, arch)?;
-        // Loading JIT-compiles the PTX for this GPU: here too, beside the index load.
-        let inexact_kernels = InexactKernels::load(&ctx, inexact_ptx)?;
-        let exact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;
-        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0 };
-        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact: inexact_kernels, exact, startup })
-    }
 }
 
 impl GpuAligner {

@@ -1,0 +1,112 @@
+//! Opening a GPU: its context, and `aln`'s kernels compiled by NVRTC (or read from the PTX
+//! cache) and loaded, before the index is on it ([`GpuAligner::on`](super::GpuAligner::on)
+//! copies the BWT).
+
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use cudarc::driver::{sys, CudaContext, CudaFunction};
+
+use super::inexact_kernels::{self, InexactKernels};
+use super::nvrtc::{self, arch_for, compile_cached, driver_present, nvrtc_present};
+use super::switches::{InexactSwitches, Switches};
+use super::{EXACT_MATCH_CU, INEXACT_MATCH_CU};
+
+/// `aln`'s kernels for `arch` with these switches, from the PTX cache or NVRTC (at once: NVRTC
+/// takes seconds for the inexact ones): the inexact modules ([`inexact_kernels::compile`]),
+/// then exact_match's.
+fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static str) -> Result<(Vec<(u32, String)>, String)> {
+    let (inexact_ptx, exact_ptx) = std::thread::scope(|s| {
+        let inexact_ptx = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, inexact, arch));
+        let exact_ptx = compile_cached(EXACT_MATCH_CU, &exact.defines(), arch);
+        (inexact_ptx.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact_ptx)
+    });
+    Ok((inexact_ptx??, exact_ptx?))
+}
+
+/// Compiles `aln`'s kernels with their default switches for `arch` into the PTX cache, so the
+/// first `aln` on a new machine skips NVRTC's seconds (`bcuda index` does it beside its sort).
+pub fn warm_kernel_cache(arch: &'static str) {
+    let _ = compile_kernels(&InexactSwitches::default(), &Switches::default(), arch);
+}
+
+/// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."`: the inexact kernels' switches for a device
+/// sweep (scripts/gpu-check.sh times `aln` with each), without a tuning run.
+fn test_inexact_switches() -> Result<InexactSwitches> {
+    let mut sw = InexactSwitches::default();
+    if let Ok(v) = std::env::var("BCUDA_TEST_INEXACT_SWITCHES") {
+        for a in v.split_whitespace() {
+            sw.set(a).map_err(|e| anyhow::anyhow!("BCUDA_TEST_INEXACT_SWITCHES: {e}"))?;
+        }
+    }
+    Ok(sw)
+}
+
+/// Where start-up went (seconds), for the aln summary.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StartupTimes {
+    /// Creating the CUDA context.
+    pub context_s: f64,
+    /// Compiling the kernels with NVRTC (or reading their PTX from the cache) and loading them.
+    pub kernels_s: f64,
+    /// Whether every kernel came from the PTX cache.
+    pub kernels_cached: bool,
+    /// Copying the BWT to the GPU.
+    pub copy_s: f64,
+}
+
+/// A GPU opened with its kernels compiled, before the index is on it: `bcuda aln` opens it on
+/// its own thread while the index loads, so that NVRTC (the first run on a new machine) and
+/// reading a large index overlap.
+pub struct OpenGpu {
+    pub(super) ctx: Arc<CudaContext>,
+    pub(super) device_name: String,
+    pub(super) compute_capability: (i32, i32),
+    pub(super) arch: &'static str,
+    pub(super) sms: usize,
+    pub(super) switches: Switches,
+    pub(super) inexact: InexactKernels,
+    pub(super) exact: CudaFunction,
+    pub(super) inexact_switches: InexactSwitches,
+    pub(super) startup: StartupTimes,
+}
+
+impl OpenGpu {
+    /// Opens GPU `ordinal` and compiles the kernels (default sources, `switches`, the inexact
+    /// kernels' default switches, or those of `BCUDA_TEST_INEXACT_SWITCHES`).
+    pub fn open(ordinal: usize, switches: Switches) -> Result<OpenGpu> {
+        OpenGpu::open_with(ordinal, switches, test_inexact_switches()?)
+    }
+
+    /// Opens GPU `ordinal` and compiles the kernels (default sources) with these switches.
+    pub fn open_with(ordinal: usize, switches: Switches, inexact: InexactSwitches) -> Result<OpenGpu> {
+        if !driver_present() {
+            bail!("no CUDA driver found (libcuda could not be loaded)");
+        }
+        if !nvrtc_present() {
+            bail!("no NVRTC found (libnvrtc could not be loaded)");
+        }
+        if let Some(why) = switches.illegal() {
+            bail!("kernel switches: {why}");
+        }
+        if let Some(why) = inexact.illegal() {
+            bail!("inexact kernel switches: {why}");
+        }
+        let t = std::time::Instant::now();
+        let ctx = CudaContext::new(ordinal).with_context(|| format!("opening GPU {ordinal}"))?;
+        let device_name = ctx.name()?;
+        let compute_capability = ctx.compute_capability()?;
+        let arch = arch_for(compute_capability);
+        let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
+        let context_s = t.elapsed().as_secs_f64();
+        let t = std::time::Instant::now();
+        let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
+        let (inexact_ptx, exact_ptx) = compile_kernels(&inexact, &switches, arch)?;
+        // Loading JIT-compiles the PTX for this GPU: here too, beside the index load.
+        let inexact_kernels = InexactKernels::load(&ctx, inexact_ptx)?;
+        let exact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;
+        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0 };
+        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact: inexact_kernels, exact, startup })
+    }
+}
+

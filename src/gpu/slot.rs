@@ -1,0 +1,69 @@
+//! One batch in flight on a GPU: its stream and its kernels' inputs and outputs (device
+//! buffers with page-locked host copies, grown on demand and reused batch after batch).
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use cudarc::driver::{CudaContext, CudaStream};
+
+use super::buffers::{Download, Upload};
+use super::MAX_PASSES;
+
+/// The buffers of one batch in flight, on its own stream.
+pub(super) struct Slot {
+    pub(super) stream: Arc<CudaStream>,
+    pub(super) exact_words: Upload<u32>,
+    pub(super) exact_starts: Upload<u64>,
+    pub(super) lens: Upload<u16>,
+    pub(super) opt: Upload<u32>,
+    pub(super) codes: Upload<u8>,
+    pub(super) starts: Upload<u64>,
+    pub(super) gpu_lens: Upload<u16>,
+    pub(super) max_diffs: Upload<i32>,
+    /// Each inexact read's index in the batch (inexact_order reads exact_match's answers by it).
+    pub(super) read_of: Upload<u32>,
+    pub(super) k: Download<u64>,
+    pub(super) l: Download<u64>,
+    pub(super) n_hits: Download<i32>,
+    pub(super) hits: Download<u64>,
+    /// The passes' read queues, one after the other (`MAX_PASSES + 1` lists of the batch's
+    /// inexact reads: the last lists the reads left to the CPU), and their counters.
+    pub(super) queues: Download<u32>,
+    pub(super) counters: Download<u32>,
+    /// Occurrence lookups (64-byte BWT blocks) of each pass.
+    pub(super) lookups: Download<u64>,
+    /// Hits of reads with more than HITS_PER_READ, and each such read's first one there.
+    pub(super) long_hits: Download<u64>,
+    pub(super) long_offsets: Download<u32>,
+}
+
+/// Counters per batch: (queued, taken) per queue, then inexact_order's two, then the long hits.
+pub(super) const N_COUNTERS: usize = 2 * (MAX_PASSES + 1) + 3;
+pub(super) const LONG_HITS_COUNTER: usize = N_COUNTERS - 1;
+
+impl Slot {
+    pub(super) fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
+        Ok(Slot {
+            stream: ctx.new_stream()?,
+            exact_words: Upload::new(),
+            exact_starts: Upload::new(),
+            lens: Upload::new(),
+            opt: Upload::new(),
+            codes: Upload::new(),
+            starts: Upload::new(),
+            gpu_lens: Upload::new(),
+            max_diffs: Upload::new(),
+            read_of: Upload::new(),
+            k: Download::new(),
+            l: Download::new(),
+            n_hits: Download::new(),
+            hits: Download::new(),
+            queues: Download::new(),
+            counters: Download::new(),
+            lookups: Download::new(),
+            long_hits: Download::new(),
+            long_offsets: Download::new(),
+        })
+    }
+}
+
