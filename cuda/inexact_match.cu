@@ -716,6 +716,15 @@ __device__ Stack new_stack(Entry *entry_pool, int *head_pool, u64 t, int entries
     return st;
 }
 
+// A read's answer from pass 1: its hit count, or STACK_FULL / HITS_FULL, and then it goes on
+// to the next pass (a read with more hits than its slots too: the team passes keep long hit
+// lists).
+__device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *next_counters)
+{
+    if (n == STACK_FULL || n == HITS_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
+    n_hits[id] = n;
+}
+
 // (Calls of functions that take `words` or `l2` stay on one line: autotune's bounds guards
 // pass those pointers' bounds on by rewriting the call's line.)
 // Pass 1: each thread takes the next read of `queue` (queue_counters[1] counts those taken, up
@@ -766,8 +775,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             Read r = read_view(words, primary, seq_len, l2, opt, len, max_diff, seed_width, seq, lookups);
             int n = search_pop(r, width, s);
             if (n == SEARCH_GO) continue;
-            if (n == STACK_FULL || n == HITS_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
-            n_hits[id] = n;
+            record_answer(id, n, n_hits, next_queue, next_counters);
             phase = PHASE_IDLE;
             continue;
         }
@@ -798,7 +806,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
         int first = search_start(r, s);
         phase = PHASE_SEARCH;
         if (first != SEARCH_GO) {
-            n_hits[id] = first;
+            record_answer(id, first, n_hits, next_queue, next_counters);
             phase = PHASE_IDLE;
         }
     }
@@ -812,9 +820,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
         s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
         int n = search_start(r, s);
         while (n == SEARCH_GO) n = search_pop(r, width, s);
-        // A read with more hits than its slots goes on too: the warp passes keep long hit lists.
-        if (n == STACK_FULL || n == HITS_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
-        n_hits[id] = n;
+        record_answer(id, n, n_hits, next_queue, next_counters);
     }
 #endif
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);

@@ -26,10 +26,6 @@ use gpus::GpuChoice;
 /// batch by the longest read in it, so using its batch keeps the answers identical.
 pub const CPU_BATCH: usize = 0x40000;
 
-/// Reads per batch: [`CPU_BATCH`], or `BCUDA_TEST_BATCH_READS` (device sweeps of the
-/// pipeline's fill and drain against its per-batch cost). Other batches than bwa's may change
-/// the answers for reads of mixed lengths (the cap on gap opens above), so the batch is never
-/// smaller by default, not even the first (which would start the GPU sooner).
 /// Batches parsed (and packed) while the GPUs open: one for each of a GPU's two streams.
 const PARSED_AHEAD: u64 = 2;
 
@@ -39,6 +35,10 @@ fn read_batch(reader: &mut ReadBatchReader, n: usize) -> Result<Parsed> {
     Ok(Parsed { gpu_input: None, reads, position: reader.position().0 })
 }
 
+/// Reads per batch: [`CPU_BATCH`], or `BCUDA_TEST_BATCH_READS` (device sweeps of the
+/// pipeline's fill and drain against its per-batch cost). Other batches than bwa's may change
+/// the answers for reads of mixed lengths (the cap on gap opens above), so the batch is never
+/// smaller by default, not even the first (which would start the GPU sooner).
 fn batch_reads() -> usize {
     std::env::var("BCUDA_TEST_BATCH_READS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(CPU_BATCH)
 }
@@ -211,28 +211,28 @@ pub fn run(args: AlnArgs) -> Result<()> {
     let reader = ReadBatchReader::open(&inputs[0], read_opts)?;
     let input_size = reader.position().1;
     let batch_reads = batch_reads();
-    // The first batches (one per GPU stream) are parsed, and packed for the GPU in the default
-    // layout, while the GPUs open and take the BWT; each goes on as soon as it is ready (the
-    // first GPU batch no longer waits for the second's parsing), then the reader follows.
+    // The reader starts now: the first batches (one per GPU stream) are also packed for the
+    // GPU, in the default layout, while the GPUs open and take the BWT, and each goes on as
+    // soon as it is ready. The channel holds one batch and the reader another, as later on.
     let pack_ahead = opening.is_some();
-    let (ahead_tx, ahead_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(PARSED_AHEAD as usize);
-    let first = std::thread::spawn(move || {
+    let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
+    let parser = std::thread::spawn(move || {
         let (mut reader, mut busy) = (reader, Duration::ZERO);
-        for seq in 0..PARSED_AHEAD {
+        for seq in 0u64.. {
             let t = Instant::now();
             let mut batch = read_batch(&mut reader, batch_reads);
             timeline::mark(seq, "parsed");
             let done = ends_input(&batch);
-            if let (Ok(b), false, true) = (&mut batch, done, pack_ahead) {
+            if let (Ok(b), false, true) = (&mut batch, done, pack_ahead && seq < PARSED_AHEAD) {
                 b.gpu_input = Some(HostBatch::new(&b.reads, &opt, crate::gpu::Switches::default().sequence_stride));
                 timeline::mark(seq, "packed");
             }
             busy += t.elapsed();
-            if ahead_tx.send(batch).is_err() || done {
+            if read_tx.send(batch).is_err() || done {
                 break;
             }
         }
-        (reader, busy)
+        busy
     });
     let mut gpus = gpus::open_aligners(&args, &bwt, opening)?;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
@@ -252,37 +252,8 @@ pub fn run(args: AlnArgs) -> Result<()> {
     // a GPU) and writes them in input order.
     let stride = gpus.first().map(|g| g.switches().sequence_stride);
     let (cpu_reads, busy, shares) = std::thread::scope(|scope| -> Result<(usize, StageBusy, Vec<dealer::Share>)> {
-        let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (packed_tx, packed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
-        let parser = scope.spawn(move || {
-            // The batches parsed ahead, as each is ready; then the reader, back from that thread.
-            let (mut seq, mut finished) = (0u64, false);
-            for batch in ahead_rx {
-                let done = ends_input(&batch);
-                seq += 1;
-                if read_tx.send(batch).is_err() || done {
-                    finished = true;
-                    break;
-                }
-            }
-            let Ok((mut reader, mut busy)) = first.join() else {
-                let _ = read_tx.send(Err(anyhow::anyhow!("parsing the reads panicked")));
-                return Duration::ZERO;
-            };
-            while !finished {
-                let t = Instant::now();
-                let batch = read_batch(&mut reader, batch_reads);
-                busy += t.elapsed();
-                timeline::mark(seq, "parsed");
-                finished = ends_input(&batch);
-                if read_tx.send(batch).is_err() {
-                    break;
-                }
-                seq += 1;
-            }
-            busy
-        });
         let packer = scope.spawn(move || {
             let mut busy = Duration::ZERO;
             for (seq, mut batch) in (0u64..).zip(read_rx) {
@@ -349,10 +320,12 @@ pub fn run(args: AlnArgs) -> Result<()> {
         // The writer's own error first: feeding stops when the writer does.
         let (out, cpu_reads, complete, write) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
         let shares = fed?;
-        // Only a complete .sai is committed; on any error the temporary file is removed.
-        out.commit().with_context(|| "writing the .sai")?;
+        // Both have ended with the input (or with the dealer's stop): a panic in either is an
+        // error before the .sai is committed.
         let parse = parser.join().map_err(|_| anyhow::anyhow!("the read parser panicked"))?;
         let pack = packer.join().map_err(|_| anyhow::anyhow!("the GPU packer panicked"))?;
+        // Only a complete .sai is committed; on any error the temporary file is removed.
+        out.commit().with_context(|| "writing the .sai")?;
         Ok((cpu_reads, StageBusy { start_up, parse, pack, complete, write }, shares))
     })?;
     gpu_progress.iter().for_each(Progress::finish);
@@ -412,11 +385,5 @@ pub fn run(args: AlnArgs) -> Result<()> {
         );
     }
     timeline::lines().iter().for_each(|line| eprintln!("{line}"));
-    // The .sai is committed and the process ends with this command: the driver and the kernel
-    // free the GPUs' memory and the index's mapping at exit. (Still 0.2 s between the
-    // summary's "in all" and the wall time on the H100 at 1 Gbp, also when the process ended
-    // with _exit, past the driver's exit handlers: the kernel's release of the GPU's memory.)
-    std::mem::forget(gpus);
-    std::mem::forget(bwt);
     Ok(())
 }

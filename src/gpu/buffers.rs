@@ -21,16 +21,7 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
     /// Queues the copy of `data` to the device on `stream`. Waits only if this buffer's
     /// previous copy (two batches ago) has not finished.
     pub fn put(&mut self, stream: &Arc<CudaStream>, data: &[T]) -> Result<&CudaSlice<T>> {
-        self.reserve(stream, data.len())?;
-        let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("allocated by reserve") };
-        host.as_mut_slice()?[..data.len()].copy_from_slice(data);
-        stream.memcpy_htod(host, dev)?;
-        Ok(dev)
-    }
-
-    /// Grows both buffers to hold at least `len` elements.
-    pub fn reserve(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<()> {
-        let need = len.max(1);
+        let need = data.len().max(1);
         if self.host.as_ref().is_none_or(|h| h.len() < need) {
             let capacity = need + need / 8;
             (self.host, self.dev) = (None, None);
@@ -40,7 +31,10 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
             self.host = Some(host);
             self.dev = Some(stream.alloc_zeros::<T>(capacity)?);
         }
-        Ok(())
+        let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("allocated above") };
+        host.as_mut_slice()?[..data.len()].copy_from_slice(data);
+        stream.memcpy_htod(host, dev)?;
+        Ok(dev)
     }
 }
 

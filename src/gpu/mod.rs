@@ -192,15 +192,6 @@ struct PassScratch {
     free: Option<CudaEvent>,
 }
 
-/// Plans the passes of reads up to `max_len` with `n_buckets` scores and bwa's `-m` from the
-/// free GPU memory (see [`inexact::plan`]) and allocates their scratch.
-fn allocate_passes(stream: &Arc<CudaStream>, sms: usize, share: f64, switches: &InexactSwitches, test_stacks: Option<&[usize]>, (m, b, max_entries): (usize, usize, usize)) -> Result<Vec<PassScratch>> {
-    let (free, _) = stream.context().mem_get_info()?;
-    let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * share) as usize;
-    let plan = inexact::plan(sms, budget, m, b, max_entries, switches, test_stacks)?;
-    plan.into_iter().map(|pass| Ok(PassScratch { scratch: Scratchpad::new(stream, pass, m, b, switches.entry_bytes())?, free: None })).collect()
-}
-
 fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
     Ok(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
 }
@@ -227,7 +218,7 @@ impl GpuAligner {
             Err(_) => 2,
             Ok(v) => v.parse().ok().filter(|n| (2..=8).contains(n)).ok_or_else(|| anyhow::anyhow!("BCUDA_TEST_SLOTS={v}: expected 2 to 8 batches in flight"))?,
         };
-        let slots = (0..n_slots).map(|_| Slot::new(&ctx)).collect::<Result<Vec<_>>>()?;
+        let slots = (0..n_slots).map(|_| Slot::new(&ctx).map(Some)).collect::<Result<Vec<_>>>()?;
         let test_stacks = match std::env::var("BCUDA_TEST_STACKS") {
             Err(_) => None,
             Ok(v) => match v.split(',').map(str::parse).collect::<Result<Vec<usize>, _>>() {
@@ -241,7 +232,6 @@ impl GpuAligner {
         if buffers::copy_large(&stream, bwt.words(), &mut words).is_err() {
             stream.memcpy_htod(bwt.words(), &mut words).context("copying the BWT to the GPU")?;
         }
-        let slots = slots.into_iter().map(Some).collect();
         let mut aligner = GpuAligner {
             ctx,
             stream,
@@ -337,12 +327,12 @@ impl GpuAligner {
         }
     }
 
-    /// The GPU's CUDA ordinal (among the visible ones).
     /// Batches it holds at once (its slots).
     pub fn depth(&self) -> usize {
         self.slots.len()
     }
 
+    /// The GPU's CUDA ordinal (among the visible ones).
     pub fn ordinal(&self) -> usize {
         self.ctx.ordinal()
     }
@@ -423,7 +413,12 @@ impl GpuAligner {
         self.ctx.synchronize()?;
         let (m, b) = self.passes.first().map_or((max_len, n_buckets), |p| (p.scratch.size.0.max(max_len), p.scratch.size.1.max(n_buckets)));
         self.passes.clear();
-        self.passes = allocate_passes(&self.stream, self.sms, self.scratch_share, &self.inexact_switches, self.test_stacks.as_deref(), (m, b, max_entries))?;
+        let (free, _) = self.ctx.mem_get_info()?;
+        let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
+        let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
+        for pass in plan {
+            self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None });
+        }
         Ok(())
     }
 

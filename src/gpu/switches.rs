@@ -294,9 +294,7 @@ impl InexactSwitches {
     /// These values for a genome whose BWT has `seq_len` rows: the same, or with 32-byte
     /// stack entries where the compact ones cannot hold its rows.
     pub fn fitted_to(&self, seq_len: u64) -> InexactSwitches {
-        let fitted = InexactSwitches { compact_entry: self.compact_entry && seq_len < 1 << 34, ..self.clone() };
-        debug_assert_eq!(fitted.unfit_for(seq_len), None);
-        fitted
+        InexactSwitches { compact_entry: self.compact_entry && self.unfit_for(seq_len).is_none(), ..self.clone() }
     }
 
     /// Sets one switch from `name=value` (booleans as 0/1).
