@@ -125,12 +125,20 @@ for i in $(grep -o 'reads aligned there: reads [0-9, ]*' $W/$best.summary | grep
         --capacity 2048 --exact-entries-limit $W/genome.fa $W/left.fq 2>&1 | tail -4 | tee -a "$OUT/human-like.log"
 done
 
+# The rate in the middle half of a run, from its timeline: the reads of the batches written
+# after the one at a quarter of the batches, up to the one at three quarters, over the time
+# between those two writes (full batches of 262,144 reads). It leaves out the pipeline's fill
+# and drain and the GPUs' release at exit, which the whole-run rate above keeps.
+middle_rate() {
+    grep -o 'timeline *[0-9.]* s  batch *[0-9]*  written' "$1" | awk '{t[$5] = $2; n++}
+        END {a = int(n / 4); b = int(3 * n / 4); if (b > a && t[b] > t[a]) printf "%.0f", (b - a) * 262144 / (t[b] - t[a]); else print "NA"}'
+}
 # Several GPUs (issue 14): the same reads on the first N GPUs for each N of GPUS; each row's
 # .sai must equal bwa's records and the first N's file, and its steady rate (start-up from
-# its summary excluded) is compared with the first N's.
+# its summary excluded) is compared with the first N's, as is its middle rate.
 if [ -n "${GPUS:-}" ]; then
     mtsv=$OUT/multi-gpu.tsv
-    [ -s "$mtsv" ] || printf "genome_mbp\treads\tgpus\tbcuda_s\tstart_up_s\tsteady_reads_per_s\tscaling\tsai_identical\tcommit\n" > "$mtsv"
+    [ -s "$mtsv" ] || printf "genome_mbp\treads\tgpus\tbcuda_s\tstart_up_s\tsteady_reads_per_s\tscaling\tmiddle_reads_per_s\tmiddle_scaling\tsai_identical\tcommit\n" > "$mtsv"
     first= base=
     for g in $GPUS; do
         run_bcuda gpus${g}a "--gpus $g"
@@ -140,12 +148,14 @@ if [ -n "${GPUS:-}" ]; then
         s=$(cat $W/$run.secs)
         up=$(from_summary 'start-up[^0-9]*\([0-9.][0-9.]*\) s' $W/$run.summary)
         rate=$(awk -v n=$reads -v s=$s -v u=$up 'BEGIN {printf "%.0f", n / (s - u)}')
-        first=${first:-$run} base=${base:-$rate}
+        middle=$(middle_rate $W/$run.summary)
+        first=${first:-$run} base=${base:-$rate} mbase=${mbase:-$middle}
         same=no
         cmp -s $W/$first.sai $W/gpus${g}a.sai && cmp -s $W/$first.sai $W/gpus${g}b.sai \
             && cmp -s <(tail -c +69 $W/$run.sai) <(tail -c +69 $W/bwa.sai) && same=yes
         scaling=$(awk -v a=$rate -v b=$base 'BEGIN {printf "%.2f", a / b}')
-        printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$reads" "$g" "$s" "$up" "$rate" "$scaling" "$same" "$commit" | tee -a "$mtsv"
+        mscaling=$(awk -v a=$middle -v b=$mbase 'BEGIN {printf "%.2f", a / b}')
+        printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$reads" "$g" "$s" "$up" "$rate" "$scaling" "$middle" "$mscaling" "$same" "$commit" | tee -a "$mtsv"
     done
     log "rows appended to $(basename $mtsv) (.sai identical: to the first --gpus run's and to bwa's records)"
 fi

@@ -8,14 +8,21 @@ use std::time::Instant;
 
 struct Timeline {
     start: Instant,
-    events: Mutex<Vec<(f64, u64, String)>>,
+    events: Mutex<Vec<(f64, Option<u64>, String)>>,
 }
 
 static TIMELINE: OnceLock<Option<Timeline>> = OnceLock::new();
 
 fn timeline() -> Option<&'static Timeline> {
     TIMELINE
-        .get_or_init(|| std::env::var_os("BCUDA_TIMELINE").filter(|v| v != "0").map(|_| Timeline { start: Instant::now(), events: Mutex::new(Vec::new()) }))
+        .get_or_init(|| {
+            std::env::var_os("BCUDA_TIMELINE")
+                .filter(|v| v != "0")
+                .map(|_| Timeline {
+                    start: Instant::now(),
+                    events: Mutex::new(Vec::new()),
+                })
+        })
         .as_ref()
 }
 
@@ -31,18 +38,38 @@ pub fn enabled() -> bool {
 
 /// Batch `batch` (from 0, in input order) reached `stage` now.
 pub fn mark(batch: u64, stage: impl Into<String>) {
+    push(Some(batch), stage.into());
+}
+
+/// The whole run reached `stage` now (e.g. the GPUs released).
+pub fn mark_run(stage: impl Into<String>) {
+    push(None, stage.into());
+}
+
+fn push(batch: Option<u64>, stage: String) {
     if let Some(t) = timeline() {
         let at = t.start.elapsed().as_secs_f64();
-        t.events.lock().unwrap_or_else(|e| e.into_inner()).push((at, batch, stage.into()));
+        t.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((at, batch, stage));
     }
 }
 
 /// The events in time order, one line each.
 pub fn lines() -> Vec<String> {
-    let Some(t) = timeline() else { return Vec::new() };
+    let Some(t) = timeline() else {
+        return Vec::new();
+    };
     let mut events = t.events.lock().unwrap_or_else(|e| e.into_inner()).clone();
     events.sort_by(|a, b| a.0.total_cmp(&b.0));
-    events.iter().map(|(at, batch, stage)| format!("[bcuda aln] timeline {at:8.3} s  batch {batch:4}  {stage}")).collect()
+    events
+        .iter()
+        .map(|(at, batch, stage)| match batch {
+            Some(b) => format!("[bcuda aln] timeline {at:8.3} s  batch {b:4}  {stage}"),
+            None => format!("[bcuda aln] timeline {at:8.3} s  {stage}"),
+        })
+        .collect()
 }
 
 #[cfg(test)]
