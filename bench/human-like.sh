@@ -125,13 +125,21 @@ for i in $(grep -o 'reads aligned there: reads [0-9, ]*' $W/$best.summary | grep
         --capacity 2048 --exact-entries-limit $W/genome.fa $W/left.fq 2>&1 | tail -4 | tee -a "$OUT/human-like.log"
 done
 
-# The rate in the middle half of a run, from its timeline: the reads of the batches written
-# after the one at a quarter of the batches, up to the one at three quarters, over the time
-# between those two writes (full batches of 262,144 reads). It leaves out the pipeline's fill
-# and drain and the GPUs' release at exit, which the whole-run rate above keeps.
+# The rate in the middle half of a run, from its timeline: a least-squares line through the
+# times at which its middle half of batches (from a quarter of them to three quarters) were
+# written, against their number; one full batch (262,144 reads) over its slope. It leaves out
+# the pipeline's fill and drain and the GPUs' release at exit, which the whole-run rate above
+# keeps, and unlike two end points it does not depend on where in a round of the GPUs the
+# quarter marks fall.
 middle_rate() {
     grep -o 'timeline *[0-9.]* s  batch *[0-9]*  written' "$1" | awk '{t[$5] = $2; n++}
-        END {a = int(n / 4); b = int(3 * n / 4); if (b > a && t[b] > t[a]) printf "%.0f", (b - a) * 262144 / (t[b] - t[a]); else print "NA"}'
+        END {
+            a = int(n / 4); b = int(3 * n / 4)
+            for (i = a; i <= b; i++) {m++; sx += i; sy += t[i]; sxx += i * i; sxy += i * t[i]}
+            d = m * sxx - sx * sx
+            if (m < 3 || d <= 0 || m * sxy - sx * sy <= 0) print "NA"
+            else printf "%.0f", 262144 * d / (m * sxy - sx * sy)
+        }'
 }
 # Several GPUs (issue 14): the same reads on the first N GPUs for each N of GPUS; each row's
 # .sai must equal bwa's records and the first N's file, and its steady rate (start-up from
