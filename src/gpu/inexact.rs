@@ -200,6 +200,8 @@ pub fn plan(
 /// batch's same pass to finish with it.
 pub struct Scratchpad {
     pub pass: Pass,
+    /// (max_len, buckets) it was sized for.
+    pub size: (usize, usize),
     pub width: CudaSlice<u8>,
     pub seed_width: CudaSlice<u8>,
     pub seq: CudaSlice<u8>,
@@ -213,6 +215,10 @@ pub struct Scratchpad {
 }
 
 impl Scratchpad {
+    pub fn fits(&self, max_len: usize, buckets: usize) -> bool {
+        max_len <= self.size.0 && buckets <= self.size.1
+    }
+
     pub fn new(
         stream: &Arc<CudaStream>,
         pass: Pass,
@@ -236,6 +242,7 @@ impl Scratchpad {
         unsafe {
             Ok(Scratchpad {
                 pass,
+                size: (m, b),
                 width: stream.alloc::<u8>(n * (m + 1) * WIDTH_BYTES)?,
                 seed_width: stream.alloc::<u8>(n * (m + 1) * WIDTH_BYTES)?,
                 seq: stream.alloc::<u8>(n * m)?,

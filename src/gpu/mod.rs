@@ -181,8 +181,6 @@ pub struct GpuAligner {
     /// `BCUDA_TEST_STACKS=a,b[,c]`: stack entries per pass, forced small so that the device
     /// checks show that every pass and the CPU give the same hits.
     passes: Vec<PassScratch>,
-    /// The (max_len, buckets) the passes' scratch is sized for.
-    pass_size: (usize, usize),
     test_stacks: Option<Vec<usize>>,
     /// Share of the free GPU memory the passes' stacks take (halved after a failed batch).
     scratch_share: f64,
@@ -212,14 +210,10 @@ fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
     }
 }
 
-/// A pass, its scratch, and the event after the last queued use of it: the next batch's
-/// same pass waits for it, while its other passes may run beside.
+/// A pass's scratch, and the event after the last queued use of it: the next batch's same
+/// pass waits for it, while its other passes may run beside.
 struct PassScratch {
-    pass: Pass,
-    /// Allocated when the pass is first queued, so that the first batch's exact_match and
-    /// pass 1 already run while the later passes' scratch (pass 3's pool: most of it) is
-    /// allocated; on the H100 that allocation took 0.1 s before the first batch could start.
-    scratch: std::cell::OnceCell<Scratchpad>,
+    scratch: Scratchpad,
     free: Option<CudaEvent>,
 }
 
@@ -304,7 +298,6 @@ impl GpuAligner {
             totals: BatchTimes::default(),
             startup: StartupTimes::default(),
             scratch_share: SCRATCH_SHARE,
-            pass_size: (0, 0),
             passes: Vec::new(),
             test_stacks,
             slots,
@@ -378,7 +371,7 @@ impl GpuAligner {
 
     /// The inexact search's passes, once sized (at the first batch).
     pub fn passes(&self) -> Vec<Pass> {
-        self.passes.iter().map(|p| p.pass).collect()
+        self.passes.iter().map(|p| p.scratch.pass).collect()
     }
 
     /// After a failed batch: the passes are sized again, with half the memory.
@@ -500,7 +493,11 @@ impl GpuAligner {
         let direct_index = self.switches.direct_index && batch.fixed_len.is_some();
         let exact_f = self.exact_function(direct_index)?;
         let (ml, n_buckets) = (batch.max_len.max(1), batch.n_buckets as usize);
-        if self.passes.is_empty() || ml > self.pass_size.0 || n_buckets > self.pass_size.1 {
+        if !self
+            .passes
+            .first()
+            .is_some_and(|p| p.scratch.fits(ml, n_buckets))
+        {
             self.size_passes(ml, n_buckets, batch.opt.max_entries.max(0) as usize)?;
         }
         // Round robin: the dealer collects in submit order, at most one batch per slot.
@@ -524,15 +521,13 @@ impl GpuAligner {
     fn size_passes(&mut self, max_len: usize, n_buckets: usize, max_entries: usize) -> Result<()> {
         // The old scratchpads may be in use by the other stream's batch.
         self.ctx.synchronize()?;
-        let (m, b) = match self.passes.is_empty() {
-            true => (max_len, n_buckets),
-            false => (
-                self.pass_size.0.max(max_len),
-                self.pass_size.1.max(n_buckets),
-            ),
-        };
+        let (m, b) = self.passes.first().map_or((max_len, n_buckets), |p| {
+            (
+                p.scratch.size.0.max(max_len),
+                p.scratch.size.1.max(n_buckets),
+            )
+        });
         self.passes.clear();
-        self.pass_size = (m, b);
         let (free, _) = self.ctx.mem_get_info()?;
         let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
         let plan = inexact::plan(
@@ -544,14 +539,18 @@ impl GpuAligner {
             &self.inexact_switches,
             self.test_stacks.as_deref(),
         )?;
-        self.passes = plan
-            .into_iter()
-            .map(|pass| PassScratch {
-                pass,
-                scratch: std::cell::OnceCell::new(),
+        for pass in plan {
+            self.passes.push(PassScratch {
+                scratch: Scratchpad::new(
+                    &self.stream,
+                    pass,
+                    m,
+                    b,
+                    self.inexact_switches.entry_bytes(),
+                )?,
                 free: None,
-            })
-            .collect();
+            });
+        }
         Ok(())
     }
 
@@ -648,27 +647,15 @@ impl GpuAligner {
             if let Some(free) = &pass.free {
                 stream.wait(free)?;
             }
-            if pass.scratch.get().is_none() {
-                let (m, b) = self.pass_size;
-                let scratch = Scratchpad::new(
-                    &stream,
-                    pass.pass,
-                    m,
-                    b,
-                    self.inexact_switches.entry_bytes(),
-                )?;
-                let _ = pass.scratch.set(scratch);
-            }
-            let scratch = pass.scratch.get().expect("allocated above");
             events.push(timing_event(&stream)?);
-            let threads = pass.pass.threads as u32;
+            let threads = pass.scratch.pass.threads as u32;
             // A team pass's block is one team.
-            let block = match pass.pass.kind {
+            let block = match pass.scratch.pass.kind {
                 PassKind::Thread => threads.min(self.inexact_switches.block_w),
-                PassKind::Warp => pass.pass.team as u32,
+                PassKind::Warp => pass.scratch.pass.team as u32,
             };
             // heads_shared: pass 1's list heads, one per score and thread, in shared memory.
-            let shared = match pass.pass.kind {
+            let shared = match pass.scratch.pass.kind {
                 PassKind::Thread if self.inexact_switches.heads_shared => {
                     b.n_buckets as u32 * block * 4
                 }
@@ -679,11 +666,11 @@ impl GpuAligner {
                 block_dim: (block, 1, 1),
                 shared_mem_bytes: shared,
             };
-            let (kernel, size) = match pass.pass.kind {
-                PassKind::Thread => (&self.inexact.search, pass.pass.entries as i32),
+            let (kernel, size) = match pass.scratch.pass.kind {
+                PassKind::Thread => (&self.inexact.search, pass.scratch.pass.entries as i32),
                 PassKind::Warp => (
-                    self.inexact.level(pass.pass.team as u32)?,
-                    (pass.pass.entries / inexact::CHUNK) as i32,
+                    self.inexact.level(pass.scratch.pass.team as u32)?,
+                    (pass.scratch.pass.entries / inexact::CHUNK) as i32,
                 ),
             };
             if shared > 48 << 10 {
@@ -701,7 +688,7 @@ impl GpuAligner {
             let next_queue = queues.slice(list(next)..list(next + 1));
             let next_counters = counters.slice(counter(next)..counter(next) + 2);
             let mut launch = stream.launch_builder(kernel);
-            args.push(&mut launch, scratch, &size);
+            args.push(&mut launch, &pass.scratch, &size);
             let lookup_count = lookups.slice(p..p + 1);
             launch
                 .arg(&queue)
@@ -711,9 +698,9 @@ impl GpuAligner {
                 .arg(&lookup_count);
             let long_count = counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
             let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, LONG_HITS as u32);
-            if pass.pass.kind == PassKind::Warp {
+            if pass.scratch.pass.kind == PassKind::Warp {
                 launch
-                    .arg(&scratch.hits)
+                    .arg(&pass.scratch.hits)
                     .arg(&warp_hits)
                     .arg(&*long_hits)
                     .arg(&long_capacity)
