@@ -122,7 +122,7 @@ for i in $(grep -o 'reads aligned there: reads [0-9, ]*' $W/$best.summary | grep
     sed -n "$((4 * i + 1)),$((4 * i + 4))p" $W/reads.fq > $W/left.fq
     log "read $i left to the CPU ($(head -1 $W/left.fq)), profiled with ${pool:-pass 3 not run}:"
     [ -n "$pool" ] && $B stack-profile --lanes $(echo "$pool" | sed 's/.*teams of \([0-9]*\).*/\1/') --level-capacity $(echo "$pool" | sed 's/.* with \([0-9]*\) entries/\1/') \
-        --capacity 2048 --exact-entries-limit $W/genome.fa $W/left.fq 2>&1 | tail -4 | tee -a "$OUT/human-like.log"
+        --capacity 2048 --exact-entries-limit $W/genome.fa $W/left.fq 2>&1 | sed -n '/^bounded entries/,/^groups of chains/p' | grep -v '^groups of chains' | tee -a "$OUT/human-like.log"
 done
 
 # The rate in the middle half of a run, from its timeline: a least-squares line through the

@@ -1069,9 +1069,10 @@ __device__ bool entries_limit_inside(u32 n_entries, const LaneBuffer &mine, int 
     return team_min(t, crossed) < t.size;
 }
 
-// The search of one read by one team; STACK_FULL when it needs dropped entries, ENTRIES_LIMIT
+// The search of one read by one team; STACK_FULL when it needs dropped entries or more than
+// `max_rounds` groups of chains (0: no limit; a larger team then takes the read), ENTRIES_LIMIT
 // when bwa's -m may stop it inside a group of chains (the CPU takes the read).
-__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const Team &t)
+__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, int max_rounds, const Team &t)
 {
     const GapOpt &opt = r.opt;
     if (too_many_ns(r, h.max_diff)) return 0;
@@ -1085,6 +1086,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
     LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
     if (t.lane == 0) mine.push(make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
     commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, t);
+    int rounds = 0;
     while (true) {
         int level = lowest_level(lv, t);
         if (level < 0) {
@@ -1098,6 +1100,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
         // its children arrive (a read of the 1 Gbp benchmark outgrew pass 3's pool so).
         int held_chunks = (n_chains + CHUNK - 1) / CHUNK;
         for (int next = 0; next < n_chains;) {
+            if (max_rounds > 0 && ++rounds > max_rounds) return STACK_FULL;
             int c = next + t.lane;
             mine.n = 0;
             mine.pop = 0;
@@ -1162,8 +1165,8 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 }
 
 // Passes 2 and 3: each team (thread block) takes the next read of `queue` (as inexact_search)
-// and searches it with its pool of `max_chunks` chunks; reads whose search needs more go to
-// `next_queue`.
+// and searches it with its pool of `max_chunks` chunks and at most `max_rounds` groups of
+// chains (0: no limit); reads whose search needs more go to `next_queue`.
 extern "C" __global__ void __launch_bounds__(MAX_TEAM) inexact_level(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
@@ -1173,7 +1176,8 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM) inexact_level(
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
     const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
     unsigned long long *__restrict__ lookup_count, Hit *__restrict__ warp_hit_pool, int warp_hits,
-    Hit *__restrict__ long_hits, u32 long_capacity, u32 *__restrict__ long_count, u32 *__restrict__ long_offset)
+    Hit *__restrict__ long_hits, u32 long_capacity, u32 *__restrict__ long_count, u32 *__restrict__ long_offset,
+    int max_rounds)
 {
     __shared__ int team_shared[MAX_TEAM / LANES];
     Team t = {(int)threadIdx.x, (int)blockDim.x, team_shared};
@@ -1207,7 +1211,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM) inexact_level(
         __syncthreads();
         Read r = read_view(words, primary, seq_len, l2, opt, len, read_max_diff[id], seed_width, seq, lookups);
         HitList h = new_hit_list(r.opt, hits, warp_hits);
-        int n = search_read_level(r, width, lv, h, lane_bufs, stride, t);
+        int n = search_read_level(r, width, lv, h, lane_bufs, stride, max_rounds, t);
         // The hits go to the read's slots, or, when more, to the batch's list of long ones.
         Hit *dst = hit_pool + (u64)id * hits_per_read;
         if (n > hits_per_read) {

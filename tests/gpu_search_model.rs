@@ -125,6 +125,14 @@ fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     // -m lets a search grow) holds every read.
     assert!(row(&report, "level search", "65536")[0] > 0, "{report}");
     assert_eq!(row(&report, "level search", "2000000")[0], 0, "{report}");
+    // Pass 2's `level_max_rounds`: a smaller limit hands on at least as many reads, and some
+    // searches take more than 64 groups of chains here.
+    let handed_on = |rounds: &str| row(&report, "level_max_rounds", rounds)[0];
+    assert!(handed_on("64") > 0, "{report}");
+    assert!(
+        handed_on("64") >= handed_on("256") && handed_on("256") >= handed_on("4096"),
+        "{report}"
+    );
 }
 
 /// bwa's -m inside a group of chains: with a small -m many searches reach it; the level

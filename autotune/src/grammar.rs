@@ -60,30 +60,32 @@ pub const UNTOUCHABLE: &[&str] = &[
     "// guard",
 ];
 
-const TYPES: &[&str] = &[
-    "int",
-    "u32",
-    "u64",
-    "u16",
-    "u8",
-    "bool",
-    "unsigned",
-    "float",
-    "double",
-    "uint2",
-    "uint4",
-    "Entry",
-    "Hit",
-    "Width",
-    "GapOpt",
-    "Stack",
-    "BlockCache",
-    "Read",
-    "HitList",
-    "Levels",
-    "LaneBuffer",
-    "StackSink",
+/// The built-in types a declaration may start with; the source's own (`struct Name`,
+/// `typedef ... Name;`) are found by [`source_types`].
+const BUILTIN_TYPES: &[&str] = &[
+    "int", "u32", "u64", "u16", "u8", "bool", "unsigned", "float", "double", "uint2", "uint4",
 ];
+
+/// The types a declaration may start with: the built-in ones and every struct and typedef
+/// the source defines (so that a line such as `Search s;` counts as a declaration, which is
+/// never deleted, moved or copied).
+fn source_types(source: &str) -> BTreeSet<String> {
+    let mut types: BTreeSet<String> = BUILTIN_TYPES.iter().map(|t| t.to_string()).collect();
+    for line in source.lines().map(str::trim) {
+        let name = if let Some(rest) = line.strip_prefix("struct ") {
+            rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+        } else if line.starts_with("typedef ") {
+            line.trim_end_matches(';').split_whitespace().last()
+        } else {
+            None
+        };
+        if let Some(name) = name.filter(|n| !n.is_empty()) {
+            types.insert(name.to_string());
+        }
+    }
+    types
+}
 
 pub fn identifiers(s: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
@@ -102,7 +104,7 @@ pub fn identifiers(s: &str) -> BTreeSet<String> {
 }
 
 /// Names declared by a statement such as `u64 k = 0, l = seq_len;` or a parameter list.
-fn declared_names(s: &str) -> BTreeSet<String> {
+fn declared_names(s: &str, types: &BTreeSet<String>) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let s = s
         .trim()
@@ -118,7 +120,7 @@ fn declared_names(s: &str) -> BTreeSet<String> {
         if words.len() >= 2
             && words[..words.len() - 1]
                 .iter()
-                .any(|w| TYPES.contains(w) || *w == "const")
+                .any(|w| types.contains(*w) || *w == "const")
         {
             let name = words[words.len() - 1].split('[').next().unwrap_or("");
             if !name.is_empty() {
@@ -184,6 +186,7 @@ impl Grammar {
         let mut locals = BTreeSet::new();
         let mut pp: Vec<(usize, u32)> = Vec::new();
         let mut conditional_functions = Vec::new();
+        let types = source_types(source);
         for (index, raw) in source.lines().enumerate() {
             let t = raw.trim();
             let line_pp = pp.clone();
@@ -210,7 +213,7 @@ impl Grammar {
             } else if function.is_some() && depth >= 1 && (untouchable || continuation) {
                 // Never edited, but its declarations are in scope for the lines after it.
                 if untouchable && t.ends_with(';') && !continuation {
-                    declares = declared_names(t.split("//").next().unwrap_or(""));
+                    declares = declared_names(t.split("//").next().unwrap_or(""), &types);
                 }
             } else if is_signature && depth == 0 {
                 // Parameters are declarations of the function that follows.
@@ -224,7 +227,7 @@ impl Grammar {
                         conditional_functions.push((name.to_string(), line_pp.clone()));
                     }
                 }
-                declares = declared_names(t.split_once('(').map_or(t, |(_, p)| p));
+                declares = declared_names(t.split_once('(').map_or(t, |(_, p)| p), &types);
                 pending_signature = !t.ends_with('{') && !t.ends_with(';');
                 if t.ends_with('{') || t == "{" {
                     function = Some(n_functions);
@@ -238,7 +241,7 @@ impl Grammar {
                     if let Some((a, b)) = parenthesised(t, 0) {
                         let parts: Vec<&str> = t[a..b].splitn(3, ';').collect();
                         if parts.len() == 3 {
-                            declares = declared_names(parts[0]);
+                            declares = declared_names(parts[0], &types);
                             kind = LineKind::For {
                                 init: parts[0].trim().into(),
                                 cond: parts[1].trim().into(),
@@ -263,7 +266,7 @@ impl Grammar {
                     && !t.starts_with("case ")
                     && !t.starts_with("default")
                 {
-                    declares = declared_names(t);
+                    declares = declared_names(t, &types);
                     kind = LineKind::Statement;
                 }
             }

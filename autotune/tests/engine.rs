@@ -72,6 +72,17 @@ fn grammar_types_the_kernel_lines() {
     let uses_after = line_of(&g, "if (after == HIT_STOP) return h.n_aln;");
     let else_if = line_of(&g, "} else if (next == STEP_EXPANDED && has_matching) {");
     assert!(g.fits(uses_after, uses_after) && !g.fits(uses_after, else_if));
+    // A declaration of one of the source's own structs is a declaration (never deleted,
+    // replaced or copied): `Search s;` copied over an earlier line used a type not yet defined
+    // and declared `s` twice.
+    let search_s = line_of(&g, "Search s;");
+    assert!(g.lines[search_s].declares.contains("s"));
+    assert!(!Patch::Replace {
+        line: line_of(&g, "k0 = k;"),
+        with: search_s
+    }
+    .valid(&g));
+    assert!(!Patch::Delete { line: search_s }.valid(&g));
 }
 
 #[test]

@@ -154,12 +154,14 @@ impl Levels {
     }
 }
 
-/// What a level search cost: pops by all lanes (chains run again after a hit included), and
-/// the pops on its critical path (per group of chains, its longest chain).
+/// What a level search cost: pops by all lanes (chains run again after a hit included), the
+/// pops on its critical path (per group of chains, its longest chain), and the groups (the
+/// rounds that `level_max_rounds` counts on the GPU).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LevelCost {
     pub pops: usize,
     pub critical_pops: usize,
+    pub groups: usize,
 }
 
 /// bwa's search of one read (as [`super::search::align_read_with`], after the D arrays) by
@@ -213,6 +215,7 @@ pub fn level_search(
                 .collect();
             cost.pops += runs.iter().map(|r| r.pops).sum::<usize>();
             cost.critical_pops += runs.iter().map(|r| r.pops).max().unwrap_or(0);
+            cost.groups += 1;
             let committed = runs
                 .iter()
                 .position(|r| r.hit.is_some())

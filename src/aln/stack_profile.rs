@@ -238,5 +238,42 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
                 .sum::<usize>()
         );
     }
+    // Pass 2's `level_max_rounds` hands a read on after that many groups: how many reads each
+    // value would hand on, and their share of the critical path (the largest pool, where the
+    // fewest searches give up, so that their groups are counted to the end).
+    if let Some(last) = args.level_capacity.len().checked_sub(1) {
+        let costs: Vec<LevelCost> = profiles
+            .iter()
+            .filter_map(|p| p.level[last].as_ref().ok().copied())
+            .collect();
+        let mut groups: Vec<usize> = costs.iter().map(|x| x.groups).collect();
+        groups.sort_unstable();
+        let all_critical = costs.iter().map(|x| x.critical_pops).sum::<usize>().max(1);
+        let (pool, p) = (args.level_capacity[last], |q| percentile(&groups, q));
+        println!(
+            "groups of chains per read (level search, {} lanes, pool {pool}): p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+            args.lanes,
+            p(0.5),
+            p(0.9),
+            p(0.99),
+            p(0.999),
+            p(1.0)
+        );
+        println!("level_max_rounds	reads over it	their critical-path pops (share)");
+        let domain = crate::gpu::InexactSwitches::DOMAINS
+            .iter()
+            .find(|d| d.0 == "level_max_rounds")
+            .map_or(&[][..], |d| d.1);
+        for &rounds in domain.iter().filter(|&&r| r > 0) {
+            let rounds = rounds as usize;
+            let over: Vec<&LevelCost> = costs.iter().filter(|x| x.groups > rounds).collect();
+            let critical = over.iter().map(|x| x.critical_pops).sum::<usize>();
+            println!(
+                "{rounds}	{}	{critical} ({:.1} %)",
+                over.len(),
+                100.0 * critical as f64 / all_critical as f64
+            );
+        }
+    }
     Ok(())
 }

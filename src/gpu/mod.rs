@@ -687,6 +687,12 @@ impl GpuAligner {
             let next = p.min(last) + 1;
             let next_queue = queues.slice(list(next)..list(next + 1));
             let next_counters = counters.slice(counter(next)..counter(next) + 2);
+            // Pass 2 hands its longest searches on after `level_max_rounds` groups of chains;
+            // the last pass has no such limit.
+            let max_rounds = match p == last {
+                true => 0,
+                false => self.inexact_switches.level_max_rounds as i32,
+            };
             let mut launch = stream.launch_builder(kernel);
             args.push(&mut launch, &pass.scratch, &size);
             let lookup_count = lookups.slice(p..p + 1);
@@ -705,7 +711,8 @@ impl GpuAligner {
                     .arg(&*long_hits)
                     .arg(&long_capacity)
                     .arg(&long_count)
-                    .arg(&*long_offsets);
+                    .arg(&*long_offsets)
+                    .arg(&max_rounds);
             }
             // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
             unsafe { launch.launch(cfg) }.context("launching the inexact search")?;

@@ -168,6 +168,12 @@ pub struct InexactSwitches {
     pub level_team_lanes: u32,
     #[serde(default = "default_last_team_lanes")]
     pub last_team_lanes: u32,
+    /// Pass 2 hands a read on to pass 3 (larger teams) after this many groups of chains (a
+    /// group: one chain per thread of the team); 0: no limit, a read stays until its pool is
+    /// short. Pass 3 has no such limit. Aimed at pass 2's tail (its SMs busy 54 % of the
+    /// kernel on the H100). A tuned file from before it existed reads as 0.
+    #[serde(default)]
+    pub level_max_rounds: u32,
     /// Read BWT blocks through `__ldg`, 16 bytes at a time.
     pub occ_ldg: bool,
     /// Rows k-1 and l in one 128-row block: read the block once for both counts.
@@ -235,6 +241,7 @@ impl Default for InexactSwitches {
             level_entries: default_level_entries(),
             level_team_lanes: default_level_team_lanes(),
             last_team_lanes: default_last_team_lanes(),
+            level_max_rounds: 0,
             occ_ldg: false,
             occ_same_block: false,
             occ_unroll: true,
@@ -257,6 +264,7 @@ impl InexactSwitches {
         ("level_entries", &[32768, 65536, 131072, 262144]),
         ("level_team_lanes", &[32, 64, 128]),
         ("last_team_lanes", &[32, 64, 128, 256, 512, 1024]),
+        ("level_max_rounds", &[0, 64, 128, 256, 512, 1024, 4096]),
         ("occ_ldg", &[0, 1]),
         ("occ_same_block", &[0, 1]),
         ("occ_unroll", &[0, 1]),
@@ -277,6 +285,9 @@ impl InexactSwitches {
         }
         if self.first_max_pops == 0 || self.first_max_pops > i32::MAX as u32 {
             return Some("first_max_pops must be in 1..2^31");
+        }
+        if self.level_max_rounds > i32::MAX as u32 {
+            return Some("level_max_rounds must be under 2^31 (0: no limit)");
         }
         if !(1..=64).contains(&self.level_warps_per_sm) {
             return Some("level_warps_per_sm must be in 1..=64");
@@ -341,6 +352,7 @@ impl InexactSwitches {
             "level_entries" => self.level_entries = n,
             "level_team_lanes" => self.level_team_lanes = n,
             "last_team_lanes" => self.last_team_lanes = n,
+            "level_max_rounds" => self.level_max_rounds = n,
             "occ_ldg" => self.occ_ldg = flag()?,
             "occ_same_block" => self.occ_same_block = flag()?,
             "occ_unroll" => self.occ_unroll = flag()?,
@@ -364,6 +376,7 @@ impl InexactSwitches {
             self.level_entries,
             self.level_team_lanes,
             self.last_team_lanes,
+            self.level_max_rounds,
             self.occ_ldg as u32,
             self.occ_same_block as u32,
             self.occ_unroll as u32,
@@ -465,6 +478,7 @@ mod tests {
             level_entries: 0,
             level_team_lanes: 0,
             last_team_lanes: 0,
+            level_max_rounds: 7,
             occ_ldg: true,
             occ_same_block: true,
             occ_unroll: true,
