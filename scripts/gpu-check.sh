@@ -45,6 +45,10 @@ for sw in stack_interleave=1 compact_entry=0 heads_shared=1 "first_lockstep=1 he
     BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa $C/data/sim250.fq.gz -n 2
 done
 BCUDA_TEST_INEXACT_SWITCHES=compact_entry=0 check lambda.fa $C/data/lambda_art.fq.gz -o 2 -e 3
+# Pass 2 hands every read with more than one group of chains on to pass 3
+# (level_max_rounds=1; pass 1's small stacks send most reads to pass 2): the same .sai.
+BCUDA_TEST_INEXACT_SWITCHES=level_max_rounds=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa $C/data/ecoli536_art.fq.gz
+BCUDA_TEST_INEXACT_SWITCHES=level_max_rounds=1 BCUDA_TEST_STACKS=16,65536,262144 $B aln --gpu -t 16 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "GPU kernels" | sed "s/^/  level_max_rounds=1: /" | tee -a "$OUT/gpu-check.log"
 # bwa's -m reached inside a group of chains (-m 300): the team passes find where bwa stops
 # (entries_limit_exact, the default), or without it the CPU takes those reads; teams of one
 # warp too.
