@@ -115,10 +115,7 @@ pub struct KernelSwitches {
 pub fn all_switches(exact_only: bool) -> Vec<SwitchSpec> {
     let mut specs = barracuda_switches();
     if !exact_only {
-        specs.extend(inexact_switches(
-            InexactSwitches::DOMAINS,
-            &InexactSwitches::default().values(),
-        ));
+        specs.extend(inexact_switches(InexactSwitches::DOMAINS, &InexactSwitches::default().values()));
     }
     specs
 }
@@ -130,13 +127,7 @@ pub fn switches_of(genome: &Genome, specs: &[SwitchSpec]) -> Result<KernelSwitch
 
 /// Switches by name: the inexact kernels' names go to them, the others to exact_match's.
 fn switches_from(assignments: &[(String, u32)]) -> Result<KernelSwitches, String> {
-    let mut sw = KernelSwitches {
-        exact: Switches {
-            cache_threads: None,
-            ..Switches::default()
-        },
-        inexact: InexactSwitches::default(),
-    };
+    let mut sw = KernelSwitches { exact: Switches { cache_threads: None, ..Switches::default() }, inexact: InexactSwitches::default() };
     for (name, value) in assignments {
         if InexactSwitches::DOMAINS.iter().any(|d| d.0 == name) {
             sw.inexact.set(&format!("{name}={value}"))?;
@@ -156,20 +147,14 @@ fn switches_from(assignments: &[(String, u32)]) -> Result<KernelSwitches, String
 fn subset_range(g: usize, pool: usize, size: usize) -> std::ops::Range<usize> {
     let size = size.min(pool);
     let room = pool - size;
-    let start = if room == 0 {
-        0
-    } else {
-        (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize % (room + 1)
-    };
+    let start = if room == 0 { 0 } else { (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize % (room + 1) };
     let start = if g == 0 { 0 } else { start };
     start..start + size
 }
 
 fn parse_budget(s: &str) -> Result<Duration> {
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num
-        .parse()
-        .with_context(|| format!("--budget {s}: expected e.g. 30m"))?;
+    let n: u64 = num.parse().with_context(|| format!("--budget {s}: expected e.g. 30m"))?;
     Ok(Duration::from_secs(match unit {
         "" | "s" => n,
         "m" => 60 * n,
@@ -197,77 +182,37 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     if pool.is_empty() {
         bail!("{}: no reads", args.reads.display());
     }
-    let held_out = if held_out.is_empty() {
-        pool[..pool.len().min(args.batch_size)].to_vec()
-    } else {
-        held_out
-    };
+    let held_out = if held_out.is_empty() { pool[..pool.len().min(args.batch_size)].to_vec() } else { held_out };
     let opt = GapOptions::default();
     let plain = KernelSwitches::default();
     // The kernels on the GPU now (loading a module costs the driver's JIT): sources and switches.
     let mut loaded: Option<(String, Switches, String, InexactSwitches)> = None;
-    fn load(
-        gpu: &mut GpuAligner,
-        loaded: &mut Option<(String, Switches, String, InexactSwitches)>,
-        exact: &str,
-        sw: Switches,
-        inexact: &str,
-        isw: InexactSwitches,
-    ) -> Result<()> {
+    fn load(gpu: &mut GpuAligner, loaded: &mut Option<(String, Switches, String, InexactSwitches)>, exact: &str, sw: Switches, inexact: &str, isw: InexactSwitches) -> Result<()> {
         let want = (exact.to_string(), sw, inexact.to_string(), isw);
         let now = loaded.take();
-        if now
-            .as_ref()
-            .is_none_or(|n| (&n.0, &n.1) != (&want.0, &want.1))
-        {
+        if now.as_ref().is_none_or(|n| (&n.0, &n.1) != (&want.0, &want.1)) {
             gpu.set_exact_kernel(&want.0, want.1.clone())?;
         }
-        if now
-            .as_ref()
-            .is_none_or(|n| (&n.2, &n.3) != (&want.2, &want.3))
-        {
+        if now.as_ref().is_none_or(|n| (&n.2, &n.3) != (&want.2, &want.3)) {
             gpu.set_inexact_kernels(&want.2, want.3.clone())?;
         }
         *loaded = Some(want);
         Ok(())
     }
-    let expected = |gpu: &mut GpuAligner,
-                    loaded: &mut Option<(String, Switches, String, InexactSwitches)>,
-                    reads: &[ReadSeq]|
-     -> Result<Expected> {
-        load(
-            gpu,
-            loaded,
-            crate::gpu::EXACT_MATCH_CU,
-            plain.exact.clone(),
-            crate::gpu::INEXACT_MATCH_CU,
-            plain.inexact.clone(),
-        )?;
+    let expected = |gpu: &mut GpuAligner, loaded: &mut Option<(String, Switches, String, InexactSwitches)>, reads: &[ReadSeq]| -> Result<Expected> {
+        load(gpu, loaded, crate::gpu::EXACT_MATCH_CU, plain.exact.clone(), crate::gpu::INEXACT_MATCH_CU, plain.inexact.clone())?;
         let (kl, hits, _) = run_gpu_part(gpu, reads, &opt)?;
         Ok(Expected { kl, hits })
     };
     let expected_held = expected(&mut gpu, &mut loaded, &held_out)?;
-    let mut subset = (
-        usize::MAX,
-        Vec::new(),
-        Expected {
-            kl: Vec::new(),
-            hits: Vec::new(),
-        },
-    );
+    let mut subset = (usize::MAX, Vec::new(), Expected { kl: Vec::new(), hits: Vec::new() });
     let mut out = std::io::stdout().lock();
     let say = |out: &mut std::io::StdoutLock, r: &Reply| -> Result<()> {
         writeln!(out, "{}", serde_json::to_string(r)?)?;
         out.flush()?;
         Ok(())
     };
-    say(
-        &mut out,
-        &Reply::Hello {
-            device: gpu.device_name.clone(),
-            cc: gpu.compute_capability,
-        },
-    )?;
+    say(&mut out, &Reply::Hello { device: gpu.device_name.clone(), cc: gpu.compute_capability })?;
     for line in std::io::stdin().lock().lines() {
         let req: Request = serde_json::from_str(&line?)?;
         if !req.held_out && subset.0 != req.subset {
@@ -276,36 +221,17 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
             let answers = expected(&mut gpu, &mut loaded, &reads)?;
             subset = (req.subset, reads, answers);
         }
-        let (reads, want) = if req.held_out {
-            (&held_out, &expected_held)
-        } else {
-            (&subset.1, &subset.2)
-        };
-        let inexact = req
-            .inexact
-            .as_deref()
-            .unwrap_or(crate::gpu::INEXACT_MATCH_CU);
+        let (reads, want) = if req.held_out { (&held_out, &expected_held) } else { (&subset.1, &subset.2) };
+        let inexact = req.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU);
         let reply = match switches_from(&req.switches) {
             Err(why) => Reply::Illegal(why),
-            Ok(sw) => match load(
-                &mut gpu,
-                &mut loaded,
-                &req.exact,
-                sw.exact,
-                inexact,
-                sw.inexact,
-            ) {
-                Err(e) if format!("{e:#}").contains("NVRTC") => {
-                    Reply::CompileError(format!("{e:#}"))
-                }
+            Ok(sw) => match load(&mut gpu, &mut loaded, &req.exact, sw.exact, inexact, sw.inexact) {
+                Err(e) if format!("{e:#}").contains("NVRTC") => Reply::CompileError(format!("{e:#}")),
                 Err(e) => Reply::Failed(format!("{e:#}")),
                 Ok(()) => match time_variant(&mut gpu, reads, &opt, req.repeats) {
                     Ok((kl, hits, ms)) => match first_difference(&want.hits, &hits) {
                         Some(mismatch) => Reply::WrongHits(mismatch.to_string()),
-                        None => Reply::Ran {
-                            penalty: batch_penalty(&want.kl, &kl),
-                            ms,
-                        },
+                        None => Reply::Ran { penalty: batch_penalty(&want.kl, &kl), ms },
                     },
                     Err(e) => Reply::Failed(format!("{e:#}")),
                 },
@@ -319,11 +245,7 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
 /// The GPU part of aln on `reads`, once: exact_match's intervals (a call of its own, for the
 /// k,l penalty), the batch's hits through every pass, and the GPU time of the batch's
 /// kernels (exact pass and every inexact pass, GPU events).
-fn run_gpu_part(
-    gpu: &mut GpuAligner,
-    reads: &[ReadSeq],
-    opt: &GapOptions,
-) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
+fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
     let (k, l, _) = gpu.exact_match(reads)?;
     let before = gpu.totals;
     let flight = gpu.submit(HostBatch::new(reads, opt, gpu.switches().sequence_stride))?;
@@ -334,12 +256,7 @@ fn run_gpu_part(
 }
 
 /// One warm-up, then the median GPU time of `repeats` runs; the answers of the warm-up.
-fn time_variant(
-    gpu: &mut GpuAligner,
-    reads: &[ReadSeq],
-    opt: &GapOptions,
-    repeats: usize,
-) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
+fn time_variant(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, repeats: usize) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
     let (kl, hits, _) = run_gpu_part(gpu, reads, opt)?;
     let mut times = Vec::new();
     for _ in 0..repeats.max(1) {
@@ -364,12 +281,7 @@ struct WorkerEvaluator {
 
 impl WorkerEvaluator {
     fn spawn(&mut self) -> Result<()> {
-        let mut child = Command::new(std::env::current_exe()?)
-            .args(&self.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()?;
+        let mut child = Command::new(std::env::current_exe()?).args(&self.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let (tx, rx) = std::sync::mpsc::channel();
@@ -381,9 +293,7 @@ impl WorkerEvaluator {
             }
         });
         // The worker loads the index and computes the reference first.
-        let hello = rx
-            .recv_timeout(Duration::from_secs(600))
-            .context("the autotune worker did not start")?;
+        let hello = rx.recv_timeout(Duration::from_secs(600)).context("the autotune worker did not start")?;
         if let Reply::Hello { device, cc } = serde_json::from_str(&hello)? {
             self.device = Some((device, cc));
         }
@@ -414,14 +324,7 @@ impl WorkerEvaluator {
             Err(e) => {
                 // Faulted or hung: a new worker for the next variant.
                 self.kill();
-                Err(format!(
-                    "worker {}",
-                    if e == RecvTimeoutError::Timeout {
-                        "timed out"
-                    } else {
-                        "died"
-                    }
-                ))
+                Err(format!("worker {}", if e == RecvTimeoutError::Timeout { "timed out" } else { "died" }))
             }
         }
     }
@@ -437,14 +340,7 @@ impl WorkerEvaluator {
 
 impl Evaluator for WorkerEvaluator {
     fn evaluate(&mut self, v: &Variant) -> Outcome {
-        let req = Request {
-            exact: v.exact.clone(),
-            inexact: v.inexact.clone(),
-            switches: v.switches.clone(),
-            repeats: self.repeats,
-            held_out: self.held_out,
-            subset: self.subset,
-        };
+        let req = Request { exact: v.exact.clone(), inexact: v.inexact.clone(), switches: v.switches.clone(), repeats: self.repeats, held_out: self.held_out, subset: self.subset };
         match self.ask(&req) {
             Ok(Reply::Ran { penalty, ms }) => Outcome::Ran { penalty, ms },
             Ok(Reply::WrongHits(why)) => Outcome::WrongHits(why),
@@ -464,11 +360,7 @@ impl Evaluator for WorkerEvaluator {
         variants.par_iter().for_each(|v| {
             if let Ok(sw) = switches_from(&v.switches) {
                 let _ = crate::gpu::compile_cached(&v.exact, &sw.exact.defines(), arch);
-                let _ = crate::gpu::inexact_kernels::compile(
-                    v.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU),
-                    &sw.inexact,
-                    arch,
-                );
+                let _ = crate::gpu::inexact_kernels::compile(v.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU), &sw.inexact, arch);
             }
         });
     }
@@ -494,13 +386,8 @@ pub struct Tuned {
 }
 
 fn tuned_path(device: &str, cc: (i32, i32)) -> PathBuf {
-    let name: String = device
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    crate::gpu::cache_dir()
-        .join("tuned")
-        .join(format!("{name}-sm{}{}.json", cc.0, cc.1))
+    let name: String = device.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    crate::gpu::cache_dir().join("tuned").join(format!("{name}-sm{}{}.json", cc.0, cc.1))
 }
 
 /// The tuned kernels saved for this GPU, if any.
@@ -516,10 +403,7 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     index.announce("autotune", args.quiet);
     let g = Grammar::parse(crate::gpu::EXACT_MATCH_CU);
     let inexact_g = Grammar::parse(crate::gpu::INEXACT_MATCH_CU);
-    let sources = Sources {
-        exact: &g,
-        inexact: (!args.exact_only).then_some(&inexact_g),
-    };
+    let sources = Sources { exact: &g, inexact: (!args.exact_only).then_some(&inexact_g) };
     let specs = all_switches(args.exact_only);
     let worker_args: Vec<String> = vec![
         "autotune-worker".into(),
@@ -530,31 +414,15 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
         "--batch-size".into(),
         args.batch_size.to_string(),
     ];
-    let mut eval = WorkerEvaluator {
-        args: worker_args,
-        child: None,
-        timeout: Duration::from_secs(args.variant_timeout),
-        held_out: false,
-        repeats: 5,
-        subset: 0,
-        device: None,
-        restarts: 0,
-    };
+    let mut eval = WorkerEvaluator { args: worker_args, child: None, timeout: Duration::from_secs(args.variant_timeout), held_out: false, repeats: 5, subset: 0, device: None, restarts: 0 };
     eval.spawn()?;
-    let (device, cc) = eval
-        .device
-        .clone()
-        .context("the worker did not name its GPU")?;
+    let (device, cc) = eval.device.clone().context("the worker did not name its GPU")?;
     // Timing noise: spread of the reference's times. The reference that variants are timed
     // against is the unmodified kernels with their loop and bounds guards (as every variant
     // has them); the worker's expected answers come from the plain kernels, and the guards must
     // not change them.
     let reference = Genome::reference(&specs);
-    let ref_variant = Variant {
-        exact: apply(&g, &[]),
-        inexact: sources.inexact.map(|ig| apply(ig, &[])),
-        switches: reference.assignments(&specs),
-    };
+    let ref_variant = Variant { exact: apply(&g, &[]), inexact: sources.inexact.map(|ig| apply(ig, &[])), switches: reference.assignments(&specs) };
     let mut times = Vec::new();
     let t = std::time::Instant::now();
     for _ in 0..5 {
@@ -572,24 +440,14 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     // evaluation (loading, warm-up, timed runs), measured on one single mutant.
     let mut probe = reference.clone();
     let last = specs.len() - 1;
-    probe.switches[last] = specs[last]
-        .values
-        .iter()
-        .copied()
-        .find(|v| *v != specs[last].default)
-        .flatten();
-    let probe = Variant {
-        switches: probe.assignments(&specs),
-        ..ref_variant.clone()
-    };
+    probe.switches[last] = specs[last].values.iter().copied().find(|v| *v != specs[last].default).flatten();
+    let probe = Variant { switches: probe.assignments(&specs), ..ref_variant.clone() };
     let t = std::time::Instant::now();
     eval.prepare(std::slice::from_ref(&probe));
     let compile_s = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
     eval.evaluate(&probe);
-    let per_variant = Duration::from_secs_f64(
-        compile_s / rayon::current_num_threads() as f64 + t.elapsed().as_secs_f64().max(run_s),
-    );
+    let per_variant = Duration::from_secs_f64(compile_s / rayon::current_num_threads() as f64 + t.elapsed().as_secs_f64().max(run_s));
     let left = budget.saturating_sub(started.elapsed());
     let mut plan = sizing::plan(left, per_variant, args.restarts);
     if let Some(p) = args.pop {
@@ -612,39 +470,22 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
             plan.population
         );
     }
-    let settings = Settings {
-        population: plan.population,
-        generations: plan.generations,
-        budget: plan.per_restart,
-        seed: args.seed,
-        noise,
-    };
+    let settings = Settings { population: plan.population, generations: plan.generations, budget: plan.per_restart, seed: args.seed, noise };
     let quiet = args.quiet;
-    let progress = crate::progress::Progress::new(
-        "generations",
-        Some((plan.generations * plan.restarts) as u64),
-        quiet,
-    );
+    let progress = crate::progress::Progress::new("generations", Some((plan.generations * plan.restarts) as u64), quiet);
     let mut done = 0u64;
     // When the current restart began (its history counts its own evaluations).
     let mut restart_start = (0, std::time::Instant::now());
-    let runs = restarts::run(
-        sources,
-        &specs,
-        &mut eval,
-        &settings,
-        plan.restarts,
-        plan.per_restart,
-        &mut |restart, generation, h| {
-            done += 1;
-            if restart_start.0 != restart {
-                restart_start = (restart, std::time::Instant::now());
-            }
-            if !quiet {
-                let (best, median) = h.generations.last().copied().unwrap_or((None, None));
-                let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.4}"));
-                let elapsed = started.elapsed().as_secs_f64();
-                crate::progress::note(&format!(
+    let runs = restarts::run(sources, &specs, &mut eval, &settings, plan.restarts, plan.per_restart, &mut |restart, generation, h| {
+        done += 1;
+        if restart_start.0 != restart {
+            restart_start = (restart, std::time::Instant::now());
+        }
+        if !quiet {
+            let (best, median) = h.generations.last().copied().unwrap_or((None, None));
+            let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.4}"));
+            let elapsed = started.elapsed().as_secs_f64();
+            crate::progress::note(&format!(
                 "[bcuda autotune] restart {} generation {generation}: best {} ms, median {} ms (reference {:.4}), {} evaluated, {:.1} per s, tabu hits {:.1}%, {:.0} s left",
                 restart + 1,
                 ms(best),
@@ -655,30 +496,19 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
                 100.0 * h.tabu_rate(),
                 budget.as_secs_f64() - elapsed
             ));
-                progress.set_message(format!("restart {} of {}", restart + 1, plan.restarts));
-            }
-            progress.advance(1, Some(done));
-        },
-    );
+            progress.set_message(format!("restart {} of {}", restart + 1, plan.restarts));
+        }
+        progress.advance(1, Some(done));
+    });
     progress.finish();
     let describe = |w: &Genome| -> Vec<String> {
-        let mut d: Vec<String> = w
-            .patches
-            .iter()
-            .map(|p| format!("exact_match: {}", p.describe(&g)))
-            .collect();
-        d.extend(
-            w.inexact_patches
-                .iter()
-                .map(|p| format!("inexact: {}", p.describe(&inexact_g))),
-        );
+        let mut d: Vec<String> = w.patches.iter().map(|p| format!("exact_match: {}", p.describe(&g))).collect();
+        d.extend(w.inexact_patches.iter().map(|p| format!("inexact: {}", p.describe(&inexact_g))));
         d
     };
     let winners: Vec<&Genome> = runs.iter().filter_map(|r| r.winner.as_ref()).collect();
     let shared = restarts::recurring(&winners, &specs, &describe);
-    let winner = restarts::best(&runs)
-        .and_then(|r| r.winner.clone())
-        .unwrap_or_else(|| reference.clone());
+    let winner = restarts::best(&runs).and_then(|r| r.winner.clone()).unwrap_or_else(|| reference.clone());
 
     // Validation on held-out reads: same answers (intervals and hits), speed-up over repeats.
     eval.held_out = true;
@@ -686,14 +516,7 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     let phenotype = bcuda_autotune::evolution::phenotype(sources, &specs, &winner);
     let held_ref = eval.evaluate(&ref_variant);
     let held_win = eval.evaluate(&phenotype);
-    let (
-        Outcome::Ran { ms: ref_ms, .. },
-        Outcome::Ran {
-            penalty,
-            ms: win_ms,
-        },
-    ) = (&held_ref, &held_win)
-    else {
+    let (Outcome::Ran { ms: ref_ms, .. }, Outcome::Ran { penalty, ms: win_ms }) = (&held_ref, &held_win) else {
         bail!("validation on held-out reads failed: {held_ref:?} / {held_win:?}");
     };
     let speedup = ref_ms / win_ms;
@@ -704,48 +527,23 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     let mut text = String::new();
     for (r, run) in runs.iter().enumerate() {
         text += &format!("== restart {} (seed {})\n", r + 1, run.seed);
-        let w = run
-            .winner
-            .as_ref()
-            .map_or("none beat the reference".to_string(), |w| {
-                format!("{:?} [{}]", w.assignments(&specs), describe(w).join("; "))
-            });
+        let w = run.winner.as_ref().map_or("none beat the reference".to_string(), |w| format!("{:?} [{}]", w.assignments(&specs), describe(w).join("; ")));
         text += &bcuda_autotune::report::text(&run.history, &w);
     }
     text += "== changes of the restarts' winners (how many winners have each)\n";
     for (change, n) in &shared {
         text += &format!("{n}\t{change}\n");
     }
-    text += &format!(
-        "== final winner (fastest restart's, validated)\n{summary}\nworker restarts: {}\n",
-        eval.restarts
-    );
+    text += &format!("== final winner (fastest restart's, validated)\n{summary}\nworker restarts: {}\n", eval.restarts);
     std::fs::write(args.report.join("report.txt"), text)?;
     if let Some(run) = restarts::best(&runs).or(runs.first()) {
-        std::fs::write(
-            args.report.join("progress.svg"),
-            bcuda_autotune::report::svg(&run.history),
-        )?;
+        std::fs::write(args.report.join("progress.svg"), bcuda_autotune::report::svg(&run.history))?;
     }
     if !args.quiet {
-        eprintln!(
-            "[bcuda autotune] winner: {summary}; report in {}",
-            args.report.display()
-        );
+        eprintln!("[bcuda autotune] winner: {summary}; report in {}", args.report.display());
     }
-    let tuned = Tuned {
-        device: device.clone(),
-        compute_capability: cc,
-        switches: defs,
-        source: phenotype.exact.clone(),
-        inexact_source: phenotype.inexact.clone(),
-        speedup,
-        genome: winner,
-    };
-    std::fs::write(
-        args.report.join("winner.json"),
-        serde_json::to_string_pretty(&tuned)?,
-    )?;
+    let tuned = Tuned { device: device.clone(), compute_capability: cc, switches: defs, source: phenotype.exact.clone(), inexact_source: phenotype.inexact.clone(), speedup, genome: winner };
+    std::fs::write(args.report.join("winner.json"), serde_json::to_string_pretty(&tuned)?)?;
     if *penalty != 0 || speedup <= 1.0 + noise {
         eprintln!("[bcuda autotune] no variant beat the reference on held-out reads by more than the noise; nothing saved");
         return Ok(());
@@ -761,18 +559,11 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
 
 /// Installs the tuned kernels for this GPU on `gpu`, when there are some; returns their speed-up.
 pub fn use_tuned(gpu: &mut GpuAligner) -> Result<Option<f64>> {
-    let Some(t) = load_tuned(&gpu.device_name, gpu.compute_capability) else {
-        return Ok(None);
-    };
+    let Some(t) = load_tuned(&gpu.device_name, gpu.compute_capability) else { return Ok(None) };
     let sw = switches_from(&t.switches).map_err(|e| anyhow::anyhow!("tuned kernels: {e}"))?;
     gpu.set_exact_kernel(&t.source, sw.exact)?;
     if t.inexact_source.is_some() || sw.inexact != InexactSwitches::default() {
-        gpu.set_inexact_kernels(
-            t.inexact_source
-                .as_deref()
-                .unwrap_or(crate::gpu::INEXACT_MATCH_CU),
-            sw.inexact,
-        )?;
+        gpu.set_inexact_kernels(t.inexact_source.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU), sw.inexact)?;
     }
     Ok(Some(t.speedup))
 }
@@ -805,14 +596,10 @@ mod tests {
                 continue;
             };
             let source = apply(&g, &genome.patches);
-            crate::gpu::compile(&source, &sw.exact.defines(), Some("sm_90"))
-                .unwrap_or_else(|e| panic!("{genome:?}\n{e}"));
+            crate::gpu::compile(&source, &sw.exact.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{genome:?}\n{e}"));
             compiled += 1;
         }
-        assert!(
-            compiled >= 20,
-            "only {compiled} legal variants ({illegal} illegal)"
-        );
+        assert!(compiled >= 20, "only {compiled} legal variants ({illegal} illegal)");
     }
 
     /// The guarded unmodified kernel compiles under every switch value (one switch moved from
@@ -821,11 +608,7 @@ mod tests {
     #[test]
     fn guarded_reference_compiles_for_every_switch() {
         for seq_len in (1..2000).chain([1 << 20, (1 << 32) + 5]) {
-            assert_eq!(
-                bcuda_autotune::bounds::bwt_words(seq_len),
-                bcuda_index::bwt::interleaved_words(seq_len),
-                "{seq_len}"
-            );
+            assert_eq!(bcuda_autotune::bounds::bwt_words(seq_len), bcuda_index::bwt::interleaved_words(seq_len), "{seq_len}");
         }
         if !crate::gpu::nvrtc_present() {
             eprintln!("skipped: libnvrtc not found (CI installs it from PyPI; see .ci/run)");
@@ -850,11 +633,8 @@ mod tests {
         genomes.push(occ_par);
         let mut compiled = 0;
         for genome in genomes {
-            let Ok(sw) = switches_of(&genome, &specs) else {
-                continue;
-            };
-            crate::gpu::compile(&source, &sw.exact.defines(), Some("sm_90"))
-                .unwrap_or_else(|e| panic!("{:?}\n{e}", genome.assignments(&specs)));
+            let Ok(sw) = switches_of(&genome, &specs) else { continue };
+            crate::gpu::compile(&source, &sw.exact.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{:?}\n{e}", genome.assignments(&specs)));
             compiled += 1;
         }
         assert!(compiled >= 30, "{compiled}");
@@ -884,30 +664,13 @@ mod tests {
                 }
             }
         }
-        assert!(
-            defines
-                .iter()
-                .any(|d| d.contains(&"-DMAX_TEAM=1024".to_string()))
-                && defines
-                    .iter()
-                    .any(|d| d.contains(&"-DMAX_TEAM=32".to_string())),
-            "{defines:?}"
-        );
+        assert!(defines.iter().any(|d| d.contains(&"-DMAX_TEAM=1024".to_string())) && defines.iter().any(|d| d.contains(&"-DMAX_TEAM=32".to_string())), "{defines:?}");
         for d in &defines {
             crate::gpu::compile(&source, d, Some("sm_90")).unwrap_or_else(|e| panic!("{d:?}\n{e}"));
         }
-        let sources = Sources {
-            exact: &exact,
-            inexact: Some(&g),
-        };
-        let seed = std::env::var("BCUDA_GI_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(5);
-        let n = std::env::var("BCUDA_GI_VARIANTS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(12);
+        let sources = Sources { exact: &exact, inexact: Some(&g) };
+        let seed = std::env::var("BCUDA_GI_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+        let n = std::env::var("BCUDA_GI_VARIANTS").ok().and_then(|s| s.parse().ok()).unwrap_or(12);
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut compiled = 0;
         for _ in 0..n {
@@ -924,8 +687,7 @@ mod tests {
             let sw = switches_of(&genome, &specs).unwrap();
             let v = bcuda_autotune::evolution::phenotype(sources, &specs, &genome);
             let (team, defines) = sw.inexact.modules().pop().expect("a team kernel");
-            crate::gpu::compile(v.inexact.as_deref().unwrap(), &defines, Some("sm_90"))
-                .unwrap_or_else(|e| panic!("teams of {team}, {:?}\n{e}", genome.inexact_patches));
+            crate::gpu::compile(v.inexact.as_deref().unwrap(), &defines, Some("sm_90")).unwrap_or_else(|e| panic!("teams of {team}, {:?}\n{e}", genome.inexact_patches));
             compiled += 1;
         }
         assert_eq!(compiled, n);
@@ -936,32 +698,9 @@ mod tests {
     fn switches_split_between_the_kernels() {
         let specs = all_switches(false);
         assert_eq!(specs.len(), 15 + InexactSwitches::DOMAINS.len());
-        assert_eq!(
-            switches_of(&Genome::reference(&specs), &specs).unwrap(),
-            KernelSwitches {
-                exact: Switches {
-                    cache_threads: None,
-                    ..Switches::default()
-                },
-                inexact: InexactSwitches::default()
-            }
-        );
-        let sw = switches_from(&[
-            ("BLOCK_W".into(), 128),
-            ("INEXACT_BLOCK_W".into(), 256),
-            ("occ_ldg".into(), 1),
-            ("first_max_pops".into(), 4096),
-        ])
-        .unwrap();
-        assert_eq!(
-            (
-                sw.exact.block_w,
-                sw.inexact.block_w,
-                sw.inexact.occ_ldg,
-                sw.inexact.first_max_pops
-            ),
-            (128, 256, true, 4096)
-        );
+        assert_eq!(switches_of(&Genome::reference(&specs), &specs).unwrap(), KernelSwitches { exact: Switches { cache_threads: None, ..Switches::default() }, inexact: InexactSwitches::default() });
+        let sw = switches_from(&[("BLOCK_W".into(), 128), ("INEXACT_BLOCK_W".into(), 256), ("occ_ldg".into(), 1), ("first_max_pops".into(), 4096)]).unwrap();
+        assert_eq!((sw.exact.block_w, sw.inexact.block_w, sw.inexact.occ_ldg, sw.inexact.first_max_pops), (128, 256, true, 4096));
         assert!(switches_from(&[("INEXACT_BLOCK_W".into(), 100)]).is_err());
         assert_eq!(all_switches(true).len(), 15);
     }
@@ -971,33 +710,19 @@ mod tests {
     #[test]
     fn training_subsets_move_with_the_generation() {
         assert_eq!(subset_range(0, 1000, 400), 0..400);
-        let starts: std::collections::HashSet<usize> =
-            (0..20).map(|g| subset_range(g, 1000, 400).start).collect();
+        let starts: std::collections::HashSet<usize> = (0..20).map(|g| subset_range(g, 1000, 400).start).collect();
         assert!(starts.len() > 10, "{starts:?}");
-        assert!((0..100)
-            .all(|g| subset_range(g, 1000, 400).end <= 1000
-                && subset_range(g, 1000, 400).len() == 400));
+        assert!((0..100).all(|g| subset_range(g, 1000, 400).end <= 1000 && subset_range(g, 1000, 400).len() == 400));
         assert_eq!(subset_range(7, 300, 400), 0..300);
     }
 
     /// A tuned file from an exact_match-only run (no inexact source) still loads.
     #[test]
     fn tuned_files_without_inexact_kernels_load() {
-        let t = Tuned {
-            device: "d".into(),
-            compute_capability: (9, 0),
-            switches: vec![("BLOCK_W".into(), 64)],
-            source: "s".into(),
-            inexact_source: None,
-            speedup: 1.5,
-            genome: Genome::reference(&barracuda_switches()),
-        };
+        let t = Tuned { device: "d".into(), compute_capability: (9, 0), switches: vec![("BLOCK_W".into(), 64)], source: "s".into(), inexact_source: None, speedup: 1.5, genome: Genome::reference(&barracuda_switches()) };
         let mut json: serde_json::Value = serde_json::to_value(&t).unwrap();
         json.as_object_mut().unwrap().remove("inexact_source");
-        json["genome"]
-            .as_object_mut()
-            .unwrap()
-            .remove("inexact_patches");
+        json["genome"].as_object_mut().unwrap().remove("inexact_patches");
         let back: Tuned = serde_json::from_value(json).unwrap();
         assert_eq!(back.inexact_source, None);
         assert!(back.genome.inexact_patches.is_empty());

@@ -48,11 +48,7 @@ impl IndexChoice {
         if quiet || self.origin == Origin::Argument {
             return;
         }
-        eprintln!(
-            "[bcuda {command}] index {} ({})",
-            self.prefix.display(),
-            self.origin_text()
-        );
+        eprintln!("[bcuda {command}] index {} ({})", self.prefix.display(), self.origin_text());
     }
 
     fn origin_text(&self) -> String {
@@ -67,9 +63,7 @@ impl IndexChoice {
 /// True when any of `PREFIX.bwt .sa .pac .ann .amb` exists: then `prefix` is an index
 /// (possibly incomplete: the loader names a missing file), never reads.
 pub fn is_index(prefix: &Path) -> bool {
-    INDEX_EXTENSIONS
-        .iter()
-        .any(|ext| bcuda_index::with_ext(prefix, ext).exists())
+    INDEX_EXTENSIONS.iter().any(|ext| bcuda_index::with_ext(prefix, ext).exists())
 }
 
 /// Splits a command's positional arguments `[INDEX] INPUTS...` into the index and the inputs.
@@ -80,11 +74,7 @@ pub fn is_index(prefix: &Path) -> bool {
 /// first is the index (an error if it has no index files); with `inputs.len()` the default
 /// index is used (an error if the first argument has index files, if there is no default, or
 /// if the default's files are gone). Returns the index and exactly `inputs.len()` paths.
-pub fn split_positional(
-    command: &str,
-    args: &[PathBuf],
-    inputs: &[&str],
-) -> Result<(IndexChoice, Vec<PathBuf>)> {
+pub fn split_positional(command: &str, args: &[PathBuf], inputs: &[&str]) -> Result<(IndexChoice, Vec<PathBuf>)> {
     split_with(&Lookup::from_env(), command, args, inputs)
 }
 
@@ -92,10 +82,7 @@ pub fn split_positional(
 pub fn named_or_default(command: &str, named: Option<&Path>) -> Result<IndexChoice> {
     match named {
         Some(prefix) if !is_index(prefix) => Err(not_an_index(prefix)),
-        Some(prefix) => Ok(IndexChoice {
-            prefix: prefix.to_path_buf(),
-            origin: Origin::Argument,
-        }),
+        Some(prefix) => Ok(IndexChoice { prefix: prefix.to_path_buf(), origin: Origin::Argument }),
         None => Lookup::from_env().default_index(command, "--index ref.fa"),
     }
 }
@@ -111,13 +98,7 @@ pub fn record_default(prefix: &Path) -> Result<PathBuf> {
 /// `$XDG_CONFIG_HOME/bcuda/default-index`, else `$HOME/.config/bcuda/default-index`.
 pub fn config_file() -> Option<PathBuf> {
     let non_empty = |v: OsString| (!v.is_empty()).then(|| PathBuf::from(v));
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .and_then(non_empty)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .and_then(non_empty)
-                .map(|h| h.join(".config"))
-        })?;
+    let base = std::env::var_os("XDG_CONFIG_HOME").and_then(non_empty).or_else(|| std::env::var_os("HOME").and_then(non_empty).map(|h| h.join(".config")))?;
     Some(base.join("bcuda").join("default-index"))
 }
 
@@ -130,33 +111,16 @@ struct Lookup {
 
 impl Lookup {
     fn from_env() -> Lookup {
-        Lookup {
-            env: std::env::var_os(ENV_VAR)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from),
-            config_file: config_file(),
-        }
+        Lookup { env: std::env::var_os(ENV_VAR).filter(|v| !v.is_empty()).map(PathBuf::from), config_file: config_file() }
     }
 
     /// `BCUDA_INDEX`, else the config file; its files must exist. `explicit` shows how the
     /// command names an index, for the message when there is no default.
     fn default_index(&self, command: &str, explicit: &str) -> Result<IndexChoice> {
         let choice = if let Some(prefix) = &self.env {
-            IndexChoice {
-                prefix: prefix.clone(),
-                origin: Origin::Environment,
-            }
-        } else if let Some(prefix) = self
-            .config_file
-            .as_deref()
-            .map(read_default)
-            .transpose()?
-            .flatten()
-        {
-            IndexChoice {
-                prefix,
-                origin: Origin::ConfigFile(self.config_file.clone().expect("read from it")),
-            }
+            IndexChoice { prefix: prefix.clone(), origin: Origin::Environment }
+        } else if let Some(prefix) = self.config_file.as_deref().map(read_default).transpose()?.flatten() {
+            IndexChoice { prefix, origin: Origin::ConfigFile(self.config_file.clone().expect("read from it")) }
         } else {
             bail!(
                 "no index given and no default index. Name it (bcuda {command} {explicit}), \
@@ -175,40 +139,20 @@ impl Lookup {
     }
 }
 
-fn split_with(
-    lookup: &Lookup,
-    command: &str,
-    args: &[PathBuf],
-    inputs: &[&str],
-) -> Result<(IndexChoice, Vec<PathBuf>)> {
+fn split_with(lookup: &Lookup, command: &str, args: &[PathBuf], inputs: &[&str]) -> Result<(IndexChoice, Vec<PathBuf>)> {
     let usage = format!("bcuda {command} [ref.fa] {}", inputs.join(" "));
     if args.len() == inputs.len() + 1 {
         let prefix = &args[0];
         if !is_index(prefix) {
             if let Some(index) = args[1..].iter().find(|a| is_index(a)) {
-                bail!(
-                    "{} is not an index but {} is: the index comes first ({usage})",
-                    prefix.display(),
-                    index.display()
-                );
+                bail!("{} is not an index but {} is: the index comes first ({usage})", prefix.display(), index.display());
             }
             return Err(not_an_index(prefix));
         }
-        return Ok((
-            IndexChoice {
-                prefix: prefix.clone(),
-                origin: Origin::Argument,
-            },
-            args[1..].to_vec(),
-        ));
+        return Ok((IndexChoice { prefix: prefix.clone(), origin: Origin::Argument }, args[1..].to_vec()));
     }
     if args.len() != inputs.len() {
-        bail!(
-            "expected {} or {} arguments ({usage}), got {}",
-            inputs.len(),
-            inputs.len() + 1,
-            args.len()
-        );
+        bail!("expected {} or {} arguments ({usage}), got {}", inputs.len(), inputs.len() + 1, args.len());
     }
     if let Some(first) = args.first().filter(|a| is_index(a)) {
         bail!(
@@ -238,10 +182,7 @@ fn read_default(file: &Path) -> Result<Option<PathBuf>> {
     let bytes = match std::fs::read(file) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(e)
-                .with_context(|| format!("reading the default index from {}", file.display()))
-        }
+        Err(e) => return Err(e).with_context(|| format!("reading the default index from {}", file.display())),
     };
     let line = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
     if line.is_empty() || line.contains(&b'\n') {
@@ -309,10 +250,7 @@ mod tests {
             self.path("cfg/bcuda/default-index")
         }
         fn lookup(&self, env: Option<&str>) -> Lookup {
-            Lookup {
-                env: env.map(|e| self.path(e)),
-                config_file: Some(self.config()),
-            }
+            Lookup { env: env.map(|e| self.path(e)), config_file: Some(self.config()) }
         }
     }
 
@@ -323,20 +261,8 @@ mod tests {
     #[test]
     fn explicit_index_is_used_as_given() {
         let s = Setup::new();
-        let (choice, rest) = split_with(
-            &s.lookup(None),
-            "aln",
-            &[s.path("ref.fa"), s.path("r.fq")],
-            &["reads.fq"],
-        )
-        .unwrap();
-        assert_eq!(
-            choice,
-            IndexChoice {
-                prefix: s.path("ref.fa"),
-                origin: Origin::Argument
-            }
-        );
+        let (choice, rest) = split_with(&s.lookup(None), "aln", &[s.path("ref.fa"), s.path("r.fq")], &["reads.fq"]).unwrap();
+        assert_eq!(choice, IndexChoice { prefix: s.path("ref.fa"), origin: Origin::Argument });
         assert_eq!(rest, [s.path("r.fq")]);
     }
 
@@ -344,20 +270,8 @@ mod tests {
     fn default_from_the_config_file() {
         let s = Setup::new();
         write_default(&s.config(), &s.path("ref.fa")).unwrap();
-        let (choice, rest) = split_with(
-            &s.lookup(None),
-            "samse",
-            &[s.path("r.sai"), s.path("r.fq")],
-            &["reads.sai", "reads.fq"],
-        )
-        .unwrap();
-        assert_eq!(
-            choice,
-            IndexChoice {
-                prefix: s.path("ref.fa"),
-                origin: Origin::ConfigFile(s.config())
-            }
-        );
+        let (choice, rest) = split_with(&s.lookup(None), "samse", &[s.path("r.sai"), s.path("r.fq")], &["reads.sai", "reads.fq"]).unwrap();
+        assert_eq!(choice, IndexChoice { prefix: s.path("ref.fa"), origin: Origin::ConfigFile(s.config()) });
         assert_eq!(rest, [s.path("r.sai"), s.path("r.fq")]);
     }
 
@@ -365,13 +279,7 @@ mod tests {
     fn environment_wins_over_the_config_file() {
         let s = Setup::new();
         write_default(&s.config(), &s.path("gone.fa")).unwrap();
-        let (choice, _) = split_with(
-            &s.lookup(Some("ref.fa")),
-            "aln",
-            &[s.path("r.fq")],
-            &["reads.fq"],
-        )
-        .unwrap();
+        let (choice, _) = split_with(&s.lookup(Some("ref.fa")), "aln", &[s.path("r.fq")], &["reads.fq"]).unwrap();
         assert_eq!(choice.origin, Origin::Environment);
         assert_eq!(choice.prefix, s.path("ref.fa"));
     }
@@ -379,60 +287,26 @@ mod tests {
     #[test]
     fn no_default_says_how_to_set_one() {
         let s = Setup::new();
-        let e = err(split_with(
-            &s.lookup(None),
-            "aln",
-            &[s.path("r.fq")],
-            &["reads.fq"],
-        ));
-        assert!(
-            e.contains("no default index")
-                && e.contains("bcuda index ref.fa")
-                && e.contains(ENV_VAR),
-            "{e}"
-        );
+        let e = err(split_with(&s.lookup(None), "aln", &[s.path("r.fq")], &["reads.fq"]));
+        assert!(e.contains("no default index") && e.contains("bcuda index ref.fa") && e.contains(ENV_VAR), "{e}");
     }
 
     #[test]
     fn stale_default_names_the_missing_file() {
         let s = Setup::new();
         write_default(&s.config(), &s.path("gone.fa")).unwrap();
-        let e = err(split_with(
-            &s.lookup(None),
-            "aln",
-            &[s.path("r.fq")],
-            &["reads.fq"],
-        ));
-        assert!(
-            e.contains("gone.fa.bwt is missing") && e.contains("default-index"),
-            "{e}"
-        );
-        let e = err(split_with(
-            &s.lookup(Some("gone2.fa")),
-            "aln",
-            &[s.path("r.fq")],
-            &["reads.fq"],
-        ));
-        assert!(
-            e.contains("gone2.fa.bwt is missing") && e.contains(ENV_VAR),
-            "{e}"
-        );
+        let e = err(split_with(&s.lookup(None), "aln", &[s.path("r.fq")], &["reads.fq"]));
+        assert!(e.contains("gone.fa.bwt is missing") && e.contains("default-index"), "{e}");
+        let e = err(split_with(&s.lookup(Some("gone2.fa")), "aln", &[s.path("r.fq")], &["reads.fq"]));
+        assert!(e.contains("gone2.fa.bwt is missing") && e.contains(ENV_VAR), "{e}");
     }
 
     #[test]
     fn an_index_alone_is_not_taken_for_reads() {
         let s = Setup::new();
         write_default(&s.config(), &s.path("ref.fa")).unwrap();
-        let e = err(split_with(
-            &s.lookup(None),
-            "aln",
-            &[s.path("ref.fa")],
-            &["reads.fq"],
-        ));
-        assert!(
-            e.contains("is an index") && e.contains("reads.fq after it is missing"),
-            "{e}"
-        );
+        let e = err(split_with(&s.lookup(None), "aln", &[s.path("ref.fa")], &["reads.fq"]));
+        assert!(e.contains("is an index") && e.contains("reads.fq after it is missing"), "{e}");
     }
 
     #[test]
@@ -440,55 +314,26 @@ mod tests {
         // r.fq has been indexed too: named after an index it is reads; alone it is ambiguous.
         let s = Setup::new();
         std::fs::write(s.path("r.fq.bwt"), b"").unwrap();
-        let (choice, rest) = split_with(
-            &s.lookup(None),
-            "aln",
-            &[s.path("ref.fa"), s.path("r.fq")],
-            &["reads.fq"],
-        )
-        .unwrap();
-        assert_eq!(
-            (choice.prefix, rest),
-            (s.path("ref.fa"), vec![s.path("r.fq")])
-        );
+        let (choice, rest) = split_with(&s.lookup(None), "aln", &[s.path("ref.fa"), s.path("r.fq")], &["reads.fq"]).unwrap();
+        assert_eq!((choice.prefix, rest), (s.path("ref.fa"), vec![s.path("r.fq")]));
         write_default(&s.config(), &s.path("ref.fa")).unwrap();
-        let e = err(split_with(
-            &s.lookup(None),
-            "aln",
-            &[s.path("r.fq")],
-            &["reads.fq"],
-        ));
+        let e = err(split_with(&s.lookup(None), "aln", &[s.path("r.fq")], &["reads.fq"]));
         assert!(e.contains("name the index too"), "{e}");
     }
 
     #[test]
     fn first_argument_that_is_not_an_index() {
         let s = Setup::new();
-        let e = err(split_with(
-            &s.lookup(None),
-            "aln",
-            &[s.path("nothere.fa"), s.path("r.fq")],
-            &["reads.fq"],
-        ));
+        let e = err(split_with(&s.lookup(None), "aln", &[s.path("nothere.fa"), s.path("r.fq")], &["reads.fq"]));
         assert!(e.contains("nothere.fa.bwt is missing"), "{e}");
-        let e = err(split_with(
-            &s.lookup(None),
-            "aln",
-            &[s.path("r.fq"), s.path("ref.fa")],
-            &["reads.fq"],
-        ));
+        let e = err(split_with(&s.lookup(None), "aln", &[s.path("r.fq"), s.path("ref.fa")], &["reads.fq"]));
         assert!(e.contains("the index comes first"), "{e}");
     }
 
     #[test]
     fn wrong_number_of_arguments() {
         let s = Setup::new();
-        let e = err(split_with(
-            &s.lookup(None),
-            "samse",
-            &[s.path("r.fq")],
-            &["reads.sai", "reads.fq"],
-        ));
+        let e = err(split_with(&s.lookup(None), "samse", &[s.path("r.fq")], &["reads.sai", "reads.fq"]));
         assert!(e.contains("expected 2 or 3 arguments"), "{e}");
     }
 
@@ -496,10 +341,7 @@ mod tests {
     fn default_file_round_trips_and_rejects_garbage() {
         let s = Setup::new();
         write_default(&s.config(), Path::new("/x y/ref.fa")).unwrap();
-        assert_eq!(
-            read_default(&s.config()).unwrap(),
-            Some(PathBuf::from("/x y/ref.fa"))
-        );
+        assert_eq!(read_default(&s.config()).unwrap(), Some(PathBuf::from("/x y/ref.fa")));
         std::fs::write(s.config(), b"").unwrap();
         assert!(format!("{:#}", read_default(&s.config()).unwrap_err()).contains("one line"));
         assert_eq!(read_default(&s.path("none")).unwrap(), None);

@@ -26,23 +26,13 @@ pub struct IndexArgs {
 }
 
 /// Shared slot for the GPU sorter's step times, filled once it is opened.
-type GpuTimes = std::sync::Arc<
-    std::sync::Mutex<
-        Option<std::sync::Arc<std::sync::Mutex<crate::gpu::index_sort::GpuSortTimes>>>,
-    >,
->;
+type GpuTimes = std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<std::sync::Mutex<crate::gpu::index_sort::GpuSortTimes>>>>>;
 
 /// The GPU sorter, opened (context, NVRTC) on its own thread while the FASTA is read, unless
 /// `--cpu` or no CUDA driver (with `--gpu`, opened first: an error when it cannot be); the
 /// slot of its step times; the slot of why it could not be opened.
 #[allow(clippy::type_complexity)]
-fn gpu_sorter(
-    args: &IndexArgs,
-) -> anyhow::Result<(
-    Option<bcuda_index::build::SorterSource>,
-    GpuTimes,
-    std::sync::Arc<std::sync::Mutex<Option<String>>>,
-)> {
+fn gpu_sorter(args: &IndexArgs) -> anyhow::Result<(Option<bcuda_index::build::SorterSource>, GpuTimes, std::sync::Arc<std::sync::Mutex<Option<String>>>)> {
     use crate::gpu::index_sort::GpuChunkSorter;
     let times = GpuTimes::default();
     let error = std::sync::Arc::new(std::sync::Mutex::new(None));
@@ -59,9 +49,7 @@ fn gpu_sorter(
         sorter
     });
     let opening = if args.gpu {
-        let opened = opening
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("opening the GPU panicked")));
+        let opened = opening.join().unwrap_or_else(|_| Err(anyhow::anyhow!("opening the GPU panicked")));
         let opened = opened.map_err(|e| e.context("index: no usable GPU"))?;
         std::thread::spawn(move || Ok(opened))
     } else {
@@ -69,9 +57,7 @@ fn gpu_sorter(
     };
     let (slot, failed) = (times.clone(), error.clone());
     let source: bcuda_index::build::SorterSource = Box::new(move || {
-        let opened = opening
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("opening the GPU panicked")));
+        let opened = opening.join().unwrap_or_else(|_| Err(anyhow::anyhow!("opening the GPU panicked")));
         match opened {
             Ok(sorter) => {
                 *slot.lock().unwrap() = Some(sorter.times());
@@ -88,42 +74,22 @@ fn gpu_sorter(
 
 /// Reports the sort's events: each chunk on the progress line (or a line of its own when
 /// stderr is not a terminal), a fallback to the CPU, and where the time went.
-fn sort_events(
-    progress: crate::progress::Progress,
-    quiet: bool,
-) -> impl FnMut(&bcuda_index::suffix_sort::SortEvent) {
+fn sort_events(progress: crate::progress::Progress, quiet: bool) -> impl FnMut(&bcuda_index::suffix_sort::SortEvent) {
     use bcuda_index::chunk_sort::SortedOn;
     use bcuda_index::suffix_sort::SortEvent;
     let plain = !quiet && !std::io::IsTerminal::is_terminal(&std::io::stderr());
     move |event| match event {
         SortEvent::Fallback { chunk, reason } if !quiet => {
-            let from = chunk.map_or("all chunks".to_string(), |c| {
-                format!("chunk {} and the rest", c + 1)
-            });
-            crate::progress::note(&format!(
-                "[bcuda index] the GPU sort failed ({reason}); the CPU sorts {from}"
-            ));
+            let from = chunk.map_or("all chunks".to_string(), |c| format!("chunk {} and the rest", c + 1));
+            crate::progress::note(&format!("[bcuda index] the GPU sort failed ({reason}); the CPU sorts {from}"));
         }
         SortEvent::Chunk(c) => {
             let secs = (c.sort_s + c.refine_s).max(1e-9);
-            let on = if c.on == SortedOn::Sorter {
-                "GPU"
-            } else {
-                "CPU"
-            };
-            let msg = format!(
-                "chunk {}/{} on the {on}, {:.1} M suffixes, {:.2} GB/s",
-                c.index + 1,
-                c.count,
-                c.positions as f64 / 1e6,
-                c.positions as f64 * 8.0 / secs / 1e9
-            );
+            let on = if c.on == SortedOn::Sorter { "GPU" } else { "CPU" };
+            let msg = format!("chunk {}/{} on the {on}, {:.1} M suffixes, {:.2} GB/s", c.index + 1, c.count, c.positions as f64 / 1e6, c.positions as f64 * 8.0 / secs / 1e9);
             progress.set_message(msg.clone());
             if plain {
-                eprintln!(
-                    "[bcuda index] {msg} ({:.1} s sort, {:.1} s ties), {} rows done",
-                    c.sort_s, c.refine_s, c.rows_done
-                );
+                eprintln!("[bcuda index] {msg} ({:.1} s sort, {:.1} s ties), {} rows done", c.sort_s, c.refine_s, c.rows_done);
             }
         }
         SortEvent::Done(s) if !quiet => {
@@ -150,9 +116,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let progress = crate::progress::Progress::new("index", Some(1000), args.quiet);
     let bar = progress.clone();
     // Seconds per stage, for the summary: where the time went.
-    let stages = std::sync::Arc::new(std::sync::Mutex::new(
-        Vec::<(String, std::time::Instant)>::new(),
-    ));
+    let stages = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, std::time::Instant)>::new()));
     let seen = stages.clone();
     let (sorter, gpu_times, gpu_error) = gpu_sorter(&args)?;
     let opts = bcuda_index::BuildOptions {
@@ -184,29 +148,14 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             );
         }
         let stages = stages.lock().unwrap();
-        let spent: Vec<String> = stages
-            .windows(2)
-            .map(|w| format!("{} {:.2} s", w[0].0, (w[1].1 - w[0].1).as_secs_f64()))
-            .collect();
-        eprintln!(
-            "[bcuda index] {} indexed in {:.2} s ({})",
-            args.fasta.display(),
-            start.elapsed().as_secs_f64(),
-            spent.join(", ")
-        );
+        let spent: Vec<String> = stages.windows(2).map(|w| format!("{} {:.2} s", w[0].0, (w[1].1 - w[0].1).as_secs_f64())).collect();
+        eprintln!("[bcuda index] {} indexed in {:.2} s ({})", args.fasta.display(), start.elapsed().as_secs_f64(), spent.join(", "));
     }
     // The index is built whatever happens here: a config folder we cannot write is a warning.
     match crate::default_index::record_default(&prefix) {
-        Ok(file) if !args.quiet => eprintln!(
-            "[bcuda index] {} is now the default index ({})",
-            prefix.display(),
-            file.display()
-        ),
+        Ok(file) if !args.quiet => eprintln!("[bcuda index] {} is now the default index ({})", prefix.display(), file.display()),
         Ok(_) => {}
-        Err(e) => eprintln!(
-            "[bcuda index] warning: could not record {} as the default index: {e:#}",
-            prefix.display()
-        ),
+        Err(e) => eprintln!("[bcuda index] warning: could not record {} as the default index: {e:#}", prefix.display()),
     }
     Ok(())
 }

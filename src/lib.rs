@@ -7,13 +7,13 @@ pub mod progress;
 pub mod reads;
 pub mod sai;
 
-pub mod aln;
-pub mod autotune_cmd;
-pub mod gpu;
 pub mod index_cmd;
-pub mod merge_sai;
+pub mod aln;
 pub mod sam;
-pub mod sampe;
 pub mod samse;
 pub mod split_reads;
+pub mod merge_sai;
+pub mod sampe;
+pub mod gpu;
+pub mod autotune_cmd;
 pub mod synth_genome;

@@ -46,9 +46,7 @@ pub fn merge<W: Write>(shards: &[PathBuf], out: &mut W) -> Result<u64> {
                 sai::write_header(out, &reader.options)?;
                 first = Some((shard, reader.options));
             }
-            Some((first_path, first_opt)) => {
-                check_same_options(first_path, first_opt, shard, &reader.options)?
-            }
+            Some((first_path, first_opt)) => check_same_options(first_path, first_opt, shard, &reader.options)?,
         }
         let mut record = Vec::new();
         loop {
@@ -59,13 +57,7 @@ pub fn merge<W: Write>(shards: &[PathBuf], out: &mut W) -> Result<u64> {
                 Err(SaiError::Truncated(what)) => {
                     bail!("{}: read record {} is cut short ({what}): the shard is truncated; re-run its `aln`", shard.display(), reader.reads_done() + 1)
                 }
-                Err(e) => {
-                    return Err(anyhow::Error::from(e).context(format!(
-                        "{}: read record {}",
-                        shard.display(),
-                        reader.reads_done() + 1
-                    )))
-                }
+                Err(e) => return Err(anyhow::Error::from(e).context(format!("{}: read record {}", shard.display(), reader.reads_done() + 1))),
             }
         }
         reads += reader.reads_done();
@@ -76,12 +68,8 @@ pub fn merge<W: Write>(shards: &[PathBuf], out: &mut W) -> Result<u64> {
 fn open_shard(path: &Path) -> Result<SaiReader<BufReader<File>>> {
     let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
     SaiReader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| match e {
-        SaiError::BadMagic => {
-            anyhow::anyhow!("{}: not a BWA .sai file (bad magic)", path.display())
-        }
-        SaiError::Truncated(_) => {
-            anyhow::anyhow!("{}: the .sai header is cut short", path.display())
-        }
+        SaiError::BadMagic => anyhow::anyhow!("{}: not a BWA .sai file (bad magic)", path.display()),
+        SaiError::Truncated(_) => anyhow::anyhow!("{}: the .sai header is cut short", path.display()),
         e => anyhow::Error::from(e).context(format!("{}: reading the .sai header", path.display())),
     })
 }
@@ -114,12 +102,7 @@ fn header_fields(o: &GapOptions) -> [(&'static str, String); 16] {
 /// changes the search or is read by samse (mode, trim_qual, max_diff, fnr, max_top2). So shards
 /// aligned with different `-t` (or on different machines) merge, and the merged header carries
 /// the first shard's `-t`.
-fn check_same_options(
-    first_path: &Path,
-    first: &GapOptions,
-    path: &Path,
-    opt: &GapOptions,
-) -> Result<()> {
+fn check_same_options(first_path: &Path, first: &GapOptions, path: &Path, opt: &GapOptions) -> Result<()> {
     let mut ignore_threads = *opt;
     ignore_threads.n_threads = first.n_threads;
     if bytemuck::bytes_of(&ignore_threads) == bytemuck::bytes_of(first) {
@@ -156,13 +139,7 @@ mod tests {
     }
 
     fn hit(k: u64) -> AlnHit {
-        AlnHit {
-            n_mm: 1,
-            score: 3,
-            k,
-            l: k + 1,
-            ..Default::default()
-        }
+        AlnHit { n_mm: 1, score: 3, k, l: k + 1, ..Default::default() }
     }
 
     #[test]
@@ -185,14 +162,8 @@ mod tests {
     fn thread_count_may_differ_and_the_first_shard_sets_it() {
         let dir = tempfile::tempdir().unwrap();
         let one = GapOptions::default();
-        let four = GapOptions {
-            n_threads: 4,
-            ..one
-        };
-        let shards = vec![
-            shard(dir.path(), "a.sai", &four, &[&[hit(1)]]),
-            shard(dir.path(), "b.sai", &one, &[&[]]),
-        ];
+        let four = GapOptions { n_threads: 4, ..one };
+        let shards = vec![shard(dir.path(), "a.sai", &four, &[&[hit(1)]]), shard(dir.path(), "b.sai", &one, &[&[]])];
         let mut merged = Vec::new();
         merge(&shards, &mut merged).unwrap();
         let reader = SaiReader::new(&merged[..]).unwrap();
@@ -203,15 +174,8 @@ mod tests {
     fn other_options_must_agree() {
         let dir = tempfile::tempdir().unwrap();
         let opt = GapOptions::default();
-        let other = GapOptions {
-            s_mm: 4,
-            trim_qual: 15,
-            ..opt
-        };
-        let shards = vec![
-            shard(dir.path(), "a.sai", &opt, &[&[]]),
-            shard(dir.path(), "b.sai", &other, &[&[]]),
-        ];
+        let other = GapOptions { s_mm: 4, trim_qual: 15, ..opt };
+        let shards = vec![shard(dir.path(), "a.sai", &opt, &[&[]]), shard(dir.path(), "b.sai", &other, &[&[]])];
         let err = format!("{:#}", merge(&shards, &mut Vec::new()).unwrap_err());
         assert!(err.contains("b.sai") && err.contains("a.sai"), "{err}");
         assert!(err.contains("(-M): 4 here, 3 in"), "{err}");
@@ -224,26 +188,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let opt = GapOptions::default();
         let good = shard(dir.path(), "a.sai", &opt, &[&[hit(1)]]);
-        let cut = shard(
-            dir.path(),
-            "b.sai",
-            &opt,
-            &[&[], &[hit(1)], &[hit(2), hit(3)]],
-        );
+        let cut = shard(dir.path(), "b.sai", &opt, &[&[], &[hit(1)], &[hit(2), hit(3)]]);
         let bytes = std::fs::read(&cut).unwrap();
         std::fs::write(&cut, &bytes[..bytes.len() - 5]).unwrap();
-        let err = format!(
-            "{:#}",
-            merge(&[good.clone(), cut.clone()], &mut Vec::new()).unwrap_err()
-        );
+        let err = format!("{:#}", merge(&[good.clone(), cut.clone()], &mut Vec::new()).unwrap_err());
         assert!(err.contains("b.sai: read record 3 is cut short"), "{err}");
         // Cut inside a hit count.
         std::fs::write(&cut, &bytes[..4 + 64 + 2]).unwrap();
         let err = format!("{:#}", merge(&[cut], &mut Vec::new()).unwrap_err());
-        assert!(
-            err.contains("b.sai: read record 1 is cut short (hit count"),
-            "{err}"
-        );
+        assert!(err.contains("b.sai: read record 1 is cut short (hit count"), "{err}");
     }
 
     #[test]
@@ -256,9 +209,6 @@ mod tests {
         let short = dir.path().join("short.sai");
         std::fs::write(&short, b"SAI\x01\x03\x00").unwrap();
         let err = format!("{:#}", merge(&[short], &mut Vec::new()).unwrap_err());
-        assert!(
-            err.contains("short.sai: the .sai header is cut short"),
-            "{err}"
-        );
+        assert!(err.contains("short.sai: the .sai header is cut short"), "{err}");
     }
 }

@@ -7,11 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Where a command's main output goes: a file (atomic) or standard output.
 pub enum Output {
-    File {
-        tmp: PathBuf,
-        target: PathBuf,
-        writer: BufWriter<File>,
-    },
+    File { tmp: PathBuf, target: PathBuf, writer: BufWriter<File> },
     Stdout(BufWriter<io::Stdout>),
 }
 
@@ -19,23 +15,12 @@ impl Output {
     /// `None` or `-` means standard output.
     pub fn create(path: Option<&Path>) -> io::Result<Output> {
         match path {
-            None => Ok(Output::Stdout(BufWriter::with_capacity(
-                1 << 20,
-                io::stdout(),
-            ))),
-            Some(p) if p.as_os_str() == "-" => Ok(Output::Stdout(BufWriter::with_capacity(
-                1 << 20,
-                io::stdout(),
-            ))),
+            None => Ok(Output::Stdout(BufWriter::with_capacity(1 << 20, io::stdout()))),
+            Some(p) if p.as_os_str() == "-" => Ok(Output::Stdout(BufWriter::with_capacity(1 << 20, io::stdout()))),
             Some(p) => {
                 let tmp = temp_path_for(p);
-                let file = File::create(&tmp)
-                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", tmp.display())))?;
-                Ok(Output::File {
-                    tmp,
-                    target: p.to_path_buf(),
-                    writer: BufWriter::with_capacity(1 << 20, file),
-                })
+                let file = File::create(&tmp).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", tmp.display())))?;
+                Ok(Output::File { tmp, target: p.to_path_buf(), writer: BufWriter::with_capacity(1 << 20, file) })
             }
         }
     }
@@ -45,11 +30,7 @@ impl Output {
     pub fn commit(mut self) -> io::Result<()> {
         match &mut self {
             Output::Stdout(w) => w.flush(),
-            Output::File {
-                tmp,
-                target,
-                writer,
-            } => {
+            Output::File { tmp, target, writer } => {
                 writer.flush()?;
                 writer.get_ref().sync_all()?;
                 std::fs::rename(&*tmp, &*target)
@@ -89,8 +70,7 @@ impl Drop for Output {
                 let _ = std::fs::remove_file(tmp);
             }
             Output::Stdout(w) => {
-                let _ =
-                    std::mem::replace(w, BufWriter::with_capacity(0, io::stdout())).into_parts();
+                let _ = std::mem::replace(w, BufWriter::with_capacity(0, io::stdout())).into_parts();
             }
         }
     }
@@ -98,10 +78,7 @@ impl Drop for Output {
 
 /// `dir/.name.bcuda-<pid>.tmp`: same directory, so the rename is atomic.
 pub fn temp_path_for(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = format!(".{name}.bcuda-{}.tmp", std::process::id());
     match target.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.join(tmp),

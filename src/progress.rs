@@ -15,9 +15,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressFinish, 
 /// The bars of this process, drawn together on stderr.
 fn bars() -> &'static MultiProgress {
     static BARS: OnceLock<MultiProgress> = OnceLock::new();
-    BARS.get_or_init(|| {
-        MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(REFRESH_HZ))
-    })
+    BARS.get_or_init(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(REFRESH_HZ)))
 }
 
 /// Prints `line` on stderr above any progress bars (plainly when there are none).
@@ -56,13 +54,7 @@ impl Progress {
             bar.enable_steady_tick(Duration::from_millis(1000 / REFRESH_HZ as u64));
             bar
         };
-        Progress {
-            what,
-            bar,
-            total,
-            items: Arc::new(AtomicU64::new(0)),
-            start: Instant::now(),
-        }
+        Progress { what, bar, total, items: Arc::new(AtomicU64::new(0)), start: Instant::now() }
     }
 
     /// Adds `n` finished items; `position` is the amount of `total` covered so far, if known.
@@ -105,11 +97,7 @@ impl Progress {
         let done = self.items.load(Ordering::Relaxed);
         if shown && done > 0 {
             let secs = self.start.elapsed().as_secs_f64().max(1e-9);
-            note(&format!(
-                "[bcuda] {done} {} in {secs:.1} s ({:.0}/s)",
-                self.what,
-                done as f64 / secs
-            ));
+            note(&format!("[bcuda] {done} {} in {secs:.1} s ({:.0}/s)", self.what, done as f64 / secs));
         }
     }
 }
@@ -121,18 +109,13 @@ fn counting_style(what: &str, estimated_total: bool) -> ProgressStyle {
     } else {
         format!("[bcuda] {what} {{spinner}} {{human_pos}} {{per_sec:0}} {{elapsed}} {{msg}}")
     };
-    ProgressStyle::with_template(&template)
-        .expect("a valid template")
-        .progress_chars("=> ")
+    ProgressStyle::with_template(&template).expect("a valid template").progress_chars("=> ")
 }
 
 /// Work measured by position only: percent and ETA.
 fn fraction_style(what: &str) -> ProgressStyle {
-    let template =
-        format!("[bcuda] {what} [{{bar:20}}] {{percent:>3}}% {{elapsed}}, ETA {{eta}} {{msg}}");
-    ProgressStyle::with_template(&template)
-        .expect("a valid template")
-        .progress_chars("=> ")
+    let template = format!("[bcuda] {what} [{{bar:20}}] {{percent:>3}}% {{elapsed}}, ETA {{eta}} {{msg}}");
+    ProgressStyle::with_template(&template).expect("a valid template").progress_chars("=> ")
 }
 
 #[cfg(test)]
@@ -153,11 +136,7 @@ mod tests {
         p.advance(10, Some(200));
         assert_eq!(p.items.load(Ordering::Relaxed), 20);
         assert_eq!(p.bar.position(), 20);
-        assert_eq!(
-            p.bar.length(),
-            Some(100),
-            "20 reads in 200 of 1000 bytes: 100 expected"
-        );
+        assert_eq!(p.bar.length(), Some(100), "20 reads in 200 of 1000 bytes: 100 expected");
         p.finish();
         let f = Progress::new("index", Some(1000), true);
         f.advance(0, Some(250));

@@ -92,24 +92,11 @@ pub fn trimmed_len(qual: &[u8], trim_qual: i32) -> usize {
 pub enum ReadsError {
     /// The io::Error is part of the message, not a `source`: anyhow's `{:#}` would print it twice.
     #[error("{path}: {error}")]
-    Open {
-        path: PathBuf,
-        error: std::io::Error,
-    },
+    Open { path: PathBuf, error: std::io::Error },
     #[error("{path}: record {record}: {msg}")]
-    Parse {
-        path: PathBuf,
-        record: u64,
-        msg: String,
-    },
+    Parse { path: PathBuf, record: u64, msg: String },
     #[error("{path}: record {record} ('{name}'): read of {len} bases is longer than the {max} bcuda supports")]
-    TooLong {
-        path: PathBuf,
-        record: u64,
-        name: String,
-        len: usize,
-        max: usize,
-    },
+    TooLong { path: PathBuf, record: u64, name: String, len: usize, max: usize },
     #[error("{path}: no reads: the file is empty")]
     Empty { path: PathBuf },
 }
@@ -143,54 +130,27 @@ impl ReadBatchReader {
     /// bytes either way.
     pub fn open(path: &Path, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
         if path.as_os_str() == "-" {
-            return ReadBatchReader::from_reader(
-                Box::new(std::io::stdin()),
-                Path::new("standard input"),
-                0,
-                opts,
-            );
+            return ReadBatchReader::from_reader(Box::new(std::io::stdin()), Path::new("standard input"), 0, opts);
         }
-        let file = File::open(path).map_err(|error| ReadsError::Open {
-            path: path.to_path_buf(),
-            error,
-        })?;
+        let file = File::open(path).map_err(|error| ReadsError::Open { path: path.to_path_buf(), error })?;
         let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
         ReadBatchReader::from_reader(Box::new(file), path, file_len, opts)
     }
 
     /// Reads from `input` (plain or gzip); `name` is used in errors, `len` is its size in
     /// bytes for progress (0 when unknown).
-    pub fn from_reader(
-        input: Box<dyn Read + Send>,
-        name: &Path,
-        len: u64,
-        opts: ReadOptions,
-    ) -> Result<ReadBatchReader, ReadsError> {
+    pub fn from_reader(input: Box<dyn Read + Send>, name: &Path, len: u64, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
         let path = name.to_path_buf();
         let bytes_read = Arc::new(AtomicU64::new(0));
-        let counting = CountingReader {
-            inner: input,
-            count: bytes_read.clone(),
-        };
+        let counting = CountingReader { inner: input, count: bytes_read.clone() };
         let parser = needletail::parse_fastx_reader(counting).map_err(|e| {
             if e.kind == needletail::errors::ParseErrorKind::EmptyFile {
                 ReadsError::Empty { path: path.clone() }
             } else {
-                ReadsError::Parse {
-                    path: path.clone(),
-                    record: 1,
-                    msg: e.to_string(),
-                }
+                ReadsError::Parse { path: path.clone(), record: 1, msg: e.to_string() }
             }
         })?;
-        Ok(ReadBatchReader {
-            path,
-            parser,
-            opts,
-            records: 0,
-            bytes_read,
-            file_len: len,
-        })
+        Ok(ReadBatchReader { path, parser, opts, records: 0, bytes_read, file_len: len })
     }
 
     /// Reads seen so far.
@@ -209,64 +169,31 @@ impl ReadBatchReader {
         while batch.len() < batch_size {
             let Some(rec) = self.parser.next() else { break };
             self.records += 1;
-            let rec = rec.map_err(|e| ReadsError::Parse {
-                path: self.path.clone(),
-                record: self.records,
-                msg: e.to_string(),
-            })?;
+            let rec = rec.map_err(|e| ReadsError::Parse { path: self.path.clone(), record: self.records, msg: e.to_string() })?;
             let id = rec.id();
-            let name_end = id
-                .iter()
-                .position(|b| b.is_ascii_whitespace())
-                .unwrap_or(id.len());
+            let name_end = id.iter().position(|b| b.is_ascii_whitespace()).unwrap_or(id.len());
             let mut name = &id[..name_end];
-            if name.len() > 2
-                && name[name.len() - 2] == b'/'
-                && matches!(name[name.len() - 1], b'1' | b'2')
-            {
+            if name.len() > 2 && name[name.len() - 2] == b'/' && matches!(name[name.len() - 1], b'1' | b'2') {
                 name = &name[..name.len() - 2];
             }
             let seq = rec.seq();
             if seq.len() > MAX_READ_LEN {
                 let name = String::from_utf8_lossy(name).into_owned();
-                return Err(ReadsError::TooLong {
-                    path: self.path.clone(),
-                    record: self.records,
-                    name,
-                    len: seq.len(),
-                    max: MAX_READ_LEN,
-                });
+                return Err(ReadsError::TooLong { path: self.path.clone(), record: self.records, name, len: seq.len(), max: MAX_READ_LEN });
             }
             let codes: Vec<u8> = seq.iter().map(|&b| base_code(b)).collect();
             let raw_qual = rec.qual().unwrap_or_default();
             let qual: std::borrow::Cow<[u8]> = if self.opts.illumina13 {
-                raw_qual
-                    .iter()
-                    .map(|q| q.wrapping_sub(31))
-                    .collect::<Vec<u8>>()
-                    .into()
+                raw_qual.iter().map(|q| q.wrapping_sub(31)).collect::<Vec<u8>>().into()
             } else {
                 raw_qual.into()
             };
             // Without qualities (FASTA) nothing is trimmed: the whole read is aligned.
-            let len = if qual.is_empty() {
-                codes.len()
-            } else {
-                trimmed_len(&qual, self.opts.trim_qual)
-            };
+            let len = if qual.is_empty() { codes.len() } else { trimmed_len(&qual, self.opts.trim_qual) };
             if self.opts.sequence_only {
-                batch.push(ReadSeq {
-                    codes,
-                    len,
-                    ..Default::default()
-                });
+                batch.push(ReadSeq { codes, len, ..Default::default() });
             } else {
-                batch.push(ReadSeq {
-                    name: String::from_utf8_lossy(name).into_owned(),
-                    codes,
-                    qual: qual.into_owned(),
-                    len,
-                });
+                batch.push(ReadSeq { name: String::from_utf8_lossy(name).into_owned(), codes, qual: qual.into_owned(), len });
             }
         }
         Ok(batch)

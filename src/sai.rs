@@ -152,16 +152,8 @@ impl<R: Read> SaiReader<R> {
             return Err(SaiError::BadMagic);
         }
         let mut options = GapOptions::default();
-        read_exact_or(
-            &mut input,
-            bytemuck::bytes_of_mut(&mut options),
-            "header cut short",
-        )?;
-        Ok(SaiReader {
-            input,
-            options,
-            reads_done: 0,
-        })
+        read_exact_or(&mut input, bytemuck::bytes_of_mut(&mut options), "header cut short")?;
+        Ok(SaiReader { input, options, reads_done: 0 })
     }
 
     /// Reads whose records have been read whole so far.
@@ -171,9 +163,7 @@ impl<R: Read> SaiReader<R> {
 
     /// The next read's hits, or `None` at a clean end of file.
     pub fn next_read(&mut self) -> Result<Option<Vec<AlnHit>>, SaiError> {
-        let Some(n) = self.next_count()? else {
-            return Ok(None);
-        };
+        let Some(n) = self.next_count()? else { return Ok(None) };
         // The count comes from the file: memory grows with the records actually read.
         let mut hits = Vec::with_capacity(n.min(1024));
         let mut buf = [0u8; AlnHit::BYTES];
@@ -188,9 +178,7 @@ impl<R: Read> SaiReader<R> {
     /// The next read's record exactly as stored (hit count, then its hits), appended to
     /// `record`; `false` at a clean end of file. For copying records without decoding them.
     pub fn next_read_bytes(&mut self, record: &mut Vec<u8>) -> Result<bool, SaiError> {
-        let Some(n) = self.next_count()? else {
-            return Ok(false);
-        };
+        let Some(n) = self.next_count()? else { return Ok(false) };
         record.extend_from_slice(&(n as i32).to_le_bytes());
         // Copied as far as the file goes (not sized from its count, which may be garbage).
         let want = (n * AlnHit::BYTES) as u64;
@@ -217,20 +205,13 @@ impl<R: Read> SaiReader<R> {
         }
         let n = i32::from_le_bytes(count);
         if n < 0 {
-            return Err(SaiError::NegativeCount {
-                read: self.reads_done,
-                n,
-            });
+            return Err(SaiError::NegativeCount { read: self.reads_done, n });
         }
         Ok(Some(n as usize))
     }
 }
 
-fn read_exact_or<R: Read>(
-    input: &mut R,
-    buf: &mut [u8],
-    what: &'static str,
-) -> Result<(), SaiError> {
+fn read_exact_or<R: Read>(input: &mut R, buf: &mut [u8], what: &'static str) -> Result<(), SaiError> {
     input.read_exact(buf).map_err(|e| match e.kind() {
         io::ErrorKind::UnexpectedEof => SaiError::Truncated(what),
         _ => SaiError::Io(e),
@@ -249,29 +230,14 @@ mod tests {
     #[test]
     fn one_mismatch_hit_matches_bwa_bytes() {
         // Seen in a bwa 0.7.17 .sai: one mismatch, score 3.
-        let hit = AlnHit {
-            n_mm: 1,
-            score: 3,
-            k: 5,
-            l: 5,
-            ..Default::default()
-        };
+        let hit = AlnHit { n_mm: 1, score: 3, k: 5, l: 5, ..Default::default() };
         assert_eq!(&hit.to_bytes()[..8], &[1, 0, 0, 3, 0, 0, 0, 0]);
         assert_eq!(AlnHit::from_bytes(&hit.to_bytes()), hit);
     }
 
     #[test]
     fn all_bit_fields_round_trip() {
-        let hit = AlnHit {
-            n_mm: 255,
-            n_gapo: 7,
-            n_gape: 9,
-            score: 0xfffff,
-            n_ins: 1023,
-            n_del: 513,
-            k: u64::MAX,
-            l: 1,
-        };
+        let hit = AlnHit { n_mm: 255, n_gapo: 7, n_gape: 9, score: 0xfffff, n_ins: 1023, n_del: 513, k: u64::MAX, l: 1 };
         assert_eq!(AlnHit::from_bytes(&hit.to_bytes()), hit);
     }
 
@@ -280,15 +246,7 @@ mod tests {
         let mut buf = Vec::new();
         write_header(&mut buf, &GapOptions::default()).unwrap();
         write_read(&mut buf, &[]).unwrap();
-        write_read(
-            &mut buf,
-            &[AlnHit {
-                k: 3,
-                l: 4,
-                ..Default::default()
-            }],
-        )
-        .unwrap();
+        write_read(&mut buf, &[AlnHit { k: 3, l: 4, ..Default::default() }]).unwrap();
         let mut r = SaiReader::new(&buf[..]).unwrap();
         assert_eq!(r.options, GapOptions::default());
         assert_eq!(r.next_read().unwrap().unwrap().len(), 0);

@@ -48,31 +48,20 @@ pub fn wants_bam(output: Option<&PathBuf>) -> bool {
 }
 
 pub fn run(args: SamseArgs) -> Result<()> {
-    let (choice, inputs) =
-        crate::default_index::split_positional("samse", &args.inputs, &["reads.sai", "reads.fq"])?;
+    let (choice, inputs) = crate::default_index::split_positional("samse", &args.inputs, &["reads.sai", "reads.fq"])?;
     choice.announce("samse", args.quiet);
     let (sai_path, reads_path) = (&inputs[0], &inputs[1]);
     let index = Index::load(&choice.prefix, true)?;
     let sa = index.sa.as_ref().expect("samse loads the SA");
     let file = std::fs::File::open(sai_path).with_context(|| format!("{}", sai_path.display()))?;
-    let mut sai = SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file))
-        .with_context(|| format!("{}", sai_path.display()))?;
+    let mut sai = SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}", sai_path.display()))?;
     let opt = sai.options;
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
     let out_path = args.output.as_ref().or(args.sam_file.as_ref());
-    let mut sink = Sink::create(
-        out_path.map(|p| p.as_path()),
-        wants_bam(args.output.as_ref()),
-        &index.refs,
-        rg.as_ref().map(|(line, _)| line.as_str()),
-    )?;
+    let mut sink = Sink::create(out_path.map(|p| p.as_path()), wants_bam(args.output.as_ref()), &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
 
-    let read_opts = ReadOptions {
-        trim_qual: opt.trim_qual,
-        illumina13: opt.mode & MODE_IL13 != 0,
-        sequence_only: false,
-    };
+    let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false };
     let mut reader = ReadBatchReader::open(reads_path, read_opts)?;
     let mut rng = Rand48::new(index.refs.seed() as i64);
     let seq_len = index.bwt.seq_len();
@@ -94,20 +83,8 @@ pub fn run(args: SamseArgs) -> Result<()> {
             .zip(batch.par_iter())
             .with_min_len(256)
             .map(|(mut place, read)| {
-                hits::place_main(
-                    &mut place,
-                    |row| sa.position(&index.bwt, row),
-                    l_pac,
-                    read.len,
-                    opt.max_diff,
-                    opt.fnr,
-                );
-                hits::place_others(
-                    &mut place,
-                    |row| sa.position(&index.bwt, row),
-                    l_pac,
-                    read.len,
-                );
+                hits::place_main(&mut place, |row| sa.position(&index.bwt, row), l_pac, read.len, opt.max_diff, opt.fnr);
+                hits::place_others(&mut place, |row| sa.position(&index.bwt, row), l_pac, read.len);
                 let aligned = refine::refine(place, None, read, pac, l_pac);
                 let mut line = String::with_capacity(2 * read.codes.len() + 128);
                 record::push_record(read, &aligned, None, &index.refs, &opt, rg_id, &mut line);

@@ -33,11 +33,7 @@ pub fn run(args: SplitReadsArgs) -> Result<()> {
 /// shard. The file is read twice: once to count its records, once to copy them. Every shard
 /// is written whole or not at all.
 pub fn split(reads: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
-    if let Some(dup) = shards
-        .iter()
-        .enumerate()
-        .find_map(|(i, s)| shards[..i].contains(s).then_some(s))
-    {
+    if let Some(dup) = shards.iter().enumerate().find_map(|(i, s)| shards[..i].contains(s).then_some(s)) {
         bail!("{}: named twice as a shard", dup.display());
     }
     if shards.iter().any(|s| same_file(s, reads)) {
@@ -46,15 +42,10 @@ pub fn split(reads: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
     let total = count_records(reads)?;
     let n = shards.len() as u64;
     if total < n {
-        bail!(
-            "{}: {total} reads, fewer than the {n} shards asked for (a shard may not be empty)",
-            reads.display()
-        );
+        bail!("{}: {total} reads, fewer than the {n} shards asked for (a shard may not be empty)", reads.display());
     }
     // Shard i takes records [i*total/n, (i+1)*total/n).
-    let sizes: Vec<u64> = (0..n)
-        .map(|i| (i + 1) * total / n - i * total / n)
-        .collect();
+    let sizes: Vec<u64> = (0..n).map(|i| (i + 1) * total / n - i * total / n).collect();
 
     let mut parser = open(reads)?;
     let mut record_no = 0u64;
@@ -63,31 +54,21 @@ pub fn split(reads: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
         let mut out = ShardWriter::create(shard)?;
         for _ in 0..size {
             record_no += 1;
-            let rec = parser.next().with_context(|| {
-                format!(
-                    "{}: ended before record {record_no} on the second reading",
-                    reads.display()
-                )
-            })?;
+            let rec = parser.next().with_context(|| format!("{}: ended before record {record_no} on the second reading", reads.display()))?;
             let rec = rec.map_err(|e| parse_error(reads, record_no, e))?;
-            rec.write(&mut out, None)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", shard.display()))?;
+            rec.write(&mut out, None).map_err(|e| anyhow::anyhow!("{}: {e}", shard.display()))?;
         }
         written.push(out);
     }
     for (out, shard) in written.into_iter().zip(shards) {
-        out.commit()
-            .with_context(|| format!("{}: writing the shard", shard.display()))?;
+        out.commit().with_context(|| format!("{}: writing the shard", shard.display()))?;
     }
     Ok(sizes)
 }
 
 fn open(reads: &Path) -> Result<Box<dyn FastxReader>> {
     needletail::parse_fastx_file(reads).map_err(|e| match e.kind {
-        needletail::errors::ParseErrorKind::EmptyFile => ReadsError::Empty {
-            path: reads.to_path_buf(),
-        }
-        .into(),
+        needletail::errors::ParseErrorKind::EmptyFile => ReadsError::Empty { path: reads.to_path_buf() }.into(),
         needletail::errors::ParseErrorKind::Io => anyhow::anyhow!("{}: {e}", reads.display()),
         _ => parse_error(reads, 1, e),
     })
@@ -104,12 +85,7 @@ fn count_records(reads: &Path) -> Result<u64> {
 }
 
 fn parse_error(reads: &Path, record: u64, e: needletail::errors::ParseError) -> anyhow::Error {
-    ReadsError::Parse {
-        path: reads.to_path_buf(),
-        record,
-        msg: e.to_string(),
-    }
-    .into()
+    ReadsError::Parse { path: reads.to_path_buf(), record, msg: e.to_string() }.into()
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -127,8 +103,7 @@ enum ShardWriter {
 
 impl ShardWriter {
     fn create(path: &Path) -> Result<ShardWriter> {
-        let out = Output::create(Some(path))
-            .with_context(|| format!("{}: cannot create the shard", path.display()))?;
+        let out = Output::create(Some(path)).with_context(|| format!("{}: cannot create the shard", path.display()))?;
         Ok(if path.extension().is_some_and(|e| e == "gz") {
             // Shards are short-lived: fast compression keeps the split from limiting the run.
             ShardWriter::Gzip(GzEncoder::new(out, flate2::Compression::fast()))
@@ -166,9 +141,7 @@ mod tests {
     use std::io::Read;
 
     fn fastq(n: usize) -> String {
-        (1..=n)
-            .map(|i| format!("@r{i} comment\nACGTN\n+\nIIII#\n"))
-            .collect()
+        (1..=n).map(|i| format!("@r{i} comment\nACGTN\n+\nIIII#\n")).collect()
     }
 
     #[test]
@@ -176,14 +149,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let reads = dir.path().join("r.fq");
         std::fs::write(&reads, fastq(10)).unwrap();
-        let shards: Vec<PathBuf> = (0..3)
-            .map(|i| dir.path().join(format!("s{i}.fq")))
-            .collect();
+        let shards: Vec<PathBuf> = (0..3).map(|i| dir.path().join(format!("s{i}.fq"))).collect();
         assert_eq!(split(&reads, &shards).unwrap(), vec![3, 3, 4]);
-        let joined: String = shards
-            .iter()
-            .map(|s| std::fs::read_to_string(s).unwrap())
-            .collect();
+        let joined: String = shards.iter().map(|s| std::fs::read_to_string(s).unwrap()).collect();
         assert_eq!(joined, fastq(10));
     }
 
@@ -197,13 +165,8 @@ mod tests {
         let shards = vec![dir.path().join("a.fq.gz"), dir.path().join("b.fq")];
         assert_eq!(split(&reads, &shards).unwrap(), vec![2, 3]);
         let mut first = String::new();
-        flate2::read::MultiGzDecoder::new(std::fs::File::open(&shards[0]).unwrap())
-            .read_to_string(&mut first)
-            .unwrap();
-        assert_eq!(
-            first + &std::fs::read_to_string(&shards[1]).unwrap(),
-            fastq(5)
-        );
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(&shards[0]).unwrap()).read_to_string(&mut first).unwrap();
+        assert_eq!(first + &std::fs::read_to_string(&shards[1]).unwrap(), fastq(5));
     }
 
     #[test]
@@ -221,15 +184,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let reads = dir.path().join("r.fq");
         std::fs::write(&reads, fastq(2)).unwrap();
-        let three: Vec<PathBuf> = (0..3)
-            .map(|i| dir.path().join(format!("s{i}.fq")))
-            .collect();
+        let three: Vec<PathBuf> = (0..3).map(|i| dir.path().join(format!("s{i}.fq"))).collect();
         let err = format!("{:#}", split(&reads, &three).unwrap_err());
         assert!(err.contains("2 reads, fewer than the 3 shards"), "{err}");
-        let err = format!(
-            "{:#}",
-            split(&reads, &[three[0].clone(), three[0].clone()]).unwrap_err()
-        );
+        let err = format!("{:#}", split(&reads, &[three[0].clone(), three[0].clone()]).unwrap_err());
         assert!(err.contains("named twice"), "{err}");
         let err = format!("{:#}", split(&reads, &[reads.clone()]).unwrap_err());
         assert!(err.contains("would overwrite the reads"), "{err}");

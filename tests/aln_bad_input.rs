@@ -11,54 +11,26 @@ fn check(name: &str, content: &[u8], expect: &[&str]) {
     let reads = tmp.path().join(name);
     std::fs::write(&reads, content).unwrap();
     let out = tmp.path().join("out.sai");
-    let err = bcuda_fails(&[
-        "aln",
-        "--quiet",
-        "-f",
-        out.to_str().unwrap(),
-        prefix.to_str().unwrap(),
-        reads.to_str().unwrap(),
-    ]);
-    assert!(
-        err.contains(name),
-        "{name}: error does not name the file: {err}"
-    );
+    let err = bcuda_fails(&["aln", "--quiet", "-f", out.to_str().unwrap(), prefix.to_str().unwrap(), reads.to_str().unwrap()]);
+    assert!(err.contains(name), "{name}: error does not name the file: {err}");
     for e in expect {
         assert!(err.contains(e), "{name}: error lacks '{e}': {err}");
     }
     assert!(!out.exists(), "{name}: a .sai was left behind");
-    let left = std::fs::read_dir(tmp.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .contains(".tmp")
-        })
-        .count();
+    let left = std::fs::read_dir(tmp.path()).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp")).count();
     assert_eq!(left, 0, "{name}: temporary file left behind");
 }
 
-const GOOD: &str =
-    "@r1\nACGTACGTACGTACGTACGTACGTACGTACGTAC\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n";
+const GOOD: &str = "@r1\nACGTACGTACGTACGTACGTACGTACGTACGTAC\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n";
 
 #[test]
 fn missing_plus_line() {
-    check(
-        "noplus.fq",
-        format!("{GOOD}@r2\nACGT\nIIII\n@r3\nACGT\n+\nIIII\n").as_bytes(),
-        &["record 2"],
-    );
+    check("noplus.fq", format!("{GOOD}@r2\nACGT\nIIII\n@r3\nACGT\n+\nIIII\n").as_bytes(), &["record 2"]);
 }
 
 #[test]
 fn sequence_and_quality_lengths_differ() {
-    check(
-        "lens.fq",
-        format!("{GOOD}@r2\nACGTACGT\n+\nIIII\n").as_bytes(),
-        &["record 2"],
-    );
+    check("lens.fq", format!("{GOOD}@r2\nACGTACGT\n+\nIIII\n").as_bytes(), &["record 2"]);
 }
 
 #[test]
@@ -81,11 +53,7 @@ fn empty_input() {
 #[test]
 fn read_longer_than_supported() {
     let long = "A".repeat(5000);
-    check(
-        "long.fq",
-        format!("{GOOD}@big\n{long}\n+\n{}\n", "I".repeat(5000)).as_bytes(),
-        &["record 2", "'big'", "longer than"],
-    );
+    check("long.fq", format!("{GOOD}@big\n{long}\n+\n{}\n", "I".repeat(5000)).as_bytes(), &["record 2", "'big'", "longer than"]);
 }
 
 #[test]
@@ -95,23 +63,14 @@ fn missing_index_names_the_file() {
     std::fs::write(&reads, GOOD).unwrap();
     let prefix = tmp.path().join("nothere.fa");
     let err = bcuda_fails(&["aln", prefix.to_str().unwrap(), reads.to_str().unwrap()]);
-    assert!(
-        err.contains("nothere.fa.bwt") && err.contains("missing"),
-        "{err}"
-    );
+    assert!(err.contains("nothere.fa.bwt") && err.contains("missing"), "{err}");
 }
 
 /// `bcuda args` with `stdin` piped in: (success, stdout, stderr).
 fn bcuda_with_stdin(args: &[&str], stdin: &[u8]) -> (bool, Vec<u8>, String) {
     use std::io::Write;
     use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut input = child.stdin.take().unwrap();
     let data = stdin.to_vec();
     // Written from another thread: bcuda may stop reading early (an error) or write a lot first.
@@ -120,11 +79,7 @@ fn bcuda_with_stdin(args: &[&str], stdin: &[u8]) -> (bool, Vec<u8>, String) {
     });
     let out = child.wait_with_output().unwrap();
     feeder.join().unwrap();
-    (
-        out.status.success(),
-        out.stdout,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (out.status.success(), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]
@@ -148,23 +103,10 @@ fn reads_from_standard_input_plain_and_gzip() {
     // samse takes `-` for the reads too.
     let sai = tmp.path().join("r.sai");
     std::fs::write(&sai, &from_file).unwrap();
-    let sam_file = bcuda(&[
-        "samse",
-        "--quiet",
-        p,
-        sai.to_str().unwrap(),
-        reads.to_str().unwrap(),
-    ]);
-    let (ok, sam_stdin, err) =
-        bcuda_with_stdin(&["samse", "--quiet", p, sai.to_str().unwrap(), "-"], &text);
+    let sam_file = bcuda(&["samse", "--quiet", p, sai.to_str().unwrap(), reads.to_str().unwrap()]);
+    let (ok, sam_stdin, err) = bcuda_with_stdin(&["samse", "--quiet", p, sai.to_str().unwrap(), "-"], &text);
     assert!(ok, "{err}");
-    let records = |s: &[u8]| {
-        String::from_utf8_lossy(s)
-            .lines()
-            .filter(|l| !l.starts_with("@PG"))
-            .map(String::from)
-            .collect::<Vec<_>>()
-    };
+    let records = |s: &[u8]| String::from_utf8_lossy(s).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
     assert_eq!(records(&sam_stdin), records(&sam_file));
 }
 
@@ -176,28 +118,13 @@ fn first_batch_failing_writes_nothing_to_stdout() {
     let bad = format!("{GOOD}@r2\nACGT\nIIII\n");
     let (ok, out, err) = bcuda_with_stdin(&["aln", "--quiet", p, "-"], bad.as_bytes());
     assert!(!ok && err.contains("standard input: record 2"), "{err}");
-    assert!(
-        out.is_empty(),
-        "wrote {} bytes (the .sai header?) before failing",
-        out.len()
-    );
+    assert!(out.is_empty(), "wrote {} bytes (the .sai header?) before failing", out.len());
     // samse too: no SAM header before the error.
     let sai = tmp.path().join("r.sai");
-    std::fs::write(
-        &sai,
-        bcuda(&["aln", "--quiet", p, &testdata("demo.fq").to_string_lossy()]),
-    )
-    .unwrap();
-    let (ok, out, err) = bcuda_with_stdin(
-        &["samse", "--quiet", p, sai.to_str().unwrap(), "-"],
-        bad.as_bytes(),
-    );
+    std::fs::write(&sai, bcuda(&["aln", "--quiet", p, &testdata("demo.fq").to_string_lossy()])).unwrap();
+    let (ok, out, err) = bcuda_with_stdin(&["samse", "--quiet", p, sai.to_str().unwrap(), "-"], bad.as_bytes());
     assert!(!ok && err.contains("record 2"), "{err}");
-    assert!(
-        out.is_empty(),
-        "samse wrote {} bytes before failing",
-        out.len()
-    );
+    assert!(out.is_empty(), "samse wrote {} bytes before failing", out.len());
 }
 
 #[test]
@@ -211,21 +138,10 @@ fn a_missing_file_is_reported_once() {
         vec!["index", "-q", g],
         vec!["aln", "--quiet", p, g],
         vec!["samse", "--quiet", p, g, reads.to_str().unwrap()],
-        vec![
-            "autotune",
-            "--quiet",
-            "--index",
-            g,
-            "--reads",
-            reads.to_str().unwrap(),
-        ],
+        vec!["autotune", "--quiet", "--index", g, "--reads", reads.to_str().unwrap()],
     ] {
         let err = bcuda_fails(&args);
         assert!(err.contains(g), "{args:?}: does not name the file: {err}");
-        assert_eq!(
-            err.matches("No such file").count() + err.matches("missing").count(),
-            1,
-            "{args:?}: {err}"
-        );
+        assert_eq!(err.matches("No such file").count() + err.matches("missing").count(), 1, "{args:?}: {err}");
     }
 }

@@ -13,45 +13,20 @@ fn assert_same_sai(prefix: &Path, reads: &Path, opts: &[&str]) {
     let theirs = bwa(&args);
     let ours = bcuda(&quiet(args));
     assert!(theirs.len() > 68, "bwa wrote no reads");
-    assert!(
-        ours == theirs,
-        "{} with {opts:?}: .sai differs from bwa ({} vs {} bytes)",
-        reads.display(),
-        ours.len(),
-        theirs.len()
-    );
+    assert!(ours == theirs, "{} with {opts:?}: .sai differs from bwa ({} vs {} bytes)", reads.display(), ours.len(), theirs.len());
 }
 
 #[test]
 fn lambda_art_reads_with_option_sets() {
-    let Fixture {
-        dir: _dir,
-        prefix,
-        reads,
-    } = fixture("lambda.fa", "lambda_art.fq", 5000);
-    for opts in [
-        &[][..],
-        &["-n", "2"],
-        &["-o", "0"],
-        &["-l", "25", "-k", "1"],
-        &["-R", "5"],
-        &["-t", "2"],
-        &["-q", "15"],
-        &["-e", "3", "-L"],
-        &["-n", "0.01", "-M", "4", "-O", "9", "-E", "3"],
-        &["-i", "10", "-d", "5"],
-    ] {
+    let Fixture { dir: _dir, prefix, reads } = fixture("lambda.fa", "lambda_art.fq", 5000);
+    for opts in [&[][..], &["-n", "2"], &["-o", "0"], &["-l", "25", "-k", "1"], &["-R", "5"], &["-t", "2"], &["-q", "15"], &["-e", "3", "-L"], &["-n", "0.01", "-M", "4", "-O", "9", "-E", "3"], &["-i", "10", "-d", "5"]] {
         assert_same_sai(&prefix, &reads, opts);
     }
 }
 
 #[test]
 fn ecoli_art_reads() {
-    let Fixture {
-        dir: _dir,
-        prefix,
-        reads,
-    } = fixture("ecoli536.fa", "ecoli536_art.fq", 30000);
+    let Fixture { dir: _dir, prefix, reads } = fixture("ecoli536.fa", "ecoli536_art.fq", 30000);
     assert_same_sai(&prefix, &reads, &[]);
     assert_same_sai(&prefix, &reads, &["-t", "2", "-n", "2"]);
 }
@@ -87,19 +62,9 @@ fn bwa_samse_accepts_our_sai_and_gives_the_same_sam() {
     bwa(&["aln", "-f", theirs.to_str().unwrap(), p, r]);
     let records = |sai: &Path| -> Vec<String> {
         let sam = String::from_utf8(bwa(&["samse", p, sai.to_str().unwrap(), r])).unwrap();
-        sam.lines()
-            .filter(|l| !l.starts_with('@'))
-            .map(str::to_owned)
-            .collect()
+        sam.lines().filter(|l| !l.starts_with('@')).map(str::to_owned).collect()
     };
     let (from_ours, from_bwa) = (records(&ours), records(&theirs));
-    assert_eq!(
-        from_ours.len(),
-        2000,
-        "bwa samse did not give one record per read from our .sai"
-    );
-    assert!(
-        from_ours == from_bwa,
-        "bwa samse gives different SAM records from our .sai than from bwa's"
-    );
+    assert_eq!(from_ours.len(), 2000, "bwa samse did not give one record per read from our .sai");
+    assert!(from_ours == from_bwa, "bwa samse gives different SAM records from our .sai than from bwa's");
 }

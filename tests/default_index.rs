@@ -13,11 +13,7 @@ use common::*;
 /// BCUDA_INDEX (as in a fresh shell of a new user), plus `env`.
 fn bcuda_in(dir: &Path, home: &Path, env: &[(&str, &Path)], args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bcuda"));
-    cmd.current_dir(dir)
-        .env("HOME", home)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("BCUDA_INDEX")
-        .args(args);
+    cmd.current_dir(dir).env("HOME", home).env_remove("XDG_CONFIG_HOME").env_remove("BCUDA_INDEX").args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -25,25 +21,13 @@ fn bcuda_in(dir: &Path, home: &Path, env: &[(&str, &Path)], args: &[&str]) -> Ou
 }
 
 fn ok(out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "failed: {}", String::from_utf8_lossy(&out.stderr));
     out
 }
 
 fn fails(out: Output) -> String {
-    assert!(
-        !out.status.success(),
-        "succeeded: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stdout.is_empty(),
-        "wrote {} bytes to stdout before failing",
-        out.stdout.len()
-    );
+    assert!(!out.status.success(), "succeeded: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "wrote {} bytes to stdout before failing", out.stdout.len());
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -66,10 +50,7 @@ fn short_forms_work_in_a_fresh_shell_and_match_the_explicit_forms() {
 
     let aln = ok(bcuda_in(w, h, &[], &["aln", "reads.fq"]));
     let said = String::from_utf8_lossy(&aln.stderr);
-    assert!(
-        said.contains("[bcuda aln] index") && said.contains("ref.fa"),
-        "aln does not say which index: {said}"
-    );
+    assert!(said.contains("[bcuda aln] index") && said.contains("ref.fa"), "aln does not say which index: {said}");
     std::fs::write(w.join("reads.sai"), &aln.stdout).unwrap();
     let samse = ok(bcuda_in(w, h, &[], &["samse", "reads.sai", "reads.fq"]));
     assert!(String::from_utf8_lossy(&samse.stderr).contains("[bcuda samse] index"));
@@ -78,38 +59,13 @@ fn short_forms_work_in_a_fresh_shell_and_match_the_explicit_forms() {
     // about the index.
     let elsewhere = tempfile::tempdir().unwrap();
     let (r, q, s) = (w.join("ref.fa"), w.join("reads.fq"), w.join("reads.sai"));
-    let aln2 = ok(bcuda_in(
-        elsewhere.path(),
-        h,
-        &[],
-        &["aln", r.to_str().unwrap(), q.to_str().unwrap()],
-    ));
+    let aln2 = ok(bcuda_in(elsewhere.path(), h, &[], &["aln", r.to_str().unwrap(), q.to_str().unwrap()]));
     assert_eq!(aln.stdout, aln2.stdout);
     assert!(!String::from_utf8_lossy(&aln2.stderr).contains("[bcuda aln] index"));
-    let samse2 = ok(bcuda_in(
-        elsewhere.path(),
-        h,
-        &[],
-        &[
-            "samse",
-            r.to_str().unwrap(),
-            s.to_str().unwrap(),
-            q.to_str().unwrap(),
-        ],
-    ));
-    let records = |o: &Output| {
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .filter(|l| !l.starts_with("@PG"))
-            .map(String::from)
-            .collect::<Vec<_>>()
-    };
+    let samse2 = ok(bcuda_in(elsewhere.path(), h, &[], &["samse", r.to_str().unwrap(), s.to_str().unwrap(), q.to_str().unwrap()]));
+    let records = |o: &Output| String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
     assert_eq!(records(&samse), records(&samse2));
-    assert_eq!(
-        records(&samse).len(),
-        2 + 300,
-        "two @SQ lines and 300 reads"
-    );
+    assert_eq!(records(&samse).len(), 2 + 300, "two @SQ lines and 300 reads");
 }
 
 #[test]
@@ -117,39 +73,15 @@ fn xdg_config_home_and_bcuda_index() {
     let (work, home) = setup();
     let (w, h) = (work.path(), home.path());
     let xdg = h.join("xdg");
-    ok(bcuda_in(
-        w,
-        h,
-        &[("XDG_CONFIG_HOME", &xdg)],
-        &["index", "-q", "ref.fa"],
-    ));
+    ok(bcuda_in(w, h, &[("XDG_CONFIG_HOME", &xdg)], &["index", "-q", "ref.fa"]));
     assert!(xdg.join("bcuda/default-index").exists());
     // Without XDG_CONFIG_HOME that default is not seen: a clear error naming the ways out.
     let err = fails(bcuda_in(w, h, &[], &["aln", "reads.fq"]));
-    assert!(
-        err.contains("no default index")
-            && err.contains("bcuda index ref.fa")
-            && err.contains("BCUDA_INDEX"),
-        "{err}"
-    );
-    let aln = ok(bcuda_in(
-        w,
-        h,
-        &[("XDG_CONFIG_HOME", &xdg)],
-        &["aln", "--quiet", "reads.fq"],
-    ));
-    assert!(
-        aln.stderr.is_empty(),
-        "--quiet still talks: {}",
-        String::from_utf8_lossy(&aln.stderr)
-    );
+    assert!(err.contains("no default index") && err.contains("bcuda index ref.fa") && err.contains("BCUDA_INDEX"), "{err}");
+    let aln = ok(bcuda_in(w, h, &[("XDG_CONFIG_HOME", &xdg)], &["aln", "--quiet", "reads.fq"]));
+    assert!(aln.stderr.is_empty(), "--quiet still talks: {}", String::from_utf8_lossy(&aln.stderr));
     // BCUDA_INDEX alone.
-    let aln2 = ok(bcuda_in(
-        w,
-        h,
-        &[("BCUDA_INDEX", &w.join("ref.fa"))],
-        &["aln", "reads.fq"],
-    ));
+    let aln2 = ok(bcuda_in(w, h, &[("BCUDA_INDEX", &w.join("ref.fa"))], &["aln", "reads.fq"]));
     assert!(String::from_utf8_lossy(&aln2.stderr).contains("BCUDA_INDEX"));
     assert_eq!(aln.stdout, aln2.stdout);
 }
@@ -164,10 +96,7 @@ fn stale_default_is_a_clear_error() {
         std::fs::remove_file(w.join(format!("ref.fa.{ext}"))).unwrap();
     }
     let err = fails(bcuda_in(w, h, &[], &["aln", "reads.fq"]));
-    assert!(
-        err.contains("ref.fa.bwt is missing") && err.contains("default-index"),
-        "{err}"
-    );
+    assert!(err.contains("ref.fa.bwt is missing") && err.contains("default-index"), "{err}");
     let err = fails(bcuda_in(w, h, &[], &["samse", "reads.sai", "reads.fq"]));
     assert!(err.contains("ref.fa.bwt is missing"), "{err}");
     let err = fails(bcuda_in(w, h, &[], &["autotune", "--reads", "reads.fq"]));

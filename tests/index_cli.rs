@@ -4,15 +4,8 @@ use std::path::Path;
 use std::process::Command;
 
 fn index(fasta: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .args(["index", "-q"])
-        .arg(fasta)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(["index", "-q"]).arg(fasta).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// Indexing `content` fails with a message containing the file name and `expect`, and the
@@ -23,14 +16,8 @@ fn assert_rejected(name: &str, content: &[u8], expect: &str) {
     std::fs::write(&fa, content).unwrap();
     let (ok, err) = index(&fa);
     assert!(!ok, "{name}: accepted");
-    assert!(
-        err.contains(name) && err.contains(expect),
-        "{name}: unclear error: {err}"
-    );
-    let left: Vec<_> = std::fs::read_dir(tmp.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    assert!(err.contains(name) && err.contains(expect), "{name}: unclear error: {err}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left.len(), 1, "{name}: files left behind: {left:?}");
 }
 
@@ -46,11 +33,7 @@ fn header_without_bases() {
 
 #[test]
 fn duplicated_names() {
-    assert_rejected(
-        "dup.fa",
-        b">chr1 a\nACGT\n>chr2\nGGGG\n>chr1 b\nTTTT\n",
-        "'chr1' appears twice",
-    );
+    assert_rejected("dup.fa", b">chr1 a\nACGT\n>chr2\nGGGG\n>chr1 b\nTTTT\n", "'chr1' appears twice");
 }
 
 #[test]
@@ -89,33 +72,17 @@ fn header_that_is_not_text() {
 fn cpu_and_gpu_flags() {
     let tmp = tempfile::tempdir().unwrap();
     let fa = tmp.path().join("demo.fa");
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo_ref.fa"),
-        &fa,
-    )
-    .unwrap();
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo_ref.fa"), &fa).unwrap();
     let run = |flags: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_bcuda"))
-            .arg("index")
-            .args(flags)
-            .arg(&fa)
-            .env("XDG_CONFIG_HOME", tmp.path())
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).arg("index").args(flags).arg(&fa).env("XDG_CONFIG_HOME", tmp.path()).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
     let (ok, err) = run(&["--cpu", "--gpu"]);
     assert!(!ok && err.contains("cannot be used with"), "{err}");
     if !bcuda::gpu::driver_present() {
         let (ok, err) = run(&["-q", "--gpu"]);
         assert!(!ok && err.contains("no usable GPU"), "{err}");
-        assert!(
-            !bcuda_index::with_ext(&fa, ".bwt").exists(),
-            "--gpu without a GPU wrote files"
-        );
+        assert!(!bcuda_index::with_ext(&fa, ".bwt").exists(), "--gpu without a GPU wrote files");
     }
     let (ok, err) = run(&["--cpu"]);
     assert!(ok, "{err}");

@@ -46,9 +46,7 @@ struct Rng(u64);
 impl Rng {
     /// The generator of case `case` of the input kind `kind`: any case replays alone.
     fn for_case(kind: &str, case: u64) -> Rng {
-        let k = kind.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-        });
+        let k = kind.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
         Rng(SEED ^ k ^ case.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
     fn next(&mut self) -> u64 {
@@ -67,38 +65,14 @@ impl Rng {
 const INTERESTING_BYTES: &[u8] = b"\0\n\r\t @+>ACGTNacgtn#I~\x7f\x80\xff\x1f\x8b";
 
 /// Values that break size and count fields.
-const INTERESTING_WORDS: &[u64] = &[
-    0,
-    1,
-    2,
-    3,
-    4,
-    31,
-    32,
-    33,
-    0x7f,
-    0xff,
-    0x7fff_ffff,
-    0x8000_0000,
-    0xffff_ffff,
-    0x1_0000_0000,
-    i64::MAX as u64,
-    u64::MAX,
-    u64::MAX - 1,
-];
+const INTERESTING_WORDS: &[u64] = &[0, 1, 2, 3, 4, 31, 32, 33, 0x7f, 0xff, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1_0000_0000, i64::MAX as u64, u64::MAX, u64::MAX - 1];
 
 /// 1 to 4 mutations of `data`; `header` is the length of a binary header whose fields are
 /// the likeliest to matter (0: none), `body_ok` whether bytes past it may change.
 fn mutate(rng: &mut Rng, data: &mut Vec<u8>, header: usize, body_ok: bool) {
     for _ in 0..1 + rng.below(4) {
         let len = data.len();
-        let at = |rng: &mut Rng| {
-            if !body_ok && header > 0 {
-                rng.below(header.min(len))
-            } else {
-                rng.below(len)
-            }
-        };
+        let at = |rng: &mut Rng| if !body_ok && header > 0 { rng.below(header.min(len)) } else { rng.below(len) };
         match rng.below(10) {
             0 if len > 0 => {
                 let i = at(rng);
@@ -155,12 +129,7 @@ fn mutate(rng: &mut Rng, data: &mut Vec<u8>, header: usize, body_ok: bool) {
 
 /// Makes each case's input with `make` and runs `check` on it; collects the panics (with
 /// their case number and a file holding the input) and fails the test with all of them.
-fn run_cases(
-    kind: &str,
-    cases: u64,
-    mut make: impl FnMut(&mut Rng) -> Vec<u8>,
-    mut check: impl FnMut(&mut Rng, u64, &[u8]),
-) {
+fn run_cases(kind: &str, cases: u64, mut make: impl FnMut(&mut Rng) -> Vec<u8>, mut check: impl FnMut(&mut Rng, u64, &[u8])) {
     quiet_panics();
     let cases = cases * scale();
     let mut failures = Vec::new();
@@ -171,35 +140,19 @@ fn run_cases(
         let outcome = catch_unwind(AssertUnwindSafe(|| check(&mut rng, case, &input)));
         IN_CASE.with(|c| c.set(false));
         if let Err(panic) = outcome {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
+            let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
             let kept = std::env::temp_dir().join(format!("bcuda-fuzz-{kind}-{case}"));
             let _ = std::fs::write(&kept, &input);
-            failures.push(format!(
-                "{kind} case {case}: {msg} (input in {})",
-                kept.display()
-            ));
+            failures.push(format!("{kind} case {case}: {msg} (input in {})", kept.display()));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {cases} {kind} cases panicked:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {cases} {kind} cases panicked:\n{}", failures.len(), failures.join("\n"));
 }
 
 /// `BCUDA_FUZZ_SCALE=N` runs N times the cases (the first ones are CI's), for a longer
 /// search by hand; CI leaves it unset.
 fn scale() -> u64 {
-    std::env::var("BCUDA_FUZZ_SCALE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1)
-        .max(1)
+    std::env::var("BCUDA_FUZZ_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1)
 }
 
 thread_local! {
@@ -231,11 +184,7 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 /// The seed FASTQ: real reads, plus lowercase, N, IUPAC, `/1` names, comments and CRLF.
 fn fastq_seed() -> Vec<u8> {
     let demo = std::fs::read_to_string(testdata("demo.fq")).unwrap();
-    let mut text: String = demo
-        .lines()
-        .take(4 * 12)
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let mut text: String = demo.lines().take(4 * 12).map(|l| format!("{l}\n")).collect();
     text.push_str("@odd/1 a comment\nacgtNNRYacgtACGTAAAACCCCGGGGTTTTACGTAC\n+odd/1\n#####IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n");
     text.push_str("@crlf/2\r\nACGTACGTACGT\r\n+\r\nIIIIIIIIIIII\r\n");
     text.into_bytes()
@@ -244,18 +193,10 @@ fn fastq_seed() -> Vec<u8> {
 /// All reads of `input`, in random batch sizes, or the first error.
 fn read_all(rng: &mut Rng, input: Vec<u8>, opts: ReadOptions) -> Result<Vec<ReadSeq>, String> {
     let len = input.len() as u64;
-    let mut reader = ReadBatchReader::from_reader(
-        Box::new(std::io::Cursor::new(input)),
-        Path::new("fuzz.fq"),
-        len,
-        opts,
-    )
-    .map_err(|e| e.to_string())?;
+    let mut reader = ReadBatchReader::from_reader(Box::new(std::io::Cursor::new(input)), Path::new("fuzz.fq"), len, opts).map_err(|e| e.to_string())?;
     let mut all = Vec::new();
     loop {
-        let batch = reader
-            .next_batch(1 + rng.below(5))
-            .map_err(|e| e.to_string())?;
+        let batch = reader.next_batch(1 + rng.below(5)).map_err(|e| e.to_string())?;
         if batch.is_empty() {
             return Ok(all);
         }
@@ -266,41 +207,22 @@ fn read_all(rng: &mut Rng, input: Vec<u8>, opts: ReadOptions) -> Result<Vec<Read
 fn check_reads(reads: &[ReadSeq], sequence_only: bool) {
     for r in reads {
         assert!(r.codes.iter().all(|&c| c <= 4), "a base code above 4");
-        assert!(
-            r.len <= r.codes.len() && r.codes.len() <= MAX_READ_LEN,
-            "lengths {} / {}",
-            r.len,
-            r.codes.len()
-        );
+        assert!(r.len <= r.codes.len() && r.codes.len() <= MAX_READ_LEN, "lengths {} / {}", r.len, r.codes.len());
         if !sequence_only {
-            assert!(
-                r.qual.is_empty() || r.qual.len() == r.codes.len(),
-                "{} qualities for {} bases",
-                r.qual.len(),
-                r.codes.len()
-            );
-            assert!(
-                !r.name.bytes().any(|b| b.is_ascii_whitespace()),
-                "a space in the name {:?}",
-                r.name
-            );
+            assert!(r.qual.is_empty() || r.qual.len() == r.codes.len(), "{} qualities for {} bases", r.qual.len(), r.codes.len());
+            assert!(!r.name.bytes().any(|b| b.is_ascii_whitespace()), "a space in the name {:?}", r.name);
         }
     }
 }
 
 fn random_read_options(rng: &mut Rng) -> ReadOptions {
-    ReadOptions {
-        trim_qual: [0, 0, 15, 40][rng.below(4)],
-        illumina13: rng.below(4) == 0,
-        sequence_only: false,
-    }
+    ReadOptions { trim_qual: [0, 0, 15, 40][rng.below(4)], illumina13: rng.below(4) == 0, sequence_only: false }
 }
 
 #[test]
 fn fastq_plain_and_gzip() {
     let seed = fastq_seed();
-    let expected =
-        read_all(&mut Rng(0), seed.clone(), ReadOptions::default()).expect("the seed FASTQ parses");
+    let expected = read_all(&mut Rng(0), seed.clone(), ReadOptions::default()).expect("the seed FASTQ parses");
     assert_eq!(expected.len(), 14);
     let make = |rng: &mut Rng| {
         let mut input = seed.clone();
@@ -313,51 +235,19 @@ fn fastq_plain_and_gzip() {
         if let Ok(reads) = &plain {
             check_reads(reads, false);
             if input == seed.as_slice() && opts.trim_qual == 0 && !opts.illumina13 {
-                assert_eq!(
-                    reads
-                        .iter()
-                        .map(|r| (&r.name, &r.codes, &r.qual))
-                        .collect::<Vec<_>>(),
-                    expected
-                        .iter()
-                        .map(|r| (&r.name, &r.codes, &r.qual))
-                        .collect::<Vec<_>>()
-                );
+                assert_eq!(reads.iter().map(|r| (&r.name, &r.codes, &r.qual)).collect::<Vec<_>>(), expected.iter().map(|r| (&r.name, &r.codes, &r.qual)).collect::<Vec<_>>());
             }
         }
         // The same bytes gzip-compressed, and aln's sequence-only reading, agree with it.
         let gz = read_all(rng, gzip(input), opts);
         match (&plain, &gz) {
-            (Ok(a), Ok(b)) => assert!(
-                a.iter()
-                    .zip(b)
-                    .all(|(x, y)| x.codes == y.codes && x.qual == y.qual && x.name == y.name)
-                    && a.len() == b.len(),
-                "plain and gzip differ"
-            ),
+            (Ok(a), Ok(b)) => assert!(a.iter().zip(b).all(|(x, y)| x.codes == y.codes && x.qual == y.qual && x.name == y.name) && a.len() == b.len(), "plain and gzip differ"),
             (Err(_), Err(_)) => {}
-            _ => panic!(
-                "plain {} but gzip {}",
-                if plain.is_ok() { "parses" } else { "fails" },
-                if gz.is_ok() { "parses" } else { "fails" }
-            ),
+            _ => panic!("plain {} but gzip {}", if plain.is_ok() { "parses" } else { "fails" }, if gz.is_ok() { "parses" } else { "fails" }),
         }
-        let codes_only = read_all(
-            rng,
-            input.to_vec(),
-            ReadOptions {
-                sequence_only: true,
-                ..opts
-            },
-        );
+        let codes_only = read_all(rng, input.to_vec(), ReadOptions { sequence_only: true, ..opts });
         match (&plain, &codes_only) {
-            (Ok(a), Ok(b)) => assert!(
-                a.len() == b.len()
-                    && a.iter()
-                        .zip(b)
-                        .all(|(x, y)| x.codes == y.codes && x.len == y.len),
-                "sequence-only reading differs"
-            ),
+            (Ok(a), Ok(b)) => assert!(a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.codes == y.codes && x.len == y.len), "sequence-only reading differs"),
             (Err(_), Err(_)) => {}
             _ => panic!("sequence-only reading disagrees on whether the input parses"),
         }
@@ -398,15 +288,13 @@ fn fasta_to_the_index_reader() {
     run_cases("fasta", FASTA_CASES, make, |_, case, input| {
         let fasta = dir.path().join("ref.fa");
         std::fs::write(&fasta, input).unwrap();
-        let records = FastaReader::open(&fasta)
-            .map_err(|e| e.to_string())
-            .and_then(|mut r| {
-                let mut all = Vec::new();
-                while let Some(rec) = r.next_record().map_err(|e| e.to_string())? {
-                    all.push(rec);
-                }
-                Ok(all)
-            });
+        let records = FastaReader::open(&fasta).map_err(|e| e.to_string()).and_then(|mut r| {
+            let mut all = Vec::new();
+            while let Some(rec) = r.next_record().map_err(|e| e.to_string())? {
+                all.push(rec);
+            }
+            Ok(all)
+        });
         if case % 5 == 0 {
             let built = build_index(&fasta, &fasta, BuildOptions::default());
             if let (Ok(()), Ok(records)) = (&built, &records) {
@@ -423,23 +311,11 @@ fn fasta_to_the_index_reader() {
 fn check_built_index(prefix: &Path, records: &[bcuda_index::fasta::FastaRecord]) {
     let index = Index::load(prefix, true).expect("a built index loads");
     let total: u64 = records.iter().map(|r| r.seq.len() as u64).sum();
-    assert_eq!(
-        index.refs.l_pac(),
-        total,
-        "the index length is not the FASTA's"
-    );
+    assert_eq!(index.refs.l_pac(), total, "the index length is not the FASTA's");
     for rec in records {
-        let run: Vec<u8> = rec
-            .seq
-            .iter()
-            .map_while(|&b| "ACGTacgt".find(b as char).map(|i| (i % 4) as u8))
-            .take(12)
-            .collect();
+        let run: Vec<u8> = rec.seq.iter().map_while(|&b| "ACGTacgt".find(b as char).map(|i| (i % 4) as u8)).take(12).collect();
         if run.len() == 12 {
-            let (k, l) = index
-                .bwt
-                .match_exact(&run)
-                .expect("a sequence's own bases are in its index");
+            let (k, l) = index.bwt.match_exact(&run).expect("a sequence's own bases are in its index");
             assert!(k <= l && l <= index.bwt.seq_len());
         }
     }
@@ -455,16 +331,7 @@ fn sai_seed() -> Vec<u8> {
         let hits: Vec<AlnHit> = (0..[0, 1, 1, 2, 5][read % 5])
             .map(|_| {
                 let k = rng.next() % 100_000;
-                AlnHit {
-                    n_mm: rng.below(3) as u8,
-                    n_gapo: rng.below(2) as u8,
-                    n_gape: 0,
-                    score: rng.below(40) as u32,
-                    n_ins: 0,
-                    n_del: rng.below(2) as u16,
-                    k,
-                    l: k + rng.next() % 4,
-                }
+                AlnHit { n_mm: rng.below(3) as u8, n_gapo: rng.below(2) as u8, n_gape: 0, score: rng.below(40) as u32, n_ins: 0, n_del: rng.below(2) as u16, k, l: k + rng.next() % 4 }
             })
             .collect();
         sai::write_read(&mut out, &hits).unwrap();
@@ -493,10 +360,7 @@ fn sai_files() {
             Ok(out)
         });
         if let Ok(out) = &decoded {
-            assert!(
-                out == input,
-                "a .sai read whole does not write back to the same bytes"
-            );
+            assert!(out == input, "a .sai read whole does not write back to the same bytes");
         }
         // Copying records undecoded (merge-sai) agrees.
         let copied = SaiReader::new(input).and_then(|mut r| {
@@ -505,11 +369,7 @@ fn sai_files() {
             while r.next_read_bytes(&mut out)? {}
             Ok(out)
         });
-        assert_eq!(
-            decoded.is_ok(),
-            copied.is_ok(),
-            "decoding and copying disagree"
-        );
+        assert_eq!(decoded.is_ok(), copied.is_ok(), "decoding and copying disagree");
         if let (Ok(a), Ok(b)) = (&decoded, &copied) {
             assert!(a == b);
         }
@@ -524,10 +384,7 @@ fn index_files() {
     let base = dir.path().join("base.fa");
     std::fs::copy(testdata("multi.fa"), &base).unwrap();
     build_index(&base, &base, BuildOptions::default()).unwrap();
-    let files: Vec<(&str, Vec<u8>)> = [".bwt", ".sa", ".pac", ".ann", ".amb"]
-        .iter()
-        .map(|&ext| (ext, std::fs::read(with_ext(&base, ext)).unwrap()))
-        .collect();
+    let files: Vec<(&str, Vec<u8>)> = [".bwt", ".sa", ".pac", ".ann", ".amb"].iter().map(|&ext| (ext, std::fs::read(with_ext(&base, ext)).unwrap())).collect();
     let original = Index::load(&base, true).unwrap();
     let queries = queries_from(&original);
     let expected = answers(&original, &queries);
@@ -545,44 +402,28 @@ fn index_files() {
             mutate(rng, &mut input, header, body_ok);
             input
         };
-        run_cases(
-            &format!("index{ext}"),
-            INDEX_CASES_PER_FILE,
-            make,
-            |_, _, input| {
-                for (m, (e, bytes)) in files.iter().enumerate() {
-                    std::fs::write(with_ext(&prefix, e), if m == n { input } else { bytes })
-                        .unwrap();
-                }
-                for with_sa in [true, false] {
-                    if let Ok(index) = Index::load(&prefix, with_sa) {
-                        check_index(&index);
-                        let got = answers(&index, &queries);
-                        if input == seed.as_slice() || *ext == ".ann" || *ext == ".amb" {
-                            // Names and holes do not change where a sequence is found.
-                            assert_eq!(
-                                got.iter().map(|a| a.0).collect::<Vec<_>>(),
-                                expected.iter().map(|a| a.0).collect::<Vec<_>>(),
-                                "intervals differ"
-                            );
-                        }
+        run_cases(&format!("index{ext}"), INDEX_CASES_PER_FILE, make, |_, _, input| {
+            for (m, (e, bytes)) in files.iter().enumerate() {
+                std::fs::write(with_ext(&prefix, e), if m == n { input } else { bytes }).unwrap();
+            }
+            for with_sa in [true, false] {
+                if let Ok(index) = Index::load(&prefix, with_sa) {
+                    check_index(&index);
+                    let got = answers(&index, &queries);
+                    if input == seed.as_slice() || *ext == ".ann" || *ext == ".amb" {
+                        // Names and holes do not change where a sequence is found.
+                        assert_eq!(got.iter().map(|a| a.0).collect::<Vec<_>>(), expected.iter().map(|a| a.0).collect::<Vec<_>>(), "intervals differ");
                     }
                 }
-            },
-        );
+            }
+        });
     }
 }
 
 /// 20-base stretches of the reference (as codes), from its packed text.
 fn queries_from(index: &Index) -> Vec<Vec<u8>> {
     let l_pac = index.refs.l_pac();
-    (0..8)
-        .map(|i| {
-            (0..20)
-                .map(|j| index.refs.base((i * 211 + j) % (l_pac - 20)))
-                .collect()
-        })
-        .collect()
+    (0..8).map(|i| (0..20).map(|j| index.refs.base((i * 211 + j) % (l_pac - 20))).collect()).collect()
 }
 
 /// Each query's interval and, with the SA, the positions of its first rows.
@@ -598,11 +439,7 @@ fn answers(index: &Index, queries: &[Vec<u8>]) -> Vec<(Option<(u64, u64)>, Vec<u
                     let l_pac = index.refs.l_pac();
                     // As samse uses a position: the sequence holding it and the holes around it.
                     if pos < 2 * l_pac {
-                        let forward = if pos >= l_pac {
-                            2 * l_pac - 1 - pos
-                        } else {
-                            pos
-                        };
+                        let forward = if pos >= l_pac { 2 * l_pac - 1 - pos } else { pos };
                         index.refs.count_ambiguous(forward, 20);
                     }
                     positions.push(pos);
@@ -619,22 +456,12 @@ fn check_index(index: &Index) {
     assert_eq!(index.bwt.seq_len(), 2 * l_pac);
     let mut end = 0;
     for s in seqs {
-        assert_eq!(
-            s.offset, end,
-            "sequence {} does not follow the previous one",
-            s.name
-        );
-        end = s
-            .offset
-            .checked_add(s.len)
-            .expect("offset + length overflows");
+        assert_eq!(s.offset, end, "sequence {} does not follow the previous one", s.name);
+        end = s.offset.checked_add(s.len).expect("offset + length overflows");
     }
     assert_eq!(end, l_pac);
     for h in index.refs.holes() {
-        assert!(
-            h.offset.checked_add(h.len).is_some_and(|e| e <= l_pac),
-            "a hole beyond the reference"
-        );
+        assert!(h.offset.checked_add(h.len).is_some_and(|e| e <= l_pac), "a hole beyond the reference");
     }
     for pos in [0, l_pac / 2, l_pac.saturating_sub(1)] {
         index.refs.count_ambiguous(pos, 100);

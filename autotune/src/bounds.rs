@@ -132,9 +132,7 @@ fn bracket_groups(s: &str) -> (Vec<String>, usize) {
         if !s[at + skip..].starts_with('[') {
             return (dims, at);
         }
-        let Some(close) = closing(s, at + skip) else {
-            return (dims, at);
-        };
+        let Some(close) = closing(s, at + skip) else { return (dims, at) };
         dims.push(s[at + skip + 1..close].trim().to_string());
         at = close + 1;
     }
@@ -149,10 +147,7 @@ fn leading_ident(s: &str) -> Option<(&str, &str)> {
 fn strip_qualifiers(mut s: &str) -> &str {
     loop {
         s = s.trim_start();
-        match ["__shared__ ", "static ", "const ", "volatile "]
-            .iter()
-            .find_map(|q| s.strip_prefix(q))
-        {
+        match ["__shared__ ", "static ", "const ", "volatile "].iter().find_map(|q| s.strip_prefix(q)) {
             Some(rest) => s = rest,
             None => return s,
         }
@@ -186,16 +181,9 @@ fn pointer_decl(text: &str) -> Option<(String, String)> {
     let s = strip_qualifiers(text);
     let (_ty, rest) = leading_ident(s)?;
     let rest = rest.trim_start().strip_prefix('*')?.trim_start();
-    let rest = rest
-        .strip_prefix("__restrict__")
-        .unwrap_or(rest)
-        .trim_start();
+    let rest = rest.strip_prefix("__restrict__").unwrap_or(rest).trim_start();
     let (name, rest) = leading_ident(rest)?;
-    let rhs = rest
-        .trim_start()
-        .strip_prefix('=')?
-        .trim()
-        .strip_suffix(';')?;
+    let rhs = rest.trim_start().strip_prefix('=')?.trim().strip_suffix(';')?;
     Some((name.to_string(), rhs.trim().to_string()))
 }
 
@@ -207,17 +195,9 @@ fn parameters(signature: &str) -> (String, Vec<Param>) {
             sig.replace_range(at..=close, "");
         }
     }
-    let Some(open) = sig.find('(') else {
-        return (String::new(), Vec::new());
-    };
-    let name = sig[..open]
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .rfind(|w| !w.is_empty())
-        .unwrap_or("")
-        .to_string();
-    let Some(close) = closing(&sig, open) else {
-        return (name, Vec::new());
-    };
+    let Some(open) = sig.find('(') else { return (String::new(), Vec::new()) };
+    let name = sig[..open].split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).rfind(|w| !w.is_empty()).unwrap_or("").to_string();
+    let Some(close) = closing(&sig, open) else { return (name, Vec::new()) };
     let params = split_top(&sig[open + 1..close])
         .into_iter()
         .filter_map(|p| {
@@ -226,22 +206,11 @@ fn parameters(signature: &str) -> (String, Vec<Param>) {
                 // `u32 (*slots)[16]`: a pointer to rows.
                 let close = closing(p, at)?;
                 let name = p[at + 2..close].trim().to_string();
-                return Some(Param {
-                    name,
-                    pointer: true,
-                    dims: bracket_groups(&p[close + 1..]).0,
-                });
+                return Some(Param { name, pointer: true, dims: bracket_groups(&p[close + 1..]).0 });
             }
             let head = p.split('[').next().unwrap_or(p);
-            let name = head
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .rfind(|w| !w.is_empty())?
-                .to_string();
-            Some(Param {
-                name,
-                pointer: head.contains('*') || p.contains('['),
-                dims: Vec::new(),
-            })
+            let name = head.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).rfind(|w| !w.is_empty())?.to_string();
+            Some(Param { name, pointer: head.contains('*') || p.contains('['), dims: Vec::new() })
         })
         .collect();
     (name, params)
@@ -251,10 +220,7 @@ fn parameters(signature: &str) -> (String, Vec<Param>) {
 /// with nothing that binds tighter than `+`.
 fn left_operand(before: &str) -> bool {
     let t = before.trim_end();
-    t.is_empty()
-        || t.ends_with(['(', ',', '=', '?', ':', '{', ';', '<', '>', '|'])
-        || t.ends_with("return")
-        || cast_before(before).is_some()
+    t.is_empty() || t.ends_with(['(', ',', '=', '?', ':', '{', ';', '<', '>', '|']) || t.ends_with("return") || cast_before(before).is_some()
 }
 
 /// The type of a pointer cast `(T *)` right before, if any.
@@ -263,8 +229,7 @@ fn cast_before(before: &str) -> Option<String> {
     let inner = t.strip_suffix(')')?.trim_end().strip_suffix('*')?;
     let open = inner.rfind('(')?;
     let ty = inner[open + 1..].trim();
-    (!ty.is_empty() && ty.split_whitespace().all(|w| w.bytes().all(is_ident)))
-        .then(|| ty.to_string())
+    (!ty.is_empty() && ty.split_whitespace().all(|w| w.bytes().all(is_ident))).then(|| ty.to_string())
 }
 
 /// End of the offset of a pointer addition that starts at `from`: the first top-level
@@ -279,11 +244,7 @@ fn offset_end(s: &str, from: usize) -> usize {
             b')' | b']' if depth == 0 => return i,
             b')' | b']' => depth -= 1,
             b'-' if b.get(i + 1) == Some(&b'>') => i += 1,
-            b',' | b';' | b'?' | b':' | b'=' | b'<' | b'>' | b'!' | b'&' | b'|' | b'^'
-                if depth == 0 =>
-            {
-                return i
-            }
+            b',' | b';' | b'?' | b':' | b'=' | b'<' | b'>' | b'!' | b'&' | b'|' | b'^' if depth == 0 => return i,
             _ => {}
         }
         i += 1;
@@ -299,27 +260,19 @@ impl Ctx<'_> {
         let mut out = String::new();
         let mut i = 0;
         while i < b.len() {
-            let starts_name =
-                is_ident(b[i]) && !b[i].is_ascii_digit() && (i == 0 || !is_ident(b[i - 1]));
+            let starts_name = is_ident(b[i]) && !b[i].is_ascii_digit() && (i == 0 || !is_ident(b[i - 1]));
             if !starts_name {
                 let ch = s[i..].chars().next().unwrap();
                 out.push(ch);
                 i += ch.len_utf8();
                 continue;
             }
-            let end = i + s[i..]
-                .bytes()
-                .position(|c| !is_ident(c))
-                .unwrap_or(s.len() - i);
+            let end = i + s[i..].bytes().position(|c| !is_ident(c)).unwrap_or(s.len() - i);
             let name = &s[i..end];
             let before = out.trim_end();
             let member = before.ends_with('.') || before.ends_with("->");
             let next = end + (s[end..].len() - s[end..].trim_start().len());
-            let bound = if member {
-                self.members.get(name)
-            } else {
-                self.bounds.get(name)
-            };
+            let bound = if member { self.members.get(name) } else { self.bounds.get(name) };
             if let (Some(bound), true) = (bound, s[next..].starts_with('[')) {
                 // name[i][j]: every dimension that is known.
                 out.push_str(name);
@@ -330,32 +283,20 @@ impl Ctx<'_> {
                         break;
                     }
                     let Some(close) = closing(s, open) else { break };
-                    out.push_str(&format!(
-                        "[gi_clamp({}, {d})]",
-                        self.rewrite(s[open + 1..close].trim(), None)
-                    ));
+                    out.push_str(&format!("[gi_clamp({}, {d})]", self.rewrite(s[open + 1..close].trim(), None)));
                     at = close + 1;
                 }
                 i = at;
                 continue;
             }
-            if let (Some(extra), false, true) =
-                (self.threaded.get(name), member, s[next..].starts_with('('))
-            {
+            if let (Some(extra), false, true) = (self.threaded.get(name), member, s[next..].starts_with('(')) {
                 if let Some(close) = closing(s, next) {
-                    let mut args: Vec<String> = split_top(&s[next + 1..close])
-                        .iter()
-                        .map(|a| self.rewrite(a.trim(), None))
-                        .collect();
+                    let mut args: Vec<String> = split_top(&s[next + 1..close]).iter().map(|a| self.rewrite(a.trim(), None)).collect();
                     for (pos, _) in extra.iter().rev() {
                         if *pos < args.len() {
                             // The caller's bound of the pointer it passes (0: none known).
                             let passed = args[*pos].trim().to_string();
-                            let n = self
-                                .bounds
-                                .get(&passed)
-                                .filter(|b| b.dims.len() == 1)
-                                .map_or("0".to_string(), |b| b.dims[0].clone());
+                            let n = self.bounds.get(&passed).filter(|b| b.dims.len() == 1).map_or("0".to_string(), |b| b.dims[0].clone());
                             args.insert(pos + 1, n);
                         }
                     }
@@ -364,9 +305,7 @@ impl Ctx<'_> {
                     continue;
                 }
             }
-            let plus = s[next..].starts_with('+')
-                && !s[next..].starts_with("++")
-                && !s[next..].starts_with("+=");
+            let plus = s[next..].starts_with('+') && !s[next..].starts_with("++") && !s[next..].starts_with("+=");
             if let (Some(bound), false, true) = (bound, member, plus) {
                 if bound.dims.len() == 1 && left_operand(&out) {
                     let from = next + 1;
@@ -378,10 +317,7 @@ impl Ctx<'_> {
                         (_, _, Some(ty)) => format!("{n} * sizeof(*{name}) / sizeof({ty})"),
                         _ => n.clone(),
                     };
-                    out.push_str(&format!(
-                        "{name} + gi_clamp({}, {limit})",
-                        self.rewrite(offset, None)
-                    ));
+                    out.push_str(&format!("{name} + gi_clamp({}, {limit})", self.rewrite(offset, None)));
                     if to < s.len() && !s[to..].starts_with([')', ']', ',', ';']) {
                         out.push(' ');
                     }
@@ -418,13 +354,7 @@ fn functions(g: &Grammar) -> Vec<Function> {
             let text: Vec<&str> = pending.iter().map(|&l| g.lines[l].text.as_str()).collect();
             let text = text.join("\n");
             let (name, params) = parameters(&text);
-            out.push(Function {
-                name,
-                params,
-                kernel: text.contains("__global__"),
-                body: Vec::new(),
-                signature: std::mem::take(&mut pending),
-            });
+            out.push(Function { name, params, kernel: text.contains("__global__"), body: Vec::new(), signature: std::mem::take(&mut pending) });
             out.len() - 1
         });
         if !line.signature {
@@ -467,29 +397,13 @@ pub fn guard(source: &str) -> String {
     };
     let bound = |dims: Vec<String>| Bound { dims, window: None };
     // Struct members: declarations outside functions.
-    let outside: Vec<usize> = (0..g.lines.len())
-        .filter(|&i| g.lines[i].function.is_none() && g.lines[i].depth > 0 && !g.lines[i].signature)
-        .collect();
-    let members: BTreeMap<String, Bound> = decls(&outside)
-        .into_iter()
-        .filter_map(|(n, d)| Some((n, bound(d?))))
-        .collect();
-    let kernel_arrays: BTreeMap<String, Vec<String>> = fns
-        .iter()
-        .filter(|f| f.kernel)
-        .flat_map(|f| decls(&f.body))
-        .filter_map(|(n, d)| Some((n, d?)))
-        .collect();
+    let outside: Vec<usize> = (0..g.lines.len()).filter(|&i| g.lines[i].function.is_none() && g.lines[i].depth > 0 && !g.lines[i].signature).collect();
+    let members: BTreeMap<String, Bound> = decls(&outside).into_iter().filter_map(|(n, d)| Some((n, bound(d?)))).collect();
+    let kernel_arrays: BTreeMap<String, Vec<String>> = fns.iter().filter(|f| f.kernel).flat_map(|f| decls(&f.body)).filter_map(|(n, d)| Some((n, d?))).collect();
     let param_bound = |name: &str| PARAM_BOUNDS.iter().find(|(n, _, _)| *n == name);
     let mut threaded: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
     for f in fns.iter().filter(|f| !f.kernel) {
-        let t: Vec<(usize, String)> = f
-            .params
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.pointer && p.dims.is_empty() && param_bound(&p.name).is_some())
-            .map(|(i, p)| (i, p.name.clone()))
-            .collect();
+        let t: Vec<(usize, String)> = f.params.iter().enumerate().filter(|(_, p)| p.pointer && p.dims.is_empty() && param_bound(&p.name).is_some()).map(|(i, p)| (i, p.name.clone())).collect();
         if !t.is_empty() {
             threaded.insert(f.name.clone(), t);
         }
@@ -499,31 +413,11 @@ pub fn guard(source: &str) -> String {
         let mut bounds: BTreeMap<String, Bound> = BTreeMap::new();
         // A kernel's bound is an expression of its own arguments (and macros): a kernel
         // without them (inexact_search has no n_reads) leaves that pointer unguarded.
-        let known = |expr: &str| {
-            !f.kernel
-                || crate::grammar::identifiers(expr).iter().all(|id| {
-                    id.bytes()
-                        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
-                        || f.params.iter().any(|p| p.name == *id)
-                })
-        };
+        let known = |expr: &str| !f.kernel || crate::grammar::identifiers(expr).iter().all(|id| id.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') || f.params.iter().any(|p| p.name == *id));
         for p in &f.params {
-            if let (Some((_, n, w)), true) = (
-                param_bound(&p.name).filter(|(_, n, _)| known(n)),
-                p.pointer && p.dims.is_empty(),
-            ) {
-                let n = if f.kernel {
-                    n.to_string()
-                } else {
-                    format!("gi_n_{}", p.name)
-                };
-                bounds.insert(
-                    p.name.clone(),
-                    Bound {
-                        dims: vec![n],
-                        window: w.map(str::to_string),
-                    },
-                );
+            if let (Some((_, n, w)), true) = (param_bound(&p.name).filter(|(_, n, _)| known(n)), p.pointer && p.dims.is_empty()) {
+                let n = if f.kernel { n.to_string() } else { format!("gi_n_{}", p.name) };
+                bounds.insert(p.name.clone(), Bound { dims: vec![n], window: w.map(str::to_string) });
             } else if let (Some(dims), false) = (kernel_arrays.get(&p.name), f.kernel) {
                 // `u32 (*slots)[16]` receiving the kernel's `slots[BLOCK_W][16]`.
                 if p.pointer && dims.len() == p.dims.len() + 1 && dims[1..] == p.dims[..] {
@@ -540,15 +434,9 @@ pub fn guard(source: &str) -> String {
         // Local pointers into a bounded array or parameter.
         let mut windows: BTreeMap<usize, String> = BTreeMap::new();
         for &l in &f.body {
-            let Some((name, rhs)) = pointer_decl(&g.lines[l].text) else {
-                continue;
-            };
-            let Some((base, rest)) = leading_ident(&rhs) else {
-                continue;
-            };
-            let Some(b) = bounds.get(base).cloned() else {
-                continue;
-            };
+            let Some((name, rhs)) = pointer_decl(&g.lines[l].text) else { continue };
+            let Some((base, rest)) = leading_ident(&rhs) else { continue };
+            let Some(b) = bounds.get(base).cloned() else { continue };
             let rest = rest.trim_start();
             let (groups, used) = bracket_groups(rest);
             if groups.len() == 1 && used == rest.len() && b.dims.len() == 2 {
@@ -558,11 +446,7 @@ pub fn guard(source: &str) -> String {
                 windows.insert(l, base.to_string());
             }
         }
-        let ctx = Ctx {
-            bounds,
-            members: &members,
-            threaded: &threaded,
-        };
+        let ctx = Ctx { bounds, members: &members, threaded: &threaded };
         for &l in &f.body {
             if !is_code(&lines[l]) {
                 continue;
@@ -570,12 +454,7 @@ pub fn guard(source: &str) -> String {
             let (code, comment) = code_and_comment(&g.lines[l].text);
             // The dimensions of a declaration stay as they are.
             let keep = array_decl(code).map_or(0, |(_, _, end)| end);
-            lines[l] = format!(
-                "{}{}{}",
-                &code[..keep],
-                ctx.rewrite(&code[keep..], windows.get(&l).map(String::as_str)),
-                comment
-            );
+            lines[l] = format!("{}{}{}", &code[..keep], ctx.rewrite(&code[keep..], windows.get(&l).map(String::as_str)), comment);
         }
         if !f.kernel {
             // The bounds of pointer parameters become parameters after them.
@@ -602,15 +481,9 @@ fn add_bound_parameter(line: &str, name: &str) -> String {
         let end = at + name.len();
         let whole = (at == 0 || !is_ident(b[at - 1])) && (end == b.len() || !is_ident(b[end]));
         let before = line[..at].trim_end();
-        let before = before
-            .strip_suffix("__restrict__")
-            .unwrap_or(before)
-            .trim_end();
+        let before = before.strip_suffix("__restrict__").unwrap_or(before).trim_end();
         let after = line[end..].trim_start();
-        if whole
-            && before.ends_with('*')
-            && (after.starts_with(',') || after.starts_with(')') || after.is_empty())
-        {
+        if whole && before.ends_with('*') && (after.starts_with(',') || after.starts_with(')') || after.is_empty()) {
             let sep = if after.is_empty() { "," } else { "" };
             return format!("{}, u64 gi_n_{name}{sep}{}", &line[..end], &line[end..]);
         }
@@ -625,41 +498,16 @@ mod tests {
 
     #[test]
     fn declarations_and_parameters_parse() {
-        assert_eq!(
-            array_decl("    __shared__ u32 slots[BLOCK_W][16];"),
-            Some(("slots".into(), vec!["BLOCK_W".into(), "16".into()], 37))
-        );
-        assert_eq!(
-            array_decl("    u32 w[16];").map(|d| d.1),
-            Some(vec!["16".into()])
-        );
+        assert_eq!(array_decl("    __shared__ u32 slots[BLOCK_W][16];"), Some(("slots".into(), vec!["BLOCK_W".into(), "16".into()], 37)));
+        assert_eq!(array_decl("    u32 w[16];").map(|d| d.1), Some(vec!["16".into()]));
         assert_eq!(array_decl("    u32 word = local[j >> 3];"), None);
         assert_eq!(array_decl("    return words[i];"), None);
-        assert_eq!(
-            pointer_decl("    const u32 *blk = slots[threadIdx.x];"),
-            Some(("blk".into(), "slots[threadIdx.x]".into()))
-        );
-        let (name, params) = parameters(
-            "__device__ void f(const u32 *__restrict__ words, u64 k, u32 (*slots)[16], int c)",
-        );
+        assert_eq!(pointer_decl("    const u32 *blk = slots[threadIdx.x];"), Some(("blk".into(), "slots[threadIdx.x]".into())));
+        let (name, params) = parameters("__device__ void f(const u32 *__restrict__ words, u64 k, u32 (*slots)[16], int c)");
         assert_eq!(name, "f");
-        let summary: Vec<(String, bool, usize)> = params
-            .iter()
-            .map(|p| (p.name.clone(), p.pointer, p.dims.len()))
-            .collect();
-        assert_eq!(
-            summary,
-            [
-                ("words".into(), true, 0),
-                ("k".into(), false, 0),
-                ("slots".into(), true, 1),
-                ("c".into(), false, 0)
-            ]
-        );
-        assert_eq!(
-            parameters("extern \"C\" __global__ void __launch_bounds__(BLOCK_W, 2) k(u32 n)").0,
-            "k"
-        );
+        let summary: Vec<(String, bool, usize)> = params.iter().map(|p| (p.name.clone(), p.pointer, p.dims.len())).collect();
+        assert_eq!(summary, [("words".into(), true, 0), ("k".into(), false, 0), ("slots".into(), true, 1), ("c".into(), false, 0)]);
+        assert_eq!(parameters("extern \"C\" __global__ void __launch_bounds__(BLOCK_W, 2) k(u32 n)").0, "k");
     }
 
     #[test]
@@ -667,39 +515,14 @@ mod tests {
         let members = BTreeMap::new();
         let threaded = BTreeMap::new();
         let mut bounds = BTreeMap::new();
-        bounds.insert(
-            "p".to_string(),
-            Bound {
-                dims: vec!["n".into()],
-                window: Some("16".into()),
-            },
-        );
-        let ctx = Ctx {
-            bounds,
-            members: &members,
-            threaded: &threaded,
-        };
-        assert_eq!(
-            ctx.rewrite("__ldg(p + i * 2)", None),
-            "__ldg(p + gi_clamp(i * 2, n))"
-        );
-        assert_eq!(
-            ctx.rewrite("x = (const uint4 *)p + q;", None),
-            "x = (const uint4 *)p + gi_clamp(q, n * sizeof(*p) / sizeof(const uint4));"
-        );
-        assert_eq!(
-            ctx.rewrite("const u32 *b = p + k * 16;", Some("p")),
-            "const u32 *b = p + gi_clamp(k * 16, n - 16 + 1);"
-        );
+        bounds.insert("p".to_string(), Bound { dims: vec!["n".into()], window: Some("16".into()) });
+        let ctx = Ctx { bounds, members: &members, threaded: &threaded };
+        assert_eq!(ctx.rewrite("__ldg(p + i * 2)", None), "__ldg(p + gi_clamp(i * 2, n))");
+        assert_eq!(ctx.rewrite("x = (const uint4 *)p + q;", None), "x = (const uint4 *)p + gi_clamp(q, n * sizeof(*p) / sizeof(const uint4));");
+        assert_eq!(ctx.rewrite("const u32 *b = p + k * 16;", Some("p")), "const u32 *b = p + gi_clamp(k * 16, n - 16 + 1);");
         assert_eq!(ctx.rewrite("y = 2 * p + 1;", None), "y = 2 * p + 1;");
-        assert_eq!(
-            ctx.rewrite("y = p + a < b;", None),
-            "y = p + gi_clamp(a, n) < b;"
-        );
-        assert_eq!(
-            ctx.rewrite("y = p[p[i]] + 1;", None),
-            "y = p[gi_clamp(p[gi_clamp(i, n)], n)] + 1;"
-        );
+        assert_eq!(ctx.rewrite("y = p + a < b;", None), "y = p + gi_clamp(a, n) < b;");
+        assert_eq!(ctx.rewrite("y = p[p[i]] + 1;", None), "y = p[gi_clamp(p[gi_clamp(i, n)], n)] + 1;");
     }
 
     #[test]

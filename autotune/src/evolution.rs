@@ -88,16 +88,10 @@ pub struct Scored {
 impl Scored {
     fn new(genome: Genome, outcome: Outcome, reference_ms: f64) -> Scored {
         let relative = match outcome {
-            Outcome::Ran { penalty: 0, ms } if reference_ms > 0.0 && reference_ms.is_finite() => {
-                Some(ms / reference_ms)
-            }
+            Outcome::Ran { penalty: 0, ms } if reference_ms > 0.0 && reference_ms.is_finite() => Some(ms / reference_ms),
             _ => None,
         };
-        Scored {
-            genome,
-            outcome,
-            relative,
-        }
+        Scored { genome, outcome, relative }
     }
 }
 
@@ -131,11 +125,7 @@ impl History {
 
 /// The sources (patched and guarded) and defines of a genome.
 pub fn phenotype(sources: Sources, specs: &[SwitchSpec], genome: &Genome) -> Variant {
-    Variant {
-        exact: apply(sources.exact, &genome.patches),
-        inexact: sources.inexact.map(|g| apply(g, &genome.inexact_patches)),
-        switches: genome.assignments(specs),
-    }
+    Variant { exact: apply(sources.exact, &genome.patches), inexact: sources.inexact.map(|g| apply(g, &genome.inexact_patches)), switches: genome.assignments(specs) }
 }
 
 /// Further mutations of a refused child before breeding starts again from the parents.
@@ -163,24 +153,9 @@ fn hash_of(s: &str) -> u64 {
 }
 
 impl<'a, E: Evaluator> Evolution<'a, E> {
-    pub fn new(
-        sources: Sources<'a>,
-        specs: &'a [SwitchSpec],
-        evaluator: E,
-        settings: Settings,
-    ) -> Self {
+    pub fn new(sources: Sources<'a>, specs: &'a [SwitchSpec], evaluator: E, settings: Settings) -> Self {
         let rng = StdRng::seed_from_u64(settings.seed);
-        Evolution {
-            sources,
-            specs,
-            evaluator,
-            settings,
-            rng,
-            genotypes: HashSet::new(),
-            phenotypes: HashSet::new(),
-            history: History::default(),
-            generation_reference_ms: f64::INFINITY,
-        }
+        Evolution { sources, specs, evaluator, settings, rng, genotypes: HashSet::new(), phenotypes: HashSet::new(), history: History::default(), generation_reference_ms: f64::INFINITY }
     }
 
     /// Sources and defines of a genome.
@@ -232,21 +207,12 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
         self.evaluator.prepare(&variants);
         self.history.evaluated += genomes.len();
         let reference_ms = self.generation_reference_ms;
-        genomes
-            .into_iter()
-            .zip(variants)
-            .map(|(genome, v)| Scored::new(genome, self.evaluator.evaluate(&v), reference_ms))
-            .collect()
+        genomes.into_iter().zip(variants).map(|(genome, v)| Scored::new(genome, self.evaluator.evaluate(&v), reference_ms)).collect()
     }
 
     /// New admitted genomes, up to `n` (or until attempts or time run out). A refused child is
     /// mutated further a few times before `make` draws a new one.
-    fn breed(
-        &mut self,
-        n: usize,
-        start: Instant,
-        make: &mut dyn FnMut(&mut Self) -> Genome,
-    ) -> Vec<Genome> {
+    fn breed(&mut self, n: usize, start: Instant, make: &mut dyn FnMut(&mut Self) -> Genome) -> Vec<Genome> {
         let mut out = Vec::new();
         let mut attempts = 0;
         while out.len() < n && attempts < 50 * n.max(1) && start.elapsed() < self.settings.budget {
@@ -302,20 +268,14 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
         let threshold = 1.0 - self.settings.noise;
 
         // Unique single mutants of the reference.
-        let initial = self.breed(self.settings.population, start, &mut |evo| {
-            evo.mutant(&reference)
-        });
+        let initial = self.breed(self.settings.population, start, &mut |evo| evo.mutant(&reference));
         let mut population = self.evaluate_all(initial);
         for generation in 0..self.settings.generations {
             if start.elapsed() >= self.settings.budget {
                 break;
             }
             // Truncation selection: the best half of the correct variants faster than the reference.
-            let mut parents: Vec<Scored> = population
-                .iter()
-                .filter(|s| s.relative.is_some_and(|r| r < threshold))
-                .cloned()
-                .collect();
+            let mut parents: Vec<Scored> = population.iter().filter(|s| s.relative.is_some_and(|r| r < threshold)).cloned().collect();
             self.rank(&mut parents);
             parents.truncate((self.settings.population / 2).max(1));
             self.record(&population);
@@ -343,11 +303,7 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
     }
 
     fn record(&mut self, population: &[Scored]) {
-        let mut times: Vec<f64> = population
-            .iter()
-            .filter_map(|s| s.relative)
-            .map(|r| r * self.history.reference_ms)
-            .collect();
+        let mut times: Vec<f64> = population.iter().filter_map(|s| s.relative).map(|r| r * self.history.reference_ms).collect();
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let best = times.first().copied();
         let median = (!times.is_empty()).then(|| times[times.len() / 2]);
@@ -358,18 +314,10 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
     /// variant without it is still correct and not slower beyond the noise.
     pub fn minimise(&mut self, best: &Genome) -> Genome {
         let mut current = best.clone();
-        let Outcome::Ran {
-            penalty: 0,
-            ms: mut current_ms,
-        } = self.evaluator.evaluate(&self.phenotype(&current))
-        else {
-            return current;
-        };
+        let Outcome::Ran { penalty: 0, ms: mut current_ms } = self.evaluator.evaluate(&self.phenotype(&current)) else { return current };
         let mut keep_if_no_worse = |evo: &mut Self, trial: Genome, current: &mut Genome| -> bool {
             match evo.evaluator.evaluate(&evo.phenotype(&trial)) {
-                Outcome::Ran { penalty: 0, ms }
-                    if ms <= current_ms * (1.0 + evo.settings.noise) =>
-                {
+                Outcome::Ran { penalty: 0, ms } if ms <= current_ms * (1.0 + evo.settings.noise) => {
                     *current = trial;
                     current_ms = current_ms.min(ms);
                     true
@@ -380,21 +328,12 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
         for inexact in [false, true] {
             let mut i = 0;
             loop {
-                let list = if inexact {
-                    &current.inexact_patches
-                } else {
-                    &current.patches
-                };
+                let list = if inexact { &current.inexact_patches } else { &current.patches };
                 if i >= list.len() {
                     break;
                 }
                 let mut trial = current.clone();
-                if inexact {
-                    &mut trial.inexact_patches
-                } else {
-                    &mut trial.patches
-                }
-                .remove(i);
+                if inexact { &mut trial.inexact_patches } else { &mut trial.patches }.remove(i);
                 if !keep_if_no_worse(self, trial, &mut current) {
                     i += 1;
                 }

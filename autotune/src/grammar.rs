@@ -13,11 +13,7 @@ pub enum LineKind {
     /// `if (cond)` with whatever follows; `cond` can be replaced by another if's.
     If { cond: String },
     /// `for (init; cond; step)`; each part can be replaced by the same part of another loop.
-    For {
-        init: String,
-        cond: String,
-        step: String,
-    },
+    For { init: String, cond: String, step: String },
     /// `} else {` or `else`.
     Else,
 }
@@ -52,19 +48,11 @@ pub struct Grammar {
 /// Text that keeps a line out of reach of patches (never edited, never copied): CUDA's
 /// synchronisation and atomics, whose misuse passes tests while breaking CUDA's rules, and
 /// lines the kernel marks `// guard` (capacity checks that keep writes inside their arrays).
-pub const UNTOUCHABLE: &[&str] = &[
-    "__syncwarp",
-    "__syncthreads",
-    "_sync(",
-    "atomic",
-    "// guard",
-];
+pub const UNTOUCHABLE: &[&str] = &["__syncwarp", "__syncthreads", "_sync(", "atomic", "// guard"];
 
 /// The built-in types a declaration may start with; the source's own (`struct Name`,
 /// `typedef ... Name;`) are found by [`source_types`].
-const BUILTIN_TYPES: &[&str] = &[
-    "int", "u32", "u64", "u16", "u8", "bool", "unsigned", "float", "double", "uint2", "uint4",
-];
+const BUILTIN_TYPES: &[&str] = &["int", "u32", "u64", "u16", "u8", "bool", "unsigned", "float", "double", "uint2", "uint4"];
 
 /// The types a declaration may start with: the built-in ones and every struct and typedef
 /// the source defines (so that a line such as `Search s;` counts as a declaration, which is
@@ -73,8 +61,7 @@ fn source_types(source: &str) -> BTreeSet<String> {
     let mut types: BTreeSet<String> = BUILTIN_TYPES.iter().map(|t| t.to_string()).collect();
     for line in source.lines().map(str::trim) {
         let name = if let Some(rest) = line.strip_prefix("struct ") {
-            rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .next()
+            rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next()
         } else if line.starts_with("typedef ") {
             line.trim_end_matches(';').split_whitespace().last()
         } else {
@@ -106,22 +93,11 @@ pub fn identifiers(s: &str) -> BTreeSet<String> {
 /// Names declared by a statement such as `u64 k = 0, l = seq_len;` or a parameter list.
 fn declared_names(s: &str, types: &BTreeSet<String>) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let s = s
-        .trim()
-        .trim_end_matches(';')
-        .trim_end_matches('{')
-        .trim_end_matches(')');
+    let s = s.trim().trim_end_matches(';').trim_end_matches('{').trim_end_matches(')');
     for part in s.split(',') {
         let part = part.split('=').next().unwrap_or("").trim();
-        let words: Vec<&str> = part
-            .split(|c: char| c.is_whitespace() || c == '*' || c == '&' || c == '(')
-            .filter(|w| !w.is_empty())
-            .collect();
-        if words.len() >= 2
-            && words[..words.len() - 1]
-                .iter()
-                .any(|w| types.contains(*w) || *w == "const")
-        {
+        let words: Vec<&str> = part.split(|c: char| c.is_whitespace() || c == '*' || c == '&' || c == '(').filter(|w| !w.is_empty()).collect();
+        if words.len() >= 2 && words[..words.len() - 1].iter().any(|w| types.contains(*w) || *w == "const") {
             let name = words[words.len() - 1].split('[').next().unwrap_or("");
             if !name.is_empty() {
                 out.insert(name.to_string());
@@ -138,20 +114,8 @@ fn declared_names(s: &str, types: &BTreeSet<String>) -> BTreeSet<String> {
 /// with a binary operator, or the line before ends inside an expression. Such a line is
 /// never edited nor copied: alone it is not a statement.
 fn continues(prev: &str, t: &str) -> bool {
-    let starts_with_operator = [
-        "|", "&", "+", "-", "?", ":", "*", "/", "<<", ">>", ".", ",", "^",
-    ]
-    .iter()
-    .any(|op| t.starts_with(op))
-        && !t.starts_with("++")
-        && !t.starts_with("--");
-    let open = [
-        ',', '(', '|', '&', '+', '=', '?', ':', '-', '*', '/', '<', '>', '^',
-    ]
-    .iter()
-    .any(|&c| prev.ends_with(c))
-        && !prev.ends_with("++")
-        && !prev.ends_with("--");
+    let starts_with_operator = ["|", "&", "+", "-", "?", ":", "*", "/", "<<", ">>", ".", ",", "^"].iter().any(|op| t.starts_with(op)) && !t.starts_with("++") && !t.starts_with("--");
+    let open = [',', '(', '|', '&', '+', '=', '?', ':', '-', '*', '/', '<', '>', '^'].iter().any(|&c| prev.ends_with(c)) && !prev.ends_with("++") && !prev.ends_with("--");
     starts_with_operator || open
 }
 
@@ -202,8 +166,7 @@ impl Grammar {
             let mut signature = false;
             let mut kind = LineKind::Fixed;
             let mut declares = BTreeSet::new();
-            let is_signature =
-                t.contains("__global__") || t.contains("__device__") || pending_signature;
+            let is_signature = t.contains("__global__") || t.contains("__device__") || pending_signature;
             let untouchable = UNTOUCHABLE.iter().any(|u| t.contains(u));
             let continuation = continues(&previous_code, t);
             if !(t.starts_with('#') || t.starts_with("//") || t.is_empty()) {
@@ -219,11 +182,7 @@ impl Grammar {
                 // Parameters are declarations of the function that follows.
                 signature = true;
                 if !line_pp.is_empty() {
-                    if let Some(name) = t
-                        .split('(')
-                        .next()
-                        .and_then(|h| h.split_whitespace().last())
-                    {
+                    if let Some(name) = t.split('(').next().and_then(|h| h.split_whitespace().last()) {
                         conditional_functions.push((name.to_string(), line_pp.clone()));
                     }
                 }
@@ -242,30 +201,18 @@ impl Grammar {
                         let parts: Vec<&str> = t[a..b].splitn(3, ';').collect();
                         if parts.len() == 3 {
                             declares = declared_names(parts[0], &types);
-                            kind = LineKind::For {
-                                init: parts[0].trim().into(),
-                                cond: parts[1].trim().into(),
-                                step: parts[2].trim().into(),
-                            };
+                            kind = LineKind::For { init: parts[0].trim().into(), cond: parts[1].trim().into(), step: parts[2].trim().into() };
                         }
                     }
                 } else if t.starts_with("if (") || t.starts_with("} else if (") {
                     let at = t.find("if (").unwrap();
                     if let Some((a, b)) = parenthesised(t, at) {
-                        kind = LineKind::If {
-                            cond: t[a..b].trim().into(),
-                        };
+                        kind = LineKind::If { cond: t[a..b].trim().into() };
                     }
                 } else if t.starts_with("} else") || t.starts_with("else") {
                     // Else branches, also `else if (c) stmt;`: nothing may come between them and their if.
                     kind = LineKind::Else;
-                } else if t.ends_with(';')
-                    && !t.contains('{')
-                    && !t.contains('}')
-                    && !t.starts_with("return")
-                    && !t.starts_with("case ")
-                    && !t.starts_with("default")
-                {
+                } else if t.ends_with(';') && !t.contains('{') && !t.contains('}') && !t.starts_with("return") && !t.starts_with("case ") && !t.starts_with("default") {
                     declares = declared_names(t, &types);
                     kind = LineKind::Statement;
                 }
@@ -276,16 +223,7 @@ impl Grammar {
                 locals.extend(declares.iter().cloned());
             }
             let uses = identifiers(t);
-            lines.push(Line {
-                text: raw.to_string(),
-                kind,
-                function,
-                depth,
-                declares,
-                uses,
-                pp: line_pp,
-                signature,
-            });
+            lines.push(Line { text: raw.to_string(), kind, function, depth, declares, uses, pp: line_pp, signature });
             let opens = t.matches('{').count();
             let closes = t.matches('}').count();
             depth = (depth + opens).saturating_sub(closes);
@@ -293,32 +231,20 @@ impl Grammar {
                 function = None;
             }
         }
-        Grammar {
-            lines,
-            locals,
-            conditional_functions,
-        }
+        Grammar { lines, locals, conditional_functions }
     }
 
     /// Lines that evolution may edit.
     pub fn editable(&self) -> impl Iterator<Item = usize> + '_ {
-        self.lines
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| !matches!(l.kind, LineKind::Fixed | LineKind::Else))
-            .map(|(i, _)| i)
+        self.lines.iter().enumerate().filter(|(_, l)| !matches!(l.kind, LineKind::Fixed | LineKind::Else)).map(|(i, _)| i)
     }
 
     /// Names visible at line `at`: the function's parameters, and locals declared earlier
     /// in a block that is still open at `at` and in preprocessor branches enclosing `at`.
     pub fn visible(&self, at: usize) -> BTreeSet<String> {
-        let Some(f) = self.lines[at].function else {
-            return BTreeSet::new();
-        };
+        let Some(f) = self.lines[at].function else { return BTreeSet::new() };
         let mut start = at;
-        while start > 0
-            && (self.lines[start - 1].function == Some(f) || self.lines[start - 1].signature)
-        {
+        while start > 0 && (self.lines[start - 1].function == Some(f) || self.lines[start - 1].signature) {
             start -= 1;
         }
         let target_pp = &self.lines[at].pp;
@@ -335,19 +261,8 @@ impl Grammar {
             // A for header's variable lives inside the loop, one level deeper. A line that
             // starts by closing blocks (`} else if (c) {`) is outside them from its start.
             let block = decl.depth + matches!(decl.kind, LineKind::For { .. }) as usize;
-            let depth_from_start = |l: &Line| {
-                l.depth.saturating_sub(
-                    l.text
-                        .trim_start()
-                        .chars()
-                        .take_while(|&c| c == '}')
-                        .count(),
-                )
-            };
-            if self.lines[d + 1..=at]
-                .iter()
-                .all(|l| depth_from_start(l) >= block)
-            {
+            let depth_from_start = |l: &Line| l.depth.saturating_sub(l.text.trim_start().chars().take_while(|&c| c == '}').count());
+            if self.lines[d + 1..=at].iter().all(|l| depth_from_start(l) >= block) {
                 names.extend(decl.declares.iter().cloned());
             }
         }
@@ -359,15 +274,7 @@ impl Grammar {
         let visible = self.visible(at);
         let target_pp = &self.lines[at].pp;
         let uses = &self.lines[donor].uses;
-        let functions_ok = self
-            .conditional_functions
-            .iter()
-            .filter(|(name, _)| uses.contains(name))
-            .all(|(_, pp)| target_pp.starts_with(pp));
-        functions_ok
-            && uses
-                .iter()
-                .filter(|u| self.locals.contains(*u) && !self.lines[donor].declares.contains(*u))
-                .all(|u| visible.contains(u))
+        let functions_ok = self.conditional_functions.iter().filter(|(name, _)| uses.contains(name)).all(|(_, pp)| target_pp.starts_with(pp));
+        functions_ok && uses.iter().filter(|u| self.locals.contains(*u) && !self.lines[donor].declares.contains(*u)).all(|u| visible.contains(u))
     }
 }

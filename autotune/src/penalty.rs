@@ -39,11 +39,7 @@ pub fn batch_penalty(reference: &[(u64, u64)], variant: &[(u64, u64)]) -> u64 {
     if reference.len() != variant.len() {
         return u64::MAX;
     }
-    reference
-        .iter()
-        .zip(variant)
-        .map(|(&(k, l), &(k2, l2))| read_penalty(k, l, k2, l2))
-        .sum()
+    reference.iter().zip(variant).map(|(&(k, l), &(k2, l2))| read_penalty(k, l, k2, l2)).sum()
 }
 
 #[cfg(test)]

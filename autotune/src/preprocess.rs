@@ -17,10 +17,7 @@ fn eval(expr: &str, defines: &HashMap<String, u32>) -> bool {
 
 /// Per line of `source`: whether the compiler sees it under these defines (directives are
 /// never seen).
-pub fn active_lines<'a>(
-    source: impl Iterator<Item = &'a str>,
-    defines: &[(String, u32)],
-) -> Vec<bool> {
+pub fn active_lines<'a>(source: impl Iterator<Item = &'a str>, defines: &[(String, u32)]) -> Vec<bool> {
     let defines: HashMap<String, u32> = defines.iter().cloned().collect();
     // Per nesting level: (this branch active, some branch already taken).
     let mut stack: Vec<(bool, bool)> = Vec::new();
@@ -77,10 +74,7 @@ mod tests {
     fn keeps_the_selected_branches() {
         let src = "a\n#if X\nb\n#elif Y\nc\n#else\nd\n#endif\n#ifdef Z\ne\n#endif\nf\n";
         assert_eq!(preprocess(src, &[("X".into(), 1)]), "a\nb\nf\n");
-        assert_eq!(
-            preprocess(src, &[("X".into(), 0), ("Y".into(), 1)]),
-            "a\nc\nf\n"
-        );
+        assert_eq!(preprocess(src, &[("X".into(), 0), ("Y".into(), 1)]), "a\nc\nf\n");
         assert_eq!(preprocess(src, &[("Z".into(), 4)]), "a\nd\ne\nf\n");
     }
 }

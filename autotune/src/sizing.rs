@@ -33,23 +33,13 @@ pub fn plan(budget: Duration, per_variant: Duration, restarts: usize) -> Plan {
     let per_variant = per_variant.as_secs_f64().max(1e-3);
     let variants_per_restart = |r: usize| usable / r as f64 / per_variant;
     let mut restarts = restarts.max(1);
-    while restarts > 1
-        && variants_per_restart(restarts) < (MIN_POPULATION * (MIN_GENERATIONS + 1)) as f64
-    {
+    while restarts > 1 && variants_per_restart(restarts) < (MIN_POPULATION * (MIN_GENERATIONS + 1)) as f64 {
         restarts -= 1;
     }
     let variants = variants_per_restart(restarts);
-    let population =
-        ((variants / (MIN_GENERATIONS + 1) as f64) as usize).clamp(MIN_POPULATION, MAX_POPULATION);
-    let generations = ((variants / population as f64) as usize)
-        .saturating_sub(1)
-        .max(MIN_GENERATIONS);
-    Plan {
-        restarts,
-        population,
-        generations,
-        per_restart: Duration::from_secs_f64(usable / restarts as f64),
-    }
+    let population = ((variants / (MIN_GENERATIONS + 1) as f64) as usize).clamp(MIN_POPULATION, MAX_POPULATION);
+    let generations = ((variants / population as f64) as usize).saturating_sub(1).max(MIN_GENERATIONS);
+    Plan { restarts, population, generations, per_restart: Duration::from_secs_f64(usable / restarts as f64) }
 }
 
 #[cfg(test)]
@@ -68,11 +58,7 @@ mod tests {
         assert_eq!(p.restarts, 3);
         assert!(p.generations >= MIN_GENERATIONS, "{p:?}");
         let evaluations = p.restarts * p.population * (p.generations + 1);
-        assert!(
-            evaluations as f64 * 0.5 <= 1800.0 * 0.9 + 1e-6,
-            "{p:?} takes {} s",
-            evaluations as f64 * 0.5
-        );
+        assert!(evaluations as f64 * 0.5 <= 1800.0 * 0.9 + 1e-6, "{p:?} takes {} s", evaluations as f64 * 0.5);
         assert!(p.population >= 40, "{p:?}");
     }
 
@@ -83,10 +69,7 @@ mod tests {
         assert_eq!(p.restarts, 1, "{p:?}");
         assert_eq!((p.population, p.generations), (14, 10), "{p:?}");
         let p = plan(secs(60.0), secs(10.0), 3);
-        assert_eq!(
-            (p.restarts, p.population, p.generations),
-            (1, MIN_POPULATION, MIN_GENERATIONS)
-        );
+        assert_eq!((p.restarts, p.population, p.generations), (1, MIN_POPULATION, MIN_GENERATIONS));
     }
 
     /// Fast variants: the population is capped and the generations take the rest.

@@ -16,18 +16,13 @@ fn kernel() -> String {
 }
 
 fn line_of(g: &Grammar, needle: &str) -> usize {
-    g.lines
-        .iter()
-        .position(|l| l.text.contains(needle))
-        .unwrap_or_else(|| panic!("no line with {needle}"))
+    g.lines.iter().position(|l| l.text.contains(needle)).unwrap_or_else(|| panic!("no line with {needle}"))
 }
 
 /// Subscripts and BWT pointer additions of a variant's code that are not guarded, declarations
 /// of arrays excepted.
 fn unguarded(variant: &str) -> Vec<String> {
-    let body = variant
-        .strip_prefix(PRELUDE)
-        .expect("the prelude is at the top");
+    let body = variant.strip_prefix(PRELUDE).expect("the prelude is at the top");
     let mut bad = Vec::new();
     for line in body.lines() {
         let code = line.split("//").next().unwrap();
@@ -36,13 +31,9 @@ fn unguarded(variant: &str) -> Vec<String> {
         }
         let b = code.as_bytes();
         for (at, _) in code.match_indices('[') {
-            let name_start = code[..at]
-                .trim_end()
-                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .map_or(0, |i| i + 1);
+            let name_start = code[..at].trim_end().rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
             let name = code[name_start..at].trim_end();
-            let declaration = code.trim_start().starts_with("u32 ")
-                || code.trim_start().starts_with("__shared__");
+            let declaration = code.trim_start().starts_with("u32 ") || code.trim_start().starts_with("__shared__");
             let guarded = code[at + 1..].starts_with("gi_clamp(");
             // `((const u8 *)&word)[...]` indexes the bytes of a scalar.
             let of_cast = b[..at].last() == Some(&b')');
@@ -103,55 +94,27 @@ fn every_array_of_the_kernel_is_guarded() {
         assert!(out.contains(expected), "missing: {expected}\n{out}");
     }
     // The packed reads, bounded by their length in words (a kernel argument).
-    assert!(
-        out.contains("return reads[gi_clamp(index, gi_n_reads)];"),
-        "{out}"
-    );
-    assert!(
-        out.contains("return __ldg(reads + gi_clamp(index, gi_n_reads));"),
-        "{out}"
-    );
-    assert!(
-        out.contains("u32 load_read_word(const u32 *reads, u64 gi_n_reads, u64 index)"),
-        "{out}"
-    );
+    assert!(out.contains("return reads[gi_clamp(index, gi_n_reads)];"), "{out}");
+    assert!(out.contains("return __ldg(reads + gi_clamp(index, gi_n_reads));"), "{out}");
+    assert!(out.contains("u32 load_read_word(const u32 *reads, u64 gi_n_reads, u64 index)"), "{out}");
     // Declarations keep their sizes.
-    assert!(
-        out.contains("u32 local[MAX_READ_WORDS];")
-            && out.contains("__shared__ u32 slots[BLOCK_W][16];")
-            && out.contains("u32 w[16];")
-    );
+    assert!(out.contains("u32 local[MAX_READ_WORDS];") && out.contains("__shared__ u32 slots[BLOCK_W][16];") && out.contains("u32 w[16];"));
 }
 
 #[test]
 fn parameter_bounds_name_kernel_pointers_passed_on_by_name() {
     let src = kernel();
-    let sig: String = src
-        .lines()
-        .skip_while(|l| !l.contains("__global__"))
-        .take_while(|l| !l.starts_with('{'))
-        .collect();
+    let sig: String = src.lines().skip_while(|l| !l.contains("__global__")).take_while(|l| !l.starts_with('{')).collect();
     for (name, _, _) in PARAM_BOUNDS {
-        assert!(
-            sig.contains(&format!("*__restrict__ {name},"))
-                || sig.contains(&format!("*__restrict__ {name})")),
-            "{name} is not a pointer parameter of the kernel"
-        );
+        assert!(sig.contains(&format!("*__restrict__ {name},")) || sig.contains(&format!("*__restrict__ {name})")), "{name} is not a pointer parameter of the kernel");
     }
     // Every call that takes a bounded pointer passes it under its own name, so the bound that
     // follows it is the caller's (never 0, "unknown").
     let out = apply(&Grammar::parse(&src), &[]);
     for (name, _, _) in PARAM_BOUNDS {
-        assert!(
-            !out.contains(&format!("{name}, 0,")) && !out.contains(&format!("{name}, 0)")),
-            "{name} passed without its bound"
-        );
+        assert!(!out.contains(&format!("{name}, 0,")) && !out.contains(&format!("{name}, 0)")), "{name} passed without its bound");
     }
-    assert_eq!(
-        out.matches(", u64 gi_n_words").count(),
-        5,
-        "load_bwt_word, load_block, cached_occ, group_occ, group_search"
-    );
+    assert_eq!(out.matches(", u64 gi_n_words").count(), 5, "load_bwt_word, load_block, cached_occ, group_occ, group_search");
 }
 
 #[test]
@@ -160,49 +123,25 @@ fn out_of_range_patches_are_still_guarded() {
     // `w < 16` replaced by `m < cache_threads`: w can run past the 16 words of a slot.
     let inner = line_of(&g, "for (u32 w = member; w < 16; w += cache_threads)");
     let outer = line_of(&g, "for (u32 m = 0; m < cache_threads; ++m)");
-    let p = Patch::ForPart {
-        line: inner,
-        from: outer,
-        part: ForPart::Cond,
-    };
+    let p = Patch::ForPart { line: inner, from: outer, part: ForPart::Cond };
     assert!(p.valid(&g));
     let out = apply(&g, &[p]);
-    let line = out
-        .lines()
-        .find(|l| l.contains("for (u32 w = member;"))
-        .unwrap();
-    assert!(
-        line.contains("(m < cache_threads)")
-            && line.contains("slots[gi_clamp(first + m, BLOCK_W)][gi_clamp(w, 16)]"),
-        "{line}"
-    );
+    let line = out.lines().find(|l| l.contains("for (u32 w = member;")).unwrap();
+    assert!(line.contains("(m < cache_threads)") && line.contains("slots[gi_clamp(first + m, BLOCK_W)][gi_clamp(w, 16)]"), "{line}");
     // The N test replaced by another condition: c = 3 - b can be negative and index L2 below 0.
-    let n_test = g
-        .lines
-        .iter()
-        .rposition(|l| l.text.trim() == "if (b > 3) {")
-        .unwrap();
-    let p = Patch::IfCond {
-        line: n_test,
-        from: line_of(&g, "if (k > l) break;"),
-    };
+    let n_test = g.lines.iter().rposition(|l| l.text.trim() == "if (b > 3) {").unwrap();
+    let p = Patch::IfCond { line: n_test, from: line_of(&g, "if (k > l) break;") };
     assert!(p.valid(&g));
     let out = apply(&g, &[p]);
     assert!(out.contains("if (k > l) {") && out.contains("k = l2[gi_clamp(c, 5)] + ok + 1;"));
     // A statement replaced by another: the copy is guarded as the original is.
-    let p = Patch::Replace {
-        line: line_of(&g, "k = l2[c] + ok + 1;"),
-        with: line_of(&g, "l = l2[c] + ol;"),
-    };
+    let p = Patch::Replace { line: line_of(&g, "k = l2[c] + ok + 1;"), with: line_of(&g, "l = l2[c] + ol;") };
     assert!(p.valid(&g));
     let out = apply(&g, &[p]);
     assert_eq!(out.matches("l = l2[gi_clamp(c, gi_n_l2)] + ol;").count(), 2);
     assert_eq!(unguarded(&out), Vec::<String>::new());
     // A statement of group_search copied into the kernel gets the kernel's bound there.
-    let p = Patch::Insert {
-        before: line_of(&g, "u64 ol = side ? mine : other;"),
-        from: line_of(&g, "k = l2[c] + ok + 1;"),
-    };
+    let p = Patch::Insert { before: line_of(&g, "u64 ol = side ? mine : other;"), from: line_of(&g, "k = l2[c] + ok + 1;") };
     assert!(p.valid(&g));
     let out = apply(&g, &[p]);
     assert_eq!(out.matches("k = l2[gi_clamp(c, 5)] + ok + 1;").count(), 2);
@@ -226,9 +165,7 @@ fn kind(p: &Patch) -> &'static str {
 fn guards_survive_every_patch_kind() {
     let g = Grammar::parse(&kernel());
     let mut rng = StdRng::seed_from_u64(5);
-    let patches: Vec<Patch> = (0..3000)
-        .filter_map(|_| random_patch(&g, &mut rng))
-        .collect();
+    let patches: Vec<Patch> = (0..3000).filter_map(|_| random_patch(&g, &mut rng)).collect();
     let kinds: BTreeSet<&str> = patches.iter().map(kind).collect();
     assert_eq!(kinds.len(), 8, "{kinds:?}");
     let plain = apply(&g, &[]);
@@ -238,14 +175,7 @@ fn guards_survive_every_patch_kind() {
         assert_eq!(unguarded(&out), Vec::<String>::new(), "{p:?}");
         assert_eq!(out.matches(PRELUDE).count(), 1);
         // A patch adds or removes whole statements, never a guard inside a kept one.
-        if matches!(
-            p,
-            Patch::Unroll { .. }
-                | Patch::Restrict(_)
-                | Patch::LaunchBounds(_)
-                | Patch::ForPart { .. }
-                | Patch::IfCond { .. }
-        ) {
+        if matches!(p, Patch::Unroll { .. } | Patch::Restrict(_) | Patch::LaunchBounds(_) | Patch::ForPart { .. } | Patch::IfCond { .. }) {
             assert_eq!(out.matches("gi_clamp(").count(), n_plain, "{p:?}");
         }
     }
@@ -260,10 +190,7 @@ fn guarding_is_deterministic() {
     let src = kernel();
     let g = Grammar::parse(&src);
     let mut rng = StdRng::seed_from_u64(9);
-    let patches: Vec<Patch> = (0..200)
-        .filter_map(|_| random_patch(&g, &mut rng))
-        .take(10)
-        .collect();
+    let patches: Vec<Patch> = (0..200).filter_map(|_| random_patch(&g, &mut rng)).take(10).collect();
     assert_eq!(apply(&g, &patches), apply(&Grammar::parse(&src), &patches));
     assert_eq!(guard(&src), guard(&src));
     // Only code lines change: the kernel's lines, comments and directives keep their order.
@@ -275,8 +202,6 @@ fn guarding_is_deterministic() {
             assert_eq!(a, b);
         }
     }
-    assert!(g
-        .lines
-        .iter()
-        .any(|l| matches!(l.kind, LineKind::For { .. })));
+    assert!(g.lines.iter().any(|l| matches!(l.kind, LineKind::For { .. })));
 }
+

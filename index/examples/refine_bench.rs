@@ -17,12 +17,8 @@ use rayon::prelude::*;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let fasta = args
-        .next()
-        .expect("usage: refine_bench genome.fa [sort-memory GiB]");
-    let budget_gib: f64 = args
-        .next()
-        .map_or(2.0, |s| s.parse().expect("a number of GiB"));
+    let fasta = args.next().expect("usage: refine_bench genome.fa [sort-memory GiB]");
+    let budget_gib: f64 = args.next().map_or(2.0, |s| s.parse().expect("a number of GiB"));
     let t = Instant::now();
     let reference = pack_fasta(Path::new(&fasta)).expect("readable FASTA");
     let pack_s = t.elapsed().as_secs_f64();
@@ -49,39 +45,23 @@ fn main() {
     for &(lo, hi) in &plan {
         let (base, end) = (starts[lo], starts[hi]);
         // REFINE_CACHE=dir keeps the chunks as sorted before refinement, for repeated runs.
-        let cached = std::env::var_os("REFINE_CACHE")
-            .map(|d| Path::new(&d).join(format!("chunk-{n}-{lo}-{hi}.bin")));
+        let cached = std::env::var_os("REFINE_CACHE").map(|d| Path::new(&d).join(format!("chunk-{n}-{lo}-{hi}.bin")));
         let mut slots = match cached.as_ref().and_then(|f| std::fs::read(f).ok()) {
-            Some(bytes) => bytes
-                .chunks_exact(8)
-                .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-                .collect(),
+            Some(bytes) => bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect(),
             None => {
                 let slots = sorted_by_keys(&text, k, lo, hi, end - base);
                 if let Some(f) = &cached {
-                    std::fs::write(
-                        f,
-                        slots
-                            .iter()
-                            .flat_map(|s| s.to_le_bytes())
-                            .collect::<Vec<u8>>(),
-                    )
-                    .expect("writable cache");
+                    std::fs::write(f, slots.iter().flat_map(|s| s.to_le_bytes()).collect::<Vec<u8>>()).expect("writable cache");
                 }
                 slots
             }
         };
         tied += slots.par_iter().filter(|&&s| s & TIED != 0).count() as u64;
-        runs += slots
-            .par_windows(2)
-            .filter(|w| w[1] & TIED != 0 && w[0] & TIED == 0)
-            .count() as u64;
+        runs += slots.par_windows(2).filter(|w| w[1] & TIED != 0 && w[0] & TIED == 0).count() as u64;
         let t = Instant::now();
         refine_ties(&cover, &mut slots);
         refine_s += t.elapsed().as_secs_f64();
-        checksum = slots
-            .iter()
-            .fold(checksum, |h, &s| (h ^ s).wrapping_mul(0x100_0000_01B3));
+        checksum = slots.iter().fold(checksum, |h, &s| (h ^ s).wrapping_mul(0x100_0000_01B3));
     }
     println!("refine {refine_s:.2} s ({tied} tied slots in {runs} runs); checksum {checksum:016x}");
 }
@@ -99,16 +79,6 @@ fn sorted_by_keys(text: &PackedText, k: u32, lo: usize, hi: usize, len: u64) -> 
         assert_eq!(keyed.len() as u64, len);
         // Equal keys in a scrambled order (the GPU leaves them in any order).
         keyed.par_sort_unstable_by_key(|&(key, p)| (key, p.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
-        (0..keyed.len())
-            .into_par_iter()
-            .map(|j| {
-                slot_of(text, keyed[j].1)
-                    | if j > 0 && keyed[j].0 == keyed[j - 1].0 {
-                        TIED
-                    } else {
-                        0
-                    }
-            })
-            .collect()
+        (0..keyed.len()).into_par_iter().map(|j| slot_of(text, keyed[j].1) | if j > 0 && keyed[j].0 == keyed[j - 1].0 { TIED } else { 0 }).collect()
     }
 }

@@ -45,9 +45,7 @@ impl Stats {
 }
 
 fn main() {
-    let fasta = std::env::args()
-        .nth(1)
-        .expect("usage: sort_profile genome.fa");
+    let fasta = std::env::args().nth(1).expect("usage: sort_profile genome.fa");
     let reference = pack_fasta(Path::new(&fasta)).expect("readable FASTA");
     let text = PackedText::with_reverse_complement(&reference.forward);
     let n = text.len();
@@ -80,10 +78,7 @@ fn main() {
     let stats = (0..n_buckets)
         .into_par_iter()
         .fold(Stats::default, |mut s, b| {
-            let mut bucket: Vec<u64> = positions[starts[b]..starts[b + 1]]
-                .iter()
-                .map(|&p| p as u64)
-                .collect();
+            let mut bucket: Vec<u64> = positions[starts[b]..starts[b + 1]].iter().map(|&p| p as u64).collect();
             let mut words_here = 0;
             bucket.sort_unstable_by(|&x, &y| {
                 let (o, w) = compare_suffixes_counting(&text, x, y);
@@ -107,50 +102,17 @@ fn main() {
         })
         .reduce(Stats::default, Stats::merge);
     let n_bases: usize = in_n.iter().filter(|&&x| x).count();
-    println!(
-        "{fasta}: n = {n} suffixes, K = {k}, {} buckets; N-run bases {} of {} ({:.2} %)",
-        n_buckets,
-        n_bases,
-        in_n.len(),
-        100.0 * n_bases as f64 / in_n.len() as f64
-    );
-    println!(
-        "plain sort: {:.1} s (threads {}), {} comparisons, {} words ({:.1} per comparison)",
-        t0.elapsed().as_secs_f64(),
-        rayon::current_num_threads(),
-        stats.comparisons,
-        stats.words,
-        stats.words as f64 / stats.comparisons as f64
-    );
-    println!(
-        "words by suffixes starting in N runs: both {:.1} %, one {:.1} %, neither {:.1} %",
-        100.0 * stats.by_n[0] as f64 / stats.words as f64,
-        100.0 * stats.by_n[1] as f64 / stats.words as f64,
-        100.0 * stats.by_n[2] as f64 / stats.words as f64
-    );
+    println!("{fasta}: n = {n} suffixes, K = {k}, {} buckets; N-run bases {} of {} ({:.2} %)", n_buckets, n_bases, in_n.len(), 100.0 * n_bases as f64 / in_n.len() as f64);
+    println!("plain sort: {:.1} s (threads {}), {} comparisons, {} words ({:.1} per comparison)", t0.elapsed().as_secs_f64(), rayon::current_num_threads(), stats.comparisons, stats.words, stats.words as f64 / stats.comparisons as f64);
+    println!("words by suffixes starting in N runs: both {:.1} %, one {:.1} %, neither {:.1} %", 100.0 * stats.by_n[0] as f64 / stats.words as f64, 100.0 * stats.by_n[1] as f64 / stats.words as f64, 100.0 * stats.by_n[2] as f64 / stats.words as f64);
     println!("depth (words read)\tcomparisons\twords\tshare of words");
-    for (b, &(c, w)) in stats
-        .by_depth
-        .iter()
-        .enumerate()
-        .filter(|(_, &(c, _))| c > 0)
-    {
+    for (b, &(c, w)) in stats.by_depth.iter().enumerate().filter(|(_, &(c, _))| c > 0) {
         let lo = if b == 0 { 0 } else { 1u64 << (b - 1) };
-        println!(
-            "{}-{}\t{}\t{}\t{:.2} %",
-            lo,
-            (1u64 << b) - 1,
-            c,
-            w,
-            100.0 * w as f64 / stats.words as f64
-        );
+        println!("{}-{}\t{}\t{}\t{:.2} %", lo, (1u64 << b) - 1, c, w, 100.0 * w as f64 / stats.words as f64);
     }
     println!("heaviest buckets: words, size, first suffix's position (strand, in N run)");
     for &(w, _, size, p) in &stats.top {
         let strand = if p < n / 2 { "+" } else { "-" };
-        println!(
-            "{w}\t{size}\t{p} ({strand}, {})",
-            if starts_in_n(p) { "N run" } else { "sequence" }
-        );
+        println!("{w}\t{size}\t{p} ({strand}, {})", if starts_in_n(p) { "N run" } else { "sequence" });
     }
 }

@@ -35,17 +35,11 @@ pub struct BuildOptions {
 pub type SortEvents = Box<dyn FnMut(&SortEvent)>;
 
 /// Gives the chunk sorter when the build needs it (see [`BuildOptions::sorter`]).
-pub type SorterSource =
-    Box<dyn FnOnce() -> std::result::Result<Box<dyn ChunkSorter>, SortError> + Send>;
+pub type SorterSource = Box<dyn FnOnce() -> std::result::Result<Box<dyn ChunkSorter>, SortError> + Send>;
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        BuildOptions {
-            sort_budget_bytes: 2 << 30,
-            progress: None,
-            sorter: None,
-            events: None,
-        }
+        BuildOptions { sort_budget_bytes: 2 << 30, progress: None, sorter: None, events: None }
     }
 }
 
@@ -107,11 +101,7 @@ pub fn pack_fasta(path: &Path) -> Result<PackedReference> {
 
 /// [`pack_fasta`] with batches of `batch_bytes` and pieces of `piece_bytes` (a multiple of 4;
 /// tests make them tiny).
-fn pack_fasta_sized(
-    path: &Path,
-    batch_bytes: usize,
-    piece_bytes: usize,
-) -> Result<PackedReference> {
+fn pack_fasta_sized(path: &Path, batch_bytes: usize, piece_bytes: usize) -> Result<PackedReference> {
     assert!(piece_bytes > 0 && piece_bytes.is_multiple_of(4) && batch_bytes > 0);
     let mut reader = FastaReader::open(path)?;
     let mut forward = ForwardBases::default();
@@ -119,10 +109,7 @@ fn pack_fasta_sized(
     // could otherwise copy them with twice their size allocated).
     if let Ok(len) = std::fs::metadata(path).map(|m| m.len()) {
         let mut magic = [0u8; 2];
-        let gzip = File::open(path)
-            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-            .is_ok()
-            && magic == [0x1f, 0x8b];
+        let gzip = File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok() && magic == [0x1f, 0x8b];
         if !gzip {
             forward.reserve(len);
         }
@@ -140,11 +127,7 @@ fn pack_fasta_sized(
                     }
                     Err(_) => Vec::with_capacity(batch_bytes + 1),
                 };
-                let mut batch = Batch {
-                    bytes,
-                    starts: Vec::new(),
-                    last_ends: false,
-                };
+                let mut batch = Batch { bytes, starts: Vec::new(), last_ends: false };
                 let mut step = || -> Result<bool> {
                     while batch.bytes.len() < batch_bytes && batch.starts.len() < BATCH_RECORDS {
                         if in_record {
@@ -177,40 +160,18 @@ fn pack_fasta_sized(
                 }
             }
         });
-        let mut packer = Packer {
-            piece_bytes,
-            forward,
-            seqs: Vec::new(),
-            holes: Vec::new(),
-            names: HashSet::new(),
-            open: None,
-            drawn: 0,
-            last_byte: 0,
-            path,
-        };
+        let mut packer = Packer { piece_bytes, forward, seqs: Vec::new(), holes: Vec::new(), names: HashSet::new(), open: None, drawn: 0, last_byte: 0, path };
         for batch in batch_rx {
             let batch = batch?;
             packer.pack(&batch)?;
             let _ = free_tx.send(batch.bytes);
         }
         packer.close_record()?;
-        let Packer {
-            forward,
-            seqs,
-            holes,
-            ..
-        } = packer;
+        let Packer { forward, seqs, holes, .. } = packer;
         if forward.is_empty() {
-            return Err(IndexError::bad_fasta(
-                path,
-                "the sequences are all empty: nothing to index",
-            ));
+            return Err(IndexError::bad_fasta(path, "the sequences are all empty: nothing to index"));
         }
-        Ok(PackedReference {
-            forward,
-            seqs,
-            holes,
-        })
+        Ok(PackedReference { forward, seqs, holes })
     })
 }
 
@@ -258,15 +219,7 @@ impl Packer<'_> {
         }
         bounds.push(bytes.len());
         let pieces: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
-        let ambiguous: Vec<u64> = pieces
-            .par_iter()
-            .map(|&(s, e)| {
-                bytes[s..e]
-                    .iter()
-                    .map(|&b| (NT4[b as usize] >> 2) as u64)
-                    .sum()
-            })
-            .collect();
+        let ambiguous: Vec<u64> = pieces.par_iter().map(|&(s, e)| bytes[s..e].iter().map(|&b| (NT4[b as usize] >> 2) as u64).sum()).collect();
         let mut drawn_before = Vec::with_capacity(pieces.len());
         let mut drawn = self.drawn;
         for &a in &ambiguous {
@@ -301,14 +254,9 @@ impl Packer<'_> {
         // Holes in order; a record's own start (its bases' first byte) comes between them.
         let mut records = batch.starts.iter().peekable();
         let mut take_records_before = |packer: &mut Self, offset: u64| -> Result<()> {
-            while let Some((at, name, comment)) = records.next_if(|r| first + r.0 as u64 <= offset)
-            {
+            while let Some((at, name, comment)) = records.next_if(|r| first + r.0 as u64 <= offset) {
                 packer.close_record_at(first + *at as u64)?;
-                packer.open = Some(Open {
-                    name: name.clone(),
-                    comment: comment.clone(),
-                    offset: first + *at as u64,
-                });
+                packer.open = Some(Open { name: name.clone(), comment: comment.clone(), offset: first + *at as u64 });
             }
             Ok(())
         };
@@ -340,33 +288,13 @@ impl Packer<'_> {
     /// Closes the open record, which ends at forward offset `end`: its name is checked and its
     /// line pair of `.ann` made (its holes are all known by then).
     fn close_record_at(&mut self, end: u64) -> Result<()> {
-        let Some(rec) = self.open.take() else {
-            return Ok(());
-        };
+        let Some(rec) = self.open.take() else { return Ok(()) };
         if !self.names.insert(rec.name.clone()) {
-            return Err(IndexError::bad_fasta(
-                self.path,
-                format!(
-                    "sequence name '{}' appears twice (record {})",
-                    rec.name,
-                    self.seqs.len() + 1
-                ),
-            ));
+            return Err(IndexError::bad_fasta(self.path, format!("sequence name '{}' appears twice (record {})", rec.name, self.seqs.len() + 1)));
         }
         let n_ambs = self.holes.len() - self.holes.partition_point(|h| h.offset < rec.offset);
-        let anno = if rec.comment.is_empty() {
-            "(null)".to_string()
-        } else {
-            rec.comment
-        };
-        self.seqs.push(RefSeq {
-            gi: 0,
-            name: rec.name,
-            anno,
-            offset: rec.offset,
-            len: end - rec.offset,
-            n_ambs: n_ambs as u32,
-        });
+        let anno = if rec.comment.is_empty() { "(null)".to_string() } else { rec.comment };
+        self.seqs.push(RefSeq { gi: 0, name: rec.name, anno, offset: rec.offset, len: end - rec.offset, n_ambs: n_ambs as u32 });
         Ok(())
     }
 }
@@ -375,16 +303,7 @@ impl Packer<'_> {
 /// bytes from the one holding base `first + s`), drawing from `rng` for each ambiguous byte;
 /// `before` is the byte before `s` in its record and `resets` the offsets where records start.
 #[allow(clippy::too_many_arguments)]
-fn pack_piece(
-    bytes: &[u8],
-    s: usize,
-    e: usize,
-    first: u64,
-    before: u8,
-    resets: &[usize],
-    rng: &mut Rand48,
-    out: &mut [u8],
-) -> PieceHoles {
+fn pack_piece(bytes: &[u8], s: usize, e: usize, first: u64, before: u8, resets: &[usize], rng: &mut Rand48, out: &mut [u8]) -> PieceHoles {
     let mut found = PieceHoles::default();
     let mut last = before;
     let base0 = (first + s as u64) / 4 * 4;
@@ -396,21 +315,12 @@ fn pack_piece(
             last = 0;
             next_reset += 1;
         }
-        let stop = if next_reset < resets.len() {
-            resets[next_reset].min(e)
-        } else {
-            e
-        };
+        let stop = if next_reset < resets.len() { resets[next_reset].min(e) } else { e };
         while i < stop {
             let g = first + i as u64;
             // Four unambiguous bytes filling one packed byte: one store.
             if g.is_multiple_of(4) && i + 4 <= stop {
-                let c = [
-                    NT4[bytes[i] as usize],
-                    NT4[bytes[i + 1] as usize],
-                    NT4[bytes[i + 2] as usize],
-                    NT4[bytes[i + 3] as usize],
-                ];
+                let c = [NT4[bytes[i] as usize], NT4[bytes[i + 1] as usize], NT4[bytes[i + 2] as usize], NT4[bytes[i + 3] as usize]];
                 if (c[0] | c[1] | c[2] | c[3]) < 4 {
                     out[((g - base0) / 4) as usize] = c[0] << 6 | c[1] << 4 | c[2] << 2 | c[3];
                     last = bytes[i + 3];
@@ -427,11 +337,7 @@ fn pack_piece(
                         None => found.continued += 1,
                     }
                 } else {
-                    found.holes.push(Hole {
-                        offset: g,
-                        len: 1,
-                        amb: b,
-                    });
+                    found.holes.push(Hole { offset: g, len: 1, amb: b });
                 }
                 c = (rng.lrand48() & 3) as u8;
             }
@@ -449,11 +355,7 @@ struct PendingFiles {
 }
 
 impl PendingFiles {
-    fn write(
-        &mut self,
-        target: PathBuf,
-        fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
-    ) -> Result<()> {
+    fn write(&mut self, target: PathBuf, fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<()> {
         let mut tmp = target.as_os_str().to_owned();
         tmp.push(format!(".bcuda-{}.tmp", std::process::id()));
         let tmp = PathBuf::from(tmp);
@@ -496,13 +398,7 @@ pub fn build_index(fasta: &Path, prefix: &Path, mut opts: BuildOptions) -> Resul
     let text = PackedText::with_reverse_complement(&reference.forward);
     let n = text.len();
     let counts = text.base_counts();
-    let l2 = [
-        0,
-        counts[0],
-        counts[0] + counts[1],
-        counts[0] + counts[1] + counts[2],
-        n,
-    ];
+    let l2 = [0, counts[0], counts[0] + counts[1], counts[0] + counts[1] + counts[2], n];
 
     report("sorting suffixes", 0.0);
     let fraction = |rows: u64| rows as f64 / (n + 1) as f64;
@@ -511,12 +407,8 @@ pub fn build_index(fasta: &Path, prefix: &Path, mut opts: BuildOptions) -> Resul
         let writing = s.spawn(|| {
             let mut files = PendingFiles { done: Vec::new() };
             files.write(with_ext(prefix, ".pac"), |w| reference.forward.write_pac(w))?;
-            files.write(with_ext(prefix, ".ann"), |w| {
-                w.write_all(format_ann(l_pac, BWA_SEED, &reference.seqs).as_bytes())
-            })?;
-            files.write(with_ext(prefix, ".amb"), |w| {
-                w.write_all(&format_amb(l_pac, reference.seqs.len(), &reference.holes))
-            })?;
+            files.write(with_ext(prefix, ".ann"), |w| w.write_all(format_ann(l_pac, BWA_SEED, &reference.seqs).as_bytes()))?;
+            files.write(with_ext(prefix, ".amb"), |w| w.write_all(&format_amb(l_pac, reference.seqs.len(), &reference.holes)))?;
             Ok::<_, IndexError>(files)
         });
         let sorter = opts.sorter.take().map(|source| source());
@@ -534,22 +426,12 @@ pub fn build_index(fasta: &Path, prefix: &Path, mut opts: BuildOptions) -> Resul
             }
             other => {
                 if let (Some(Err(e)), Some(events)) = (other, opts.events.as_mut()) {
-                    events(&SortEvent::Fallback {
-                        chunk: None,
-                        reason: e.to_string(),
-                    });
+                    events(&SortEvent::Fallback { chunk: None, reason: e.to_string() });
                 }
-                suffix_sort::build(&text, opts.sort_budget_bytes, |rows| {
-                    report("sorting suffixes", fraction(rows))
-                })
+                suffix_sort::build(&text, opts.sort_budget_bytes, |rows| report("sorting suffixes", fraction(rows)))
             }
         };
-        (
-            sorted,
-            writing
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-        )
+        (sorted, writing.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     });
     drop(text);
     let mut files = files?;
@@ -598,11 +480,7 @@ fn write_bwt(w: &mut impl Write, s: &BwtAndSamples, l2: &[u64; 5], n: u64) -> st
 fn add_word_counts(word: u32, counts: &mut [u64; 4]) {
     const LOW: u32 = 0x5555_5555;
     let (hi, lo) = (word >> 1 & LOW, word & LOW);
-    let (c1, c2, c3) = (
-        (!hi & lo & LOW).count_ones(),
-        (hi & !lo & LOW).count_ones(),
-        (hi & lo).count_ones(),
-    );
+    let (c1, c2, c3) = ((!hi & lo & LOW).count_ones(), (hi & !lo & LOW).count_ones(), (hi & lo).count_ones());
     counts[0] += (16 - c1 - c2 - c3) as u64;
     counts[1] += c1 as u64;
     counts[2] += c2 as u64;
@@ -631,18 +509,13 @@ mod tests {
         lines.reverse();
         let mut rng = Rand48::new(BWA_SEED as i64);
         let mut forward = ForwardBases::default();
-        let (mut seqs, mut holes, mut names) =
-            (Vec::<RefSeq>::new(), Vec::<Hole>::new(), HashSet::new());
+        let (mut seqs, mut holes, mut names) = (Vec::<RefSeq>::new(), Vec::<Hole>::new(), HashSet::new());
         let mut header: Option<&[u8]> = None;
         loop {
             if header.is_none() {
                 loop {
                     let Some(line) = lines.pop() else {
-                        return if seqs.is_empty() && names.is_empty() {
-                            Err("empty".into())
-                        } else {
-                            Ok((forward.bytes().to_vec(), forward.len(), seqs, holes))
-                        };
+                        return if seqs.is_empty() && names.is_empty() { Err("empty".into()) } else { Ok((forward.bytes().to_vec(), forward.len(), seqs, holes)) };
                     };
                     if line[0] == b'>' {
                         header = Some(line);
@@ -654,10 +527,7 @@ mod tests {
                 }
             }
             let h = &header.take().unwrap()[1..];
-            let end = h
-                .iter()
-                .position(|b| b" \t\n\x0b\x0c\r".contains(b))
-                .unwrap_or(h.len());
+            let end = h.iter().position(|b| b" \t\n\x0b\x0c\r".contains(b)).unwrap_or(h.len());
             let name = String::from_utf8(h[..end].to_vec()).map_err(|_| "name")?;
             let mut comment = Vec::new();
             if end < h.len() && h[end] != b'\n' {
@@ -700,11 +570,7 @@ mod tests {
                     if last == b {
                         holes.last_mut().ok_or("0 byte")?.len += 1;
                     } else {
-                        holes.push(Hole {
-                            offset: offset + i as u64,
-                            len: 1,
-                            amb: b,
-                        });
+                        holes.push(Hole { offset: offset + i as u64, len: 1, amb: b });
                         n_ambs += 1;
                     }
                     code = (rng.lrand48() & 3) as u8;
@@ -712,25 +578,10 @@ mod tests {
                 last = b;
                 forward.push(code);
             }
-            let anno = if comment.is_empty() {
-                "(null)".to_string()
-            } else {
-                comment
-            };
-            seqs.push(RefSeq {
-                gi: 0,
-                name,
-                anno,
-                offset,
-                len: seq.len() as u64,
-                n_ambs,
-            });
+            let anno = if comment.is_empty() { "(null)".to_string() } else { comment };
+            seqs.push(RefSeq { gi: 0, name, anno, offset, len: seq.len() as u64, n_ambs });
             if header.is_none() && lines.is_empty() {
-                return if forward.is_empty() {
-                    Err("all empty".into())
-                } else {
-                    Ok((forward.bytes().to_vec(), forward.len(), seqs, holes))
-                };
+                return if forward.is_empty() { Err("all empty".into()) } else { Ok((forward.bytes().to_vec(), forward.len(), seqs, holes)) };
             }
         }
     }
@@ -741,9 +592,7 @@ mod tests {
     fn random_fasta(seed: u64) -> Vec<u8> {
         let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut next = |m: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (state >> 33) % m
         };
         let mut out = Vec::new();
@@ -752,11 +601,7 @@ mod tests {
             if next(8) == 0 {
                 out.extend_from_slice(b"\n");
             }
-            let name = if next(40) == 0 && r > 0 {
-                "r0".to_string()
-            } else {
-                format!("r{r}")
-            };
+            let name = if next(40) == 0 && r > 0 { "r0".to_string() } else { format!("r{r}") };
             out.extend_from_slice(format!(">{name}").as_bytes());
             match next(4) {
                 0 => out.extend_from_slice(b" some comment"),
@@ -813,30 +658,16 @@ mod tests {
             let fasta = random_fasta(seed);
             std::fs::write(&path, &fasta).unwrap();
             let expected = pack_sequentially(&fasta);
-            for (batch, piece) in [
-                (3usize, 4usize),
-                (13, 8),
-                (64, 12),
-                (1000, 16),
-                (1 << 20, 1 << 20),
-            ] {
+            for (batch, piece) in [(3usize, 4usize), (13, 8), (64, 12), (1000, 16), (1 << 20, 1 << 20)] {
                 let got = pack_fasta_sized(&path, batch, piece);
                 match (&expected, got) {
                     (Ok((bytes, len, seqs, holes)), Ok(p)) => {
-                        assert_eq!(
-                            (p.forward.bytes(), p.forward.len()),
-                            (&bytes[..], *len),
-                            "seed {seed} batch {batch} piece {piece}"
-                        );
+                        assert_eq!((p.forward.bytes(), p.forward.len()), (&bytes[..], *len), "seed {seed} batch {batch} piece {piece}");
                         assert_eq!(&p.seqs, seqs, "seed {seed} batch {batch} piece {piece}");
                         assert_eq!(&p.holes, holes, "seed {seed} batch {batch} piece {piece}");
                     }
                     (Err(_), Err(_)) => {}
-                    (e, g) => panic!(
-                        "seed {seed} batch {batch} piece {piece}: expected {:?}, got {:?}",
-                        e.as_ref().err(),
-                        g.err().map(|e| e.to_string())
-                    ),
+                    (e, g) => panic!("seed {seed} batch {batch} piece {piece}: expected {:?}, got {:?}", e.as_ref().err(), g.err().map(|e| e.to_string())),
                 }
             }
             if expected.is_ok() {

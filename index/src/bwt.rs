@@ -92,69 +92,37 @@ impl Bwt {
         // SAFETY: the index files are read-only inputs; we never write through the map.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::index_io(path, e))?;
         if map.len() < HEADER_BYTES {
-            return Err(IndexError::truncated(
-                path,
-                format!("{} bytes, shorter than the 40-byte header", map.len()),
-            ));
+            return Err(IndexError::truncated(path, format!("{} bytes, shorter than the 40-byte header", map.len())));
         }
-        let header: Vec<u64> = map[..HEADER_BYTES]
-            .chunks_exact(8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-            .collect();
+        let header: Vec<u64> = map[..HEADER_BYTES].chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
         let primary = header[0];
         let l2 = [0, header[1], header[2], header[3], header[4]];
         let seq_len = l2[4];
         if l2.windows(2).any(|w| w[0] > w[1]) {
-            return Err(IndexError::corrupt(
-                path,
-                "cumulative base counts are not increasing",
-            ));
+            return Err(IndexError::corrupt(path, "cumulative base counts are not increasing"));
         }
         // Row 0 is the suffix `$` alone, whose BWT character is a base: the `$` is never there.
         if seq_len == 0 || primary == 0 || primary > seq_len {
-            return Err(IndexError::corrupt(
-                path,
-                format!("primary {primary} outside a BWT of length {seq_len}"),
-            ));
+            return Err(IndexError::corrupt(path, format!("primary {primary} outside a BWT of length {seq_len}")));
         }
         let body = (map.len() - HEADER_BYTES) as u64;
         // At most 4 bases a byte: checked first, so that the size below cannot overflow.
         if seq_len / 4 > body {
-            return Err(IndexError::truncated(
-                path,
-                format!("{body} bytes of BWT data cannot hold {seq_len} bases"),
-            ));
+            return Err(IndexError::truncated(path, format!("{body} bytes of BWT data cannot hold {seq_len} bases")));
         }
         let expected = interleaved_words(seq_len) * 4;
         if body < expected {
-            return Err(IndexError::truncated(
-                path,
-                format!("{body} bytes of BWT data, expected {expected}"),
-            ));
+            return Err(IndexError::truncated(path, format!("{body} bytes of BWT data, expected {expected}")));
         }
         if body != expected {
-            return Err(IndexError::corrupt(
-                path,
-                format!("{body} bytes of BWT data, expected {expected}"),
-            ));
+            return Err(IndexError::corrupt(path, format!("{body} bytes of BWT data, expected {expected}")));
         }
-        let bwt = Bwt {
-            map,
-            primary,
-            l2,
-            seq_len,
-        };
+        let bwt = Bwt { map, primary, l2, seq_len };
         // The base counts of the header must be those of the BWT (its last occurrence block
         // and the bases after it): searches then stay within the BWT whatever they look for.
         let counts = bwt.occ4(seq_len);
         if (0..4).any(|c| l2[c + 1] - l2[c] != counts[c]) {
-            return Err(IndexError::corrupt(
-                path,
-                format!(
-                    "base counts {:?} of the header are not those of the BWT {counts:?}",
-                    [l2[1], l2[2] - l2[1], l2[3] - l2[2], l2[4] - l2[3]]
-                ),
-            ));
+            return Err(IndexError::corrupt(path, format!("base counts {:?} of the header are not those of the BWT {counts:?}", [l2[1], l2[2] - l2[1], l2[3] - l2[2], l2[4] - l2[3]])));
         }
         Ok(bwt)
     }

@@ -112,24 +112,18 @@ pub fn plan_chunks(starts: &[u64], max_positions: u64) -> Vec<(usize, usize)> {
 /// exact repeats read about once), and clears the [`TIED`] bits. Runs are sorted in
 /// parallel, a long one in parallel too.
 pub fn refine_ties(cover: &CoverRanks, slots: &mut [u64]) {
-    slots
-        .par_chunk_by_mut(|_, y| y & TIED != 0)
-        .for_each(|run| {
-            for s in run.iter_mut() {
-                *s &= !TIED;
-            }
-            cover.sort_tied(run, &|&s| s & SLOT_POSITION);
-        });
+    slots.par_chunk_by_mut(|_, y| y & TIED != 0).for_each(|run| {
+        for s in run.iter_mut() {
+            *s &= !TIED;
+        }
+        cover.sort_tied(run, &|&s| s & SLOT_POSITION);
+    });
 }
 
 /// The 64 bases at `p`, zeros past the end (the CPU build's bucket key; the GPU's too).
 #[inline]
 pub fn key_64(text: &PackedText, p: u64) -> u128 {
-    let next = if p + 32 < text.len() {
-        text.window(p + 32)
-    } else {
-        0
-    };
+    let next = if p + 32 < text.len() { text.window(p + 32) } else { 0 };
     (text.window(p) as u128) << 64 | next as u128
 }
 
@@ -163,13 +157,7 @@ pub struct RadixModel {
 
 impl RadixModel {
     pub fn new(tile: usize) -> RadixModel {
-        RadixModel {
-            text: None,
-            tile: tile.max(1),
-            capacity: u64::MAX,
-            fail_from: None,
-            passes: (0, 0),
-        }
+        RadixModel { text: None, tile: tile.max(1), capacity: u64::MAX, fail_from: None, passes: (0, 0) }
     }
 }
 
@@ -193,14 +181,7 @@ pub fn varying_digits(keys: &[u128]) -> [bool; 16] {
 /// One stable LSD pass over digit `d` the GPU's way: `hist[v * tiles + t]` counts digit
 /// value v in tile t, its exclusive scan gives each (value, tile) its first output slot,
 /// and each tile writes its elements there in order.
-pub fn radix_pass(
-    keys: &[u128],
-    vals: &[u64],
-    keys_out: &mut [u128],
-    vals_out: &mut [u64],
-    d: u32,
-    tile: usize,
-) {
+pub fn radix_pass(keys: &[u128], vals: &[u64], keys_out: &mut [u128], vals_out: &mut [u64], d: u32, tile: usize) {
     let m = keys.len();
     let tiles = m.div_ceil(tile);
     let mut hist = vec![0u32; 256 * tiles];
@@ -248,18 +229,10 @@ impl ChunkSorter for RadixModel {
         let text = self.text.as_ref().ok_or("sort_chunk before prepare")?;
         let (k, base, m) = (chunk.k, chunk.first_row(), chunk.len() as usize);
         if m as u64 > self.capacity || out.len() != m {
-            return Err(format!(
-                "chunk of {m} positions, capacity {}, output {}",
-                self.capacity,
-                out.len()
-            )
-            .into());
+            return Err(format!("chunk of {m} positions, capacity {}, output {}", self.capacity, out.len()).into());
         }
         // gather: a cursor per bucket, starting at the bucket's first slot in the chunk.
-        let mut cursor: Vec<u64> = chunk.starts[chunk.lo..chunk.hi]
-            .iter()
-            .map(|&s| s - base)
-            .collect();
+        let mut cursor: Vec<u64> = chunk.starts[chunk.lo..chunk.hi].iter().map(|&s| s - base).collect();
         let mut vals = vec![0u64; m];
         for i in (0..text.len()).rev() {
             let b = (text.window(i) >> (64 - 2 * k)) as usize;
@@ -278,14 +251,7 @@ impl ChunkSorter for RadixModel {
                 continue;
             }
             self.passes.0 += 1;
-            radix_pass(
-                &keys,
-                &vals,
-                &mut keys_alt,
-                &mut vals_alt,
-                d as u32,
-                self.tile,
-            );
+            radix_pass(&keys, &vals, &mut keys_alt, &mut vals_alt, d as u32, self.tile);
             std::mem::swap(&mut keys, &mut keys_alt);
             std::mem::swap(&mut vals, &mut vals_alt);
         }
@@ -328,10 +294,7 @@ mod tests {
             for &(lo, hi) in &plan {
                 assert!(hi > lo);
                 // Within the budget, unless the chunk is a single bucket.
-                assert!(
-                    starts[hi] - starts[lo] <= budget || hi == lo + 1,
-                    "budget {budget} chunk {lo}..{hi}"
-                );
+                assert!(starts[hi] - starts[lo] <= budget || hi == lo + 1, "budget {budget} chunk {lo}..{hi}");
                 // Greedy: the next bucket would not have fitted.
                 if hi < sizes.len() {
                     assert!(starts[hi + 1] - starts[lo] > budget);
@@ -346,9 +309,7 @@ mod tests {
         let mut state = 5u64;
         let keys: Vec<u128> = (0..1000)
             .map(|_| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 (state >> 40) as u128 * 0x1_0000_0001
             })
             .collect();
@@ -357,17 +318,9 @@ mod tests {
             for d in [0, 1, 4, 15] {
                 let (mut ko, mut vo) = (vec![0u128; 1000], vec![0u64; 1000]);
                 radix_pass(&keys, &vals, &mut ko, &mut vo, d, tile);
-                let mut expect: Vec<(u128, u64)> =
-                    keys.iter().copied().zip(vals.iter().copied()).collect();
+                let mut expect: Vec<(u128, u64)> = keys.iter().copied().zip(vals.iter().copied()).collect();
                 expect.sort_by_key(|&(k, _)| digit(k, d));
-                assert_eq!(
-                    ko.iter()
-                        .copied()
-                        .zip(vo.iter().copied())
-                        .collect::<Vec<_>>(),
-                    expect,
-                    "tile {tile} digit {d}"
-                );
+                assert_eq!(ko.iter().copied().zip(vo.iter().copied()).collect::<Vec<_>>(), expect, "tile {tile} digit {d}");
             }
         }
     }
@@ -387,14 +340,8 @@ mod tests {
         let mut state = 3u64;
         let mut seq: Vec<u8> = (0..3000)
             .map(|i| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                if i % 5 == 0 {
-                    (state >> 62) as u8
-                } else {
-                    0
-                }
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                if i % 5 == 0 { (state >> 62) as u8 } else { 0 }
             })
             .collect();
         let unit: Vec<u8> = seq[100..111].to_vec();
@@ -410,20 +357,10 @@ mod tests {
         }
         let plan = plan_chunks(&starts, 700);
         for (i, &(lo, hi)) in plan.iter().enumerate() {
-            let chunk = Chunk {
-                index: i,
-                count: plan.len(),
-                k,
-                lo,
-                hi,
-                starts: &starts,
-                largest: 0,
-            };
+            let chunk = Chunk { index: i, count: plan.len(), k, lo, hi, starts: &starts, largest: 0 };
             let mut out = vec![0u64; chunk.len() as usize];
             model.sort_chunk(&chunk, &mut out).unwrap();
-            assert!(out
-                .windows(2)
-                .all(|w| (w[0] & SLOT_POSITION) != (w[1] & SLOT_POSITION)));
+            assert!(out.windows(2).all(|w| (w[0] & SLOT_POSITION) != (w[1] & SLOT_POSITION)));
             refine_ties(&cover, &mut out);
             let mut expect = out.clone();
             expect.sort_by(|&a, &b| plain_order(&t, a, b));
@@ -432,11 +369,7 @@ mod tests {
                 assert_eq!(s, slot_of(&t, s & SLOT_POSITION));
             }
         }
-        assert!(
-            model.passes.1 > 0,
-            "some digits are constant in a chunk: {:?}",
-            model.passes
-        );
+        assert!(model.passes.1 > 0, "some digits are constant in a chunk: {:?}", model.passes);
         let _ = DEFAULT_COVER_ROOT;
     }
 }

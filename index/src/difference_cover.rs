@@ -50,39 +50,20 @@ impl<'t> CoverRanks<'t> {
         let n = text.len();
         let blocks = n.div_ceil(v);
         let m_shift = m.is_power_of_two().then(|| m.trailing_zeros());
-        let mut ranks = CoverRanks {
-            text,
-            m,
-            v,
-            slot,
-            rank: vec![0; (blocks * cover.len() as u64) as usize],
-            m_shift,
-        };
+        let mut ranks = CoverRanks { text, m, v, slot, rank: vec![0; (blocks * cover.len() as u64) as usize], m_shift };
 
         // Sorted by the first v bases: by their first 32 as a key read once per sample (a
         // comparison would read two scattered windows), then the ties by comparison. Ties on v
         // bases (long repeats) are refined by doubling below.
-        let mut keyed: Vec<(u64, u64)> = (0..blocks)
-            .into_par_iter()
-            .flat_map_iter(|b| cover.iter().map(move |&r| b * v + r))
-            .filter(|&p| p < n)
-            .map(|p| (text.window(p), p))
-            .collect();
-        assert!(
-            keyed.len() < u32::MAX as usize,
-            "too many samples for u32 ranks"
-        );
+        let mut keyed: Vec<(u64, u64)> =
+            (0..blocks).into_par_iter().flat_map_iter(|b| cover.iter().map(move |&r| b * v + r)).filter(|&p| p < n).map(|p| (text.window(p), p)).collect();
+        assert!(keyed.len() < u32::MAX as usize, "too many samples for u32 ranks");
         keyed.par_sort_unstable_by_key(|&(key, _)| key);
-        keyed
-            .par_chunk_by_mut(|x, y| x.0 == y.0)
-            .for_each(|g| g.sort_unstable_by(|&(_, a), &(_, b)| compare_prefixes(text, a, b, v)));
+        keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|g| g.sort_unstable_by(|&(_, a), &(_, b)| compare_prefixes(text, a, b, v)));
         let mut positions: Vec<u64> = keyed.par_iter().map(|&(_, p)| p).collect();
         drop(keyed);
         let mut ties = Vec::new();
-        let tied_to_previous: Vec<bool> = positions
-            .par_windows(2)
-            .map(|w| compare_prefixes(text, w[0], w[1], v) == Ordering::Equal)
-            .collect();
+        let tied_to_previous: Vec<bool> = positions.par_windows(2).map(|w| compare_prefixes(text, w[0], w[1], v) == Ordering::Equal).collect();
         let mut start = 0;
         for i in 1..=positions.len() {
             if i == positions.len() || !tied_to_previous[i - 1] {
@@ -99,10 +80,7 @@ impl<'t> CoverRanks<'t> {
             let refined: Vec<(usize, Vec<(u64, u64)>)> = ties
                 .par_iter()
                 .map(|&(s, e): &(usize, usize)| {
-                    let mut keyed: Vec<(u64, u64)> = positions[s..e]
-                        .iter()
-                        .map(|&p| (ranks.key(p + h), p))
-                        .collect();
+                    let mut keyed: Vec<(u64, u64)> = positions[s..e].iter().map(|&p| (ranks.key(p + h), p)).collect();
                     keyed.sort_unstable();
                     (s, keyed)
                 })
@@ -191,11 +169,7 @@ impl<'t> CoverRanks<'t> {
     /// that long): the bases from `known` up to the sampled offset, then the two ranks.
     pub fn compare_past(&self, a: u64, b: u64, known: u64) -> Ordering {
         let delta = self.offset(a, b);
-        let bases = if delta > known {
-            compare_prefixes(self.text, a + known, b + known, delta - known)
-        } else {
-            Ordering::Equal
-        };
+        let bases = if delta > known { compare_prefixes(self.text, a + known, b + known, delta - known) } else { Ordering::Equal };
         bases.then_with(|| self.key(a + delta).cmp(&self.key(b + delta)))
     }
 
@@ -209,21 +183,13 @@ impl<'t> CoverRanks<'t> {
 
     /// Sorts a group of suffixes whose first 64-base keys are equal (zeros past the end of the
     /// text) into suffix order; `pos` gives an item's position. See [`sort_agreeing`](Self::sort_agreeing).
-    pub fn sort_tied<T: Copy + Send + Sync>(
-        &self,
-        items: &mut [T],
-        pos: &(impl Fn(&T) -> u64 + Sync),
-    ) {
+    pub fn sort_tied<T: Copy + Send + Sync>(&self, items: &mut [T], pos: &(impl Fn(&T) -> u64 + Sync)) {
         if items.len() < 2 {
             return;
         }
         // Equal keys agree on 64 bases unless a suffix ends within them (it reads as A's).
         let n = self.text.len();
-        let known = if items.iter().all(|x| pos(x) + 64 <= n) {
-            64
-        } else {
-            0
-        };
+        let known = if items.iter().all(|x| pos(x) + 64 <= n) { 64 } else { 0 };
         self.sort_agreeing(items, known, pos);
     }
 
@@ -237,22 +203,11 @@ impl<'t> CoverRanks<'t> {
     /// below v is sorted the same way from there, and the class that agrees on v bases by the
     /// ranks alone (their sampled offset is under v). Small groups, and groups past a
     /// recursion depth, are sorted by [`compare_past`](Self::compare_past).
-    pub fn sort_agreeing<T: Copy + Send + Sync>(
-        &self,
-        items: &mut [T],
-        known: u64,
-        pos: &(impl Fn(&T) -> u64 + Sync),
-    ) {
+    pub fn sort_agreeing<T: Copy + Send + Sync>(&self, items: &mut [T], known: u64, pos: &(impl Fn(&T) -> u64 + Sync)) {
         self.sort_group(items, known, pos, 0);
     }
 
-    fn sort_group<T: Copy + Send + Sync>(
-        &self,
-        items: &mut [T],
-        known: u64,
-        pos: &(impl Fn(&T) -> u64 + Sync),
-        depth: u32,
-    ) {
+    fn sort_group<T: Copy + Send + Sync>(&self, items: &mut [T], known: u64, pos: &(impl Fn(&T) -> u64 + Sync), depth: u32) {
         let g = items.len();
         if g < 2 {
             return;
@@ -292,10 +247,7 @@ impl<'t> CoverRanks<'t> {
         if g > PARALLEL_GROUP {
             keyed = items.par_iter().map(class_of).collect();
             keyed.par_sort_unstable_by_key(|&(c, _)| c);
-            items
-                .par_iter_mut()
-                .zip(keyed.par_iter())
-                .for_each(|(x, &(_, y))| *x = y);
+            items.par_iter_mut().zip(keyed.par_iter()).for_each(|(x, &(_, y))| *x = y);
         } else {
             keyed = items.iter().map(class_of).collect();
             keyed.sort_unstable_by_key(|&(c, _)| c);
@@ -362,22 +314,10 @@ impl LeaderWords {
         if leader + cap > text.len() || from >= cap {
             return None;
         }
-        let words: Vec<u64> = (from..cap)
-            .step_by(32)
-            .map(|i| text.window(leader + i))
-            .collect();
+        let words: Vec<u64> = (from..cap).step_by(32).map(|i| text.window(leader + i)).collect();
         let tail = (cap - from) % 32;
-        let last_mask = if tail == 0 {
-            !0
-        } else {
-            !0u64 << (64 - 2 * tail)
-        };
-        Some(LeaderWords {
-            from,
-            cap,
-            words,
-            last_mask,
-        })
+        let last_mask = if tail == 0 { !0 } else { !0u64 << (64 - 2 * tail) };
+        Some(LeaderWords { from, cap, words, last_mask })
     }
 
     /// [`first_difference`] of the suffix at `p` (which has at least `cap` bases) and the leader.
@@ -395,10 +335,7 @@ impl LeaderWords {
                 (x, l) = (x & self.last_mask, l & self.last_mask);
             }
             if x != l {
-                return (
-                    self.from + 32 * k as u64 + (x ^ l).leading_zeros() as u64 / 2,
-                    x.cmp(&l),
-                );
+                return (self.from + 32 * k as u64 + (x ^ l).leading_zeros() as u64 / 2, x.cmp(&l));
             }
             w += 1;
         }
@@ -464,13 +401,12 @@ mod tests {
     use crate::suffix_sort::compare_suffixes;
     use crate::text::tests::text_of;
 
+
     fn random_bases(len: usize, seed: u64) -> Vec<u8> {
         let mut state = seed;
         (0..len)
             .map(|_| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 (state >> 62) as u8
             })
             .collect()
@@ -559,9 +495,7 @@ mod tests {
                 all.sort_by(|&a, &b| compare_prefixes(&t, a, b, known).then(a.cmp(&b)));
                 let mut from = 0;
                 for i in 1..=all.len() {
-                    if i == all.len()
-                        || compare_prefixes(&t, all[from], all[i], known) != Ordering::Equal
-                    {
+                    if i == all.len() || compare_prefixes(&t, all[from], all[i], known) != Ordering::Equal {
                         let mut group = all[from..i].to_vec();
                         // A scrambled start (the GPU leaves equal keys in any order).
                         group.reverse();
@@ -595,29 +529,13 @@ mod tests {
         let t = text_of(&seq);
         let n = t.len();
         for leader in [0u64, 100, 101, 131, 700, 705, 1050, 1100] {
-            for (from, cap) in [
-                (0u64, 64u64),
-                (0, 300),
-                (17, 300),
-                (32, 256),
-                (64, 301),
-                (5, 6),
-            ] {
-                let Some(words) = LeaderWords::new(&t, leader, from, cap) else {
-                    continue;
-                };
+            for (from, cap) in [(0u64, 64u64), (0, 300), (17, 300), (32, 256), (64, 301), (5, 6)] {
+                let Some(words) = LeaderWords::new(&t, leader, from, cap) else { continue };
                 for p in 0..n {
-                    if p == leader
-                        || p + cap > n
-                        || compare_prefixes(&t, p, leader, from) != Ordering::Equal
-                    {
+                    if p == leader || p + cap > n || compare_prefixes(&t, p, leader, from) != Ordering::Equal {
                         continue;
                     }
-                    assert_eq!(
-                        words.first_difference(&t, p),
-                        first_difference(&t, p, leader, from, cap),
-                        "leader {leader} p {p} from {from} cap {cap}"
-                    );
+                    assert_eq!(words.first_difference(&t, p), first_difference(&t, p, leader, from, cap), "leader {leader} p {p} from {from} cap {cap}");
                 }
             }
         }

@@ -6,10 +6,7 @@ use std::path::{Path, PathBuf};
 pub enum IndexError {
     /// The io::Error is part of the message, not a `source`: anyhow's `{:#}` would print it twice.
     #[error("{path}: {error}")]
-    Io {
-        path: PathBuf,
-        error: std::io::Error,
-    },
+    Io { path: PathBuf, error: std::io::Error },
     #[error("{path}: index file is missing (build it with `bcuda index` or `bwa index`)")]
     Missing { path: PathBuf },
     #[error("{path}: truncated index file: {detail}")]
@@ -25,44 +22,27 @@ pub enum IndexError {
 impl IndexError {
     /// Reading or writing any file (the FASTA, a temporary file).
     pub(crate) fn io(path: &Path, error: std::io::Error) -> Self {
-        IndexError::Io {
-            path: path.to_path_buf(),
-            error,
-        }
+        IndexError::Io { path: path.to_path_buf(), error }
     }
     /// Opening an index file to load it: a missing one says how to build it.
     pub(crate) fn index_io(path: &Path, error: std::io::Error) -> Self {
         if error.kind() == std::io::ErrorKind::NotFound {
-            IndexError::Missing {
-                path: path.to_path_buf(),
-            }
+            IndexError::Missing { path: path.to_path_buf() }
         } else {
             IndexError::io(path, error)
         }
     }
     pub(crate) fn truncated(path: &Path, detail: impl Into<String>) -> Self {
-        IndexError::Truncated {
-            path: path.to_path_buf(),
-            detail: detail.into(),
-        }
+        IndexError::Truncated { path: path.to_path_buf(), detail: detail.into() }
     }
     pub(crate) fn corrupt(path: &Path, detail: impl Into<String>) -> Self {
-        IndexError::Corrupt {
-            path: path.to_path_buf(),
-            detail: detail.into(),
-        }
+        IndexError::Corrupt { path: path.to_path_buf(), detail: detail.into() }
     }
     pub(crate) fn mismatch(path: &Path, detail: impl Into<String>) -> Self {
-        IndexError::Mismatch {
-            path: path.to_path_buf(),
-            detail: detail.into(),
-        }
+        IndexError::Mismatch { path: path.to_path_buf(), detail: detail.into() }
     }
     pub(crate) fn bad_fasta(path: &Path, detail: impl Into<String>) -> Self {
-        IndexError::BadFasta {
-            path: path.to_path_buf(),
-            detail: detail.into(),
-        }
+        IndexError::BadFasta { path: path.to_path_buf(), detail: detail.into() }
     }
 }
 

@@ -42,10 +42,7 @@ pub fn open_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let n = file.read(&mut magic).map_err(|e| IndexError::io(path, e))?;
     let file = File::open(path).map_err(|e| IndexError::io(path, e))?;
     if n == 2 && magic == [0x1f, 0x8b] {
-        Ok(Box::new(BufReader::with_capacity(
-            1 << 20,
-            flate2::read::MultiGzDecoder::new(BufReader::new(file)),
-        )))
+        Ok(Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(BufReader::new(file)))))
     } else {
         Ok(Box::new(BufReader::with_capacity(1 << 20, file)))
     }
@@ -73,20 +70,13 @@ impl FastaReader {
 
     /// A read error on line `line` (1-based).
     fn read_error(&self, e: std::io::Error, line: u64) -> IndexError {
-        let what = if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            "truncated gzip input".to_string()
-        } else {
-            e.to_string()
-        };
+        let what = if e.kind() == std::io::ErrorKind::UnexpectedEof { "truncated gzip input".to_string() } else { e.to_string() };
         IndexError::bad_fasta(&self.path, format!("line {line}: {what}"))
     }
 
     fn read_line(&mut self) -> Result<bool> {
         self.line.clear();
-        let n = self
-            .input
-            .read_until(b'\n', &mut self.line)
-            .map_err(|e| self.read_error(e, self.line_no + 1))?;
+        let n = self.input.read_until(b'\n', &mut self.line).map_err(|e| self.read_error(e, self.line_no + 1))?;
         if n > 0 {
             self.line_no += 1;
         }
@@ -95,9 +85,7 @@ impl FastaReader {
 
     /// The next record, or `None` at the end of the input.
     pub fn next_record(&mut self) -> Result<Option<FastaRecord>> {
-        let Some((name, comment)) = self.next_header()? else {
-            return Ok(None);
-        };
+        let Some((name, comment)) = self.next_header()? else { return Ok(None) };
         let mut seq = Vec::new();
         while !self.read_bases(&mut seq, usize::MAX)? {}
         Ok(Some(FastaRecord { name, comment, seq }))
@@ -115,10 +103,7 @@ impl FastaReader {
             loop {
                 if !self.read_line()? {
                     if !self.started {
-                        return Err(IndexError::bad_fasta(
-                            &self.path,
-                            "no sequences: the file is empty",
-                        ));
+                        return Err(IndexError::bad_fasta(&self.path, "no sequences: the file is empty"));
                     }
                     return Ok(None);
                 }
@@ -128,31 +113,17 @@ impl FastaReader {
                 if self.line.iter().all(|&b| is_c_space(b)) {
                     continue;
                 }
-                return Err(IndexError::bad_fasta(
-                    &self.path,
-                    format!(
-                        "line {}: not FASTA: expected a '>' header line",
-                        self.line_no
-                    ),
-                ));
+                return Err(IndexError::bad_fasta(&self.path, format!("line {}: not FASTA: expected a '>' header line", self.line_no)));
             }
         }
         self.started = true;
         self.pending_header = false;
         let header_line = self.line_no;
         let header = &self.line[1..];
-        let name_end = header
-            .iter()
-            .position(|&b| is_c_space(b))
-            .unwrap_or(header.len());
+        let name_end = header.iter().position(|&b| is_c_space(b)).unwrap_or(header.len());
         // Names and comments are kept as text (they end up in SAM): other bytes would not
         // round-trip into the .ann as bwa writes them, so they are refused rather than altered.
-        let not_text = |what: &str| {
-            IndexError::bad_fasta(
-                &self.path,
-                format!("line {header_line}: the sequence {what} is not UTF-8 text"),
-            )
-        };
+        let not_text = |what: &str| IndexError::bad_fasta(&self.path, format!("line {header_line}: the sequence {what} is not UTF-8 text"));
         let name = String::from_utf8(header[..name_end].to_vec()).map_err(|_| not_text("name"))?;
         let mut comment = Vec::new();
         if name_end < header.len() && header[name_end] != b'\n' {
@@ -165,10 +136,7 @@ impl FastaReader {
             }
         }
         if name.is_empty() {
-            return Err(IndexError::bad_fasta(
-                &self.path,
-                format!("line {header_line}: header without a sequence name"),
-            ));
+            return Err(IndexError::bad_fasta(&self.path, format!("line {header_line}: header without a sequence name")));
         }
         let comment = String::from_utf8(comment).map_err(|_| not_text("comment"))?;
         (self.at_line_start, self.record_len, self.cr) = (true, 0, false);
@@ -186,11 +154,7 @@ impl FastaReader {
             if bases.len() >= limit {
                 return Ok(false);
             }
-            let line = if self.at_line_start {
-                self.line_no + 1
-            } else {
-                self.line_no
-            };
+            let line = if self.at_line_start { self.line_no + 1 } else { self.line_no };
             let data = match self.input.fill_buf() {
                 Ok(data) => data,
                 Err(e) => return Err(self.read_error(e, line)),

@@ -14,9 +14,7 @@ const MASK: u64 = (1 << 48) - 1;
 impl Rand48 {
     /// `srand48(seed)`: the high 32 bits of the state are the seed's low 32 bits, the low 16 are 0x330E.
     pub fn new(seed: i64) -> Rand48 {
-        Rand48 {
-            state: ((seed as u64 & 0xffff_ffff) << 16) | 0x330E,
-        }
+        Rand48 { state: ((seed as u64 & 0xffff_ffff) << 16) | 0x330E }
     }
 
     fn step(&mut self) -> u64 {
@@ -64,20 +62,10 @@ mod tests {
     fn matches_glibc_sequences() {
         let mut r = Rand48::new(11);
         let got: Vec<i64> = (0..5).map(|_| r.lrand48()).collect();
-        assert_eq!(
-            got,
-            [1609868485, 1074594562, 470884846, 2128573038, 960673312]
-        );
+        assert_eq!(got, [1609868485, 1074594562, 470884846, 2128573038, 960673312]);
         let mut r = Rand48::new(11);
         let got: Vec<f64> = (0..3).map(|_| r.drand48()).collect();
-        assert_eq!(
-            got,
-            [
-                0.74965343142776319,
-                0.50039708716528253,
-                0.21927284360038968
-            ]
-        );
+        assert_eq!(got, [0.74965343142776319, 0.50039708716528253, 0.21927284360038968]);
     }
 
     /// Skipping n draws lands where n draws do, for every n up to 3000, around 2^19 and 2^20,
@@ -95,13 +83,7 @@ mod tests {
         }
         let mut stepped = Rand48::new(11);
         let mut at = 0u64;
-        for n in [
-            (1u64 << 19) - 1,
-            1 << 19,
-            (1 << 19) + 1,
-            (1 << 20) + 7,
-            3 << 21,
-        ] {
+        for n in [(1u64 << 19) - 1, 1 << 19, (1 << 19) + 1, (1 << 20) + 7, 3 << 21] {
             while at < n {
                 stepped.lrand48();
                 at += 1;

@@ -54,30 +54,17 @@ impl RefSeqs {
         let (l_pac, seed, seqs) = parse_ann(&ann_path, &ann)?;
         let amb = std::fs::read(&amb_path).map_err(|e| IndexError::index_io(&amb_path, e))?;
         let holes = parse_amb(&amb_path, &amb, l_pac, seqs.len())?;
-        let file =
-            std::fs::File::open(&pac_path).map_err(|e| IndexError::index_io(&pac_path, e))?;
+        let file = std::fs::File::open(&pac_path).map_err(|e| IndexError::index_io(&pac_path, e))?;
         // SAFETY: read-only input, never written through the map.
         let pac = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::index_io(&pac_path, e))?;
         let expected = pac_file_len(l_pac);
         if (pac.len() as u64) < expected {
-            return Err(IndexError::truncated(
-                &pac_path,
-                format!("{} bytes, expected {expected} for {l_pac} bases", pac.len()),
-            ));
+            return Err(IndexError::truncated(&pac_path, format!("{} bytes, expected {expected} for {l_pac} bases", pac.len())));
         }
         if pac.len() as u64 != expected || pac[pac.len() - 1] as u64 != l_pac % 4 {
-            return Err(IndexError::mismatch(
-                &pac_path,
-                format!("size or last byte does not fit the {l_pac} bases of the .ann"),
-            ));
+            return Err(IndexError::mismatch(&pac_path, format!("size or last byte does not fit the {l_pac} bases of the .ann")));
         }
-        Ok(RefSeqs {
-            l_pac,
-            seed,
-            seqs,
-            holes,
-            pac,
-        })
+        Ok(RefSeqs { l_pac, seed, seqs, holes, pac })
     }
 
     /// Length of the forward text (all sequences concatenated).
@@ -109,11 +96,7 @@ impl RefSeqs {
         if pos >= self.l_pac {
             return None;
         }
-        Some(
-            self.seqs
-                .partition_point(|s| s.offset <= pos)
-                .saturating_sub(1),
-        )
+        Some(self.seqs.partition_point(|s| s.offset <= pos).saturating_sub(1))
     }
 
     /// Ambiguous bases in `[pos, pos+len)` as bwa's bns_cnt_ambi counts them: the overlap with
@@ -152,42 +135,24 @@ pub fn pac_base(pac: &[u8], pos: u64) -> u8 {
 fn parse_ann(path: &Path, text: &str) -> Result<(u64, u32, Vec<RefSeq>)> {
     let bad = |what: &str| IndexError::corrupt(path, what.to_string());
     let mut lines = text.lines();
-    let head: Vec<&str> = lines
-        .next()
-        .ok_or_else(|| IndexError::truncated(path, "empty file"))?
-        .split_whitespace()
-        .collect();
+    let head: Vec<&str> = lines.next().ok_or_else(|| IndexError::truncated(path, "empty file"))?.split_whitespace().collect();
     if head.len() != 3 {
         return Err(bad("first line is not `length n_seqs seed`"));
     }
     let l_pac: u64 = head[0].parse().map_err(|_| bad("bad total length"))?;
-    let n_seqs: usize = head[1]
-        .parse()
-        .map_err(|_| bad("bad number of sequences"))?;
+    let n_seqs: usize = head[1].parse().map_err(|_| bad("bad number of sequences"))?;
     let seed: u32 = head[2].parse().map_err(|_| bad("bad seed"))?;
     // Counts come from the file: memory grows with the lines actually read.
     let mut seqs = Vec::with_capacity(n_seqs.min(1 << 16));
     let mut end = 0u64;
     for i in 0..n_seqs {
-        let missing =
-            || IndexError::truncated(path, format!("sequence {} of {n_seqs} is missing", i + 1));
+        let missing = || IndexError::truncated(path, format!("sequence {} of {n_seqs} is missing", i + 1));
         let name_line = lines.next().ok_or_else(missing)?;
         let mut parts = name_line.splitn(3, ' ');
-        let gi = parts
-            .next()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| bad("bad gi"))?;
-        let name = parts
-            .next()
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| bad("missing sequence name"))?
-            .to_string();
+        let gi = parts.next().and_then(|s| s.parse().ok()).ok_or_else(|| bad("bad gi"))?;
+        let name = parts.next().filter(|s| !s.is_empty()).ok_or_else(|| bad("missing sequence name"))?.to_string();
         let anno = parts.next().unwrap_or("").to_string();
-        let nums: Vec<&str> = lines
-            .next()
-            .ok_or_else(missing)?
-            .split_whitespace()
-            .collect();
+        let nums: Vec<&str> = lines.next().ok_or_else(missing)?.split_whitespace().collect();
         if nums.len() != 3 {
             return Err(bad("offset line is not `offset length n_ambs`"));
         }
@@ -196,23 +161,10 @@ fn parse_ann(path: &Path, text: &str) -> Result<(u64, u32, Vec<RefSeq>)> {
         let n_ambs = nums[2].parse().map_err(|_| bad("bad hole count"))?;
         // Sequences follow each other (bwa's offset is the previous offset + length).
         if offset != end {
-            return Err(bad(&format!(
-                "sequence {} starts at {offset}, not where the previous one ends ({end})",
-                i + 1
-            )));
+            return Err(bad(&format!("sequence {} starts at {offset}, not where the previous one ends ({end})", i + 1)));
         }
-        end = offset
-            .checked_add(len)
-            .filter(|&e| e <= l_pac)
-            .ok_or_else(|| bad("sequence lengths add up to more than the total length"))?;
-        seqs.push(RefSeq {
-            gi,
-            name,
-            anno,
-            offset,
-            len,
-            n_ambs,
-        });
+        end = offset.checked_add(len).filter(|&e| e <= l_pac).ok_or_else(|| bad("sequence lengths add up to more than the total length"))?;
+        seqs.push(RefSeq { gi, name, anno, offset, len, n_ambs });
     }
     if end != l_pac {
         return Err(bad("sequence lengths do not add up to the total length"));
@@ -224,38 +176,23 @@ fn parse_amb(path: &Path, bytes: &[u8], l_pac: u64, n_seqs: usize) -> Result<Vec
     let bad = |what: &str| IndexError::corrupt(path, what.to_string());
     // Lines split on '\n' only: a hole's character is any byte of a FASTA line, even ' ' or '\r'.
     let mut lines = bytes.split(|&b| b == b'\n');
-    let head = lines
-        .next()
-        .filter(|l| !l.is_empty())
-        .ok_or_else(|| IndexError::truncated(path, "empty file"))?;
-    let head: Vec<&str> = std::str::from_utf8(head)
-        .map_err(|_| bad("first line is not text"))?
-        .split_whitespace()
-        .collect();
+    let head = lines.next().filter(|l| !l.is_empty()).ok_or_else(|| IndexError::truncated(path, "empty file"))?;
+    let head: Vec<&str> = std::str::from_utf8(head).map_err(|_| bad("first line is not text"))?.split_whitespace().collect();
     if head.len() != 3 {
         return Err(bad("first line is not `length n_seqs n_holes`"));
     }
     if head[0].parse::<u64>().ok() != Some(l_pac) || head[1].parse::<usize>().ok() != Some(n_seqs) {
-        return Err(IndexError::mismatch(
-            path,
-            "its length or sequence count differs from the .ann",
-        ));
+        return Err(IndexError::mismatch(path, "its length or sequence count differs from the .ann"));
     }
     let n_holes: usize = head[2].parse().map_err(|_| bad("bad hole count"))?;
     let mut holes: Vec<Hole> = Vec::with_capacity(n_holes.min(1 << 16));
     for i in 0..n_holes {
-        let line = lines.next().filter(|l| !l.is_empty()).ok_or_else(|| {
-            IndexError::truncated(path, format!("hole {} of {n_holes} is missing", i + 1))
-        })?;
-        let hole = parse_hole(line)
-            .ok_or_else(|| bad(&format!("hole line {} is not `offset length char`", i + 2)))?;
+        let line = lines.next().filter(|l| !l.is_empty()).ok_or_else(|| IndexError::truncated(path, format!("hole {} of {n_holes} is missing", i + 1)))?;
+        let hole = parse_hole(line).ok_or_else(|| bad(&format!("hole line {} is not `offset length char`", i + 2)))?;
         // Holes are in order and within the reference (samse searches them by position).
         let after_previous = holes.last().is_none_or(|h| h.offset + h.len <= hole.offset);
         if !after_previous || hole.offset.checked_add(hole.len).is_none_or(|e| e > l_pac) {
-            return Err(bad(&format!(
-                "hole line {} lies before the previous hole or beyond the {l_pac} bases",
-                i + 2
-            )));
+            return Err(bad(&format!("hole line {} lies before the previous hole or beyond the {l_pac} bases", i + 2)));
         }
         holes.push(hole);
     }
@@ -267,11 +204,7 @@ fn parse_hole(line: &[u8]) -> Option<Hole> {
     let (amb, numbers) = line.split_last()?;
     let numbers = std::str::from_utf8(numbers.strip_suffix(b" ")?).ok()?;
     let (offset, len) = numbers.split_once(' ')?;
-    Some(Hole {
-        offset: offset.parse().ok()?,
-        len: len.parse().ok()?,
-        amb: *amb,
-    })
+    Some(Hole { offset: offset.parse().ok()?, len: len.parse().ok()?, amb: *amb })
 }
 
 /// The text of `.ann` (bwa's bns_dump).

@@ -29,42 +29,24 @@ impl SuffixArray {
         // SAFETY: read-only input, never written through the map.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::index_io(path, e))?;
         if map.len() < HEADER_BYTES {
-            return Err(IndexError::truncated(
-                path,
-                format!("{} bytes, shorter than the 56-byte header", map.len()),
-            ));
+            return Err(IndexError::truncated(path, format!("{} bytes, shorter than the 56-byte header", map.len())));
         }
-        let h: Vec<u64> = map[..HEADER_BYTES]
-            .chunks_exact(8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-            .collect();
+        let h: Vec<u64> = map[..HEADER_BYTES].chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
         let l2 = bwt.l2();
         if h[0] != bwt.primary() || h[1..5] != l2[1..5] || h[6] != bwt.seq_len() {
-            return Err(IndexError::mismatch(
-                path,
-                "its header differs from the .bwt (primary, base counts or length)",
-            ));
+            return Err(IndexError::mismatch(path, "its header differs from the .bwt (primary, base counts or length)"));
         }
         let interval = h[5];
         if interval == 0 || !interval.is_power_of_two() {
-            return Err(IndexError::corrupt(
-                path,
-                format!("sampling interval {interval} is not a power of 2"),
-            ));
+            return Err(IndexError::corrupt(path, format!("sampling interval {interval} is not a power of 2")));
         }
         let expected = stored_samples(bwt.seq_len(), interval) * 8;
         let body = (map.len() - HEADER_BYTES) as u64;
         if body < expected {
-            return Err(IndexError::truncated(
-                path,
-                format!("{body} bytes of samples, expected {expected}"),
-            ));
+            return Err(IndexError::truncated(path, format!("{body} bytes of samples, expected {expected}")));
         }
         if body != expected {
-            return Err(IndexError::corrupt(
-                path,
-                format!("{body} bytes of samples, expected {expected}"),
-            ));
+            return Err(IndexError::corrupt(path, format!("{body} bytes of samples, expected {expected}")));
         }
         Ok(SuffixArray { map, interval })
     }

@@ -17,9 +17,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::chunk_sort::{
-    key_64, plan_chunks, refine_ties, slot_of, Chunk, ChunkSorter, SortedOn, SLOT_POSITION,
-};
+use crate::chunk_sort::{key_64, plan_chunks, refine_ties, slot_of, Chunk, ChunkSorter, SortedOn, SLOT_POSITION};
 use crate::difference_cover::{CoverRanks, DEFAULT_COVER_ROOT};
 use crate::text::PackedText;
 
@@ -79,12 +77,7 @@ pub fn build(text: &PackedText, budget_bytes: u64, progress: impl FnMut(u64)) ->
 }
 
 /// [`build`] with the difference cover of v = `cover_root`^2 (small ones exercise it in tests).
-fn build_with_cover(
-    text: &PackedText,
-    budget_bytes: u64,
-    cover_root: u64,
-    mut progress: impl FnMut(u64),
-) -> BwtAndSamples {
+fn build_with_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut progress: impl FnMut(u64)) -> BwtAndSamples {
     let n = text.len();
     assert!(n <= POSITION_BITS, "text too long for the chunk slots");
     // Bounds every comparison below (long exact repeats would otherwise cost their length).
@@ -134,13 +127,7 @@ impl Rows {
         let mut bwt = vec![0u32; (n as usize).div_ceil(16)];
         // Row 0 is the `$` suffix: its BWT character is the last base of the text.
         put_base(&mut bwt, 0, text.base(n - 1));
-        Rows {
-            n,
-            bwt,
-            samples: vec![0u64; (n / SA_INTERVAL) as usize],
-            primary: None,
-            row: 1,
-        }
+        Rows { n, bwt, samples: vec![0u64; (n / SA_INTERVAL) as usize], primary: None, row: 1 }
     }
 
     /// Writes a chunk's rows: each slot already carries its BWT character. In parallel: the
@@ -153,27 +140,15 @@ impl Rows {
         }
         let (row0, len) = (self.row, slots.len() as u64);
         let before = self.primary.is_some() as u64;
-        let here = if before == 0 {
-            slots.par_iter().position_any(|&s| s & POSITION_BITS == 0)
-        } else {
-            None
-        };
+        let here = if before == 0 { slots.par_iter().position_any(|&s| s & POSITION_BITS == 0) } else { None };
         if let Some(at) = here {
             self.primary = Some(row0 + at as u64);
         }
         // Rows that are multiples of SA_INTERVAL: sample r / SA_INTERVAL - 1.
-        let (first, end) = (
-            (row0.div_ceil(SA_INTERVAL) - 1) as usize,
-            ((row0 + len - 1) / SA_INTERVAL) as usize,
-        );
-        self.samples[first..end]
-            .par_iter_mut()
-            .with_min_len(1 << 12)
-            .enumerate()
-            .for_each(|(i, sample)| {
-                *sample =
-                    slots[(((first + i + 1) as u64) * SA_INTERVAL - row0) as usize] & POSITION_BITS;
-            });
+        let (first, end) = ((row0.div_ceil(SA_INTERVAL) - 1) as usize, ((row0 + len - 1) / SA_INTERVAL) as usize);
+        self.samples[first..end].par_iter_mut().with_min_len(1 << 12).enumerate().for_each(|(i, sample)| {
+            *sample = slots[(((first + i + 1) as u64) * SA_INTERVAL - row0) as usize] & POSITION_BITS;
+        });
         // BWT x is the row less one after the `$` row `primary` (which has no BWT base).
         let x_start = row0 - before;
         let x_end = x_start + len - here.is_some() as u64;
@@ -185,30 +160,20 @@ impl Rows {
             }) as usize
         };
         let w_lo = (x_start / 16) as usize;
-        self.bwt[w_lo..x_end.div_ceil(16) as usize]
-            .par_iter_mut()
-            .with_min_len(1 << 12)
-            .enumerate()
-            .for_each(|(k, word)| {
-                let w = (w_lo + k) as u64 * 16;
-                let mut bases = 0u32;
-                for x in w.max(x_start)..(w + 16).min(x_end) {
-                    bases |= ((slots[slot_at(x)] >> 62) as u32) << ((15 - (x & 15)) * 2);
-                }
-                *word |= bases;
-            });
+        self.bwt[w_lo..x_end.div_ceil(16) as usize].par_iter_mut().with_min_len(1 << 12).enumerate().for_each(|(k, word)| {
+            let w = (w_lo + k) as u64 * 16;
+            let mut bases = 0u32;
+            for x in w.max(x_start)..(w + 16).min(x_end) {
+                bases |= ((slots[slot_at(x)] >> 62) as u32) << ((15 - (x & 15)) * 2);
+            }
+            *word |= bases;
+        });
         self.row += len;
     }
 
     fn finish(self) -> BwtAndSamples {
         debug_assert_eq!(self.row, self.n + 1);
-        BwtAndSamples {
-            primary: self
-                .primary
-                .expect("the text's first suffix is always sorted"),
-            bwt: self.bwt,
-            samples: self.samples,
-        }
+        BwtAndSamples { primary: self.primary.expect("the text's first suffix is always sorted"), bwt: self.bwt, samples: self.samples }
     }
 }
 
@@ -255,10 +220,7 @@ pub struct ChunkDone {
 pub enum SortEvent {
     /// The sorter failed (from chunk `chunk`, from 0; `None`: before the first): the CPU
     /// sorts the chunks left.
-    Fallback {
-        chunk: Option<usize>,
-        reason: String,
-    },
+    Fallback { chunk: Option<usize>, reason: String },
     Chunk(ChunkDone),
     Done(SortStats),
 }
@@ -268,30 +230,16 @@ pub enum SortEvent {
 /// next are refined (CPU) and the one after is sorted (the sorter, which so does not wait for
 /// the refinement): each gets a third of `budget_bytes`. A sorter error sends this chunk and
 /// the rest to the CPU ([`SortEvent::Fallback`]).
-pub fn build_with_sorter(
-    text: &PackedText,
-    budget_bytes: u64,
-    sorter: Box<dyn ChunkSorter>,
-    events: &mut dyn FnMut(&SortEvent),
-) -> BwtAndSamples {
+pub fn build_with_sorter(text: &PackedText, budget_bytes: u64, sorter: Box<dyn ChunkSorter>, events: &mut dyn FnMut(&SortEvent)) -> BwtAndSamples {
     build_with_sorter_cover(text, budget_bytes, DEFAULT_COVER_ROOT, sorter, events)
 }
 
-fn build_with_sorter_cover(
-    text: &PackedText,
-    budget_bytes: u64,
-    cover_root: u64,
-    mut sorter: Box<dyn ChunkSorter>,
-    events: &mut dyn FnMut(&SortEvent),
-) -> BwtAndSamples {
+fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut sorter: Box<dyn ChunkSorter>, events: &mut dyn FnMut(&SortEvent)) -> BwtAndSamples {
     let n = text.len();
     assert!(n <= SLOT_POSITION, "text too long for the chunk slots");
     let k = bucket_bases(n);
     let n_buckets = 1usize << (2 * k);
-    let mut stats = SortStats {
-        sorter: sorter.name(),
-        ..SortStats::default()
-    };
+    let mut stats = SortStats { sorter: sorter.name(), ..SortStats::default() };
 
     // The sorter takes the text and counts the buckets while the CPU ranks the cover sample.
     let (cover, prepared) = std::thread::scope(|s| {
@@ -302,34 +250,20 @@ fn build_with_sorter_cover(
         let t = Instant::now();
         let cover = CoverRanks::build(text, cover_root);
         stats.cover_s = t.elapsed().as_secs_f64();
-        let (prepared, prepare_s) = preparing
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let (prepared, prepare_s) = preparing.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         stats.prepare_s = prepare_s;
         (cover, prepared)
     });
     let (mut sorter, counts) = match prepared {
-        Ok(Some(counts)) if counts.len() == n_buckets && counts.iter().sum::<u64>() == n => {
-            (Some(sorter), Some(counts))
-        }
+        Ok(Some(counts)) if counts.len() == n_buckets && counts.iter().sum::<u64>() == n => (Some(sorter), Some(counts)),
         Ok(Some(counts)) => {
-            let reason = format!(
-                "{} bucket counts adding up to {}, expected {n_buckets} adding up to {n}",
-                counts.len(),
-                counts.iter().sum::<u64>()
-            );
-            events(&SortEvent::Fallback {
-                chunk: None,
-                reason,
-            });
+            let reason = format!("{} bucket counts adding up to {}, expected {n_buckets} adding up to {n}", counts.len(), counts.iter().sum::<u64>());
+            events(&SortEvent::Fallback { chunk: None, reason });
             (None, None)
         }
         Ok(None) => (Some(sorter), None),
         Err(e) => {
-            events(&SortEvent::Fallback {
-                chunk: None,
-                reason: e.to_string(),
-            });
+            events(&SortEvent::Fallback { chunk: None, reason: e.to_string() });
             (None, None)
         }
     };
@@ -347,20 +281,12 @@ fn build_with_sorter_cover(
     for b in 1..=n_buckets {
         starts[b] += starts[b - 1];
     }
-    assert_eq!(
-        starts[n_buckets], n,
-        "bucket counts that do not add up to the text"
-    );
+    assert_eq!(starts[n_buckets], n, "bucket counts that do not add up to the text");
 
     let plan = plan_chunks(&starts, budget_bytes / (8 * IN_FLIGHT as u64));
     let capacity = sorter.as_ref().map_or(0, |s| s.capacity());
     let chunk_len = |&(lo, hi): &(usize, usize)| starts[hi] - starts[lo];
-    let largest = plan
-        .iter()
-        .map(chunk_len)
-        .filter(|&len| len <= capacity)
-        .max()
-        .unwrap_or(0);
+    let largest = plan.iter().map(chunk_len).filter(|&len| len <= capacity).max().unwrap_or(0);
 
     /// A sorted chunk on its way to the row loop.
     struct Sorted {
@@ -377,9 +303,7 @@ fn build_with_sorter_cover(
     // Each at the largest chunk's size from the start: growing a Vec could double it.
     let most = plan.iter().map(chunk_len).max().unwrap_or(0) as usize;
     for _ in 0..IN_FLIGHT {
-        free_tx
-            .send(Vec::with_capacity(most))
-            .expect("the receiver is here");
+        free_tx.send(Vec::with_capacity(most)).expect("the receiver is here");
     }
     let mut rows = Rows::new(text);
     let (cover, starts, plan) = (&cover, &starts, &plan);
@@ -387,18 +311,8 @@ fn build_with_sorter_cover(
         let producer = s.spawn(move || {
             for (index, &(lo, hi)) in plan.iter().enumerate() {
                 // A buffer comes back from the row loop (IN_FLIGHT circulate).
-                let Ok(mut slots) = free_rx.recv() else {
-                    return;
-                };
-                let chunk = Chunk {
-                    index,
-                    count: plan.len(),
-                    k,
-                    lo,
-                    hi,
-                    starts,
-                    largest,
-                };
+                let Ok(mut slots) = free_rx.recv() else { return };
+                let chunk = Chunk { index, count: plan.len(), k, lo, hi, starts, largest };
                 slots.clear();
                 slots.resize(chunk.len() as usize, 0);
                 let mut done = None;
@@ -421,17 +335,7 @@ fn build_with_sorter_cover(
                     sort_buckets(cover, &mut slots, base, &cursors);
                     (SortedOn::Cpu, t.elapsed().as_secs_f64())
                 });
-                if unrefined_tx
-                    .send(Sorted {
-                        index,
-                        slots,
-                        on,
-                        sort_s,
-                        refine_s: 0.0,
-                        fallback,
-                    })
-                    .is_err()
-                {
+                if unrefined_tx.send(Sorted { index, slots, on, sort_s, refine_s: 0.0, fallback }).is_err() {
                     return;
                 }
             }
@@ -454,10 +358,7 @@ fn build_with_sorter_cover(
             let Ok(sorted) = sorted_rx.recv() else { break };
             stats.wait_s += t.elapsed().as_secs_f64();
             if let Some(reason) = &sorted.fallback {
-                events(&SortEvent::Fallback {
-                    chunk: Some(sorted.index),
-                    reason: reason.clone(),
-                });
+                events(&SortEvent::Fallback { chunk: Some(sorted.index), reason: reason.clone() });
             }
             let t = Instant::now();
             rows.push(&sorted.slots);
@@ -476,23 +377,11 @@ fn build_with_sorter_cover(
                     stats.cpu_s += sorted.sort_s;
                 }
             }
-            let done = ChunkDone {
-                index: sorted.index,
-                count: plan.len(),
-                positions,
-                on: sorted.on,
-                sort_s: sorted.sort_s,
-                refine_s: sorted.refine_s,
-                rows_done: rows.row,
-            };
+            let done = ChunkDone { index: sorted.index, count: plan.len(), positions, on: sorted.on, sort_s: sorted.sort_s, refine_s: sorted.refine_s, rows_done: rows.row };
             events(&SortEvent::Chunk(done));
         }
-        producer
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        refiner
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        refiner.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
     });
     assert_eq!(rows.row, n + 1, "every row sorted");
     events(&SortEvent::Done(stats));
@@ -506,50 +395,35 @@ pub const IN_FLIGHT: usize = 3;
 /// `positions` (whose first slot is row `base`); `cursors` are the buckets' start rows and end
 /// as their end rows. The buckets are split into one part per thread; each part scans the whole
 /// text and writes only its own slots, so threads share no cursor and no slot.
-fn fill_chunk(
-    text: &PackedText,
-    k: u32,
-    lo: usize,
-    positions: &mut [u64],
-    cursors: &mut [u64],
-    base: u64,
-) {
+fn fill_chunk(text: &PackedText, k: u32, lo: usize, positions: &mut [u64], cursors: &mut [u64], base: u64) {
     let n = text.len();
     let n_parts = rayon::current_num_threads().max(1) as u64;
     let per_part = (positions.len() as u64).div_ceil(n_parts).max(1);
     let mut parts = Vec::new();
-    let (mut cursors, mut positions, mut first_bucket, mut first_row) =
-        (cursors, positions, lo, base);
+    let (mut cursors, mut positions, mut first_bucket, mut first_row) = (cursors, positions, lo, base);
     while !cursors.is_empty() {
         // Buckets up to the first one that reaches the part's share of positions.
         let mut m = 1;
         while m < cursors.len() && cursors[m] - first_row < per_part {
             m += 1;
         }
-        let end_row = if m < cursors.len() {
-            cursors[m]
-        } else {
-            first_row + positions.len() as u64
-        };
+        let end_row = if m < cursors.len() { cursors[m] } else { first_row + positions.len() as u64 };
         let (c, c_rest) = std::mem::take(&mut cursors).split_at_mut(m);
-        let (p, p_rest) =
-            std::mem::take(&mut positions).split_at_mut((end_row - first_row) as usize);
+        let (p, p_rest) = std::mem::take(&mut positions).split_at_mut((end_row - first_row) as usize);
         parts.push((first_bucket, c, p, first_row));
         (cursors, positions, first_bucket, first_row) = (c_rest, p_rest, first_bucket + m, end_row);
     }
-    parts
-        .into_par_iter()
-        .for_each(|(b0, cursors, positions, row0)| {
-            let b1 = b0 + cursors.len();
-            for (i, b) in (0..n).zip(text.kmer_codes(k)) {
-                let b = b as usize;
-                if (b0..b1).contains(&b) {
-                    let c = &mut cursors[b - b0];
-                    positions[(*c - row0) as usize] = i;
-                    *c += 1;
-                }
+    parts.into_par_iter().for_each(|(b0, cursors, positions, row0)| {
+        let b1 = b0 + cursors.len();
+        for (i, b) in (0..n).zip(text.kmer_codes(k)) {
+            let b = b as usize;
+            if (b0..b1).contains(&b) {
+                let c = &mut cursors[b - b0];
+                positions[(*c - row0) as usize] = i;
+                *c += 1;
             }
-        });
+        }
+    });
 }
 
 /// Sorts each bucket of `part` (whose first slot is row `first`; `ends` are its buckets' end
@@ -569,10 +443,7 @@ fn sort_buckets(cover: &CoverRanks, part: &mut [u64], first: u64, ends: &[u64]) 
         let mid = ends.len() / 2;
         let split = ends[mid - 1] - first;
         let (left, right) = part.split_at_mut(split as usize);
-        rayon::join(
-            || sort_buckets(cover, left, first, &ends[..mid]),
-            || sort_buckets(cover, right, first + split, &ends[mid..]),
-        );
+        rayon::join(|| sort_buckets(cover, left, first, &ends[..mid]), || sort_buckets(cover, right, first + split, &ends[mid..]));
     }
 }
 
@@ -587,24 +458,14 @@ fn sort_bucket(cover: &CoverRanks, bucket: &mut [u64], keyed: &mut Vec<(u128, u6
     let position = |&(_, p): &(u128, u64)| p;
     keyed.clear();
     if bucket.len() > SERIAL {
-        bucket
-            .par_iter()
-            .map(|&p| (key_64(text, p), p))
-            .collect_into_vec(keyed);
+        bucket.par_iter().map(|&p| (key_64(text, p), p)).collect_into_vec(keyed);
         keyed.par_sort_unstable_by_key(|&(key, _)| key);
-        keyed
-            .par_chunk_by_mut(|x, y| x.0 == y.0)
-            .for_each(|tied| cover.sort_tied(tied, &position));
-        bucket
-            .par_iter_mut()
-            .zip(keyed.par_iter())
-            .for_each(|(slot, &(_, p))| *slot = slot_of(text, p));
+        keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| cover.sort_tied(tied, &position));
+        bucket.par_iter_mut().zip(keyed.par_iter()).for_each(|(slot, &(_, p))| *slot = slot_of(text, p));
     } else {
         keyed.extend(bucket.iter().map(|&p| (key_64(text, p), p)));
         keyed.sort_unstable_by_key(|&(key, _)| key);
-        keyed
-            .chunk_by_mut(|x, y| x.0 == y.0)
-            .for_each(|tied| cover.sort_tied(tied, &position));
+        keyed.chunk_by_mut(|x, y| x.0 == y.0).for_each(|tied| cover.sort_tied(tied, &position));
         for (slot, &(_, p)) in bucket.iter_mut().zip(keyed.iter()) {
             *slot = slot_of(text, p);
         }
@@ -627,6 +488,7 @@ mod tests {
     use crate::chunk_sort::{RadixModel, RADIX_TILE};
     use crate::text::tests::text_of;
 
+
     fn naive_rows(t: &PackedText) -> Vec<u64> {
         let seq: Vec<u8> = (0..t.len()).map(|i| t.base(i)).collect();
         let mut rows: Vec<u64> = (0..=t.len()).collect();
@@ -638,37 +500,25 @@ mod tests {
     /// samples of `rows` (all suffixes in order, `$` = position n first).
     fn check_build(t: &PackedText, rows: &[u64], settings: &[(u64, usize, u64)]) {
         for &(budget, threads, cover_root) in settings {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             let out = pool.install(|| build_with_cover(t, budget, cover_root, |_| {}));
             check_output(t, rows, &out, budget);
             // The GPU's pipeline (its CPU model), with tiles of 17, 3 and 4096 elements; with a
             // capacity that sends the larger chunks to the CPU; and failing from the second chunk.
-            for (tile, capacity, fail_from) in [
-                (17, u64::MAX, None),
-                (3, 40, None),
-                (RADIX_TILE, u64::MAX, Some(1)),
-            ] {
+            for (tile, capacity, fail_from) in [(17, u64::MAX, None), (3, 40, None), (RADIX_TILE, u64::MAX, Some(1))] {
                 let mut model = RadixModel::new(tile);
                 (model.capacity, model.fail_from) = (capacity, fail_from);
                 let mut fallbacks = Vec::new();
                 let mut chunks = Vec::new();
                 let out = pool.install(|| {
-                    build_with_sorter_cover(t, 2 * budget, cover_root, Box::new(model), &mut |e| {
-                        match e {
-                            SortEvent::Fallback { chunk, .. } => fallbacks.push(*chunk),
-                            SortEvent::Chunk(c) => chunks.push((c.index, c.on)),
-                            SortEvent::Done(_) => {}
-                        }
+                    build_with_sorter_cover(t, 2 * budget, cover_root, Box::new(model), &mut |e| match e {
+                        SortEvent::Fallback { chunk, .. } => fallbacks.push(*chunk),
+                        SortEvent::Chunk(c) => chunks.push((c.index, c.on)),
+                        SortEvent::Done(_) => {}
                     })
                 });
                 check_output(t, rows, &out, budget);
-                assert!(
-                    chunks.iter().enumerate().all(|(i, c)| c.0 == i),
-                    "chunks in order"
-                );
+                assert!(chunks.iter().enumerate().all(|(i, c)| c.0 == i), "chunks in order");
                 if fail_from.is_some() && chunks.len() > 1 {
                     assert_eq!(fallbacks, vec![Some(1)]);
                     assert!(chunks[1..].iter().all(|c| c.1 == SortedOn::Cpu));
@@ -688,24 +538,9 @@ mod tests {
                     assert_eq!(out.samples[r / SA_INTERVAL as usize - 1], p);
                 }
             }
-            let bwt_chars: Vec<u8> = rows
-                .iter()
-                .filter(|&&p| p != 0)
-                .map(|&p| {
-                    if p == t.len() {
-                        t.base(t.len() - 1)
-                    } else {
-                        t.base(p - 1)
-                    }
-                })
-                .collect();
+            let bwt_chars: Vec<u8> = rows.iter().filter(|&&p| p != 0).map(|&p| if p == t.len() { t.base(t.len() - 1) } else { t.base(p - 1) }).collect();
             for (x, &c) in bwt_chars.iter().enumerate() {
-                assert_eq!(
-                    (out.bwt[x >> 4] >> ((15 - (x & 15)) * 2) & 3) as u8,
-                    c,
-                    "n {} budget {budget} x {x}",
-                    t.len()
-                );
+                assert_eq!((out.bwt[x >> 4] >> ((15 - (x & 15)) * 2) & 3) as u8, c, "n {} budget {budget} x {x}", t.len());
             }
         }
     }
@@ -716,28 +551,13 @@ mod tests {
         for len in [1usize, 2, 3, 17, 40, 100, 333] {
             let seq: Vec<u8> = (0..len)
                 .map(|i| {
-                    state = state
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     // Low-entropy text (mostly A) makes long common prefixes and runs past the end.
-                    if i % 7 == 0 {
-                        (state >> 62) as u8
-                    } else {
-                        0
-                    }
+                    if i % 7 == 0 { (state >> 62) as u8 } else { 0 }
                 })
                 .collect();
             let t = text_of(&seq);
-            check_build(
-                &t,
-                &naive_rows(&t),
-                &[
-                    (8, 1, 2),
-                    (64, 3, 3),
-                    (64, 7, DEFAULT_COVER_ROOT),
-                    (1 << 20, 5, 4),
-                ],
-            );
+            check_build(&t, &naive_rows(&t), &[(8, 1, 2), (64, 3, 3), (64, 7, DEFAULT_COVER_ROOT), (1 << 20, 5, 4)]);
         }
     }
 
@@ -749,9 +569,7 @@ mod tests {
         let mut random = |len: usize| -> Vec<u8> {
             (0..len)
                 .map(|_| {
-                    state = state
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     (state >> 62) as u8
                 })
                 .collect()
@@ -768,10 +586,6 @@ mod tests {
         let mut rows: Vec<u64> = (0..t.len()).collect();
         rows.sort_unstable_by(|&a, &b| compare_suffixes(&t, a, b));
         rows.insert(0, t.len());
-        check_build(
-            &t,
-            &rows,
-            &[(1 << 30, 2, DEFAULT_COVER_ROOT), (1 << 16, 3, 4)],
-        );
+        check_build(&t, &rows, &[(1 << 30, 2, DEFAULT_COVER_ROOT), (1 << 16, 3, 4)]);
     }
 }

@@ -29,32 +29,23 @@ impl PackedText {
         };
         // One spare word so that a window may always read the word after its start.
         let mut words = vec![0u64; (len as usize).div_ceil(32) + 1];
-        words
-            .par_iter_mut()
-            .enumerate()
-            .with_min_len(1 << 12)
-            .for_each(|(w, word)| {
-                let first = w as u64 * 32;
-                if first + 32 <= l_pac {
-                    *word = forward_word(w);
-                } else if first >= l_pac && first + 32 <= len {
-                    // Bases first.. are the complements of forward bases q + 31 down to q.
-                    let q = len - 32 - first;
-                    let (qw, shift) = ((q / 32) as usize, 2 * (q % 32) as u32);
-                    let window =
-                        forward_word(qw) << shift | (forward_word(qw + 1) >> 1) >> (63 - shift);
-                    *word = !reverse_bases(window);
-                } else {
-                    for i in first..(first + 32).min(len) {
-                        let c = if i < l_pac {
-                            forward.get(i)
-                        } else {
-                            3 - forward.get(len - 1 - i)
-                        };
-                        *word |= (c as u64) << (62 - 2 * (i & 31));
-                    }
+        words.par_iter_mut().enumerate().with_min_len(1 << 12).for_each(|(w, word)| {
+            let first = w as u64 * 32;
+            if first + 32 <= l_pac {
+                *word = forward_word(w);
+            } else if first >= l_pac && first + 32 <= len {
+                // Bases first.. are the complements of forward bases q + 31 down to q.
+                let q = len - 32 - first;
+                let (qw, shift) = ((q / 32) as usize, 2 * (q % 32) as u32);
+                let window = forward_word(qw) << shift | (forward_word(qw + 1) >> 1) >> (63 - shift);
+                *word = !reverse_bases(window);
+            } else {
+                for i in first..(first + 32).min(len) {
+                    let c = if i < l_pac { forward.get(i) } else { 3 - forward.get(len - 1 - i) };
+                    *word |= (c as u64) << (62 - 2 * (i & 31));
                 }
-            });
+            }
+        });
         PackedText { words, len }
     }
 
@@ -93,11 +84,7 @@ impl PackedText {
     /// end: a rolling code, one base read per position (cheaper than a window per position).
     pub fn kmer_codes(&self, k: u32) -> impl Iterator<Item = u64> + '_ {
         let mask = (1u64 << (2 * k)) - 1;
-        let mut code = if self.len == 0 {
-            0
-        } else {
-            self.window(0) >> (64 - 2 * k)
-        };
+        let mut code = if self.len == 0 { 0 } else { self.window(0) >> (64 - 2 * k) };
         (0..self.len).map(move |i| {
             let here = code;
             code = (code << 2 | self.base(i + k as u64) as u64) & mask;
@@ -116,11 +103,7 @@ impl PackedText {
             .with_min_len(1 << 12)
             .map(|&w| {
                 let (hi, lo) = (w >> 1 & LOW, w & LOW);
-                [
-                    (!hi & lo & LOW).count_ones() as u64,
-                    (hi & !lo & LOW).count_ones() as u64,
-                    (hi & lo).count_ones() as u64,
-                ]
+                [(!hi & lo & LOW).count_ones() as u64, (hi & !lo & LOW).count_ones() as u64, (hi & lo).count_ones() as u64]
             })
             .reduce(|| [0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
         [self.len - c1 - c2 - c3, c1, c2, c3]
@@ -162,8 +145,7 @@ impl ForwardBases {
 
     /// Room for `bases` more bases without reallocating.
     pub fn reserve(&mut self, bases: u64) {
-        self.bytes
-            .reserve(((self.len + bases).div_ceil(4) as usize).saturating_sub(self.bytes.len()));
+        self.bytes.reserve(((self.len + bases).div_ceil(4) as usize).saturating_sub(self.bytes.len()));
     }
 
     /// Adds `extra` bases of code 0 and returns the packed bytes from the one holding the
@@ -221,9 +203,7 @@ pub(crate) mod tests {
 
     #[test]
     fn packing_and_counts_match_base_by_base() {
-        for len in [
-            1usize, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 96, 100, 127, 5000, 5003,
-        ] {
+        for len in [1usize, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 96, 100, 127, 5000, 5003] {
             let seq: Vec<u8> = (0..len).map(|i| ((i * 7 + i / 3) % 4) as u8).collect();
             let t = text_of(&seq);
             assert_eq!(t.len(), 2 * len as u64);
@@ -235,11 +215,7 @@ pub(crate) mod tests {
                 counts[3 - seq[i] as usize] += 1;
             }
             assert_eq!(t.base_counts(), counts, "len {len}");
-            assert!(
-                t.words()[(2 * len) / 32 + 1..].iter().all(|&w| w == 0)
-                    && t.words()[(2 * len) / 32] << (2 * (2 * len % 32)) == 0
-                    || 2 * len % 32 == 0
-            );
+            assert!(t.words()[(2 * len) / 32 + 1..].iter().all(|&w| w == 0) && t.words()[(2 * len) / 32] << (2 * (2 * len % 32)) == 0 || 2 * len % 32 == 0);
         }
     }
 }

@@ -19,13 +19,7 @@ fn assert_same_as_bwa(fasta: &std::path::Path, algos: &[&str]) {
         for ext in INDEX_EXTS {
             let a = std::fs::read(with_ext(&ours, ext)).unwrap();
             let b = std::fs::read(with_ext(&theirs, ext)).unwrap();
-            assert!(
-                a == b,
-                "{}{ext} differs from bwa index -a {algo} ({} vs {} bytes)",
-                fasta.display(),
-                a.len(),
-                b.len()
-            );
+            assert!(a == b, "{}{ext} differs from bwa index -a {algo} ({} vs {} bytes)", fasta.display(), a.len(), b.len());
         }
     }
     // Our loader reads back every hole (whatever byte it is) and sequence of the files.
@@ -48,38 +42,19 @@ fn assert_sorter_build_same_as_bwa(fasta: &std::path::Path, budget: u64, fail_fr
             model.fail_from = fail_from;
             Ok(Box::new(model) as Box<dyn ChunkSorter>)
         })),
-        events: Some(Box::new(move |e: &SortEvent| {
-            seen.borrow_mut().push(e.clone())
-        })),
+        events: Some(Box::new(move |e: &SortEvent| seen.borrow_mut().push(e.clone()))),
         ..BuildOptions::default()
     };
     build_index(&ours, &ours, opts).unwrap();
     let theirs = copy_into(fasta, &mkdir(tmp.path().join("bwa")));
     bwa(&["index", theirs.to_str().unwrap()]);
     for ext in INDEX_EXTS {
-        assert!(
-            std::fs::read(with_ext(&ours, ext)).unwrap()
-                == std::fs::read(with_ext(&theirs, ext)).unwrap(),
-            "{}{ext} differs from bwa's (sorter build)",
-            fasta.display()
-        );
+        assert!(std::fs::read(with_ext(&ours, ext)).unwrap() == std::fs::read(with_ext(&theirs, ext)).unwrap(), "{}{ext} differs from bwa's (sorter build)", fasta.display());
     }
     let events = events.borrow();
-    let chunks: Vec<_> = events
-        .iter()
-        .filter_map(|e| {
-            if let SortEvent::Chunk(c) = e {
-                Some(c.clone())
-            } else {
-                None
-            }
-        })
-        .collect();
+    let chunks: Vec<_> = events.iter().filter_map(|e| if let SortEvent::Chunk(c) = e { Some(c.clone()) } else { None }).collect();
     assert!(chunks.len() > 1, "several chunks: {}", chunks.len());
-    let fallbacks = events
-        .iter()
-        .filter(|e| matches!(e, SortEvent::Fallback { .. }))
-        .count();
+    let fallbacks = events.iter().filter(|e| matches!(e, SortEvent::Fallback { .. })).count();
     assert_eq!(fallbacks, fail_from.is_some() as usize);
     let on_cpu = chunks.iter().filter(|c| c.on == SortedOn::Cpu).count();
     assert_eq!(on_cpu, fail_from.map_or(0, |f| chunks.len() - f));
@@ -123,32 +98,12 @@ fn bwa_aligns_the_same_on_our_index() {
     // The first 2000 reads of the ART set.
     let reads = tmp.path().join("reads.fq");
     let all = std::fs::read_to_string(data("lambda_art.fq")).unwrap();
-    std::fs::write(
-        &reads,
-        all.lines()
-            .take(8000)
-            .map(|l| format!("{l}\n"))
-            .collect::<String>(),
-    )
-    .unwrap();
+    std::fs::write(&reads, all.lines().take(8000).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
     let sam = |prefix: &std::path::Path| {
         let sai = prefix.with_extension("sai");
-        std::fs::write(
-            &sai,
-            bwa(&["aln", prefix.to_str().unwrap(), reads.to_str().unwrap()]),
-        )
-        .unwrap();
-        let out = String::from_utf8(bwa(&[
-            "samse",
-            prefix.to_str().unwrap(),
-            sai.to_str().unwrap(),
-            reads.to_str().unwrap(),
-        ]))
-        .unwrap();
-        out.lines()
-            .filter(|l| !l.starts_with("@PG"))
-            .map(str::to_string)
-            .collect::<Vec<_>>()
+        std::fs::write(&sai, bwa(&["aln", prefix.to_str().unwrap(), reads.to_str().unwrap()])).unwrap();
+        let out = String::from_utf8(bwa(&["samse", prefix.to_str().unwrap(), sai.to_str().unwrap(), reads.to_str().unwrap()])).unwrap();
+        out.lines().filter(|l| !l.starts_with("@PG")).map(str::to_string).collect::<Vec<_>>()
     };
     let (a, b) = (sam(&ours), sam(&theirs));
     assert_eq!(a.len(), b.len());

@@ -77,19 +77,11 @@ struct Queue<B> {
 impl<B> Queue<B> {
     /// The next batch; `None` when the input is done or the queue closed.
     fn next(&self) -> Option<Numbered<B>> {
-        self.batches
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()?
-            .recv()
-            .ok()
+        self.batches.lock().unwrap_or_else(|e| e.into_inner()).as_ref()?.recv().ok()
     }
 
     fn close(&self) {
-        self.batches
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        self.batches.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 }
 
@@ -107,12 +99,7 @@ impl<B> Drop for CloseOnPanic<'_, B> {
 /// Deals `batches` to `devices` (in input order, numbered from 0) and sends every batch to
 /// `done`, answered or not; with no device, all go unanswered (the CPU's). Returns each
 /// device's share, or the first error of the input or of sending to the writer.
-pub fn deal<D, I>(
-    devices: &mut [D],
-    batches: I,
-    done: SyncSender<Finished<D::Batch, D::Answer>>,
-    on_answer: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<Share>>
+pub fn deal<D, I>(devices: &mut [D], batches: I, done: SyncSender<Finished<D::Batch, D::Answer>>, on_answer: &(dyn Fn(usize, usize) + Sync)) -> Result<Vec<Share>>
 where
     D: AsyncAligner + Send,
     D::Batch: Send,
@@ -120,10 +107,7 @@ where
     I: IntoIterator<Item = Result<(usize, D::Batch)>>,
 {
     let (tx, rx) = sync_channel::<Numbered<D::Batch>>(1);
-    let queue = Queue {
-        batches: Mutex::new(Some(rx)),
-        feeding: AtomicUsize::new(devices.len()),
-    };
+    let queue = Queue { batches: Mutex::new(Some(rx)), feeding: AtomicUsize::new(devices.len()) };
     if devices.is_empty() {
         drop(tx);
         return pass_to_cpu(batches, &done).map(|()| Vec::new());
@@ -153,31 +137,17 @@ where
             }
         }
         drop(tx);
-        let shares: Vec<Result<Share>> = feeders
-            .into_iter()
-            .map(|f| {
-                f.join()
-                    .unwrap_or_else(|_| Err(anyhow!("a GPU feeder panicked")))
-            })
-            .collect();
+        let shares: Vec<Result<Share>> = feeders.into_iter().map(|f| f.join().unwrap_or_else(|_| Err(anyhow!("a GPU feeder panicked")))).collect();
         dealt?;
         shares.into_iter().collect()
     })
 }
 
 /// No device: every batch to the writer unanswered.
-fn pass_to_cpu<B, A>(
-    batches: impl IntoIterator<Item = Result<(usize, B)>>,
-    done: &SyncSender<Finished<B, A>>,
-) -> Result<()> {
+fn pass_to_cpu<B, A>(batches: impl IntoIterator<Item = Result<(usize, B)>>, done: &SyncSender<Finished<B, A>>) -> Result<()> {
     for (seq, batch) in (0u64..).zip(batches) {
         let (_, batch) = batch?;
-        done.send(Finished {
-            seq,
-            batch,
-            answer: None,
-        })
-        .map_err(|_| writer_stopped())?;
+        done.send(Finished { seq, batch, answer: None }).map_err(|_| writer_stopped())?;
     }
     Ok(())
 }
@@ -187,19 +157,11 @@ fn writer_stopped() -> anyhow::Error {
 }
 
 /// A batch submitted to a device, and what the submit gave.
-type Submitted<D> = (
-    Numbered<<D as AsyncAligner>::Batch>,
-    Result<<D as AsyncAligner>::Flight>,
-);
+type Submitted<D> = (Numbered<<D as AsyncAligner>::Batch>, Result<<D as AsyncAligner>::Flight>);
 
 /// One device's loop: the next batch is submitted before the oldest one is collected, so
 /// `depth` are on the device at once (one copying while another computes).
-fn feed<D: AsyncAligner>(
-    device: &mut D,
-    queue: &Queue<D::Batch>,
-    done: &SyncSender<Finished<D::Batch, D::Answer>>,
-    on_answer: &dyn Fn(usize),
-) -> Result<Share> {
+fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSender<Finished<D::Batch, D::Answer>>, on_answer: &dyn Fn(usize)) -> Result<Share> {
     let _guard = CloseOnPanic(queue);
     let mut share = Share::default();
     let mut failures_in_row = 0;
@@ -221,12 +183,7 @@ fn feed<D: AsyncAligner>(
                 None
             }
         };
-        done.send(Finished {
-            seq: n.seq,
-            batch: n.batch,
-            answer,
-        })
-        .map_err(|_| writer_stopped())?;
+        done.send(Finished { seq: n.seq, batch: n.batch, answer }).map_err(|_| writer_stopped())?;
         share.given_up = failures_in_row >= MAX_FAILURES_IN_ROW;
         Ok(())
     };
@@ -257,12 +214,7 @@ fn feed<D: AsyncAligner>(
     // The last device to give up leaves the rest of the input to the CPU.
     if queue.feeding.fetch_sub(1, Ordering::SeqCst) == 1 && share.given_up {
         while let Some(n) = queue.next() {
-            done.send(Finished {
-                seq: n.seq,
-                batch: n.batch,
-                answer: None,
-            })
-            .map_err(|_| writer_stopped())?;
+            done.send(Finished { seq: n.seq, batch: n.batch, answer: None }).map_err(|_| writer_stopped())?;
         }
     }
     Ok(share)
@@ -276,10 +228,7 @@ pub struct InOrder<T> {
 
 impl<T> InOrder<T> {
     pub fn new() -> InOrder<T> {
-        InOrder {
-            next: 0,
-            early: BTreeMap::new(),
-        }
+        InOrder { next: 0, early: BTreeMap::new() }
     }
 
     pub fn push(&mut self, seq: u64, item: T) {
@@ -328,17 +277,7 @@ mod tests {
 
     impl FakeDevice {
         fn new(seed: u64, max_delay_us: u64) -> FakeDevice {
-            FakeDevice {
-                rng: rand::rngs::StdRng::seed_from_u64(seed),
-                max_delay_us,
-                submitted: 0,
-                fail: Vec::new(),
-                fail_from: None,
-                recovered: 0,
-                depth: 2,
-                in_flight: 0,
-                most_in_flight: 0,
-            }
+            FakeDevice { rng: rand::rngs::StdRng::seed_from_u64(seed), max_delay_us, submitted: 0, fail: Vec::new(), fail_from: None, recovered: 0, depth: 2, in_flight: 0, most_in_flight: 0 }
         }
     }
 
@@ -352,9 +291,7 @@ mod tests {
         type Answer = Vec<u64>;
         fn submit(&mut self, batch: &mut Vec<u64>) -> Result<Self::Flight> {
             self.submitted += 1;
-            if self.fail.contains(&self.submitted)
-                || self.fail_from.is_some_and(|f| self.submitted >= f)
-            {
+            if self.fail.contains(&self.submitted) || self.fail_from.is_some_and(|f| self.submitted >= f) {
                 anyhow::bail!("batch {} failed on purpose", self.submitted);
             }
             self.in_flight += 1;
@@ -377,9 +314,7 @@ mod tests {
 
     /// Batches of 1 to 5 numbers, numbered in order.
     fn input(n: usize) -> Vec<Vec<u64>> {
-        (0..n as u64)
-            .map(|i| (0..1 + i % 5).map(|j| i * 10 + j).collect())
-            .collect()
+        (0..n as u64).map(|i| (0..1 + i % 5).map(|j| i * 10 + j).collect()).collect()
     }
 
     /// Runs the dealer and a writer that completes unanswered batches "on the CPU"; returns
@@ -393,12 +328,7 @@ mod tests {
                 while let Some(f) = order.pop() {
                     on_cpu += f.answer.is_none() as usize;
                     let answer = f.answer.unwrap_or_else(|| answer(&f.batch));
-                    assert_eq!(
-                        answer,
-                        super::tests::answer(&f.batch),
-                        "answer of batch {}",
-                        f.seq
-                    );
+                    assert_eq!(answer, super::tests::answer(&f.batch), "answer of batch {}", f.seq);
                     written.push(f.batch);
                 }
             }
@@ -415,20 +345,13 @@ mod tests {
     fn written_in_input_order_whatever_the_number_of_devices() {
         let batches = input(200);
         for n in [0, 1, 2, 4] {
-            let mut devices: Vec<FakeDevice> =
-                (0..n).map(|i| FakeDevice::new(i as u64, 2000)).collect();
+            let mut devices: Vec<FakeDevice> = (0..n).map(|i| FakeDevice::new(i as u64, 2000)).collect();
             let (written, on_cpu, shares) = run(&mut devices, &batches);
             assert_eq!(written, batches, "{n} devices");
             assert_eq!(on_cpu, if n == 0 { batches.len() } else { 0 });
-            assert_eq!(
-                shares.iter().map(|s| s.batches).sum::<usize>(),
-                if n == 0 { 0 } else { batches.len() }
-            );
+            assert_eq!(shares.iter().map(|s| s.batches).sum::<usize>(), if n == 0 { 0 } else { batches.len() });
             let reads: usize = batches.iter().map(Vec::len).sum();
-            assert_eq!(
-                shares.iter().map(|s| s.reads).sum::<usize>(),
-                if n == 0 { 0 } else { reads }
-            );
+            assert_eq!(shares.iter().map(|s| s.reads).sum::<usize>(), if n == 0 { 0 } else { reads });
         }
     }
 
@@ -442,11 +365,7 @@ mod tests {
             let (written, on_cpu, _) = run(&mut devices, &batches);
             assert_eq!(written, batches, "depth {depth}");
             assert_eq!(on_cpu, 1, "depth {depth}: the failed batch, on the CPU");
-            assert!(
-                devices.iter().all(|d| d.most_in_flight == depth),
-                "depth {depth}: {:?}",
-                devices.iter().map(|d| d.most_in_flight).collect::<Vec<_>>()
-            );
+            assert!(devices.iter().all(|d| d.most_in_flight == depth), "depth {depth}: {:?}", devices.iter().map(|d| d.most_in_flight).collect::<Vec<_>>());
         }
     }
 
@@ -475,29 +394,16 @@ mod tests {
     #[test]
     fn a_failing_device_is_given_up_and_the_others_take_the_rest() {
         let batches = input(80);
-        let mut devices = vec![
-            FakeDevice::new(1, 500),
-            FakeDevice::new(2, 500),
-            FakeDevice::new(3, 500),
-        ];
+        let mut devices = vec![FakeDevice::new(1, 500), FakeDevice::new(2, 500), FakeDevice::new(3, 500)];
         devices[1].fail_from = Some(2);
         let (written, on_cpu, shares) = run(&mut devices, &batches);
         assert_eq!(written, batches);
-        assert!(
-            shares[1].given_up && !shares[0].given_up && !shares[2].given_up,
-            "{shares:?}"
-        );
+        assert!(shares[1].given_up && !shares[0].given_up && !shares[2].given_up, "{shares:?}");
         assert_eq!(shares[1].batches, 1);
         // Its last failures: those in a row, and the one it had queued behind them.
-        assert!(
-            (MAX_FAILURES_IN_ROW..=MAX_FAILURES_IN_ROW + 1).contains(&shares[1].failed),
-            "{shares:?}"
-        );
+        assert!((MAX_FAILURES_IN_ROW..=MAX_FAILURES_IN_ROW + 1).contains(&shares[1].failed), "{shares:?}");
         assert_eq!(on_cpu, shares[1].failed);
-        assert_eq!(
-            shares.iter().map(|s| s.batches + s.failed).sum::<usize>(),
-            batches.len()
-        );
+        assert_eq!(shares.iter().map(|s| s.batches + s.failed).sum::<usize>(), batches.len());
     }
 
     #[test]
@@ -516,21 +422,11 @@ mod tests {
     fn an_input_error_stops_dealing_and_is_returned() {
         let (tx, rx) = sync_channel::<Finished<Vec<u64>, Vec<u64>>>(1);
         let writer = std::thread::spawn(move || rx.into_iter().count());
-        let input = (0..10u64).map(|i| {
-            if i == 6 {
-                Err(anyhow!("bad record"))
-            } else {
-                Ok((1, vec![i]))
-            }
-        });
+        let input = (0..10u64).map(|i| if i == 6 { Err(anyhow!("bad record")) } else { Ok((1, vec![i])) });
         let mut devices = vec![FakeDevice::new(1, 100), FakeDevice::new(2, 100)];
         let e = deal(&mut devices, input, tx, &|_, _| {}).unwrap_err();
         assert_eq!(e.to_string(), "bad record");
-        assert_eq!(
-            writer.join().unwrap(),
-            6,
-            "the batches before the error are written"
-        );
+        assert_eq!(writer.join().unwrap(), 6, "the batches before the error are written");
     }
 
     #[test]
@@ -538,13 +434,7 @@ mod tests {
         let (tx, rx) = sync_channel::<Finished<Vec<u64>, Vec<u64>>>(1);
         let writer = std::thread::spawn(move || rx.into_iter().take(3).count());
         let mut devices = vec![FakeDevice::new(1, 100), FakeDevice::new(2, 100)];
-        let e = deal(
-            &mut devices,
-            (0..10_000u64).map(|i| Ok((1, vec![i]))),
-            tx,
-            &|_, _| {},
-        )
-        .unwrap_err();
+        let e = deal(&mut devices, (0..10_000u64).map(|i| Ok((1, vec![i]))), tx, &|_, _| {}).unwrap_err();
         assert_eq!(e.to_string(), "the .sai writer stopped");
         assert_eq!(writer.join().unwrap(), 3);
     }
@@ -567,13 +457,7 @@ mod tests {
         }
         let (tx, rx) = sync_channel::<Finished<Vec<u64>, Vec<u64>>>(1);
         let writer = std::thread::spawn(move || rx.into_iter().count());
-        let e = deal(
-            &mut [Panics],
-            (0..1000u64).map(|i| Ok((1, vec![i]))),
-            tx,
-            &|_, _| {},
-        )
-        .unwrap_err();
+        let e = deal(&mut [Panics], (0..1000u64).map(|i| Ok((1, vec![i]))), tx, &|_, _| {}).unwrap_err();
         assert_eq!(e.to_string(), "a GPU feeder panicked");
         assert_eq!(writer.join().unwrap(), 0);
     }
@@ -585,10 +469,7 @@ mod tests {
         order.push(2, "c");
         assert_eq!(order.pop(), None);
         order.push(0, "a");
-        assert_eq!(
-            [order.pop(), order.pop(), order.pop(), order.pop()],
-            [Some("a"), Some("b"), Some("c"), None]
-        );
+        assert_eq!([order.pop(), order.pop(), order.pop(), order.pop()], [Some("a"), Some("b"), Some("c"), None]);
         assert_eq!(order.held(), 0);
     }
 }

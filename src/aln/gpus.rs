@@ -26,16 +26,12 @@ impl std::str::FromStr for GpuChoice {
             return match s.trim().parse::<usize>() {
                 Ok(0) => Err("0 GPUs: use --cpu to align without a GPU".into()),
                 Ok(n) => Ok(GpuChoice::First(n)),
-                Err(_) => Err(format!(
-                    "{s:?}: expected a number of GPUs (2) or a list of ordinals (0,2 or 1,)"
-                )),
+                Err(_) => Err(format!("{s:?}: expected a number of GPUs (2) or a list of ordinals (0,2 or 1,)")),
             };
         }
         let mut ordinals = Vec::new();
         for o in s.split(',').map(str::trim).filter(|o| !o.is_empty()) {
-            let o: usize = o
-                .parse()
-                .map_err(|_| format!("{o:?} is not a GPU ordinal"))?;
+            let o: usize = o.parse().map_err(|_| format!("{o:?} is not a GPU ordinal"))?;
             if ordinals.contains(&o) {
                 return Err(format!("GPU {o} is listed twice"));
             }
@@ -53,14 +49,10 @@ impl GpuChoice {
     pub fn ordinals(choice: Option<&GpuChoice>, visible: usize) -> Result<Vec<usize>> {
         match choice {
             None => Ok((0..visible).collect()),
-            Some(GpuChoice::First(n)) if *n > visible => {
-                bail!("--gpus {n}: only {visible} GPU(s) visible")
-            }
+            Some(GpuChoice::First(n)) if *n > visible => bail!("--gpus {n}: only {visible} GPU(s) visible"),
             Some(GpuChoice::First(n)) => Ok((0..*n).collect()),
             Some(GpuChoice::Ordinals(list)) => match list.iter().find(|&&o| o >= visible) {
-                Some(o) => {
-                    bail!("--gpus: there is no GPU {o} ({visible} visible, numbered from 0)")
-                }
+                Some(o) => bail!("--gpus: there is no GPU {o} ({visible} visible, numbered from 0)"),
                 None => Ok(list.clone()),
             },
         }
@@ -72,23 +64,11 @@ impl GpuChoice {
 /// driver lists in /proc, else one. It sizes only how many batches are read ahead while the
 /// GPUs open.
 pub fn expected_count(args: &AlnArgs) -> usize {
-    let listed = || {
-        std::fs::read_dir("/proc/driver/nvidia/gpus")
-            .ok()
-            .map(|d| d.count())
-    };
-    expected_from(
-        args.gpus.as_ref(),
-        std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref(),
-        listed,
-    )
+    let listed = || std::fs::read_dir("/proc/driver/nvidia/gpus").ok().map(|d| d.count());
+    expected_from(args.gpus.as_ref(), std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref(), listed)
 }
 
-fn expected_from(
-    choice: Option<&GpuChoice>,
-    visible_devices: Option<&str>,
-    listed: impl FnOnce() -> Option<usize>,
-) -> usize {
+fn expected_from(choice: Option<&GpuChoice>, visible_devices: Option<&str>, listed: impl FnOnce() -> Option<usize>) -> usize {
     let n = match (choice, visible_devices) {
         (Some(GpuChoice::First(n)), _) => *n,
         (Some(GpuChoice::Ordinals(list)), _) => list.len(),
@@ -120,52 +100,23 @@ pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
             bail!("no CUDA driver found (libcuda could not be loaded)");
         }
         // CUDA counts only the GPUs of CUDA_VISIBLE_DEVICES, numbered from 0.
-        let visible = cudarc::driver::CudaContext::device_count()
-            .map_err(|e| anyhow!("counting the GPUs: {e:?}"))?;
+        let visible = cudarc::driver::CudaContext::device_count().map_err(|e| anyhow!("counting the GPUs: {e:?}"))?;
         let ordinals = GpuChoice::ordinals(choice.as_ref(), visible.max(0) as usize)?;
         if ordinals.is_empty() {
             bail!("no GPU visible");
         }
-        let opening: Vec<_> = ordinals
-            .into_iter()
-            .map(|o| {
-                (
-                    o,
-                    std::thread::spawn(move || OpenGpu::open(o, Switches::default())),
-                )
-            })
-            .collect();
-        Ok(opening
-            .into_iter()
-            .map(|(o, h)| {
-                (
-                    o,
-                    h.join()
-                        .unwrap_or_else(|_| Err(anyhow!("opening GPU {o} panicked"))),
-                )
-            })
-            .collect())
+        let opening: Vec<_> = ordinals.into_iter().map(|o| (o, std::thread::spawn(move || OpenGpu::open(o, Switches::default())))).collect();
+        Ok(opening.into_iter().map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("opening GPU {o} panicked"))))).collect())
     })))
 }
 
 /// The opened GPUs with the BWT copied to each and each one's tuned kernel (all at once), in
 /// the order chosen; empty: align on the CPU. A GPU that cannot be used is left out; none
 /// usable is an error with `--gpu` or `--gpus`.
-pub fn open_aligners(
-    args: &AlnArgs,
-    bwt: &bcuda_index::Bwt,
-    opening: Option<Opening>,
-) -> Result<Vec<GpuAligner>> {
-    let Some(opening) = opening else {
-        return Ok(Vec::new());
-    };
+pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Opening>) -> Result<Vec<GpuAligner>> {
+    let Some(opening) = opening else { return Ok(Vec::new()) };
     let required = args.gpu || args.gpus.is_some();
-    let opened = match opening
-        .0
-        .join()
-        .map_err(|_| anyhow!("opening the GPUs panicked"))
-        .and_then(|r| r)
-    {
+    let opened = match opening.0.join().map_err(|_| anyhow!("opening the GPUs panicked")).and_then(|r| r) {
         Ok(opened) => opened,
         Err(e) if required => return Err(e.context("aln: no usable GPU")),
         Err(e) => {
@@ -177,28 +128,8 @@ pub fn open_aligners(
     };
     let several = opened.len() > 1;
     let ready: Vec<(usize, Result<(GpuAligner, Vec<String>)>)> = std::thread::scope(|s| {
-        let loading: Vec<_> = opened
-            .into_iter()
-            .map(|(o, gpu)| {
-                (
-                    o,
-                    s.spawn(move || {
-                        gpu.and_then(|g| GpuAligner::on(g, bwt))
-                            .map(|g| with_tuned_kernel(g, args, several))
-                    }),
-                )
-            })
-            .collect();
-        loading
-            .into_iter()
-            .map(|(o, h)| {
-                (
-                    o,
-                    h.join()
-                        .unwrap_or_else(|_| Err(anyhow!("loading GPU {o} panicked"))),
-                )
-            })
-            .collect()
+        let loading: Vec<_> = opened.into_iter().map(|(o, gpu)| (o, s.spawn(move || gpu.and_then(|g| GpuAligner::on(g, bwt)).map(|g| with_tuned_kernel(g, args, several))))).collect();
+        loading.into_iter().map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("loading GPU {o} panicked"))))).collect()
     });
     let mut gpus = Vec::new();
     let mut first_error = None;
@@ -232,21 +163,10 @@ pub fn open_aligners(
 
 /// The GPU with the exact_match kernel tuned for its model (unless `--no-tuned`), and the
 /// lines to print about it.
-fn with_tuned_kernel(
-    mut gpu: GpuAligner,
-    args: &AlnArgs,
-    several: bool,
-) -> (GpuAligner, Vec<String>) {
+fn with_tuned_kernel(mut gpu: GpuAligner, args: &AlnArgs, several: bool) -> (GpuAligner, Vec<String>) {
     let (name, cc) = (&gpu.device_name, gpu.compute_capability);
-    let which = if several {
-        format!("GPU {}, ", gpu.ordinal())
-    } else {
-        String::new()
-    };
-    let mut notes = vec![format!(
-        "[bcuda aln] aligning on {which}{name} (compute {}.{})",
-        cc.0, cc.1
-    )];
+    let which = if several { format!("GPU {}, ", gpu.ordinal()) } else { String::new() };
+    let mut notes = vec![format!("[bcuda aln] aligning on {which}{name} (compute {}.{})", cc.0, cc.1)];
     if !args.no_tuned {
         match crate::autotune_cmd::use_tuned(&mut gpu) {
             Ok(Some(speedup)) => notes.push(format!("[bcuda aln] using the exact_match kernel tuned for this GPU ({speedup:.2}x on its held-out reads)")),
@@ -264,10 +184,7 @@ impl AsyncAligner for GpuAligner {
     type Answer = Vec<Option<Vec<AlnHit>>>;
 
     fn submit(&mut self, batch: &mut Parsed) -> Result<InFlight> {
-        let mut input = batch
-            .gpu_input
-            .take()
-            .context("a batch not packed for the GPU")?;
+        let mut input = batch.gpu_input.take().context("a batch not packed for the GPU")?;
         input.repack_for(&batch.reads, self.switches().sequence_stride);
         GpuAligner::submit(self, input)
     }
@@ -279,10 +196,7 @@ impl AsyncAligner for GpuAligner {
     /// The search's stacks are sized again with half the memory.
     fn recover(&mut self, error: &anyhow::Error) {
         self.shrink_after_failure();
-        crate::progress::note(&format!(
-            "[bcuda aln] GPU batch failed on GPU {} ({error:#}); aligning it on the CPU",
-            self.ordinal()
-        ));
+        crate::progress::note(&format!("[bcuda aln] GPU batch failed on GPU {} ({error:#}); aligning it on the CPU", self.ordinal()));
     }
 
     fn depth(&self) -> usize {
@@ -328,39 +242,20 @@ mod tests {
         assert_eq!(parse("2"), Ok(GpuChoice::First(2)));
         assert_eq!(parse("0,2"), Ok(GpuChoice::Ordinals(vec![0, 2])));
         assert_eq!(parse("1,"), Ok(GpuChoice::Ordinals(vec![1])));
-        assert!(
-            parse("0").is_err()
-                && parse("x").is_err()
-                && parse(",").is_err()
-                && parse("1,1").is_err()
-                && parse("0,a").is_err()
-        );
-        let pick =
-            |c: Option<GpuChoice>, n| GpuChoice::ordinals(c.as_ref(), n).map_err(|e| e.to_string());
+        assert!(parse("0").is_err() && parse("x").is_err() && parse(",").is_err() && parse("1,1").is_err() && parse("0,a").is_err());
+        let pick = |c: Option<GpuChoice>, n| GpuChoice::ordinals(c.as_ref(), n).map_err(|e| e.to_string());
         assert_eq!(pick(None, 3), Ok(vec![0, 1, 2]));
         assert_eq!(pick(Some(GpuChoice::First(2)), 3), Ok(vec![0, 1]));
-        assert_eq!(
-            pick(Some(GpuChoice::First(4)), 2),
-            Err("--gpus 4: only 2 GPU(s) visible".into())
-        );
-        assert_eq!(
-            pick(Some(GpuChoice::Ordinals(vec![2, 0])), 3),
-            Ok(vec![2, 0])
-        );
+        assert_eq!(pick(Some(GpuChoice::First(4)), 2), Err("--gpus 4: only 2 GPU(s) visible".into()));
+        assert_eq!(pick(Some(GpuChoice::Ordinals(vec![2, 0])), 3), Ok(vec![2, 0]));
         assert!(pick(Some(GpuChoice::Ordinals(vec![0, 2])), 2).is_err());
     }
 
     #[test]
     fn gpus_expected_before_cuda_is_asked() {
         let none = || None;
-        assert_eq!(
-            expected_from(Some(&GpuChoice::First(3)), Some("0"), none),
-            3
-        );
-        assert_eq!(
-            expected_from(Some(&GpuChoice::Ordinals(vec![1, 0])), None, none),
-            2
-        );
+        assert_eq!(expected_from(Some(&GpuChoice::First(3)), Some("0"), none), 3);
+        assert_eq!(expected_from(Some(&GpuChoice::Ordinals(vec![1, 0])), None, none), 2);
         assert_eq!(expected_from(None, Some("0,1"), || Some(8)), 2);
         assert_eq!(expected_from(None, Some("GPU-f535a73d"), none), 1);
         assert_eq!(expected_from(None, None, || Some(4)), 4);

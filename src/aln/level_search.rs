@@ -55,22 +55,8 @@ fn run_chain(search: &Search, start: Entry, max_diff: i32, width: &[Width]) -> C
         pushes_at.push(pushes.len() - before);
         let pops = pushes_at.len();
         match step {
-            Step::Done | Step::Expanded(None) => {
-                return ChainRun {
-                    pops,
-                    pushes,
-                    pushes_at,
-                    hit: None,
-                }
-            }
-            Step::Hit(k, l) => {
-                return ChainRun {
-                    pops,
-                    pushes,
-                    pushes_at,
-                    hit: Some((k, l, e)),
-                }
-            }
+            Step::Done | Step::Expanded(None) => return ChainRun { pops, pushes, pushes_at, hit: None },
+            Step::Hit(k, l) => return ChainRun { pops, pushes, pushes_at, hit: Some((k, l, e)) },
             Step::Expanded(Some(child)) => e = child,
         }
     }
@@ -125,17 +111,9 @@ impl Levels {
     fn commit(&mut self, level: usize, pushes: &[&[Entry]]) {
         // Chunks the pushes may need: whole chunks for them, plus one part-filled chunk per
         // score (as the GPU reserves them, without counting per score).
-        let need = pushes
-            .iter()
-            .map(|p| p.len())
-            .sum::<usize>()
-            .div_ceil(CHUNK)
-            + self.buckets.len();
+        let need = pushes.iter().map(|p| p.len()).sum::<usize>().div_ceil(CHUNK) + self.buckets.len();
         while self.free_chunks < need && self.cap > level {
-            match (level + 1..=self.cap)
-                .rev()
-                .find(|&b| !self.buckets[b].is_empty())
-            {
+            match (level + 1..=self.cap).rev().find(|&b| !self.buckets[b].is_empty()) {
                 Some(highest) => self.lower_cap(highest - 1),
                 None => self.lower_cap(level),
             }
@@ -168,28 +146,14 @@ pub struct LevelCost {
 /// `lanes` lanes with a pool of `chunks` chunks. With `exact_entries_limit`, a group of chains
 /// within reach of bwa's `-m` is walked pop by pop to find where bwa stops, instead of giving
 /// the read up.
-pub fn level_search(
-    search: &Search,
-    width: &mut [Width],
-    batch_opt: &GapOptions,
-    lanes: usize,
-    chunks: usize,
-    exact_entries_limit: bool,
-    cost: &mut LevelCost,
-) -> Result<Vec<AlnHit>, GiveUp> {
+pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions, lanes: usize, chunks: usize, exact_entries_limit: bool, cost: &mut LevelCost) -> Result<Vec<AlnHit>, GiveUp> {
     let opt = search.opt;
     let mut found = HitList::new(opt);
     if search.too_many_ns(found.max_diff) {
         return Ok(found.hits);
     }
     let n = n_stacks(batch_opt);
-    let mut levels = Levels {
-        buckets: vec![Vec::new(); n],
-        free_chunks: chunks,
-        cap: n - 1,
-        stored: 0,
-        dropped: 0,
-    };
+    let mut levels = Levels { buckets: vec![Vec::new(); n], free_chunks: chunks, cap: n - 1, stored: 0, dropped: 0 };
     levels.commit(0, &[&[search.root()]]);
     loop {
         let Some(level) = (0..=levels.cap).find(|&b| !levels.buckets[b].is_empty()) else {
@@ -198,9 +162,7 @@ pub fn level_search(
             }
             return Err(GiveUp::StackFull);
         };
-        if levels.stored + levels.dropped > opt.max_entries as usize
-            || found.ends_before(level as i32, opt)
-        {
+        if levels.stored + levels.dropped > opt.max_entries as usize || found.ends_before(level as i32, opt) {
             break;
         }
         // The level's chains, last pushed first: its chunks go back to the pool as they empty.
@@ -209,17 +171,11 @@ pub fn level_search(
         let mut next = 0;
         while next < chains.len() {
             let group = &chains[next..chains.len().min(next + lanes)];
-            let runs: Vec<ChainRun> = group
-                .iter()
-                .map(|&c| run_chain(search, c, found.max_diff, width))
-                .collect();
+            let runs: Vec<ChainRun> = group.iter().map(|&c| run_chain(search, c, found.max_diff, width)).collect();
             cost.pops += runs.iter().map(|r| r.pops).sum::<usize>();
             cost.critical_pops += runs.iter().map(|r| r.pops).max().unwrap_or(0);
             cost.groups += 1;
-            let committed = runs
-                .iter()
-                .position(|r| r.hit.is_some())
-                .map_or(runs.len(), |h| h + 1);
+            let committed = runs.iter().position(|r| r.hit.is_some()).map_or(runs.len(), |h| h + 1);
             let runs = &runs[..committed];
             // bwa checks -m before every pop: only a group that may reach it needs a look.
             let n_entries = levels.stored + levels.dropped;
@@ -244,9 +200,7 @@ pub fn level_search(
             if let Some((k, l, e)) = runs.last().and_then(|r| r.hit) {
                 match found.record(&e, k, l, width, search.bwt.seq_len(), opt) {
                     AfterHit::Go => {}
-                    AfterHit::FirstHit(last_score) => {
-                        levels.lower_cap((last_score.max(0) as usize).max(level))
-                    }
+                    AfterHit::FirstHit(last_score) => levels.lower_cap((last_score.max(0) as usize).max(level)),
                     AfterHit::Stop => return Ok(found.hits),
                 }
             }

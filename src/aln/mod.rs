@@ -3,8 +3,8 @@
 
 pub mod dealer;
 pub mod gpus;
-pub mod level_search;
 pub mod search;
+pub mod level_search;
 pub mod stack;
 pub mod stack_profile;
 pub mod timeline;
@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::gpu::{complete_on_cpu, HostBatch};
 use crate::output::Output;
 use crate::progress::Progress;
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 use crate::sai::{self, AlnHit, GapOptions, MODE_GAPE, MODE_IL13, MODE_LOGGAP, MODE_NONSTOP};
+use crate::gpu::{complete_on_cpu, HostBatch};
 use dealer::{Finished, InOrder};
 use gpus::GpuChoice;
 
@@ -33,11 +33,7 @@ const BATCHES_PER_GPU: usize = 2;
 /// The next batch of up to `n` reads (none at the end of the input), with the input's position after it.
 fn read_batch(reader: &mut ReadBatchReader, n: usize) -> Result<Parsed> {
     let reads = reader.next_batch(n)?;
-    Ok(Parsed {
-        gpu_input: None,
-        reads,
-        position: reader.position().0,
-    })
+    Ok(Parsed { gpu_input: None, reads, position: reader.position().0 })
 }
 
 /// Reads per batch: [`CPU_BATCH`], or `BCUDA_TEST_BATCH_READS` (device sweeps of the
@@ -45,11 +41,7 @@ fn read_batch(reader: &mut ReadBatchReader, n: usize) -> Result<Parsed> {
 /// the answers for reads of mixed lengths (the cap on gap opens above), so the batch is never
 /// smaller by default, not even the first (which would start the GPU sooner).
 fn batch_reads() -> usize {
-    std::env::var("BCUDA_TEST_BATCH_READS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(CPU_BATCH)
+    std::env::var("BCUDA_TEST_BATCH_READS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(CPU_BATCH)
 }
 
 #[derive(clap::Args, Debug)]
@@ -136,16 +128,10 @@ impl AlnArgs {
     pub fn gap_options(&self) -> Result<GapOptions> {
         let mut opt = GapOptions::default();
         if self.max_diff.contains('.') {
-            opt.fnr = self
-                .max_diff
-                .parse()
-                .with_context(|| format!("-n {}: not a number", self.max_diff))?;
+            opt.fnr = self.max_diff.parse().with_context(|| format!("-n {}: not a number", self.max_diff))?;
             opt.max_diff = -1;
         } else {
-            opt.max_diff = self
-                .max_diff
-                .parse()
-                .with_context(|| format!("-n {}: not a number", self.max_diff))?;
+            opt.max_diff = self.max_diff.parse().with_context(|| format!("-n {}: not a number", self.max_diff))?;
             opt.fnr = -1.0;
         }
         opt.max_gapo = self.max_gapo;
@@ -175,10 +161,7 @@ impl AlnArgs {
             opt.mode &= !MODE_GAPE;
         }
         if self.threads < 1 {
-            bail!(
-                "-t {}: the number of threads must be at least 1",
-                self.threads
-            );
+            bail!("-t {}: the number of threads must be at least 1", self.threads);
         }
         if self.seed_len < 1 {
             bail!("-l {}: the seed length must be positive", self.seed_len);
@@ -218,19 +201,14 @@ pub fn run(args: AlnArgs) -> Result<()> {
     let started = std::time::Instant::now();
     timeline::start();
     let opt = args.gap_options()?;
-    let (index, inputs) =
-        crate::default_index::split_positional("aln", &args.inputs, &["reads.fq"])?;
+    let (index, inputs) = crate::default_index::split_positional("aln", &args.inputs, &["reads.fq"])?;
     index.announce("aln", args.quiet);
     let opening = gpus::start_opening(&args);
     let bwt_path = bcuda_index::with_ext(&index.prefix, ".bwt");
     let index_started = Instant::now();
     let bwt = bcuda_index::Bwt::load(&bwt_path)?;
     let index_load = index_started.elapsed();
-    let read_opts = ReadOptions {
-        trim_qual: opt.trim_qual,
-        illumina13: args.illumina13,
-        sequence_only: true,
-    };
+    let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13, sequence_only: true };
     let reader = ReadBatchReader::open(&inputs[0], read_opts)?;
     let input_size = reader.position().1;
     let batch_reads = batch_reads();
@@ -239,11 +217,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
     // on as soon as it is ready. The channel holds all but one of them, the reader the last;
     // later on it keeps as far ahead of the GPUs.
     let pack_ahead = opening.is_some();
-    let parsed_ahead = if pack_ahead {
-        BATCHES_PER_GPU * gpus::expected_count(&args)
-    } else {
-        2
-    };
+    let parsed_ahead = if pack_ahead { BATCHES_PER_GPU * gpus::expected_count(&args) } else { 2 };
     let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(parsed_ahead - 1);
     let parser = std::thread::spawn(move || {
         let (mut reader, mut busy) = (reader, Duration::ZERO);
@@ -252,14 +226,8 @@ pub fn run(args: AlnArgs) -> Result<()> {
             let mut batch = read_batch(&mut reader, batch_reads);
             timeline::mark(seq, "parsed");
             let done = ends_input(&batch);
-            if let (Ok(b), false, true) =
-                (&mut batch, done, pack_ahead && seq < parsed_ahead as u64)
-            {
-                b.gpu_input = Some(HostBatch::new(
-                    &b.reads,
-                    &opt,
-                    crate::gpu::Switches::default().sequence_stride,
-                ));
+            if let (Ok(b), false, true) = (&mut batch, done, pack_ahead && seq < parsed_ahead as u64) {
+                b.gpu_input = Some(HostBatch::new(&b.reads, &opt, crate::gpu::Switches::default().sequence_stride));
                 timeline::mark(seq, "packed");
             }
             busy += t.elapsed();
@@ -270,9 +238,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
         busy
     });
     let mut gpus = gpus::open_aligners(&args, &bwt, opening)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads as usize)
-        .build()?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
 
     let mut out = Output::create(args.output.as_deref())?;
     sai::write_header(&mut out, &opt)?;
@@ -281,131 +247,90 @@ pub fn run(args: AlnArgs) -> Result<()> {
     // With several GPUs, a line of progress each.
     let gpu_progress: Vec<Progress> = match gpus.len() {
         0 | 1 => Vec::new(),
-        _ => gpus
-            .iter()
-            .map(|g| Progress::new(format!("reads on GPU {}", g.ordinal()), None, args.quiet))
-            .collect(),
+        _ => gpus.iter().map(|g| Progress::new(format!("reads on GPU {}", g.ordinal()), None, args.quiet)).collect(),
     };
     // Four stages run at once: the reader parses the next batches, the packer lays them out
     // for the GPU, a feeder per GPU keeps two batches on it (see `dealer`), the writer
     // completes the batches on the CPU (reads the GPU could not hold, or all of them without
     // a GPU) and writes them in input order.
     let stride = gpus.first().map(|g| g.switches().sequence_stride);
-    let (cpu_reads, busy, shares) =
-        std::thread::scope(|scope| -> Result<(usize, StageBusy, Vec<dealer::Share>)> {
-            let (packed_tx, packed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
-            let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
-            let packer = scope.spawn(move || {
-                let mut busy = Duration::ZERO;
-                for (seq, mut batch) in (0u64..).zip(read_rx) {
+    let (cpu_reads, busy, shares) = std::thread::scope(|scope| -> Result<(usize, StageBusy, Vec<dealer::Share>)> {
+        let (packed_tx, packed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
+        let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
+        let packer = scope.spawn(move || {
+            let mut busy = Duration::ZERO;
+            for (seq, mut batch) in (0u64..).zip(read_rx) {
+                let t = Instant::now();
+                if let Ok(b) = &mut batch {
+                    match (stride, &mut b.gpu_input) {
+                        // Packed ahead in the default layout: a GPU tuned for the other one gets its own.
+                        (Some(stride), Some(input)) => input.repack_for(&b.reads, stride),
+                        (Some(stride), None) if !b.reads.is_empty() => {
+                            b.gpu_input = Some(HostBatch::new(&b.reads, &opt, stride));
+                            timeline::mark(seq, "packed");
+                        }
+                        // No GPU after all: the CPU aligns the batch.
+                        _ => b.gpu_input = None,
+                    }
+                }
+                busy += t.elapsed();
+                if packed_tx.send(batch).is_err() {
+                    break;
+                }
+            }
+            busy
+        });
+        let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &mut progress);
+        let writer = scope.spawn(move || -> Result<(Output, usize, Duration, Duration)> {
+            let (mut cpu_reads, mut complete, mut write, mut order) = (0, Duration::ZERO, Duration::ZERO, InOrder::new());
+            let mut reads_before = 0;
+            for answered in answered_rx {
+                order.push(answered.seq, answered);
+                while let Some(Finished { seq, batch, answer }) = order.pop() {
+                    // The timeline names the first reads the GPU left to the CPU (from 0, in input order).
+                    let left: Vec<String> = match (&answer, timeline::enabled()) {
+                        (Some(a), true) => a.iter().enumerate().filter(|(_, h)| h.is_none()).take(5).map(|(i, _)| (reads_before + i).to_string()).collect(),
+                        _ => Vec::new(),
+                    };
+                    reads_before += batch.reads.len();
                     let t = Instant::now();
-                    if let Ok(b) = &mut batch {
-                        match (stride, &mut b.gpu_input) {
-                            // Packed ahead in the default layout: a GPU tuned for the other one gets its own.
-                            (Some(stride), Some(input)) => input.repack_for(&b.reads, stride),
-                            (Some(stride), None) if !b.reads.is_empty() => {
-                                b.gpu_input = Some(HostBatch::new(&b.reads, &opt, stride));
-                                timeline::mark(seq, "packed");
-                            }
-                            // No GPU after all: the CPU aligns the batch.
-                            _ => b.gpu_input = None,
-                        }
+                    let (hits, on_cpu) = pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, answer));
+                    complete += t.elapsed();
+                    let named = if left.is_empty() { String::new() } else { format!(": reads {}", left.join(", ")) };
+                    timeline::mark(seq, format!("completed on the CPU ({on_cpu} reads aligned there{named})"));
+                    cpu_reads += on_cpu;
+                    let t = Instant::now();
+                    for read_hits in &hits {
+                        sai::write_read(&mut out, read_hits)?;
                     }
-                    busy += t.elapsed();
-                    if packed_tx.send(batch).is_err() {
-                        break;
-                    }
+                    write += t.elapsed();
+                    timeline::mark(seq, "written");
+                    progress.advance(batch.reads.len() as u64, Some(batch.position));
                 }
-                busy
-            });
-            let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &mut progress);
-            let writer = scope.spawn(move || -> Result<(Output, usize, Duration, Duration)> {
-                let (mut cpu_reads, mut complete, mut write, mut order) =
-                    (0, Duration::ZERO, Duration::ZERO, InOrder::new());
-                let mut reads_before = 0;
-                for answered in answered_rx {
-                    order.push(answered.seq, answered);
-                    while let Some(Finished { seq, batch, answer }) = order.pop() {
-                        // The timeline names the first reads the GPU left to the CPU (from 0, in input order).
-                        let left: Vec<String> = match (&answer, timeline::enabled()) {
-                            (Some(a), true) => a
-                                .iter()
-                                .enumerate()
-                                .filter(|(_, h)| h.is_none())
-                                .take(5)
-                                .map(|(i, _)| (reads_before + i).to_string())
-                                .collect(),
-                            _ => Vec::new(),
-                        };
-                        reads_before += batch.reads.len();
-                        let t = Instant::now();
-                        let (hits, on_cpu) =
-                            pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, answer));
-                        complete += t.elapsed();
-                        let named = if left.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": reads {}", left.join(", "))
-                        };
-                        timeline::mark(
-                            seq,
-                            format!("completed on the CPU ({on_cpu} reads aligned there{named})"),
-                        );
-                        cpu_reads += on_cpu;
-                        let t = Instant::now();
-                        for read_hits in &hits {
-                            sai::write_read(&mut out, read_hits)?;
-                        }
-                        write += t.elapsed();
-                        timeline::mark(seq, "written");
-                        progress.advance(batch.reads.len() as u64, Some(batch.position));
-                    }
-                }
-                if order.held() > 0 {
-                    bail!(
-                        "{} batches were answered but one before them never was",
-                        order.held()
-                    );
-                }
-                Ok((out, cpu_reads, complete, write))
-            });
-            let batches = packed_rx
-                .into_iter()
-                .map(|b| b.map(|p| (p.reads.len(), p)))
-                .take_while(|b| !matches!(b, Ok((0, _))));
-            let on_answer = |gpu: usize, reads: usize| {
-                if let Some(p) = gpu_progress.get(gpu) {
-                    p.advance(reads as u64, None);
-                }
-            };
-            let fed = dealer::deal(&mut gpus, batches, answered_tx, &on_answer);
-            // The writer's own error first: feeding stops when the writer does.
-            let (out, cpu_reads, complete, write) = writer
-                .join()
-                .map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
-            let shares = fed?;
-            // Both have ended with the input (or with the dealer's stop): a panic in either is an
-            // error before the .sai is committed.
-            let parse = parser
-                .join()
-                .map_err(|_| anyhow::anyhow!("the read parser panicked"))?;
-            let pack = packer
-                .join()
-                .map_err(|_| anyhow::anyhow!("the GPU packer panicked"))?;
-            // Only a complete .sai is committed; on any error the temporary file is removed.
-            out.commit().with_context(|| "writing the .sai")?;
-            Ok((
-                cpu_reads,
-                StageBusy {
-                    start_up,
-                    parse,
-                    pack,
-                    complete,
-                    write,
-                },
-                shares,
-            ))
-        })?;
+            }
+            if order.held() > 0 {
+                bail!("{} batches were answered but one before them never was", order.held());
+            }
+            Ok((out, cpu_reads, complete, write))
+        });
+        let batches = packed_rx.into_iter().map(|b| b.map(|p| (p.reads.len(), p))).take_while(|b| !matches!(b, Ok((0, _))));
+        let on_answer = |gpu: usize, reads: usize| {
+            if let Some(p) = gpu_progress.get(gpu) {
+                p.advance(reads as u64, None);
+            }
+        };
+        let fed = dealer::deal(&mut gpus, batches, answered_tx, &on_answer);
+        // The writer's own error first: feeding stops when the writer does.
+        let (out, cpu_reads, complete, write) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
+        let shares = fed?;
+        // Both have ended with the input (or with the dealer's stop): a panic in either is an
+        // error before the .sai is committed.
+        let parse = parser.join().map_err(|_| anyhow::anyhow!("the read parser panicked"))?;
+        let pack = packer.join().map_err(|_| anyhow::anyhow!("the GPU packer panicked"))?;
+        // Only a complete .sai is committed; on any error the temporary file is removed.
+        out.commit().with_context(|| "writing the .sai")?;
+        Ok((cpu_reads, StageBusy { start_up, parse, pack, complete, write }, shares))
+    })?;
     gpu_progress.iter().for_each(Progress::finish);
     progress.finish();
     if let (Some(first), false) = (gpus.first(), args.quiet) {
@@ -425,11 +350,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
                     format!("pass {} {:.1} ms on {} reads ({searchers}; {:.2} G occurrence lookups, {rate:.1} G/s)", p + 1, t.pass_ms[p], t.pass_reads[p], t.pass_lookups[p] as f64 / 1e9)
                 })
                 .collect();
-            let which = if gpus.len() > 1 {
-                format!("GPU {} kernels", gpu.ordinal())
-            } else {
-                "GPU kernels".to_string()
-            };
+            let which = if gpus.len() > 1 { format!("GPU {} kernels", gpu.ordinal()) } else { "GPU kernels".to_string() };
             eprintln!(
                 "[bcuda aln] {which}: exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: {}; {} reads outgrew the last pass's stack",
                 t.exact_ms,
@@ -439,18 +360,9 @@ pub fn run(args: AlnArgs) -> Result<()> {
                 t.stack_overflow_reads,
             );
         }
-        gpus::share_lines(&gpus, &shares)
-            .iter()
-            .for_each(|line| eprintln!("{line}"));
-        let sum = |f: fn(&crate::gpu::BatchTimes) -> usize| {
-            gpus.iter().map(|g| f(&g.totals)).sum::<usize>()
-        };
-        let (stack, hits, limit, not_taken) = (
-            sum(|t| t.stack_overflow_reads),
-            sum(|t| t.hits_full_reads),
-            sum(|t| t.entries_limit_reads),
-            sum(|t| t.not_taken_reads),
-        );
+        gpus::share_lines(&gpus, &shares).iter().for_each(|line| eprintln!("{line}"));
+        let sum = |f: fn(&crate::gpu::BatchTimes) -> usize| gpus.iter().map(|g| f(&g.totals)).sum::<usize>();
+        let (stack, hits, limit, not_taken) = (sum(|t| t.stack_overflow_reads), sum(|t| t.hits_full_reads), sum(|t| t.entries_limit_reads), sum(|t| t.not_taken_reads));
         eprintln!(
             "[bcuda aln] {} reads aligned on the CPU: {stack} over the last pass's stack, {hits} over the GPU's hit list, {limit} where bwa's -m may stop inside a group of chains, {not_taken} the GPU does not take (empty or too long), {} in failed GPU batches; {:.2} s in all",
             cpu_reads,
@@ -477,13 +389,8 @@ pub fn run(args: AlnArgs) -> Result<()> {
     }
     // Each GPU's memory and context released on a thread of its own: one after another,
     // several GPUs would each add their release (about 0.2 s) to the run.
-    std::thread::scope(|s| {
-        gpus.into_iter()
-            .for_each(|gpu| drop(s.spawn(move || drop(gpu))))
-    });
+    std::thread::scope(|s| gpus.into_iter().for_each(|gpu| drop(s.spawn(move || drop(gpu)))));
     timeline::mark_run("GPUs released");
-    timeline::lines()
-        .iter()
-        .for_each(|line| eprintln!("{line}"));
+    timeline::lines().iter().for_each(|line| eprintln!("{line}"));
     Ok(())
 }

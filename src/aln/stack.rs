@@ -92,16 +92,12 @@ impl SearchStack for GapStack {
     }
 
     fn pop(&mut self) -> Next {
-        let e = self.stacks[self.best]
-            .pop()
-            .expect("pop from a non-empty stack");
+        let e = self.stacks[self.best].pop().expect("pop from a non-empty stack");
         self.n_entries -= 1;
         if self.n_entries == 0 {
             self.best = self.stacks.len();
         } else if self.stacks[self.best].is_empty() {
-            self.best = (self.best + 1..self.stacks.len())
-                .find(|&s| !self.stacks[s].is_empty())
-                .unwrap_or(self.stacks.len());
+            self.best = (self.best + 1..self.stacks.len()).find(|&s| !self.stacks[s].is_empty()).unwrap_or(self.stacks.len());
         }
         Next::Entry(e)
     }
@@ -137,10 +133,7 @@ pub struct BoundedStack {
 impl BoundedStack {
     /// A stack of `capacity` entries that gives up after `max_pops` pops.
     pub fn with_max_pops(capacity: usize, max_pops: usize) -> BoundedStack {
-        BoundedStack {
-            max_pops,
-            ..BoundedStack::new(capacity)
-        }
+        BoundedStack { max_pops, ..BoundedStack::new(capacity) }
     }
 
     pub fn new(capacity: usize) -> BoundedStack {
@@ -216,10 +209,7 @@ impl SearchStack for BoundedStack {
             Some(slot) => slot,
             None => {
                 // Full: drop the highest score stored (with the new entry if it scores as much).
-                let highest = (0..=self.cap)
-                    .rev()
-                    .find(|&s| self.heads[s as usize] != NO_ENTRY)
-                    .expect("a full pool holds entries");
+                let highest = (0..=self.cap).rev().find(|&s| self.heads[s as usize] != NO_ENTRY).expect("a full pool holds entries");
                 if score >= highest {
                     self.lower_cap(score - 1);
                     self.dropped += 1;
@@ -286,10 +276,7 @@ mod tests {
     use super::*;
 
     fn entry(score: u32, i: u32) -> Entry {
-        Entry {
-            info: score << 21 | i,
-            ..Entry::default()
-        }
+        Entry { info: score << 21 | i, ..Entry::default() }
     }
 
     fn pop_info(s: &mut impl SearchStack) -> Option<u32> {

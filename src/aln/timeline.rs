@@ -15,14 +15,7 @@ static TIMELINE: OnceLock<Option<Timeline>> = OnceLock::new();
 
 fn timeline() -> Option<&'static Timeline> {
     TIMELINE
-        .get_or_init(|| {
-            std::env::var_os("BCUDA_TIMELINE")
-                .filter(|v| v != "0")
-                .map(|_| Timeline {
-                    start: Instant::now(),
-                    events: Mutex::new(Vec::new()),
-                })
-        })
+        .get_or_init(|| std::env::var_os("BCUDA_TIMELINE").filter(|v| v != "0").map(|_| Timeline { start: Instant::now(), events: Mutex::new(Vec::new()) }))
         .as_ref()
 }
 
@@ -49,18 +42,13 @@ pub fn mark_run(stage: impl Into<String>) {
 fn push(batch: Option<u64>, stage: String) {
     if let Some(t) = timeline() {
         let at = t.start.elapsed().as_secs_f64();
-        t.events
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((at, batch, stage));
+        t.events.lock().unwrap_or_else(|e| e.into_inner()).push((at, batch, stage));
     }
 }
 
 /// The events in time order, one line each.
 pub fn lines() -> Vec<String> {
-    let Some(t) = timeline() else {
-        return Vec::new();
-    };
+    let Some(t) = timeline() else { return Vec::new() };
     let mut events = t.events.lock().unwrap_or_else(|e| e.into_inner()).clone();
     events.sort_by(|a, b| a.0.total_cmp(&b.0));
     events

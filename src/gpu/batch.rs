@@ -43,24 +43,11 @@ impl HostBatch {
         let longest = reads.iter().map(|r| r.len).max().unwrap_or(0);
         let batch_opt = batch_options(opt, longest);
         let lens: Vec<u16> = reads.iter().map(|r| r.len as u16).collect();
-        let fixed_len = lens
-            .first()
-            .copied()
-            .filter(|&l| lens.iter().all(|&x| x == l))
-            .map(u32::from);
+        let fixed_len = lens.first().copied().filter(|&l| lens.iter().all(|&x| x == l)).map(u32::from);
         let (exact_words, exact_starts) = pack_reads(reads, stride);
         // cal_maxdiff depends on the length alone: one value per length seen.
         let mut max_diff_of_len = vec![None; GPU_MAX_LEN + 1];
-        let mut b = HostBatch {
-            n,
-            opt: batch_opt,
-            exact_words,
-            exact_starts,
-            lens,
-            fixed_len,
-            stride,
-            ..Default::default()
-        };
+        let mut b = HostBatch { n, opt: batch_opt, exact_words, exact_starts, lens, fixed_len, stride, ..Default::default() };
         for (i, read) in reads.iter().enumerate() {
             if read.len == 0 || read.len > GPU_MAX_LEN {
                 continue;
@@ -70,21 +57,14 @@ impl HostBatch {
             b.codes.extend_from_slice(read.aligned());
             b.gpu_lens.push(read.len as u16);
             let max_diff = if opt.fnr > 0.0 {
-                *max_diff_of_len[read.len]
-                    .get_or_insert_with(|| cal_maxdiff(read.len as i32, AVG_ERR, opt.fnr as f64))
+                *max_diff_of_len[read.len].get_or_insert_with(|| cal_maxdiff(read.len as i32, AVG_ERR, opt.fnr as f64))
             } else {
                 batch_opt.max_diff
             };
             b.max_diffs.push(max_diff);
             b.max_len = b.max_len.max(read.len);
         }
-        b.n_buckets = aln_score(
-            batch_opt.max_diff + 1,
-            batch_opt.max_gapo + 1,
-            batch_opt.max_gape + 1,
-            &batch_opt,
-        )
-        .max(1);
+        b.n_buckets = aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, &batch_opt).max(1);
         b
     }
 
@@ -119,9 +99,7 @@ impl GpuAnswers<'_> {
     pub fn to_hits(&self, batch: &HostBatch) -> Vec<Option<Vec<AlnHit>>> {
         let mut out = vec![None; batch.n];
         for (j, &i) in batch.gpu_reads.iter().enumerate() {
-            let Ok(count) = usize::try_from(self.n_hits[j]) else {
-                continue;
-            };
+            let Ok(count) = usize::try_from(self.n_hits[j]) else { continue };
             let slots = if count <= self.hits_per_read {
                 &self.hits[j * self.hits_per_read * 3..][..count * 3]
             } else {
@@ -149,12 +127,7 @@ fn hit_from_words(words: &[u64]) -> AlnHit {
 
 /// The batch's hits in input order: the GPU's where it has them, the CPU oracle's for the
 /// rest (all reads when the GPU batch failed). Returns the hits and how many reads the CPU did.
-pub fn complete_on_cpu(
-    bwt: &bcuda_index::Bwt,
-    reads: &[ReadSeq],
-    opt: &GapOptions,
-    gpu: Option<Vec<Option<Vec<AlnHit>>>>,
-) -> (Vec<Vec<AlnHit>>, usize) {
+pub fn complete_on_cpu(bwt: &bcuda_index::Bwt, reads: &[ReadSeq], opt: &GapOptions, gpu: Option<Vec<Option<Vec<AlnHit>>>>) -> (Vec<Vec<AlnHit>>, usize) {
     let gpu = gpu.unwrap_or_else(|| vec![None; reads.len()]);
     let fallback = gpu.iter().filter(|r| r.is_none()).count();
     let batch_opt = batch_options(opt, reads.iter().map(|r| r.len).max().unwrap_or(0));
@@ -162,9 +135,7 @@ pub fn complete_on_cpu(
         .into_par_iter()
         .zip(reads)
         .with_min_len(256)
-        .map_init(Scratch::default, |scratch, (r, read)| {
-            r.unwrap_or_else(|| align_read(bwt, read.aligned(), &batch_opt, scratch))
-        })
+        .map_init(Scratch::default, |scratch, (r, read)| r.unwrap_or_else(|| align_read(bwt, read.aligned(), &batch_opt, scratch)))
         .collect();
     (hits, fallback)
 }
@@ -188,15 +159,8 @@ pub fn pack_reads(reads: &[ReadSeq], stride: bool) -> (Vec<u32>, Vec<u64>) {
                 packed.resize(packed.len() + words_of(r), 0);
             }
             for (w, eight) in r.aligned().chunks(8).enumerate() {
-                let word = eight
-                    .iter()
-                    .rev()
-                    .fold(0u32, |word, &c| (word << 4) | c as u32);
-                packed[if stride {
-                    start + w * 32 + m
-                } else {
-                    start + w
-                }] = word;
+                let word = eight.iter().rev().fold(0u32, |word, &c| (word << 4) | c as u32);
+                packed[if stride { start + w * 32 + m } else { start + w }] = word;
             }
         }
     }
@@ -208,11 +172,7 @@ mod tests {
     use super::*;
 
     fn read(codes: Vec<u8>) -> ReadSeq {
-        ReadSeq {
-            len: codes.len(),
-            codes,
-            ..Default::default()
-        }
+        ReadSeq { len: codes.len(), codes, ..Default::default() }
     }
 
     #[test]
@@ -231,12 +191,7 @@ mod tests {
 
     #[test]
     fn inexact_inputs_skip_empty_and_overlong_reads() {
-        let reads = vec![
-            read(vec![0; 40]),
-            read(vec![]),
-            read(vec![1; GPU_MAX_LEN + 1]),
-            read(vec![2; 36]),
-        ];
+        let reads = vec![read(vec![0; 40]), read(vec![]), read(vec![1; GPU_MAX_LEN + 1]), read(vec![2; 36])];
         let b = HostBatch::new(&reads, &GapOptions::default(), true);
         assert_eq!(b.n, 4);
         assert_eq!(b.gpu_reads, vec![0, 3]);
@@ -246,18 +201,9 @@ mod tests {
         assert_eq!(b.max_len, 40);
         assert_eq!(b.fixed_len, None);
         // -n 0.04: bwa's per-read maximum differences.
-        assert_eq!(
-            b.max_diffs,
-            vec![
-                cal_maxdiff(40, AVG_ERR, 0.04),
-                cal_maxdiff(36, AVG_ERR, 0.04)
-            ]
-        );
+        assert_eq!(b.max_diffs, vec![cal_maxdiff(40, AVG_ERR, 0.04), cal_maxdiff(36, AVG_ERR, 0.04)]);
         // Gap opens are capped by the longest read of the whole batch, the CPU-only one too.
-        assert_eq!(
-            b.opt,
-            batch_options(&GapOptions::default(), GPU_MAX_LEN + 1)
-        );
+        assert_eq!(b.opt, batch_options(&GapOptions::default(), GPU_MAX_LEN + 1));
         let same = HostBatch::new(&reads[..1], &GapOptions::default(), false);
         assert_eq!(same.fixed_len, Some(40));
     }
@@ -265,50 +211,24 @@ mod tests {
     /// A GPU tuned for the other sequence_stride gets the layout a fresh packing would give.
     #[test]
     fn repacking_for_the_other_stride() {
-        let reads: Vec<ReadSeq> = (0..70)
-            .map(|i| read((0..36 + i % 7).map(|j| ((i + j) % 4) as u8).collect()))
-            .collect();
+        let reads: Vec<ReadSeq> = (0..70).map(|i| read((0..36 + i % 7).map(|j| ((i + j) % 4) as u8).collect())).collect();
         let mut b = HostBatch::new(&reads, &GapOptions::default(), true);
         b.repack_for(&reads, false);
         let fresh = HostBatch::new(&reads, &GapOptions::default(), false);
-        assert_eq!(
-            (&b.exact_words, &b.exact_starts, b.stride),
-            (&fresh.exact_words, &fresh.exact_starts, false)
-        );
-        assert_ne!(
-            b.exact_words,
-            HostBatch::new(&reads, &GapOptions::default(), true).exact_words
-        );
+        assert_eq!((&b.exact_words, &b.exact_starts, b.stride), (&fresh.exact_words, &fresh.exact_starts, false));
+        assert_ne!(b.exact_words, HostBatch::new(&reads, &GapOptions::default(), true).exact_words);
     }
 
     #[test]
     fn answers_become_hits_and_overflow_becomes_none() {
         let reads = vec![read(vec![0; 40]), read(vec![]), read(vec![2; 36])];
         let b = HostBatch::new(&reads, &GapOptions::default(), false);
-        let hit = AlnHit {
-            n_mm: 1,
-            n_gapo: 0,
-            n_gape: 0,
-            score: 3,
-            n_ins: 0,
-            n_del: 0,
-            k: 7,
-            l: 9,
-        };
+        let hit = AlnHit { n_mm: 1, n_gapo: 0, n_gape: 0, score: 3, n_ins: 0, n_del: 0, k: 7, l: 9 };
         let bytes = hit.to_bytes();
-        let words: Vec<u64> = bytes
-            .chunks(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect();
+        let words: Vec<u64> = bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
         let mut hits = vec![0u64; 2 * 2 * 3];
         hits[..3].copy_from_slice(&words);
-        let answers = GpuAnswers {
-            n_hits: &[1, -1],
-            hits: &hits,
-            hits_per_read: 2,
-            long_hits: &[],
-            long_offsets: &[0, 0],
-        };
+        let answers = GpuAnswers { n_hits: &[1, -1], hits: &hits, hits_per_read: 2, long_hits: &[], long_offsets: &[0, 0] };
         let out = answers.to_hits(&b);
         assert_eq!(out, vec![Some(vec![hit]), None, None]);
     }
@@ -323,17 +243,12 @@ mod tests {
         std::fs::copy(testdata.join("demo_ref.fa"), &prefix).unwrap();
         bcuda_index::build_index(&prefix, &prefix, bcuda_index::BuildOptions::default()).unwrap();
         let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&prefix, ".bwt")).unwrap();
-        let mut reader =
-            crate::reads::ReadBatchReader::open(&testdata.join("demo.fq"), Default::default())
-                .unwrap();
+        let mut reader = crate::reads::ReadBatchReader::open(&testdata.join("demo.fq"), Default::default()).unwrap();
         let reads = reader.next_batch(1 << 20).unwrap();
         let opt = GapOptions::default();
         let (cpu, all_on_cpu) = complete_on_cpu(&bwt, &reads, &opt, None);
         assert_eq!(all_on_cpu, reads.len());
-        assert!(
-            cpu.iter().any(|h| h.len() > 1),
-            "the demo has reads with several hits"
-        );
+        assert!(cpu.iter().any(|h| h.len() > 1), "the demo has reads with several hits");
 
         // The "GPU" answers every other read with the oracle's hits, encoded as the kernel
         // writes them (one slot per read; reads with more hits in the long list), and flags the
@@ -343,12 +258,7 @@ mod tests {
         let mut n_hits = Vec::new();
         let mut hits = vec![0u64; batch.gpu_reads.len() * per_read * 3];
         let (mut long_hits, mut long_offsets) = (Vec::new(), vec![0u32; batch.gpu_reads.len()]);
-        let words = |hit: &AlnHit| {
-            hit.to_bytes()
-                .chunks(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-                .collect::<Vec<u64>>()
-        };
+        let words = |hit: &AlnHit| hit.to_bytes().chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u64>>();
         for (j, &i) in batch.gpu_reads.iter().enumerate() {
             let mine = &cpu[i as usize];
             if j % 2 == 1 {
@@ -366,13 +276,7 @@ mod tests {
             }
         }
         assert!(!long_hits.is_empty(), "some reads use the long hit list");
-        let answers = GpuAnswers {
-            n_hits: &n_hits,
-            hits: &hits,
-            hits_per_read: per_read,
-            long_hits: &long_hits,
-            long_offsets: &long_offsets,
-        };
+        let answers = GpuAnswers { n_hits: &n_hits, hits: &hits, hits_per_read: per_read, long_hits: &long_hits, long_offsets: &long_offsets };
         let (merged, on_cpu) = complete_on_cpu(&bwt, &reads, &opt, Some(answers.to_hits(&batch)));
         assert_eq!(merged, cpu);
         let answered = n_hits.iter().filter(|&&c| c >= 0).count();
@@ -384,13 +288,7 @@ mod tests {
     #[test]
     fn given_up_reads_are_counted_by_reason() {
         let n_hits = [3, HITS_FULL, ENTRIES_LIMIT, -1, HITS_FULL, 0];
-        let answers = GpuAnswers {
-            n_hits: &n_hits,
-            hits: &[],
-            hits_per_read: 16,
-            long_hits: &[],
-            long_offsets: &[],
-        };
+        let answers = GpuAnswers { n_hits: &n_hits, hits: &[], hits_per_read: 16, long_hits: &[], long_offsets: &[] };
         assert_eq!(answers.given_up(), (2, 1));
     }
 }

@@ -49,9 +49,7 @@ pub fn run(args: GpuBenchArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
     let mut switches = super::Switches::default();
     for s in &args.switches {
-        switches
-            .set(s)
-            .map_err(|e| anyhow::anyhow!("--switch {e}"))?;
+        switches.set(s).map_err(|e| anyhow::anyhow!("--switch {e}"))?;
     }
     let mut gpu = super::GpuAligner::new(&bwt, switches.clone(), args.gpu_id)?;
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
@@ -93,24 +91,11 @@ pub fn run(args: GpuBenchArgs) -> Result<()> {
         }
     }
     println!("device\t{}", gpu.device_name);
-    println!(
-        "switches\t{}",
-        if args.switches.is_empty() {
-            "defaults".to_string()
-        } else {
-            args.switches.join(" ")
-        }
-    );
-    println!(
-        "exact_match reads/s (kernel, GPU events)\t{:.0}",
-        reads_timed as f64 / (ms_total / 1000.0)
-    );
+    println!("switches\t{}", if args.switches.is_empty() { "defaults".to_string() } else { args.switches.join(" ") });
+    println!("exact_match reads/s (kernel, GPU events)\t{:.0}", reads_timed as f64 / (ms_total / 1000.0));
     println!("reads matching exactly\t{exact}");
     if matching_timed > 0 {
-        println!(
-            "exact_match reads/s, exactly matching reads only\t{:.0}",
-            matching_timed as f64 / (matching_ms / 1000.0)
-        );
+        println!("exact_match reads/s, exactly matching reads only\t{:.0}", matching_timed as f64 / (matching_ms / 1000.0));
     }
     println!("intervals differing from the CPU\t{mismatches}");
     if mismatches > 0 {

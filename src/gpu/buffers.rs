@@ -15,10 +15,7 @@ pub struct Upload<T: DeviceRepr> {
 
 impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
     pub fn new() -> Self {
-        Upload {
-            host: None,
-            dev: None,
-        }
+        Upload { host: None, dev: None }
     }
 
     /// Queues the copy of `data` to the device on `stream`. Waits only if this buffer's
@@ -29,18 +26,12 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
             let capacity = need + need / 8;
             (self.host, self.dev) = (None, None);
             // SAFETY: the staging buffer is zeroed before use; write-combined suits host writes.
-            let mut host = unsafe {
-                stream
-                    .context()
-                    .alloc_pinned_with_flags::<T>(capacity, sys::CU_MEMHOSTALLOC_WRITECOMBINED)
-            }?;
+            let mut host = unsafe { stream.context().alloc_pinned_with_flags::<T>(capacity, sys::CU_MEMHOSTALLOC_WRITECOMBINED) }?;
             host.as_mut_slice()?.fill(T::default());
             self.host = Some(host);
             self.dev = Some(stream.alloc_zeros::<T>(capacity)?);
         }
-        let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else {
-            unreachable!("allocated above")
-        };
+        let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("allocated above") };
         host.as_mut_slice()?[..data.len()].copy_from_slice(data);
         stream.memcpy_htod(host, dev)?;
         Ok(dev)
@@ -55,10 +46,7 @@ pub struct Download<T: DeviceRepr> {
 
 impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
     pub fn new() -> Self {
-        Download {
-            dev: None,
-            host: None,
-        }
+        Download { dev: None, host: None }
     }
 
     /// The device buffer, at least `len` long (contents undefined until a kernel writes it).
@@ -78,9 +66,7 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
 
     /// Queues the copy of the first `len` elements back to the host.
     pub fn fetch(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<()> {
-        let (Some(dev), Some(host)) = (self.dev.as_ref(), self.host.as_mut()) else {
-            bail!("download before reserve")
-        };
+        let (Some(dev), Some(host)) = (self.dev.as_ref(), self.host.as_mut()) else { bail!("download before reserve") };
         if len == 0 {
             return Ok(());
         }
@@ -90,10 +76,7 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
 
     /// The first `len` elements, once the copy has arrived.
     pub fn read(&self, len: usize) -> Result<&[T]> {
-        let host = self
-            .host
-            .as_ref()
-            .ok_or_else(|| anyhow!("read before fetch"))?;
+        let host = self.host.as_ref().ok_or_else(|| anyhow!("read before fetch"))?;
         Ok(&host.as_slice()?[..len])
     }
 }
@@ -105,24 +88,11 @@ const STAGING_BYTES: usize = 64 << 20;
 /// its length through two page-locked staging buffers: all cores fill one piece while the GPU
 /// takes the other. A plain (pageable) copy of the 3.1 Gbp BWT, 1.7 GB, ran at about 4 GB/s on
 /// the H100 host: 0.41 s of every run's start-up.
-pub fn copy_large<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(
-    stream: &Arc<CudaStream>,
-    data: &[T],
-    dev: &mut CudaSlice<T>,
-) -> Result<()> {
+pub fn copy_large<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(stream: &Arc<CudaStream>, data: &[T], dev: &mut CudaSlice<T>) -> Result<()> {
     use rayon::prelude::*;
     let piece = (STAGING_BYTES / std::mem::size_of::<T>().max(1)).clamp(1, data.len().max(1));
     // SAFETY: each staging buffer is written (below) before its copy is queued.
-    let mut staging = unsafe {
-        [
-            stream
-                .context()
-                .alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?,
-            stream
-                .context()
-                .alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?,
-        ]
-    };
+    let mut staging = unsafe { [stream.context().alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?, stream.context().alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?] };
     let mut in_flight: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
     for (i, chunk) in data.chunks(piece).enumerate() {
         let b = i % 2;
@@ -131,15 +101,10 @@ pub fn copy_large<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(
             copied.synchronize()?;
         }
         let host = &mut staging[b].as_mut_slice()?[..chunk.len()];
-        host.par_chunks_mut(1 << 16)
-            .zip(chunk.par_chunks(1 << 16))
-            .for_each(|(d, s)| d.copy_from_slice(s));
+        host.par_chunks_mut(1 << 16).zip(chunk.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s));
         // A plain slice to cudarc (no event of its own): the driver sees page-locked memory
         // and copies asynchronously; the event above guards the buffer instead.
-        stream.memcpy_htod(
-            &*host,
-            &mut dev.slice_mut(i * piece..i * piece + chunk.len()),
-        )?;
+        stream.memcpy_htod(&*host, &mut dev.slice_mut(i * piece..i * piece + chunk.len()))?;
         in_flight[b] = Some(stream.record_event(None)?);
     }
     stream.synchronize()?;

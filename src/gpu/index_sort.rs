@@ -16,9 +16,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, bail, Context, Result};
 use bcuda_index::chunk_sort::{Chunk, ChunkSorter, SortError, RADIX_TILE};
 use bcuda_index::text::PackedText;
-use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::nvrtc::{arch_for, compile_alone_cached, driver_present, nvrtc_present};
 
@@ -67,10 +65,7 @@ pub fn stride_blocks(items: u64, sms: u32) -> u32 {
 /// `BCUDA_TEST_FAIL_INDEX_CHUNK=N`: chunk N (from 1) fails on purpose on the GPU, so that the
 /// device check sees the CPU take over with the same files.
 fn failing_chunk() -> Option<usize> {
-    std::env::var("BCUDA_TEST_FAIL_INDEX_CHUNK")
-        .ok()?
-        .parse()
-        .ok()
+    std::env::var("BCUDA_TEST_FAIL_INDEX_CHUNK").ok()?.parse().ok()
 }
 
 struct Kernels {
@@ -140,16 +135,10 @@ impl GpuChunkSorter {
             bail!("GPU {ordinal} has compute capability {}.{}; the index kernels need 7.0 (__match_any_sync)", cc.0, cc.1);
         }
         let name = format!("GPU {ordinal} ({})", ctx.name()?);
-        let sms = ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?
-            as u32;
+        let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let ptx = compile_alone_cached(SUFFIX_SORT_CU, &[], arch_for(cc))?;
         let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
-        let f = |name: &str| {
-            module
-                .load_function(name)
-                .with_context(|| format!("loading kernel {name}"))
-        };
+        let f = |name: &str| module.load_function(name).with_context(|| format!("loading kernel {name}"));
         let kernels = Kernels {
             count_buckets: f("count_buckets")?,
             gather_chunk: f("gather_chunk")?,
@@ -162,22 +151,7 @@ impl GpuChunkSorter {
             finish: f("finish")?,
         };
         let stream = ctx.default_stream();
-        Ok(GpuChunkSorter {
-            ctx,
-            stream,
-            name,
-            arch: arch_for(cc),
-            sms,
-            kernels,
-            text: None,
-            n: 0,
-            k: 0,
-            cursors: None,
-            buffers: None,
-            capacity: 0,
-            fail_chunk: failing_chunk(),
-            times: Arc::default(),
-        })
+        Ok(GpuChunkSorter { ctx, stream, name, arch: arch_for(cc), sms, kernels, text: None, n: 0, k: 0, cursors: None, buffers: None, capacity: 0, fail_chunk: failing_chunk(), times: Arc::default() })
     }
 
     /// The GPU's architecture, as NVRTC names it.
@@ -191,20 +165,14 @@ impl GpuChunkSorter {
     }
 
     fn stride_cfg(&self, items: u64) -> LaunchConfig {
-        LaunchConfig {
-            grid_dim: (stride_blocks(items, self.sms), 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        }
+        LaunchConfig { grid_dim: (stride_blocks(items, self.sms), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
     }
 
     fn prepare_inner(&mut self, text: &PackedText, k: u32) -> Result<Vec<u64>> {
         self.ctx.bind_to_thread()?;
         let stream = self.stream.clone();
         let t = std::time::Instant::now();
-        let d_text = stream
-            .clone_htod(text.words())
-            .context("copying the text to the GPU")?;
+        let d_text = stream.clone_htod(text.words()).context("copying the text to the GPU")?;
         stream.synchronize()?;
         self.times.lock().expect("times").upload_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
@@ -237,19 +205,10 @@ impl GpuChunkSorter {
             let b = unsafe {
                 ChunkBuffers {
                     len,
-                    keys: [
-                        stream.alloc::<u64>(2 * len as usize)?,
-                        stream.alloc::<u64>(2 * len as usize)?,
-                    ],
-                    vals: [
-                        stream.alloc::<u64>(len as usize)?,
-                        stream.alloc::<u64>(len as usize)?,
-                    ],
+                    keys: [stream.alloc::<u64>(2 * len as usize)?, stream.alloc::<u64>(2 * len as usize)?],
+                    vals: [stream.alloc::<u64>(len as usize)?, stream.alloc::<u64>(len as usize)?],
                     hist: stream.alloc::<u32>(hist_len as usize)?,
-                    sums: levels
-                        .iter()
-                        .map(|&l| stream.alloc::<u32>(l.div_ceil(SCAN_PER_BLOCK) as usize))
-                        .collect::<Result<_, _>>()?,
+                    sums: levels.iter().map(|&l| stream.alloc::<u32>(l.div_ceil(SCAN_PER_BLOCK) as usize)).collect::<Result<_, _>>()?,
                     mask: stream.alloc_zeros::<u64>(2)?,
                 }
             };
@@ -260,10 +219,7 @@ impl GpuChunkSorter {
 
     fn sort_inner(&mut self, chunk: &Chunk, out: &mut [u64]) -> Result<()> {
         if self.fail_chunk == Some(chunk.index + 1) {
-            bail!(
-                "chunk {} failed on purpose (BCUDA_TEST_FAIL_INDEX_CHUNK)",
-                chunk.index + 1
-            );
+            bail!("chunk {} failed on purpose (BCUDA_TEST_FAIL_INDEX_CHUNK)", chunk.index + 1);
         }
         self.ctx.bind_to_thread()?;
         let m = chunk.len();
@@ -274,58 +230,32 @@ impl GpuChunkSorter {
             return Ok(());
         }
         if m > self.capacity || m > MAX_CHUNK {
-            bail!(
-                "a chunk of {m} positions is over the GPU's capacity of {}",
-                self.capacity
-            );
+            bail!("a chunk of {m} positions is over the GPU's capacity of {}", self.capacity);
         }
         let t = std::time::Instant::now();
         let stream = self.stream.clone();
         let (n, k, lo, hi) = (self.n, self.k, chunk.lo as u64, chunk.hi as u64);
         let m32 = m as u32;
         let base = chunk.first_row();
-        let cursor_init: Vec<u32> = chunk.starts[chunk.lo..chunk.hi]
-            .iter()
-            .map(|&s| (s - base) as u32)
-            .collect();
+        let cursor_init: Vec<u32> = chunk.starts[chunk.lo..chunk.hi].iter().map(|&s| (s - base) as u32).collect();
         self.buffers(chunk.largest.max(m))?;
-        let (Some(text), Some(cursors), Some(b)) = (
-            self.text.as_ref(),
-            self.cursors.as_mut(),
-            self.buffers.as_mut(),
-        ) else {
+        let (Some(text), Some(cursors), Some(b)) = (self.text.as_ref(), self.cursors.as_mut(), self.buffers.as_mut()) else {
             bail!("sort_chunk before prepare");
         };
         let k_ = &self.kernels;
-        let cfg = |items: u64| LaunchConfig {
-            grid_dim: (stride_blocks(items, self.sms), 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = |items: u64| LaunchConfig { grid_dim: (stride_blocks(items, self.sms), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
 
         // gather_chunk: positions into their buckets' slots.
         stream.memcpy_htod(&cursor_init, &mut cursors.slice_mut(..cursor_init.len()))?;
         let [keys0, keys1] = &mut b.keys;
         let [vals0, vals1] = &mut b.vals;
         let mut launch = stream.launch_builder(&k_.gather_chunk);
-        launch
-            .arg(text)
-            .arg(&n)
-            .arg(&k)
-            .arg(&lo)
-            .arg(&hi)
-            .arg(&mut *cursors)
-            .arg(&mut *vals0);
+        launch.arg(text).arg(&n).arg(&k).arg(&lo).arg(&hi).arg(&mut *cursors).arg(&mut *vals0);
         // SAFETY: gather_chunk(t, n, k, lo, hi, cursor, pos): the cursors cover lo..hi and
         // start at the buckets' first slots, so every slot written is below m.
         unsafe { launch.launch(cfg(n)) }.context("launching gather_chunk")?;
         let mut launch = stream.launch_builder(&k_.make_keys);
-        launch
-            .arg(text)
-            .arg(&n)
-            .arg(&*vals0)
-            .arg(&m32)
-            .arg(&mut *keys0);
+        launch.arg(text).arg(&n).arg(&*vals0).arg(&m32).arg(&mut *keys0);
         // SAFETY: make_keys(t, n, pos, m, keys): keys holds 2m u64.
         unsafe { launch.launch(cfg(m)) }.context("launching make_keys")?;
         stream.memset_zeros(&mut b.mask)?;
@@ -340,11 +270,7 @@ impl GpuChunkSorter {
         let n_tiles = tiles(m);
         let tiles32 = n_tiles as u32;
         let hist_len = 256 * n_tiles;
-        let tile_cfg = LaunchConfig {
-            grid_dim: (n_tiles.div_ceil(TILE_WARPS) as u32, 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let tile_cfg = LaunchConfig { grid_dim: (n_tiles.div_ceil(TILE_WARPS) as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let (mut cur_keys, mut cur_vals, mut alt_keys, mut alt_vals) = (keys0, vals0, keys1, vals1);
         let (mut passes, mut skipped) = (0, 0);
         for d in 0..16u32 {
@@ -354,25 +280,12 @@ impl GpuChunkSorter {
             }
             passes += 1;
             let mut launch = stream.launch_builder(&k_.tile_histograms);
-            launch
-                .arg(&*cur_keys)
-                .arg(&m32)
-                .arg(&d)
-                .arg(&tiles32)
-                .arg(&mut b.hist);
+            launch.arg(&*cur_keys).arg(&m32).arg(&d).arg(&tiles32).arg(&mut b.hist);
             // SAFETY: tile_histograms(keys, m, d, tiles, hist): hist holds 256 x tiles.
             unsafe { launch.launch(tile_cfg) }.context("launching tile_histograms")?;
             Self::scan_with(k_, &cfg, &stream, &mut b.hist, &mut b.sums, hist_len)?;
             let mut launch = stream.launch_builder(&k_.scatter);
-            launch
-                .arg(&*cur_keys)
-                .arg(&*cur_vals)
-                .arg(&m32)
-                .arg(&d)
-                .arg(&tiles32)
-                .arg(&b.hist)
-                .arg(&mut *alt_keys)
-                .arg(&mut *alt_vals);
+            launch.arg(&*cur_keys).arg(&*cur_vals).arg(&m32).arg(&d).arg(&tiles32).arg(&b.hist).arg(&mut *alt_keys).arg(&mut *alt_vals);
             // SAFETY: scatter(keys, vals, m, d, tiles, offsets, keys_out, vals_out): the scanned
             // offsets place the m keys on slots 0..m.
             unsafe { launch.launch(tile_cfg) }.context("launching scatter")?;
@@ -380,23 +293,14 @@ impl GpuChunkSorter {
             std::mem::swap(&mut cur_vals, &mut alt_vals);
         }
         let mut launch = stream.launch_builder(&k_.finish);
-        launch
-            .arg(text)
-            .arg(&*cur_keys)
-            .arg(&*cur_vals)
-            .arg(&m32)
-            .arg(&mut *alt_vals);
+        launch.arg(text).arg(&*cur_keys).arg(&*cur_vals).arg(&m32).arg(&mut *alt_vals);
         // SAFETY: finish(t, keys, vals, m, out): out (the other positions buffer) holds m.
         unsafe { launch.launch(cfg(m)) }.context("launching finish")?;
-        stream
-            .synchronize()
-            .context("sorting the chunk on the GPU")?;
+        stream.synchronize().context("sorting the chunk on the GPU")?;
         let sort_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
         stream.memcpy_dtoh(&alt_vals.slice(..m as usize), out)?;
-        stream
-            .synchronize()
-            .context("copying the sorted chunk back")?;
+        stream.synchronize().context("copying the sorted chunk back")?;
         let mut times = self.times.lock().expect("times");
         times.sort_s += sort_s;
         times.download_s += t.elapsed().as_secs_f64();
@@ -406,23 +310,10 @@ impl GpuChunkSorter {
     }
 
     /// Exclusive scan of `data[..len]` in place, by levels of block sums (see [`scan_levels`]).
-    fn scan_with(
-        k: &Kernels,
-        cfg: &dyn Fn(u64) -> LaunchConfig,
-        stream: &Arc<CudaStream>,
-        data: &mut CudaSlice<u32>,
-        sums: &mut [CudaSlice<u32>],
-        len: u64,
-    ) -> Result<()> {
+    fn scan_with(k: &Kernels, cfg: &dyn Fn(u64) -> LaunchConfig, stream: &Arc<CudaStream>, data: &mut CudaSlice<u32>, sums: &mut [CudaSlice<u32>], len: u64) -> Result<()> {
         let blocks = len.div_ceil(SCAN_PER_BLOCK);
-        let scan_cfg = LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let (level, rest) = sums
-            .split_first_mut()
-            .ok_or_else(|| anyhow!("no scan level left"))?;
+        let scan_cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let (level, rest) = sums.split_first_mut().ok_or_else(|| anyhow!("no scan level left"))?;
         let mut launch = stream.launch_builder(&k.scan_blocks);
         launch.arg(&mut *data).arg(&len).arg(&mut *level);
         // SAFETY: scan_blocks(data, len, sums): `level` has one entry per block.
@@ -441,13 +332,7 @@ impl GpuChunkSorter {
 /// Which of the 16 digits (0 = lowest byte of the low word) vary, from the bits in which some
 /// key differs from the first (varying_bits).
 pub fn varying_digits_of_mask(high: u64, low: u64) -> [bool; 16] {
-    std::array::from_fn(|d| {
-        if d < 8 {
-            low >> (8 * d) & 0xff != 0
-        } else {
-            high >> (8 * (d - 8)) & 0xff != 0
-        }
-    })
+    std::array::from_fn(|d| if d < 8 { low >> (8 * d) & 0xff != 0 } else { high >> (8 * (d - 8)) & 0xff != 0 })
 }
 
 impl ChunkSorter for GpuChunkSorter {
@@ -455,14 +340,8 @@ impl ChunkSorter for GpuChunkSorter {
         self.name.clone()
     }
 
-    fn prepare(
-        &mut self,
-        text: &PackedText,
-        k: u32,
-    ) -> std::result::Result<Option<Vec<u64>>, SortError> {
-        self.prepare_inner(text, k)
-            .map(Some)
-            .map_err(|e| format!("{e:#}").into())
+    fn prepare(&mut self, text: &PackedText, k: u32) -> std::result::Result<Option<Vec<u64>>, SortError> {
+        self.prepare_inner(text, k).map(Some).map_err(|e| format!("{e:#}").into())
     }
 
     fn capacity(&self) -> u64 {
@@ -470,8 +349,7 @@ impl ChunkSorter for GpuChunkSorter {
     }
 
     fn sort_chunk(&mut self, chunk: &Chunk, out: &mut [u64]) -> std::result::Result<(), SortError> {
-        self.sort_inner(chunk, out)
-            .map_err(|e| format!("{e:#}").into())
+        self.sort_inner(chunk, out).map_err(|e| format!("{e:#}").into())
     }
 }
 
@@ -488,21 +366,8 @@ mod tests {
             return;
         }
         let ptx = super::super::nvrtc::compile_alone(SUFFIX_SORT_CU, &[], Some("sm_90")).unwrap();
-        for k in [
-            "count_buckets",
-            "gather_chunk",
-            "make_keys",
-            "varying_bits",
-            "tile_histograms",
-            "scan_blocks",
-            "add_block_offsets",
-            "scatter",
-            "finish",
-        ] {
-            assert!(
-                ptx.contains(&format!(".entry {k}(")),
-                "{k} missing from the PTX"
-            );
+        for k in ["count_buckets", "gather_chunk", "make_keys", "varying_bits", "tile_histograms", "scan_blocks", "add_block_offsets", "scatter", "finish"] {
+            assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing from the PTX");
         }
     }
 
@@ -510,10 +375,7 @@ mod tests {
     #[test]
     fn kernel_constants_match_the_host() {
         let define = |name: &str| -> u64 {
-            let line = SUFFIX_SORT_CU
-                .lines()
-                .find(|l| l.starts_with(&format!("#define {name} ")))
-                .unwrap_or_else(|| panic!("{name}"));
+            let line = SUFFIX_SORT_CU.lines().find(|l| l.starts_with(&format!("#define {name} "))).unwrap_or_else(|| panic!("{name}"));
             line.split_whitespace().nth(2).unwrap().parse().unwrap()
         };
         assert_eq!(define("TILE"), RADIX_TILE as u64);
@@ -544,10 +406,7 @@ mod tests {
         assert_eq!(chunk_capacity(0), 0);
         assert_eq!(chunk_capacity(MEMORY_MARGIN + 49 * 1000), 1000);
         // An H100 with the 3.1 Gbp text on it (1.55 GB) still takes the largest chunks.
-        assert_eq!(
-            chunk_capacity(78 << 30),
-            MAX_CHUNK.min(((78u64 << 30) - MEMORY_MARGIN) / BYTES_PER_POSITION)
-        );
+        assert_eq!(chunk_capacity(78 << 30), MAX_CHUNK.min(((78u64 << 30) - MEMORY_MARGIN) / BYTES_PER_POSITION));
         assert!(chunk_capacity(78 << 30) > 1 << 30);
         assert_eq!(stride_blocks(0, 132), 1);
         assert_eq!(stride_blocks(1000, 132), 4);
@@ -558,16 +417,9 @@ mod tests {
 
     #[test]
     fn varying_digits_from_the_mask_match_the_model() {
-        let keys = [
-            0x0102_0000_0000_0000_0000_0000_0000_00ffu128,
-            0x0103_0000_0000_0000_0000_0000_0000_0000,
-            0x0102_0000_0000_0000_0000_0000_0000_00ff,
-        ];
+        let keys = [0x0102_0000_0000_0000_0000_0000_0000_00ffu128, 0x0103_0000_0000_0000_0000_0000_0000_0000, 0x0102_0000_0000_0000_0000_0000_0000_00ff];
         let first = keys[0];
         let diff = keys.iter().fold(0u128, |acc, &k| acc | (k ^ first));
-        assert_eq!(
-            varying_digits_of_mask((diff >> 64) as u64, diff as u64),
-            varying_digits(&keys)
-        );
+        assert_eq!(varying_digits_of_mask((diff >> 64) as u64, diff as u64), varying_digits(&keys));
     }
 }

@@ -81,24 +81,13 @@ impl Pass {
 /// Scratch bytes per searcher (a thread, or a team of `team` threads) of a pass kind, for reads
 /// up to `max_len` and `n_buckets` scores, with stack entries of `entry_bytes`
 /// ([`InexactSwitches::entry_bytes`]).
-pub fn bytes_per_searcher(
-    kind: PassKind,
-    entries: usize,
-    team: usize,
-    max_len: usize,
-    n_buckets: usize,
-    entry_bytes: usize,
-) -> usize {
+pub fn bytes_per_searcher(kind: PassKind, entries: usize, team: usize, max_len: usize, n_buckets: usize, entry_bytes: usize) -> usize {
     let read = 2 * (max_len + 1) * WIDTH_BYTES + max_len;
     match kind {
         PassKind::Thread => entries * entry_bytes + read + 4 * n_buckets,
         PassKind::Warp => {
             let chunks = entries / CHUNK;
-            entries * entry_bytes
-                + read
-                + 4 * (n_buckets * chunks + chunks + n_buckets)
-                + team * lane_entries(max_len) * entry_bytes
-                + WARP_HITS * HIT_BYTES
+            entries * entry_bytes + read + 4 * (n_buckets * chunks + chunks + n_buckets) + team * lane_entries(max_len) * entry_bytes + WARP_HITS * HIT_BYTES
         }
     }
 }
@@ -114,25 +103,12 @@ pub fn lane_entries(max_len: usize) -> usize {
 /// stack sizes (the device checks force small stacks this way; warp pools are rounded to whole
 /// chunks). Each pass gets at most a third of the budget; a warp pass whose pools would be no
 /// larger than the one before is left out.
-pub fn plan(
-    sms: usize,
-    budget: usize,
-    max_len: usize,
-    n_buckets: usize,
-    max_entries: usize,
-    sw: &InexactSwitches,
-    entries: Option<&[usize]>,
-) -> Result<Vec<Pass>> {
+pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_entries: usize, sw: &InexactSwitches, entries: Option<&[usize]>) -> Result<Vec<Pass>> {
     let block_w = sw.block_w as usize;
-    let last = (max_entries + entries_beyond_max(n_buckets, sw.last_team_lanes as usize))
-        .next_multiple_of(CHUNK);
+    let last = (max_entries + entries_beyond_max(n_buckets, sw.last_team_lanes as usize)).next_multiple_of(CHUNK);
     let wanted: Vec<usize> = match entries {
         Some(e) => e.to_vec(),
-        None => vec![
-            sw.first_entries as usize,
-            (sw.level_entries as usize).min(last),
-            last,
-        ],
+        None => vec![sw.first_entries as usize, (sw.level_entries as usize).min(last), last],
     };
     let share = budget / 3;
     let sms = sms.max(1);
@@ -141,14 +117,8 @@ pub fn plan(
         let pass = if p == 0 {
             // Pass 1 keeps its threads and gives up entries when memory is short.
             let threads = sms * FIRST_THREADS_PER_SM;
-            let fixed =
-                bytes_per_searcher(PassKind::Thread, 0, 1, max_len, n_buckets, sw.entry_bytes());
-            Pass {
-                kind: PassKind::Thread,
-                threads,
-                entries: want.min((share / threads).saturating_sub(fixed) / sw.entry_bytes()),
-                team: 1,
-            }
+            let fixed = bytes_per_searcher(PassKind::Thread, 0, 1, max_len, n_buckets, sw.entry_bytes());
+            Pass { kind: PassKind::Thread, threads, entries: want.min((share / threads).saturating_sub(fixed) / sw.entry_bytes()), team: 1 }
         } else {
             // Team passes keep their pools and give up teams (down to one).
             let want = want.next_multiple_of(CHUNK);
@@ -159,31 +129,15 @@ pub fn plan(
             } else {
                 (LAST_TEAMS_PER_SM, sw.last_team_lanes as usize)
             };
-            let teams = (share
-                / bytes_per_searcher(
-                    PassKind::Warp,
-                    want,
-                    team,
-                    max_len,
-                    n_buckets,
-                    sw.entry_bytes(),
-                ))
-            .min(sms * per_sm);
-            Pass {
-                kind: PassKind::Warp,
-                threads: teams * team,
-                entries: want,
-                team,
-            }
+            let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets, sw.entry_bytes())).min(sms * per_sm);
+            Pass { kind: PassKind::Warp, threads: teams * team, entries: want, team }
         };
         // A thread pass runs whole blocks; a team is a block.
         let threads = match pass.kind {
             PassKind::Thread if pass.threads >= block_w => pass.threads / block_w * block_w,
             _ => pass.threads,
         };
-        let smaller = passes
-            .last()
-            .is_some_and(|prev| prev.kind == PassKind::Warp && pass.entries <= prev.entries);
+        let smaller = passes.last().is_some_and(|prev| prev.kind == PassKind::Warp && pass.entries <= prev.entries);
         if threads == 0 || pass.entries == 0 || smaller {
             continue;
         }
@@ -219,23 +173,13 @@ impl Scratchpad {
         max_len <= self.size.0 && buckets <= self.size.1
     }
 
-    pub fn new(
-        stream: &Arc<CudaStream>,
-        pass: Pass,
-        m: usize,
-        b: usize,
-        entry_bytes: usize,
-    ) -> Result<Scratchpad> {
+    pub fn new(stream: &Arc<CudaStream>, pass: Pass, m: usize, b: usize, entry_bytes: usize) -> Result<Scratchpad> {
         let (n, e) = (pass.searchers(), pass.entries);
         let (ints, lane, hits) = match pass.kind {
             PassKind::Thread => (n * b, 0, 0),
             PassKind::Warp => {
                 let chunks = e / CHUNK;
-                (
-                    n * (b * chunks + chunks + b),
-                    n * pass.team * lane_entries(m) * entry_bytes,
-                    n * WARP_HITS * HIT_BYTES,
-                )
+                (n * (b * chunks + chunks + b), n * pass.team * lane_entries(m) * entry_bytes, n * WARP_HITS * HIT_BYTES)
             }
         };
         // SAFETY: the kernels initialise every element before reading it.
@@ -262,55 +206,18 @@ mod tests {
     const GB: usize = 1 << 30;
 
     fn total(p: &[Pass]) -> usize {
-        p.iter()
-            .map(|x| {
-                x.searchers()
-                    * bytes_per_searcher(
-                        x.kind,
-                        x.entries,
-                        x.team,
-                        100,
-                        68,
-                        InexactSwitches::default().entry_bytes(),
-                    )
-            })
-            .sum()
+        p.iter().map(|x| x.searchers() * bytes_per_searcher(x.kind, x.entries, x.team, 100, 68, InexactSwitches::default().entry_bytes())).sum()
     }
 
     /// On an H100-sized budget: a thread pass, then two warp passes, the last with pools as
     /// large as bwa's -m needs.
     #[test]
     fn a_large_gpu_gets_three_passes_and_a_pool_for_bwas_limit() {
-        let p = plan(
-            132,
-            40 * GB,
-            100,
-            68,
-            2_000_000,
-            &InexactSwitches::default(),
-            None,
-        )
-        .unwrap();
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 3, "{p:?}");
-        assert_eq!(
-            p[0],
-            Pass {
-                kind: PassKind::Thread,
-                threads: 132 * 1024,
-                entries: 512,
-                team: 1
-            }
-        );
+        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512, team: 1 });
         // Pass 2: 16 warps' worth of teams of 64 threads per SM.
-        assert_eq!(
-            p[1],
-            Pass {
-                kind: PassKind::Warp,
-                threads: 132 * 16 * 32,
-                entries: 65536,
-                team: 64
-            }
-        );
+        assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 65536, team: 64 });
         assert_eq!(p[2].kind, PassKind::Warp);
         assert!(p[2].entries > 2_000_000 && p[2].entries % CHUNK == 0);
         let team = InexactSwitches::default().last_team_lanes as usize;
@@ -321,111 +228,35 @@ mod tests {
     /// A small budget shrinks pass 1's stacks and the warp passes' warps.
     #[test]
     fn a_small_gpu_gets_smaller_passes() {
-        let p = plan(
-            20,
-            GB / 2,
-            100,
-            68,
-            2_000_000,
-            &InexactSwitches::default(),
-            None,
-        )
-        .unwrap();
-        assert!(
-            p[0].entries < InexactSwitches::default().first_entries as usize
-                && p[0].threads == 20 * 1024,
-            "{p:?}"
-        );
+        let p = plan(20, GB / 2, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
+        assert!(p[0].entries < InexactSwitches::default().first_entries as usize && p[0].threads == 20 * 1024, "{p:?}");
         assert!(total(&p) <= GB / 2, "{p:?}");
-        assert!(
-            p.iter()
-                .skip(1)
-                .all(|x| x.kind == PassKind::Warp && x.threads >= 32),
-            "{p:?}"
-        );
+        assert!(p.iter().skip(1).all(|x| x.kind == PassKind::Warp && x.threads >= 32), "{p:?}");
     }
 
     /// A small -m needs no large pools: a warp pass that would not be larger is left out.
     #[test]
     fn a_small_max_entries_needs_two_passes() {
-        let p = plan(
-            132,
-            40 * GB,
-            100,
-            68,
-            1000,
-            &InexactSwitches::default(),
-            None,
-        )
-        .unwrap();
+        let p = plan(132, 40 * GB, 100, 68, 1000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 2, "{p:?}");
-        assert_eq!(
-            p[1].entries,
-            (1000 + entries_beyond_max(68, 1024)).next_multiple_of(CHUNK)
-        );
+        assert_eq!(p[1].entries, (1000 + entries_beyond_max(68, 1024)).next_multiple_of(CHUNK));
     }
 
     #[test]
     fn forced_stack_sizes_are_kept() {
-        let p = plan(
-            132,
-            40 * GB,
-            100,
-            68,
-            2_000_000,
-            &InexactSwitches::default(),
-            Some(&[64, 16384]),
-        )
-        .unwrap();
-        assert_eq!(
-            p,
-            [
-                Pass {
-                    kind: PassKind::Thread,
-                    threads: 132 * 1024,
-                    entries: 64,
-                    team: 1
-                },
-                Pass {
-                    kind: PassKind::Warp,
-                    threads: 132 * 16 * 32,
-                    entries: 16384,
-                    team: 64
-                }
-            ]
-        );
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), Some(&[64, 16384])).unwrap();
+        assert_eq!(p, [Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 64, team: 1 }, Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 16384, team: 64 }]);
     }
 
     /// The switches shape the plan: pass 1's stacks, pass 2's warps, whole blocks.
     #[test]
     fn switches_shape_the_plan() {
-        let sw = InexactSwitches {
-            block_w: 256,
-            first_entries: 512,
-            level_warps_per_sm: 4,
-            last_team_lanes: 64,
-            ..InexactSwitches::default()
-        };
-        let wide = InexactSwitches {
-            level_team_lanes: 64,
-            ..sw.clone()
-        };
+        let sw = InexactSwitches { block_w: 256, first_entries: 512, level_warps_per_sm: 4, last_team_lanes: 64, ..InexactSwitches::default() };
+        let wide = InexactSwitches { level_team_lanes: 64, ..sw.clone() };
         let q = plan(132, 40 * GB, 100, 68, 2_000_000, &wide, None).unwrap();
-        assert_eq!(
-            (q[1].team, q[1].threads),
-            (64, 132 * 2 * 64),
-            "pass 2: 4 warps' worth of 64-thread teams per SM"
-        );
+        assert_eq!((q[1].team, q[1].threads), (64, 132 * 2 * 64), "pass 2: 4 warps' worth of 64-thread teams per SM");
         let p = plan(132, 40 * GB, 100, 68, 2_000_000, &sw, None).unwrap();
-        assert_eq!(
-            p[0],
-            Pass {
-                kind: PassKind::Thread,
-                threads: 132 * 1024,
-                entries: 512,
-                team: 1
-            }
-        );
+        assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512, team: 1 });
         assert_eq!(p[1].threads, 132 * 4 * 32);
         assert_eq!((p[2].team, p[2].threads), (64, 132 * 64));
         assert!(p[0].threads % 256 == 0, "{p:?}");
@@ -433,15 +264,6 @@ mod tests {
 
     #[test]
     fn no_memory_is_an_error() {
-        assert!(plan(
-            132,
-            1000,
-            100,
-            68,
-            2_000_000,
-            &InexactSwitches::default(),
-            None
-        )
-        .is_err());
+        assert!(plan(132, 1000, 100, 68, 2_000_000, &InexactSwitches::default(), None).is_err());
     }
 }

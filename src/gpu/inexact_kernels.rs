@@ -22,31 +22,16 @@ pub struct InexactKernels {
 
 /// The PTX of each compilation `switches` needs ([`InexactSwitches::modules`]), from the cache
 /// or NVRTC (at once: NVRTC takes seconds for these kernels).
-pub fn compile(
-    source: &str,
-    switches: &InexactSwitches,
-    arch: &'static str,
-) -> Result<Vec<(u32, String)>> {
+pub fn compile(source: &str, switches: &InexactSwitches, arch: &'static str) -> Result<Vec<(u32, String)>> {
     std::thread::scope(|s| {
-        let jobs: Vec<_> = switches
-            .modules()
-            .into_iter()
-            .map(|(team, defines)| {
-                s.spawn(move || compile_cached(source, &defines, arch).map(|ptx| (team, ptx)))
-            })
-            .collect();
-        jobs.into_iter()
-            .map(|j| j.join().map_err(|_| anyhow!("NVRTC panicked"))?)
-            .collect()
+        let jobs: Vec<_> = switches.modules().into_iter().map(|(team, defines)| s.spawn(move || compile_cached(source, &defines, arch).map(|ptx| (team, ptx)))).collect();
+        jobs.into_iter().map(|j| j.join().map_err(|_| anyhow!("NVRTC panicked"))?).collect()
     })
 }
 
 /// Whether every compilation `switches` needs is in the PTX cache.
 pub fn cached(source: &str, switches: &InexactSwitches, arch: &'static str) -> bool {
-    switches
-        .modules()
-        .iter()
-        .all(|(_, defines)| is_cached(source, defines, arch))
+    switches.modules().iter().all(|(_, defines)| is_cached(source, defines, arch))
 }
 
 impl InexactKernels {
@@ -57,13 +42,7 @@ impl InexactKernels {
             let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
             let level = module.load_function("inexact_level")?;
             match &mut kernels {
-                None => {
-                    kernels = Some(InexactKernels {
-                        search: module.load_function("inexact_search")?,
-                        order: module.load_function("inexact_order")?,
-                        level: HashMap::from([(team, level)]),
-                    })
-                }
+                None => kernels = Some(InexactKernels { search: module.load_function("inexact_search")?, order: module.load_function("inexact_order")?, level: HashMap::from([(team, level)]) }),
                 Some(k) => {
                     k.level.insert(team, level);
                 }
@@ -74,8 +53,6 @@ impl InexactKernels {
 
     /// The team kernel compiled for teams of `team` threads.
     pub fn level(&self, team: u32) -> Result<&CudaFunction> {
-        self.level
-            .get(&team)
-            .ok_or_else(|| anyhow!("no team kernel compiled for teams of {team} threads"))
+        self.level.get(&team).ok_or_else(|| anyhow!("no team kernel compiled for teams of {team} threads"))
     }
 }

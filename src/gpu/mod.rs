@@ -23,20 +23,17 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use bcuda_index::Bwt;
-use cudarc::driver::{
-    sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig,
-    PushKernelArg,
-};
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
-use crate::reads::ReadSeq;
-use crate::sai::{AlnHit, GapOptions};
-use batch::GpuAnswers;
 pub use batch::{complete_on_cpu, pack_reads, HostBatch};
+use batch::GpuAnswers;
 use inexact::{Pass, PassKind, Scratchpad};
 use inexact_kernels::InexactKernels;
-pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
 pub use open::{warm_kernel_cache, OpenGpu, StartupTimes};
 use slot::{Slot, LONG_HITS_COUNTER, N_COUNTERS};
+pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
+use crate::reads::ReadSeq;
+use crate::sai::{AlnHit, GapOptions};
 pub use switches::{InexactSwitches, Switches};
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
@@ -113,35 +110,15 @@ impl<'a> SearchArgs<'a> {
     /// or inexact_level (Warp passes: `size` is the chunks per warp), up to the queues.
     fn push(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad, size: &'a i32) {
         let x = self.index;
-        launch
-            .arg(&x.words)
-            .arg(&x.primary)
-            .arg(&x.seq_len)
-            .arg(&x.l2)
-            .arg(self.opt);
-        launch
-            .arg(self.codes)
-            .arg(self.starts)
-            .arg(self.lens)
-            .arg(self.max_diffs);
-        launch
-            .arg(&scratch.width)
-            .arg(&scratch.seed_width)
-            .arg(&scratch.seq)
-            .arg(&self.max_len);
-        launch
-            .arg(&scratch.entries)
-            .arg(&scratch.ints)
-            .arg(size)
-            .arg(&self.n_buckets);
+        launch.arg(&x.words).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(self.opt);
+        launch.arg(self.codes).arg(self.starts).arg(self.lens).arg(self.max_diffs);
+        launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
+        launch.arg(&scratch.entries).arg(&scratch.ints).arg(size).arg(&self.n_buckets);
         match scratch.pass.kind {
             PassKind::Thread => launch.arg(&x.first_max_pops),
             PassKind::Warp => launch.arg(&scratch.lane_buffers),
         };
-        launch
-            .arg(self.hits)
-            .arg(&self.hits_per_read)
-            .arg(self.n_hits);
+        launch.arg(self.hits).arg(&self.hits_per_read).arg(self.n_hits);
     }
 }
 
@@ -197,9 +174,7 @@ pub struct GpuAligner {
 /// on (a GPU that dies); `BCUDA_TEST_FAIL_GPU=ORDINAL` keeps that to one GPU. The device checks
 /// use them to show that a failed batch, or GPU, loses no read.
 fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
-    let only = std::env::var("BCUDA_TEST_FAIL_GPU")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok());
+    let only = std::env::var("BCUDA_TEST_FAIL_GPU").ok().and_then(|v| v.parse::<usize>().ok());
     if only.is_some_and(|o| o != ordinal) {
         return None;
     }
@@ -230,18 +205,7 @@ impl GpuAligner {
     /// Loads an opened GPU's kernels and copies the BWT to it.
     pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
-        let OpenGpu {
-            ctx,
-            device_name,
-            compute_capability,
-            arch,
-            sms,
-            switches,
-            inexact_switches,
-            inexact,
-            exact: exact_f,
-            mut startup,
-        } = gpu;
+        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } = gpu;
         // A genome too large for compact stack entries gets the 32-byte ones, compiled below.
         let fitted = inexact_switches.fitted_to(bwt.seq_len());
         // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
@@ -252,17 +216,9 @@ impl GpuAligner {
         let direct_index = switches.direct_index;
         let n_slots = match std::env::var("BCUDA_TEST_SLOTS") {
             Err(_) => 2,
-            Ok(v) => v
-                .parse()
-                .ok()
-                .filter(|n| (2..=8).contains(n))
-                .ok_or_else(|| {
-                    anyhow::anyhow!("BCUDA_TEST_SLOTS={v}: expected 2 to 8 batches in flight")
-                })?,
+            Ok(v) => v.parse().ok().filter(|n| (2..=8).contains(n)).ok_or_else(|| anyhow::anyhow!("BCUDA_TEST_SLOTS={v}: expected 2 to 8 batches in flight"))?,
         };
-        let slots = (0..n_slots)
-            .map(|_| Slot::new(&ctx).map(Some))
-            .collect::<Result<Vec<_>>>()?;
+        let slots = (0..n_slots).map(|_| Slot::new(&ctx).map(Some)).collect::<Result<Vec<_>>>()?;
         let test_stacks = match std::env::var("BCUDA_TEST_STACKS") {
             Err(_) => None,
             Ok(v) => match v.split(',').map(str::parse).collect::<Result<Vec<usize>, _>>() {
@@ -274,9 +230,7 @@ impl GpuAligner {
         let mut words = unsafe { stream.alloc::<u32>(bwt.words().len().max(1)) }?;
         // Through page-locked staging; a plain copy if that memory cannot be had.
         if buffers::copy_large(&stream, bwt.words(), &mut words).is_err() {
-            stream
-                .memcpy_htod(bwt.words(), &mut words)
-                .context("copying the BWT to the GPU")?;
+            stream.memcpy_htod(bwt.words(), &mut words).context("copying the BWT to the GPU")?;
         }
         let mut aligner = GpuAligner {
             ctx,
@@ -319,15 +273,9 @@ impl GpuAligner {
         if let Some(f) = self.exact.get(&direct_index) {
             return Ok(f.clone());
         }
-        let sw = Switches {
-            direct_index,
-            ..self.switches.clone()
-        };
+        let sw = Switches { direct_index, ..self.switches.clone() };
         let ptx = compile_cached(&self.exact_source, &sw.defines(), self.arch)?;
-        let f = self
-            .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))?
-            .load_function("exact_match")?;
+        let f = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?.load_function("exact_match")?;
         self.exact.insert(direct_index, f.clone());
         Ok(f)
     }
@@ -352,10 +300,7 @@ impl GpuAligner {
         if let Some(why) = switches.illegal().or(switches.unfit_for(self.seq_len)) {
             bail!("inexact kernel switches: {why}");
         }
-        let kernels = InexactKernels::load(
-            &self.ctx,
-            inexact_kernels::compile(source, &switches, self.arch)?,
-        )?;
+        let kernels = InexactKernels::load(&self.ctx, inexact_kernels::compile(source, &switches, self.arch)?)?;
         // The old scratchpads may be in use by a batch in flight.
         self.ctx.synchronize()?;
         self.inexact = kernels;
@@ -397,44 +342,17 @@ impl GpuAligner {
     }
 
     /// Queues exact_match on `stream`.
-    fn launch_exact(
-        &self,
-        stream: &Arc<CudaStream>,
-        f: &CudaFunction,
-        a: ExactArgs,
-        k: &mut CudaSlice<u64>,
-        l: &mut CudaSlice<u64>,
-    ) -> Result<()> {
+    fn launch_exact(&self, stream: &Arc<CudaStream>, f: &CudaFunction, a: ExactArgs, k: &mut CudaSlice<u64>, l: &mut CudaSlice<u64>) -> Result<()> {
         let threads = if self.switches.kl_par { 2 * a.n } else { a.n } as u64;
         let bw = self.switches.block_w;
         let blocks = threads.div_ceil(bw as u64).max(1) as u32;
-        let grid = if self.switches.many_blocks {
-            (blocks.min(65535), blocks.div_ceil(65535), 1)
-        } else {
-            (blocks, 1, 1)
-        };
-        let cfg = LaunchConfig {
-            grid_dim: grid,
-            block_dim: (bw, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let grid = if self.switches.many_blocks { (blocks.min(65535), blocks.div_ceil(65535), 1) } else { (blocks, 1, 1) };
+        let cfg = LaunchConfig { grid_dim: grid, block_dim: (bw, 1, 1), shared_mem_bytes: 0 };
         let n32 = a.n as u32;
         let mut launch = stream.launch_builder(f);
-        launch
-            .arg(&self.words)
-            .arg(&self.primary)
-            .arg(&self.seq_len)
-            .arg(&self.l2);
+        launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2);
         let n_read_words = a.reads.len() as u64;
-        launch
-            .arg(a.reads)
-            .arg(&n_read_words)
-            .arg(a.starts)
-            .arg(a.lens)
-            .arg(&n32)
-            .arg(&a.fixed_len)
-            .arg(k)
-            .arg(l);
+        launch.arg(a.reads).arg(&n_read_words).arg(a.starts).arg(a.lens).arg(&n32).arg(&a.fixed_len).arg(k).arg(l);
         // SAFETY: argument order and types match exact_match's signature.
         unsafe { launch.launch(cfg) }.context("launching exact_match")?;
         Ok(())
@@ -456,19 +374,7 @@ impl GpuAligner {
         let mut d_l = stream.alloc_zeros::<u64>(n)?;
         let fixed_len = lens.first().copied().unwrap_or(0) as u32;
         let start = timing_event(&stream)?;
-        self.launch_exact(
-            &stream,
-            &f,
-            ExactArgs {
-                reads: &d_reads,
-                starts: &d_starts,
-                lens: &d_lens,
-                n,
-                fixed_len,
-            },
-            &mut d_k,
-            &mut d_l,
-        )?;
+        self.launch_exact(&stream, &f, ExactArgs { reads: &d_reads, starts: &d_starts, lens: &d_lens, n, fixed_len }, &mut d_k, &mut d_l)?;
         let end = timing_event(&stream)?;
         let k = stream.clone_dtoh(&d_k)?;
         let l = stream.clone_dtoh(&d_l)?;
@@ -481,39 +387,23 @@ impl GpuAligner {
     /// waits for the answers, in the order submitted.
     pub fn submit(&mut self, batch: HostBatch) -> Result<InFlight> {
         self.submitted += 1;
-        if self
-            .fail_batch
-            .is_some_and(|(n, from_on)| self.submitted == n || from_on && self.submitted > n)
-        {
-            bail!(
-                "batch {} failed on purpose (BCUDA_TEST_FAIL_BATCH)",
-                self.submitted
-            );
+        if self.fail_batch.is_some_and(|(n, from_on)| self.submitted == n || from_on && self.submitted > n) {
+            bail!("batch {} failed on purpose (BCUDA_TEST_FAIL_BATCH)", self.submitted);
         }
         let direct_index = self.switches.direct_index && batch.fixed_len.is_some();
         let exact_f = self.exact_function(direct_index)?;
         let (ml, n_buckets) = (batch.max_len.max(1), batch.n_buckets as usize);
-        if !self
-            .passes
-            .first()
-            .is_some_and(|p| p.scratch.fits(ml, n_buckets))
-        {
+        if !self.passes.first().is_some_and(|p| p.scratch.fits(ml, n_buckets)) {
             self.size_passes(ml, n_buckets, batch.opt.max_entries.max(0) as usize)?;
         }
         // Round robin: the dealer collects in submit order, at most one batch per slot.
         let slot_index = self.next_slot;
         self.next_slot = (self.next_slot + 1) % self.slots.len();
         // Out of self while it is filled, so the launches can borrow the index.
-        let mut slot = self.slots[slot_index]
-            .take()
-            .expect("slots are put back after use");
+        let mut slot = self.slots[slot_index].take().expect("slots are put back after use");
         let queued = self.queue(&mut slot, &batch, &exact_f);
         self.slots[slot_index] = Some(slot);
-        Ok(InFlight {
-            slot: slot_index,
-            batch,
-            events: queued?,
-        })
+        Ok(InFlight { slot: slot_index, batch, events: queued? })
     }
 
     /// Plans the passes from the free GPU memory (see [`inexact::plan`]) and allocates their
@@ -521,45 +411,18 @@ impl GpuAligner {
     fn size_passes(&mut self, max_len: usize, n_buckets: usize, max_entries: usize) -> Result<()> {
         // The old scratchpads may be in use by the other stream's batch.
         self.ctx.synchronize()?;
-        let (m, b) = self.passes.first().map_or((max_len, n_buckets), |p| {
-            (
-                p.scratch.size.0.max(max_len),
-                p.scratch.size.1.max(n_buckets),
-            )
-        });
+        let (m, b) = self.passes.first().map_or((max_len, n_buckets), |p| (p.scratch.size.0.max(max_len), p.scratch.size.1.max(n_buckets)));
         self.passes.clear();
         let (free, _) = self.ctx.mem_get_info()?;
         let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
-        let plan = inexact::plan(
-            self.sms,
-            budget,
-            m,
-            b,
-            max_entries,
-            &self.inexact_switches,
-            self.test_stacks.as_deref(),
-        )?;
+        let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
         for pass in plan {
-            self.passes.push(PassScratch {
-                scratch: Scratchpad::new(
-                    &self.stream,
-                    pass,
-                    m,
-                    b,
-                    self.inexact_switches.entry_bytes(),
-                )?,
-                free: None,
-            });
+            self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None });
         }
         Ok(())
     }
 
-    fn queue(
-        &mut self,
-        slot: &mut Slot,
-        b: &HostBatch,
-        exact_f: &CudaFunction,
-    ) -> Result<Vec<CudaEvent>> {
+    fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction) -> Result<Vec<CudaEvent>> {
         let stream = slot.stream.clone();
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
         let reads = slot.exact_words.put(&stream, &b.exact_words)?;
@@ -568,13 +431,7 @@ impl GpuAligner {
         let k = slot.k.reserve(&stream, n)?;
         let l = slot.l.reserve(&stream, n)?;
         let mut events = vec![timing_event(&stream)?];
-        let args = ExactArgs {
-            reads,
-            starts,
-            lens,
-            n,
-            fixed_len: b.fixed_len.unwrap_or(0),
-        };
+        let args = ExactArgs { reads, starts, lens, n, fixed_len: b.fixed_len.unwrap_or(0) };
         self.launch_exact(&stream, exact_f, args, k, l)?;
         events.push(timing_event(&stream)?);
 
@@ -587,9 +444,7 @@ impl GpuAligner {
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
         let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
         let hits = slot.hits.reserve(&stream, n_gpu * HITS_PER_READ * 3)?;
-        let queues = slot
-            .queues
-            .reserve(&stream, n_gpu.max(1) * (MAX_PASSES + 1))?;
+        let queues = slot.queues.reserve(&stream, n_gpu.max(1) * (MAX_PASSES + 1))?;
         let counters = slot.counters.reserve(&stream, N_COUNTERS)?;
         stream.memset_zeros(counters)?;
         let lookups = slot.lookups.reserve(&stream, MAX_PASSES)?;
@@ -601,28 +456,13 @@ impl GpuAligner {
 
         // The first queue: reads without an exact match first (see inexact_order).
         if n_gpu > 0 {
-            let cfg = LaunchConfig {
-                grid_dim: ((n_gpu as u32).div_ceil(256), 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let (k, l) = (
-                slot.k.reserve(&stream, n)?.slice(..),
-                slot.l.reserve(&stream, n)?.slice(..),
-            );
+            let cfg = LaunchConfig { grid_dim: ((n_gpu as u32).div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let (k, l) = (slot.k.reserve(&stream, n)?.slice(..), slot.l.reserve(&stream, n)?.slice(..));
             let n32 = n_gpu as u32;
             let mut q = queues.slice_mut(..);
             let mut launch = stream.launch_builder(&self.inexact.order);
-            let (order_counters, queue_counters) =
-                (counters.slice(2 * (MAX_PASSES + 1)..), counters.slice(..2));
-            launch
-                .arg(&k)
-                .arg(&l)
-                .arg(read_of)
-                .arg(&n32)
-                .arg(&mut q)
-                .arg(&order_counters)
-                .arg(&queue_counters);
+            let (order_counters, queue_counters) = (counters.slice(2 * (MAX_PASSES + 1)..), counters.slice(..2));
+            launch.arg(&k).arg(&l).arg(read_of).arg(&n32).arg(&mut q).arg(&order_counters).arg(&queue_counters);
             // SAFETY: argument order and types match inexact_order's signature.
             unsafe { launch.launch(cfg) }.context("launching inexact_order")?;
         }
@@ -656,30 +496,18 @@ impl GpuAligner {
             };
             // heads_shared: pass 1's list heads, one per score and thread, in shared memory.
             let shared = match pass.scratch.pass.kind {
-                PassKind::Thread if self.inexact_switches.heads_shared => {
-                    b.n_buckets as u32 * block * 4
-                }
+                PassKind::Thread if self.inexact_switches.heads_shared => b.n_buckets as u32 * block * 4,
                 _ => 0,
             };
-            let cfg = LaunchConfig {
-                grid_dim: (threads.div_ceil(block), 1, 1),
-                block_dim: (block, 1, 1),
-                shared_mem_bytes: shared,
-            };
+            let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: shared };
             let (kernel, size) = match pass.scratch.pass.kind {
                 PassKind::Thread => (&self.inexact.search, pass.scratch.pass.entries as i32),
-                PassKind::Warp => (
-                    self.inexact.level(pass.scratch.pass.team as u32)?,
-                    (pass.scratch.pass.entries / inexact::CHUNK) as i32,
-                ),
+                PassKind::Warp => (self.inexact.level(pass.scratch.pass.team as u32)?, (pass.scratch.pass.entries / inexact::CHUNK) as i32),
             };
             if shared > 48 << 10 {
                 // Past the default limit of dynamic shared memory: opt in (or the launch fails,
                 // and with it the batch, which the CPU then aligns).
-                kernel.set_attribute(
-                    sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared as i32,
-                )?;
+                kernel.set_attribute(sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
             }
             let queue = queues.slice(list(p)..list(p + 1));
             let queue_counters = counters.slice(counter(p)..counter(p) + 2);
@@ -689,30 +517,15 @@ impl GpuAligner {
             let next_counters = counters.slice(counter(next)..counter(next) + 2);
             // Pass 2 hands its longest searches on after `level_max_rounds` groups of chains;
             // the last pass has no such limit.
-            let max_rounds = match p == last {
-                true => 0,
-                false => self.inexact_switches.level_max_rounds as i32,
-            };
+            let max_rounds = if p == last { 0 } else { self.inexact_switches.level_max_rounds as i32 };
             let mut launch = stream.launch_builder(kernel);
             args.push(&mut launch, &pass.scratch, &size);
             let lookup_count = lookups.slice(p..p + 1);
-            launch
-                .arg(&queue)
-                .arg(&queue_counters)
-                .arg(&next_queue)
-                .arg(&next_counters)
-                .arg(&lookup_count);
+            launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
             let long_count = counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
             let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, LONG_HITS as u32);
             if pass.scratch.pass.kind == PassKind::Warp {
-                launch
-                    .arg(&pass.scratch.hits)
-                    .arg(&warp_hits)
-                    .arg(&*long_hits)
-                    .arg(&long_capacity)
-                    .arg(&long_count)
-                    .arg(&*long_offsets)
-                    .arg(&max_rounds);
+                launch.arg(&pass.scratch.hits).arg(&warp_hits).arg(&*long_hits).arg(&long_capacity).arg(&long_count).arg(&*long_offsets).arg(&max_rounds);
             }
             // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
             unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
@@ -736,14 +549,8 @@ impl GpuAligner {
     /// Waits for a queued batch; returns its inputs and, per read, the GPU's hits (`None`
     /// for reads left to the CPU: see [`batch::complete_on_cpu`]).
     pub fn collect(&mut self, flight: InFlight) -> Result<(HostBatch, Vec<Option<Vec<AlnHit>>>)> {
-        let InFlight {
-            slot,
-            batch,
-            events,
-        } = flight;
-        let slot = self.slots[slot]
-            .as_ref()
-            .expect("slots are put back after use");
+        let InFlight { slot, batch, events } = flight;
+        let slot = self.slots[slot].as_ref().expect("slots are put back after use");
         let (n, n_gpu) = (batch.n, batch.gpu_reads.len());
         let answers = GpuAnswers {
             n_hits: slot.n_hits.read(n_gpu)?,
@@ -758,11 +565,7 @@ impl GpuAligner {
         let counters = slot.counters.read(N_COUNTERS)?;
         let lookups = slot.lookups.read(MAX_PASSES)?;
         let t = &mut self.totals;
-        t.exact_reads += k
-            .iter()
-            .zip(l)
-            .filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0))
-            .count();
+        t.exact_reads += k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
         t.exact_ms += events[0].elapsed_ms(&events[1])?;
         let passes = (events.len() - 2) / 2;
         for p in 0..passes {
@@ -780,12 +583,7 @@ impl GpuAligner {
 
     /// One batch, start to finish: the GPU's hits, and the CPU oracle's for reads the GPU
     /// could not hold.
-    pub fn align_batch(
-        &mut self,
-        bwt: &Bwt,
-        reads: &[ReadSeq],
-        opt: &GapOptions,
-    ) -> Result<Vec<Vec<AlnHit>>> {
+    pub fn align_batch(&mut self, bwt: &Bwt, reads: &[ReadSeq], opt: &GapOptions) -> Result<Vec<Vec<AlnHit>>> {
         let flight = self.submit(HostBatch::new(reads, opt, self.switches.sequence_stride))?;
         let (_, hits) = self.collect(flight)?;
         Ok(complete_on_cpu(bwt, reads, opt, Some(hits)).0)
@@ -805,15 +603,7 @@ mod tests {
         }
         // The inexact kernels under each value of their switches (the host-side ones share
         // one compiled kernel) and all the occurrence variants together.
-        let mut inexact = vec![
-            InexactSwitches::default(),
-            InexactSwitches {
-                occ_ldg: true,
-                occ_same_block: true,
-                occ_unroll: true,
-                ..InexactSwitches::default()
-            },
-        ];
+        let mut inexact = vec![InexactSwitches::default(), InexactSwitches { occ_ldg: true, occ_same_block: true, occ_unroll: true, ..InexactSwitches::default() }];
         for (name, values) in InexactSwitches::DOMAINS {
             for v in *values {
                 let mut s = InexactSwitches::default();
@@ -822,13 +612,8 @@ mod tests {
             }
         }
         let mut seen = std::collections::HashSet::new();
-        for (_, defines) in inexact
-            .iter()
-            .flat_map(|s| s.modules())
-            .filter(|m| seen.insert(m.1.clone()))
-        {
-            compile(INEXACT_MATCH_CU, &defines, Some("sm_90"))
-                .unwrap_or_else(|e| panic!("{defines:?}: {e}"));
+        for (_, defines) in inexact.iter().flat_map(|s| s.modules()).filter(|m| seen.insert(m.1.clone())) {
+            compile(INEXACT_MATCH_CU, &defines, Some("sm_90")).unwrap_or_else(|e| panic!("{defines:?}: {e}"));
         }
         assert!(seen.len() >= 7, "{seen:?}");
         let sw = Switches::default();
@@ -853,8 +638,8 @@ mod tests {
                 _ => (s.cache_threads, s.occ_par, s.block_w) = (Some(32), true, 256),
             }
             assert_eq!(s.illegal(), None, "{s:?}");
-            compile(EXACT_MATCH_CU, &s.defines(), Some("sm_90"))
-                .unwrap_or_else(|e| panic!("{s:?}: {e}"));
+            compile(EXACT_MATCH_CU, &s.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{s:?}: {e}"));
         }
     }
+
 }

@@ -9,16 +9,12 @@ use super::BWT_CUH;
 
 /// Whether the CUDA driver library can be loaded (cudarc panics when it cannot).
 pub fn driver_present() -> bool {
-    cudarc::get_lib_name_candidates("cuda")
-        .iter()
-        .any(|name| unsafe { libloading::Library::new(name) }.is_ok())
+    cudarc::get_lib_name_candidates("cuda").iter().any(|name| unsafe { libloading::Library::new(name) }.is_ok())
 }
 
 /// Whether NVRTC can be loaded.
 pub fn nvrtc_present() -> bool {
-    cudarc::get_lib_name_candidates("nvrtc")
-        .iter()
-        .any(|name| unsafe { libloading::Library::new(name) }.is_ok())
+    cudarc::get_lib_name_candidates("nvrtc").iter().any(|name| unsafe { libloading::Library::new(name) }.is_ok())
 }
 
 /// Compiles a kernel file (with the shared header) to PTX.
@@ -27,49 +23,30 @@ pub fn compile(source: &str, defines: &[String], arch: Option<&'static str>) -> 
 }
 
 /// Compiles a self-contained kernel file (no shared header) to PTX.
-pub fn compile_alone(
-    source: &str,
-    defines: &[String],
-    arch: Option<&'static str>,
-) -> Result<String> {
+pub fn compile_alone(source: &str, defines: &[String], arch: Option<&'static str>) -> Result<String> {
     nvrtc(source.to_string(), defines, arch)
 }
 
 fn nvrtc(full_source: String, defines: &[String], arch: Option<&'static str>) -> Result<String> {
-    let opts = CompileOptions {
-        options: defines.to_vec(),
-        arch,
-        ..Default::default()
-    };
+    let opts = CompileOptions { options: defines.to_vec(), arch, ..Default::default() };
     let ptx = compile_ptx_with_opts(full_source, opts).map_err(|e| anyhow!("NVRTC: {e:?}"))?;
     Ok(ptx.to_src())
 }
 
 /// [`compile_alone`] through the PTX cache of [`compile_cached`].
-pub fn compile_alone_cached(
-    source: &str,
-    defines: &[String],
-    arch: &'static str,
-) -> Result<String> {
-    through_cache(&cache_path_with("", source, defines, arch), || {
-        compile_alone(source, defines, Some(arch))
-    })
+pub fn compile_alone_cached(source: &str, defines: &[String], arch: &'static str) -> Result<String> {
+    through_cache(&cache_path_with("", source, defines, arch), || compile_alone(source, defines, Some(arch)))
 }
 
 /// `compile`, with the PTX kept under the user's cache directory keyed by a hash of the
 /// source, defines and architecture, so later runs skip NVRTC.
 pub fn compile_cached(source: &str, defines: &[String], arch: &'static str) -> Result<String> {
-    through_cache(&cache_path(source, defines, arch), || {
-        compile(source, defines, Some(arch))
-    })
+    through_cache(&cache_path(source, defines, arch), || compile(source, defines, Some(arch)))
 }
 
 /// The PTX at `path` in the cache, or `compile`'s, then kept there; a cache that cannot be
 /// written only costs a compile next time.
-fn through_cache(
-    path: &std::path::Path,
-    compile: impl FnOnce() -> Result<String>,
-) -> Result<String> {
+fn through_cache(path: &std::path::Path, compile: impl FnOnce() -> Result<String>) -> Result<String> {
     if let Ok(ptx) = std::fs::read_to_string(path) {
         return Ok(ptx);
     }
@@ -90,18 +67,11 @@ fn cache_path(source: &str, defines: &[String], arch: &'static str) -> std::path
 }
 
 /// The cache file of `source` compiled after `header` (empty: alone).
-fn cache_path_with(
-    header: &str,
-    source: &str,
-    defines: &[String],
-    arch: &'static str,
-) -> std::path::PathBuf {
+fn cache_path_with(header: &str, source: &str, defines: &[String], arch: &'static str) -> std::path::PathBuf {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (header, source, defines, arch, env!("CARGO_PKG_VERSION")).hash(&mut h);
-    cache_dir()
-        .join("ptx")
-        .join(format!("{:016x}.ptx", h.finish()))
+    cache_dir().join("ptx").join(format!("{:016x}.ptx", h.finish()))
 }
 
 /// Whether [`compile_cached`] would find this kernel's PTX in the cache.
@@ -130,3 +100,4 @@ pub fn arch_for(cc: (i32, i32)) -> &'static str {
         _ => "sm_75",
     }
 }
+

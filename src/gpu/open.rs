@@ -15,20 +15,11 @@ use super::{EXACT_MATCH_CU, INEXACT_MATCH_CU};
 /// `aln`'s kernels for `arch` with these switches, from the PTX cache or NVRTC (at once: NVRTC
 /// takes seconds for the inexact ones): the inexact modules ([`inexact_kernels::compile`]),
 /// then exact_match's.
-fn compile_kernels(
-    inexact: &InexactSwitches,
-    exact: &Switches,
-    arch: &'static str,
-) -> Result<(Vec<(u32, String)>, String)> {
+fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static str) -> Result<(Vec<(u32, String)>, String)> {
     let (inexact_ptx, exact_ptx) = std::thread::scope(|s| {
         let inexact_ptx = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, inexact, arch));
         let exact_ptx = compile_cached(EXACT_MATCH_CU, &exact.defines(), arch);
-        (
-            inexact_ptx
-                .join()
-                .map_err(|_| anyhow::anyhow!("NVRTC panicked")),
-            exact_ptx,
-        )
+        (inexact_ptx.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact_ptx)
     });
     Ok((inexact_ptx??, exact_ptx?))
 }
@@ -45,8 +36,7 @@ fn test_inexact_switches() -> Result<InexactSwitches> {
     let mut sw = InexactSwitches::default();
     if let Ok(v) = std::env::var("BCUDA_TEST_INEXACT_SWITCHES") {
         for a in v.split_whitespace() {
-            sw.set(a)
-                .map_err(|e| anyhow::anyhow!("BCUDA_TEST_INEXACT_SWITCHES: {e}"))?;
+            sw.set(a).map_err(|e| anyhow::anyhow!("BCUDA_TEST_INEXACT_SWITCHES: {e}"))?;
         }
     }
     Ok(sw)
@@ -89,11 +79,7 @@ impl OpenGpu {
     }
 
     /// Opens GPU `ordinal` and compiles the kernels (default sources) with these switches.
-    pub fn open_with(
-        ordinal: usize,
-        switches: Switches,
-        inexact: InexactSwitches,
-    ) -> Result<OpenGpu> {
+    pub fn open_with(ordinal: usize, switches: Switches, inexact: InexactSwitches) -> Result<OpenGpu> {
         if !driver_present() {
             bail!("no CUDA driver found (libcuda could not be loaded)");
         }
@@ -111,36 +97,16 @@ impl OpenGpu {
         let device_name = ctx.name()?;
         let compute_capability = ctx.compute_capability()?;
         let arch = arch_for(compute_capability);
-        let sms = ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?
-            as usize;
+        let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let context_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
-        let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch)
-            && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
+        let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
         let (inexact_ptx, exact_ptx) = compile_kernels(&inexact, &switches, arch)?;
         // Loading JIT-compiles the PTX for this GPU: here too, beside the index load.
         let inexact_kernels = InexactKernels::load(&ctx, inexact_ptx)?;
-        let exact = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?
-            .load_function("exact_match")?;
-        let startup = StartupTimes {
-            context_s,
-            kernels_s: t.elapsed().as_secs_f64(),
-            kernels_cached,
-            copy_s: 0.0,
-        };
-        Ok(OpenGpu {
-            ctx,
-            device_name,
-            compute_capability,
-            arch,
-            sms,
-            switches,
-            inexact_switches: inexact,
-            inexact: inexact_kernels,
-            exact,
-            startup,
-        })
+        let exact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;
+        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0 };
+        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact: inexact_kernels, exact, startup })
     }
 }
+

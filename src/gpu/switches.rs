@@ -57,9 +57,7 @@ impl Switches {
                 return Some("cache_threads must be a power of 2 in 1..=32");
             }
             if self.block_w > 512 {
-                return Some(
-                    "cache_threads keeps 64 bytes of shared memory per thread: BLOCK_W at most 512",
-                );
+                return Some("cache_threads keeps 64 bytes of shared memory per thread: BLOCK_W at most 512");
             }
             if self.kl_par {
                 return Some("kl_par and cache_threads both pair up lanes: use one");
@@ -76,30 +74,16 @@ impl Switches {
     /// Sets one switch from `name=value` (BarraCUDA's names; booleans as 0/1, cache_threads
     /// also `unset`).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
-        let (name, value) = assignment
-            .split_once('=')
-            .ok_or_else(|| format!("'{assignment}': expected name=value"))?;
+        let (name, value) = assignment.split_once('=').ok_or_else(|| format!("'{assignment}': expected name=value"))?;
         let flag = || match value {
             "0" => Ok(false),
             "1" => Ok(true),
             _ => Err(format!("{name}={value}: expected 0 or 1")),
         };
         match name {
-            "BLOCK_W" => {
-                self.block_w = value
-                    .parse()
-                    .map_err(|_| format!("BLOCK_W={value}: not a number"))?
-            }
+            "BLOCK_W" => self.block_w = value.parse().map_err(|_| format!("BLOCK_W={value}: not a number"))?,
             "cache_threads" => {
-                self.cache_threads = if value == "unset" {
-                    None
-                } else {
-                    Some(
-                        value
-                            .parse()
-                            .map_err(|_| format!("cache_threads={value}: not a number"))?,
-                    )
-                }
+                self.cache_threads = if value == "unset" { None } else { Some(value.parse().map_err(|_| format!("cache_threads={value}: not a number"))?) }
             }
             "kl_par" => self.kl_par = flag()?,
             "occ_par" => self.occ_par = flag()?,
@@ -293,15 +277,11 @@ impl InexactSwitches {
             return Some("level_warps_per_sm must be in 1..=64");
         }
         if self.level_entries < 1024 {
-            return Some(
-                "level_entries must be at least 1024 (a chain's pushes, in 64-entry chunks)",
-            );
+            return Some("level_entries must be at least 1024 (a chain's pushes, in 64-entry chunks)");
         }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
             if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
-                return Some(
-                    "level_team_lanes and last_team_lanes must be multiples of 32 up to 1024",
-                );
+                return Some("level_team_lanes and last_team_lanes must be multiples of 32 up to 1024");
             }
         }
         None
@@ -310,8 +290,7 @@ impl InexactSwitches {
     /// Why these values cannot search a genome whose BWT has `seq_len` rows, if they cannot:
     /// compact entries hold rows in 34 bits (`ROW_BITS` in cuda/inexact_match.cu).
     pub fn unfit_for(&self, seq_len: u64) -> Option<&'static str> {
-        (self.compact_entry && seq_len >= 1 << 34)
-            .then_some("compact_entry holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
+        (self.compact_entry && seq_len >= 1 << 34).then_some("compact_entry holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
     }
 
     /// Bytes of one stack entry (`Entry` in cuda/inexact_match.cu).
@@ -326,20 +305,13 @@ impl InexactSwitches {
     /// These values for a genome whose BWT has `seq_len` rows: the same, or with 32-byte
     /// stack entries where the compact ones cannot hold its rows.
     pub fn fitted_to(&self, seq_len: u64) -> InexactSwitches {
-        InexactSwitches {
-            compact_entry: self.compact_entry && self.unfit_for(seq_len).is_none(),
-            ..self.clone()
-        }
+        InexactSwitches { compact_entry: self.compact_entry && self.unfit_for(seq_len).is_none(), ..self.clone() }
     }
 
     /// Sets one switch from `name=value` (booleans as 0/1).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
-        let (name, value) = assignment
-            .split_once('=')
-            .ok_or_else(|| format!("'{assignment}': expected name=value"))?;
-        let n: u32 = value
-            .parse()
-            .map_err(|_| format!("{name}={value}: not a number"))?;
+        let (name, value) = assignment.split_once('=').ok_or_else(|| format!("'{assignment}': expected name=value"))?;
+        let n: u32 = value.parse().map_err(|_| format!("{name}={value}: not a number"))?;
         let flag = || match n {
             0 | 1 => Ok(n == 1),
             _ => Err(format!("{name}={value}: expected 0 or 1")),
@@ -368,29 +340,8 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [
-            self.block_w,
-            self.first_entries,
-            self.first_max_pops,
-            self.level_warps_per_sm,
-            self.level_entries,
-            self.level_team_lanes,
-            self.last_team_lanes,
-            self.level_max_rounds,
-            self.occ_ldg as u32,
-            self.occ_same_block as u32,
-            self.occ_unroll as u32,
-            self.stack_interleave as u32,
-            self.compact_entry as u32,
-            self.entries_limit_exact as u32,
-            self.first_lockstep as u32,
-            self.heads_shared as u32,
-        ];
-        InexactSwitches::DOMAINS
-            .iter()
-            .map(|d| d.0)
-            .zip(v)
-            .collect()
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32];
+        InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
     /// The `-D` options for NVRTC of the kernels whose team kernel runs teams of up to `team`
@@ -398,18 +349,7 @@ impl InexactSwitches {
     /// compiled kernel.
     pub fn defines(&self, team: u32) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![
-            format!("-DINEXACT_BLOCK_W={}", self.block_w),
-            format!("-DMAX_TEAM={team}"),
-            flag("occ_ldg", self.occ_ldg),
-            flag("occ_same_block", self.occ_same_block),
-            flag("occ_unroll", self.occ_unroll),
-            flag("stack_interleave", self.stack_interleave),
-            flag("compact_entry", self.compact_entry),
-            flag("entries_limit_exact", self.entries_limit_exact),
-            flag("first_lockstep", self.first_lockstep),
-            flag("heads_shared", self.heads_shared),
-        ]
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact), flag("first_lockstep", self.first_lockstep), flag("heads_shared", self.heads_shared)]
     }
 
     /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
@@ -431,24 +371,10 @@ mod tests {
     fn compact_entries_give_way_to_32_byte_ones_on_a_genome_too_large_for_them() {
         let d = InexactSwitches::default();
         assert!(d.compact_entry);
-        assert_eq!(
-            d.fitted_to(6_200_000_000),
-            d,
-            "a human genome's 6.2 G rows fit in 34 bits"
-        );
+        assert_eq!(d.fitted_to(6_200_000_000), d, "a human genome's 6.2 G rows fit in 34 bits");
         let large = d.fitted_to(1 << 34);
-        assert_eq!(
-            (large.compact_entry, large.unfit_for(1 << 34)),
-            (false, None)
-        );
-        assert_eq!(
-            InexactSwitches {
-                compact_entry: false,
-                ..large.clone()
-            },
-            large,
-            "only compact_entry changes"
-        );
+        assert_eq!((large.compact_entry, large.unfit_for(1 << 34)), (false, None));
+        assert_eq!(InexactSwitches { compact_entry: false, ..large.clone() }, large, "only compact_entry changes");
         assert!(d.unfit_for(1 << 34).is_some());
     }
 
@@ -457,12 +383,7 @@ mod tests {
         let d = InexactSwitches::default();
         assert_eq!(d.illegal(), None);
         let mut s = d.clone();
-        assert!(InexactSwitches {
-            last_team_lanes: 2048,
-            ..d.clone()
-        }
-        .illegal()
-        .is_some());
+        assert!(InexactSwitches { last_team_lanes: 2048, ..d.clone() }.illegal().is_some());
         for (name, values) in InexactSwitches::DOMAINS {
             for v in *values {
                 s.set(&format!("{name}={v}")).unwrap();
@@ -470,35 +391,14 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches {
-            block_w: 0,
-            first_entries: 0,
-            first_max_pops: 0,
-            level_warps_per_sm: 0,
-            level_entries: 0,
-            level_team_lanes: 0,
-            last_team_lanes: 0,
-            level_max_rounds: 7,
-            occ_ldg: true,
-            occ_same_block: true,
-            occ_unroll: true,
-            stack_interleave: true,
-            compact_entry: true,
-            entries_limit_exact: true,
-            first_lockstep: true,
-            heads_shared: true,
-        };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
                 t.set(&format!("{name}={v}")).unwrap();
                 t == d
             });
-            back.set(&format!(
-                "{name}={}",
-                v.unwrap_or_else(|| panic!("default of {name} not in its domain"))
-            ))
-            .unwrap();
+            back.set(&format!("{name}={}", v.unwrap_or_else(|| panic!("default of {name} not in its domain")))).unwrap();
         }
         assert_eq!(back, d);
         for (name, v) in d.values() {
@@ -507,48 +407,12 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(
-            d.defines(64),
-            [
-                "-DINEXACT_BLOCK_W=64",
-                "-DMAX_TEAM=64",
-                "-Docc_ldg=0",
-                "-Docc_same_block=0",
-                "-Docc_unroll=1",
-                "-Dstack_interleave=0",
-                "-Dcompact_entry=1",
-                "-Dentries_limit_exact=1",
-                "-Dfirst_lockstep=0",
-                "-Dheads_shared=0"
-            ]
-        );
+        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=1", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dheads_shared=0"]);
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [64, 1024], "pass 2's team kernel, then pass 3's");
-        assert_eq!(
-            InexactSwitches {
-                last_team_lanes: 64,
-                ..d.clone()
-            }
-            .modules()
-            .len(),
-            1,
-            "one size, one compilation"
-        );
-        let compact = InexactSwitches {
-            compact_entry: true,
-            ..d.clone()
-        };
-        assert_eq!(
-            (
-                compact.unfit_for((1 << 34) - 1),
-                InexactSwitches {
-                    compact_entry: false,
-                    ..d.clone()
-                }
-                .unfit_for(1 << 40)
-            ),
-            (None, None)
-        );
+        assert_eq!(InexactSwitches { last_team_lanes: 64, ..d.clone() }.modules().len(), 1, "one size, one compilation");
+        let compact = InexactSwitches { compact_entry: true, ..d.clone() };
+        assert_eq!((compact.unfit_for((1 << 34) - 1), InexactSwitches { compact_entry: false, ..d.clone() }.unfit_for(1 << 40)), (None, None));
         assert!(compact.unfit_for(1 << 34).is_some());
     }
 }

@@ -105,11 +105,7 @@ pub fn choose(hits: &[AlnHit], rng: &mut Rand48, max_xa: usize) -> Placement {
     }
     p.c1 = cnt;
     p.c2 = hits[i..].iter().map(|h| h.l - h.k + 1).sum();
-    p.kind = if p.c1 > 1 {
-        HitType::Repeat
-    } else {
-        HitType::Unique
-    };
+    p.kind = if p.c1 > 1 { HitType::Repeat } else { HitType::Unique };
 
     p.others = xa_candidates(hits, max_xa);
     p
@@ -161,22 +157,12 @@ pub fn approx_mapq(p: &Placement, max_diff: i32) -> u32 {
         return 37;
     }
     let g = log_n(p.c2.min(255));
-    if 23 < g {
-        0
-    } else {
-        (23 - g) as u32
-    }
+    if 23 < g { 0 } else { (23 - g) as u32 }
 }
 
 /// bwa_sa2pos: forward position and strand of SA row `row` for a hit spanning `ref_len`
 /// reference bases; `None` when it bridges the forward and reverse halves.
-pub fn sa_to_pos(
-    bwt: &Bwt,
-    sa: &SuffixArray,
-    l_pac: u64,
-    row: u64,
-    ref_len: i64,
-) -> (Option<u64>, bool) {
+pub fn sa_to_pos(bwt: &Bwt, sa: &SuffixArray, l_pac: u64, row: u64, ref_len: i64) -> (Option<u64>, bool) {
     text_to_pos(sa.position(bwt, row), l_pac, ref_len)
 }
 
@@ -188,11 +174,7 @@ pub fn text_to_pos(pos_f: u64, l_pac: u64, ref_len: i64) -> (Option<u64>, bool) 
     let is_rev = pos_f >= l_pac;
     let mut pos = if is_rev { 2 * l_pac - 1 - pos_f } else { pos_f };
     if is_rev {
-        pos = if (pos as i64) + 1 < ref_len {
-            0
-        } else {
-            (pos as i64 - ref_len + 1) as u64
-        };
+        pos = if (pos as i64) + 1 < ref_len { 0 } else { (pos as i64 - ref_len + 1) as u64 };
     }
     // The read was searched as its reverse complement: a forward-text hit is a reverse-strand read.
     (Some(pos), !is_rev)
@@ -201,22 +183,11 @@ pub fn text_to_pos(pos_f: u64, l_pac: u64, ref_len: i64) -> (Option<u64>, bool) 
 /// bwa_cal_pac_pos_core: strand, forward position and mapping quality of the chosen hit of a
 /// read of `len` aligned bases; a hit bridging the two strands becomes unmapped. `text_pos`
 /// gives an SA row's position in the text (called for mapped reads only).
-pub fn place_main(
-    p: &mut Placement,
-    text_pos: impl FnOnce(u64) -> u64,
-    l_pac: u64,
-    len: usize,
-    max_mm: i32,
-    fnr: f32,
-) {
+pub fn place_main(p: &mut Placement, text_pos: impl FnOnce(u64) -> u64, l_pac: u64, len: usize, max_mm: i32, fnr: f32) {
     if !p.kind.is_mapped() {
         return;
     }
-    let max_diff = if fnr > 0.0 {
-        cal_maxdiff(len as i32, AVG_ERR, fnr as f64)
-    } else {
-        max_mm
-    };
+    let max_diff = if fnr > 0.0 { cal_maxdiff(len as i32, AVG_ERR, fnr as f64) } else { max_mm };
     let (pos, reverse) = text_to_pos(text_pos(p.sa), l_pac, len as i64 + p.ref_shift);
     p.reverse = reverse;
     p.mapq = approx_mapq(p, max_diff);
@@ -233,12 +204,7 @@ pub fn place_main(
 /// The XA part of bwa_cal_pac_pos: candidates to positions, dropping the reported one and
 /// those bridging the strands. `text_pos` gives an SA row's position in the text (the
 /// suffix array, or rows already looked up).
-pub fn place_others(
-    p: &mut Placement,
-    mut text_pos: impl FnMut(u64) -> u64,
-    l_pac: u64,
-    len: usize,
-) {
+pub fn place_others(p: &mut Placement, mut text_pos: impl FnMut(u64) -> u64, l_pac: u64, len: usize) {
     let main_pos = p.pos;
     let others = std::mem::take(&mut p.others);
     p.others = others
@@ -263,16 +229,8 @@ pub fn next_read_hits<R: std::io::Read>(
     reads_path: &Path,
     seq_len: u64,
 ) -> anyhow::Result<Vec<AlnHit>> {
-    let Some(hits) = sai
-        .next_read()
-        .with_context(|| format!("{}", sai_path.display()))?
-    else {
-        bail!(
-            "{}: ends before read {record} ('{}') of {}: the .sai is for other reads",
-            sai_path.display(),
-            read.name,
-            reads_path.display()
-        );
+    let Some(hits) = sai.next_read().with_context(|| format!("{}", sai_path.display()))? else {
+        bail!("{}: ends before read {record} ('{}') of {}: the .sai is for other reads", sai_path.display(), read.name, reads_path.display());
     };
     if let Some(h) = hits.iter().find(|h| h.k > h.l || h.l > seq_len) {
         bail!(
@@ -286,22 +244,9 @@ pub fn next_read_hits<R: std::io::Read>(
 }
 
 /// After the last read: the .sai must be exhausted too.
-pub fn check_sai_end<R: std::io::Read>(
-    sai: &mut SaiReader<R>,
-    sai_path: &Path,
-    n_reads: u64,
-    reads_path: &Path,
-) -> anyhow::Result<()> {
-    if sai
-        .next_read()
-        .with_context(|| format!("{}", sai_path.display()))?
-        .is_some()
-    {
-        bail!(
-            "{}: has more records than the {n_reads} reads of {}: the .sai is for other reads",
-            sai_path.display(),
-            reads_path.display()
-        );
+pub fn check_sai_end<R: std::io::Read>(sai: &mut SaiReader<R>, sai_path: &Path, n_reads: u64, reads_path: &Path) -> anyhow::Result<()> {
+    if sai.next_read().with_context(|| format!("{}", sai_path.display()))?.is_some() {
+        bail!("{}: has more records than the {n_reads} reads of {}: the .sai is for other reads", sai_path.display(), reads_path.display());
     }
     Ok(())
 }

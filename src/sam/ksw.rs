@@ -30,14 +30,7 @@ fn push_cigar(cigar: &mut Vec<u32>, op: u32, len: u32) {
 
 /// Aligns `query` to `target` end to end within band `w`; returns the score and the CIGAR
 /// (len << 4 | op, in query order).
-pub fn global(
-    query: &[u8],
-    target: &[u8],
-    mat: &[i8; 25],
-    gapo: i32,
-    gape: i32,
-    w: i32,
-) -> (i32, Vec<u32>) {
+pub fn global(query: &[u8], target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32, w: i32) -> (i32, Vec<u32>) {
     let (qlen, tlen) = (query.len() as i32, target.len() as i32);
     let (oe_del, oe_ins, e_del, e_ins) = (gapo + gape, gapo + gape, gape, gape);
     let n_col = qlen.min(2 * w + 1).max(0) as usize;
@@ -50,27 +43,17 @@ pub fn global(
         h_row[j as usize] = -(gapo + gape * j);
     }
     // Query profile: the scores of each target base against the whole query.
-    let profile: Vec<i32> = (0..5)
-        .flat_map(|t| query.iter().map(move |&q| mat[t * 5 + q as usize] as i32))
-        .collect();
+    let profile: Vec<i32> = (0..5).flat_map(|t| query.iter().map(move |&q| mat[t * 5 + q as usize] as i32)).collect();
     for i in 0..tlen {
         let row = &profile[target[i as usize] as usize * qlen as usize..][..qlen as usize];
         let beg = if i > w { i - w } else { 0 };
         let end = (i + w + 1).min(qlen);
         let mut f = MINUS_INF;
-        let mut h1 = if beg == 0 {
-            -(gapo + gape * (i + 1))
-        } else {
-            MINUS_INF
-        };
+        let mut h1 = if beg == 0 { -(gapo + gape * (i + 1)) } else { MINUS_INF };
         // The band can lie past the query's end (then the row has no cells).
         let (b, e_) = (beg as usize, end.max(beg) as usize);
         let zi = &mut z[i as usize * n_col..][..e_ - b];
-        let cells = h_row[b..e_]
-            .iter_mut()
-            .zip(e_row[b..e_].iter_mut())
-            .zip(&row[b..e_])
-            .zip(zi.iter_mut());
+        let cells = h_row[b..e_].iter_mut().zip(e_row[b..e_].iter_mut()).zip(&row[b..e_]).zip(zi.iter_mut());
         for (((hp, ep), &score), zc) in cells {
             let (mut m, mut e) = (*hp, *ep);
             *hp = h1;

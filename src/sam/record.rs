@@ -45,12 +45,7 @@ fn five_prime(a: &Aligned, full_len: usize) -> i64 {
 
 fn push_seq_qual(read: &ReadSeq, reverse: bool, out: &mut String) {
     if reverse {
-        out.extend(
-            read.codes
-                .iter()
-                .rev()
-                .map(|&c| b"TGCAN"[c as usize] as char),
-        );
+        out.extend(read.codes.iter().rev().map(|&c| b"TGCAN"[c as usize] as char));
     } else {
         out.extend(read.codes.iter().map(|&c| b"ACGTN"[c as usize] as char));
     }
@@ -65,15 +60,7 @@ fn push_seq_qual(read: &ReadSeq, reverse: bool, out: &mut String) {
 }
 
 /// Appends the SAM line of `read`; `mate` is the other end for `sampe`, `None` for `samse`.
-pub fn push_record(
-    read: &ReadSeq,
-    a: &Aligned,
-    mate: Option<&Mate>,
-    refs: &RefSeqs,
-    opt: &GapOptions,
-    rg_id: Option<&str>,
-    out: &mut String,
-) {
+pub fn push_record(read: &ReadSeq, a: &Aligned, mate: Option<&Mate>, refs: &RefSeqs, opt: &GapOptions, rg_id: Option<&str>, out: &mut String) {
     let p = &a.place;
     let full_len = read.codes.len();
     let mapped = p.kind.is_mapped();
@@ -125,15 +112,7 @@ pub fn push_record(
             flag |= FLAG_MATE_UNMAPPED;
         }
     }
-    let _ = write!(
-        out,
-        "{}\t{}\t{}\t{}\t{}\t",
-        read.name,
-        flag,
-        s.name,
-        pos - s.offset + 1,
-        p.mapq
-    );
+    let _ = write!(out, "{}\t{}\t{}\t{}\t{}\t", read.name, flag, s.name, pos - s.offset + 1, p.mapq);
     match &a.cigar {
         Some(c) => push_cigar(out, c),
         None if !mapped => out.push('*'),
@@ -149,18 +128,9 @@ pub fn push_record(
             let (_, m_id) = refs.count_ambiguous(mp.pos, m.full_len as u64);
             let m_id = m_id.unwrap_or(0);
             let same = m_id == seq_id;
-            let isize = if same && mapped {
-                five_prime(m.aligned, m.full_len) - five_prime(a, full_len)
-            } else {
-                0
-            };
+            let isize = if same && mapped { five_prime(m.aligned, m.full_len) - five_prime(a, full_len) } else { 0 };
             let ms = &refs.seqs()[m_id];
-            let _ = write!(
-                out,
-                "\t{}\t{}\t{isize}\t",
-                if same { "=" } else { ms.name.as_str() },
-                mp.pos - ms.offset + 1
-            );
+            let _ = write!(out, "\t{}\t{}\t{isize}\t", if same { "=" } else { ms.name.as_str() }, mp.pos - ms.offset + 1);
         }
         Some(_) => {
             let _ = write!(out, "\t=\t{}\t0\t", pos - s.offset + 1);
@@ -180,15 +150,7 @@ pub fn push_record(
             }
         };
         let (md, nm) = a.md.as_ref().expect("mapped reads have an MD");
-        let _ = write!(
-            out,
-            "\tXT:A:{xt}\t{}:i:{nm}",
-            if opt.mode & MODE_COMPREAD != 0 {
-                "NM"
-            } else {
-                "CM"
-            }
-        );
+        let _ = write!(out, "\tXT:A:{xt}\t{}:i:{nm}", if opt.mode & MODE_COMPREAD != 0 { "NM" } else { "CM" });
         if nn > 0 {
             let _ = write!(out, "\tXN:i:{nn}");
         }
@@ -202,26 +164,14 @@ pub fn push_record(
                 let _ = write!(out, "\tX1:i:{c2}");
             }
         }
-        let _ = write!(
-            out,
-            "\tXM:i:{}\tXO:i:{}\tXG:i:{}\tMD:Z:{md}",
-            p.n_mm,
-            p.n_gapo,
-            p.n_gapo + p.n_gape
-        );
+        let _ = write!(out, "\tXM:i:{}\tXO:i:{}\tXG:i:{}\tMD:Z:{md}", p.n_mm, p.n_gapo, p.n_gapo + p.n_gape);
         if !p.others.is_empty() {
             out.push_str("\tXA:Z:");
             for q in &p.others {
                 let span = ref_span(q.cigar.as_deref(), full_len);
                 let (_, id) = refs.count_ambiguous(q.pos, span);
                 let s = &refs.seqs()[id.unwrap_or(0)];
-                let _ = write!(
-                    out,
-                    "{},{}{},",
-                    s.name,
-                    if q.reverse { '-' } else { '+' },
-                    q.pos - s.offset + 1
-                );
+                let _ = write!(out, "{},{}{},", s.name, if q.reverse { '-' } else { '+' }, q.pos - s.offset + 1);
                 match &q.cigar {
                     Some(c) => push_cigar(out, c),
                     None => {

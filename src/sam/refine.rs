@@ -15,23 +15,13 @@ pub struct Aligned {
 }
 
 pub fn revcomp(codes: &[u8]) -> Vec<u8> {
-    codes
-        .iter()
-        .rev()
-        .map(|&c| if c > 3 { 4 } else { 3 - c })
-        .collect()
+    codes.iter().rev().map(|&c| if c > 3 { 4 } else { 3 - c }).collect()
 }
 
 /// bwa_refine_gapped for one placed read: CIGARs of gapped XA hits (those that fail are
 /// dropped) and of a gapped reported hit, MD and NM, and the `-q` tail restored as a soft
 /// clip. `cigar` is one already known (sampe's mate rescue), kept as it is.
-pub fn refine(
-    mut place: Placement,
-    mut cigar: Option<Vec<u32>>,
-    read: &ReadSeq,
-    pac: &[u8],
-    l_pac: u64,
-) -> Aligned {
+pub fn refine(mut place: Placement, mut cigar: Option<Vec<u32>>, read: &ReadSeq, pac: &[u8], l_pac: u64) -> Aligned {
     let forward = read.aligned();
     let reverse = revcomp(forward);
     let oriented = |rev: bool| if rev { &reverse[..] } else { forward };
@@ -44,27 +34,12 @@ pub fn refine(
         }
     });
     if matches!(place.kind, HitType::Unique | HitType::Repeat) && place.n_gapo > 0 {
-        cigar = gapped_cigar(
-            pac,
-            l_pac,
-            oriented(place.reverse),
-            place.ref_shift,
-            &mut place.pos,
-        );
+        cigar = gapped_cigar(pac, l_pac, oriented(place.reverse), place.ref_shift, &mut place.pos);
         if cigar.is_none() {
             place.kind = HitType::NoMatch;
         }
     }
-    let md = place.kind.is_mapped().then(|| {
-        md_and_nm(
-            cigar.as_deref(),
-            read.len,
-            place.pos,
-            oriented(place.reverse),
-            pac,
-            l_pac,
-        )
-    });
+    let md = place.kind.is_mapped().then(|| md_and_nm(cigar.as_deref(), read.len, place.pos, oriented(place.reverse), pac, l_pac));
     restore_trimmed(&mut cigar, place.reverse, read.len, read.codes.len());
     Aligned { place, cigar, md }
 }
@@ -76,27 +51,14 @@ const MIN_BAND: i32 = 50;
 /// `query.len() + ref_shift` reference bases. Leading/trailing insertions become soft clips,
 /// leading/trailing deletions are dropped (a leading one moves `*pos`). `None` if the hit runs
 /// past the forward reference (bwa asserts there).
-pub fn gapped_cigar(
-    pac: &[u8],
-    l_pac: u64,
-    query: &[u8],
-    ref_shift: i64,
-    pos: &mut u64,
-) -> Option<Vec<u32>> {
+pub fn gapped_cigar(pac: &[u8], l_pac: u64, query: &[u8], ref_shift: i64, pos: &mut u64) -> Option<Vec<u32>> {
     let end = *pos as i64 + query.len() as i64 + ref_shift;
     if end > l_pac as i64 || end < *pos as i64 {
         return None;
     }
     let target: Vec<u8> = (*pos..end as u64).map(|p| pac_base(pac, p)).collect();
     let w = ((target.len() as i64 - query.len() as i64).abs() as f64 * 1.5) as i32;
-    let (_, mut cigar) = ksw::global(
-        query,
-        &target,
-        &ksw::score_matrix(1, 3),
-        5,
-        1,
-        MIN_BAND.max(w),
-    );
+    let (_, mut cigar) = ksw::global(query, &target, &ksw::score_matrix(1, 3), 5, 1, MIN_BAND.max(w));
     if cigar.is_empty() {
         return None;
     }
@@ -119,14 +81,7 @@ pub fn gapped_cigar(
 
 /// bwa_cal_md1: the MD string and NM of `seq` (reference orientation, first `len` bases
 /// aligned) at `pos`, following `cigar` or matching straight through without one.
-pub fn md_and_nm(
-    cigar: Option<&[u32]>,
-    len: usize,
-    pos: u64,
-    seq: &[u8],
-    pac: &[u8],
-    l_pac: u64,
-) -> (String, u32) {
+pub fn md_and_nm(cigar: Option<&[u32]>, len: usize, pos: u64, seq: &[u8], pac: &[u8], l_pac: u64) -> (String, u32) {
     let mut md = String::new();
     let (mut nm, mut run) = (0u32, 0u32);
     let (mut x, mut y) = (pos, 0usize);
@@ -208,11 +163,7 @@ pub fn restore_trimmed(cigar: &mut Option<Vec<u32>>, reverse: bool, len: usize, 
 /// Reference bases covered by an alignment (pos_end - pos).
 pub fn ref_span(cigar: Option<&[u32]>, len: usize) -> u64 {
     match cigar {
-        Some(c) => c
-            .iter()
-            .filter(|&&op| matches!(op & 0xf, OP_M | OP_D))
-            .map(|&op| (op >> 4) as u64)
-            .sum(),
+        Some(c) => c.iter().filter(|&&op| matches!(op & 0xf, OP_M | OP_D)).map(|&op| (op >> 4) as u64).sum(),
         None => len as u64,
     }
 }

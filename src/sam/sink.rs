@@ -19,17 +19,9 @@ pub fn read_group(line: &str) -> Result<(String, String)> {
     if line.contains('\t') {
         bail!("-r: the read group line contains literal tabs; write them as \\t");
     }
-    let text = line
-        .replace("\\t", "\t")
-        .replace("\\n", "\n")
-        .replace("\\\\", "\\");
-    let Some(at) = text.find("\tID:") else {
-        bail!("-r: no ID in the read group line")
-    };
-    let id: String = text[at + 4..]
-        .chars()
-        .take_while(|&c| c != '\t' && c != '\n')
-        .collect();
+    let text = line.replace("\\t", "\t").replace("\\n", "\n").replace("\\\\", "\\");
+    let Some(at) = text.find("\tID:") else { bail!("-r: no ID in the read group line") };
+    let id: String = text[at + 4..].chars().take_while(|&c| c != '\t' && c != '\n').collect();
     Ok((text, id))
 }
 
@@ -43,43 +35,26 @@ fn header_text(refs: &RefSeqs, rg_line: Option<&str>) -> String {
         let _ = writeln!(h, "{rg}");
     }
     let cl: Vec<String> = std::env::args().collect();
-    let _ = writeln!(
-        h,
-        "@PG\tID:bcuda\tPN:bcuda\tVN:{}\tCL:{}",
-        env!("CARGO_PKG_VERSION"),
-        cl.join(" ")
-    );
+    let _ = writeln!(h, "@PG\tID:bcuda\tPN:bcuda\tVN:{}\tCL:{}", env!("CARGO_PKG_VERSION"), cl.join(" "));
     h
 }
 
 /// SAM text, or BAM through noodles.
 pub enum Sink {
     Sam(Output),
-    Bam {
-        writer: noodles::bam::io::Writer<noodles::bgzf::io::Writer<Output>>,
-        header: noodles::sam::Header,
-    },
+    Bam { writer: noodles::bam::io::Writer<noodles::bgzf::io::Writer<Output>>, header: noodles::sam::Header },
 }
 
 impl Sink {
     /// Opens `path` (stdout when `None`; BAM when `bam`) and writes the header.
-    pub fn create(
-        path: Option<&Path>,
-        bam: bool,
-        refs: &RefSeqs,
-        rg_line: Option<&str>,
-    ) -> Result<Sink> {
+    pub fn create(path: Option<&Path>, bam: bool, refs: &RefSeqs, rg_line: Option<&str>) -> Result<Sink> {
         let header = header_text(refs, rg_line);
         let out = Output::create(path)?;
         if bam {
-            let header_parsed: noodles::sam::Header =
-                header.parse().context("building the BAM header")?;
+            let header_parsed: noodles::sam::Header = header.parse().context("building the BAM header")?;
             let mut writer = noodles::bam::io::Writer::new(out);
             writer.write_header(&header_parsed)?;
-            Ok(Sink::Bam {
-                writer,
-                header: header_parsed,
-            })
+            Ok(Sink::Bam { writer, header: header_parsed })
         } else {
             let mut out = out;
             out.write_all(header.as_bytes())?;
@@ -93,8 +68,7 @@ impl Sink {
             Sink::Bam { writer, header } => {
                 use noodles::sam::alignment::io::Write as _;
                 for line in text.lines() {
-                    let record = noodles::sam::Record::try_from(line.as_bytes())
-                        .with_context(|| format!("encoding BAM: {line}"))?;
+                    let record = noodles::sam::Record::try_from(line.as_bytes()).with_context(|| format!("encoding BAM: {line}"))?;
                     writer.write_alignment_record(header, &record)?;
                 }
             }

@@ -16,14 +16,7 @@ pub struct InsertSize {
 }
 
 impl InsertSize {
-    pub const UNKNOWN: InsertSize = InsertSize {
-        avg: -1.0,
-        std: -1.0,
-        ap_prior: 0.0,
-        low: 0,
-        high: 0,
-        high_bayesian: 0,
-    };
+    pub const UNKNOWN: InsertSize = InsertSize { avg: -1.0, std: -1.0, ap_prior: 0.0, low: 0, high: 0, high_bayesian: 0 };
 
     pub fn is_known(&self) -> bool {
         self.avg >= 0.0
@@ -63,21 +56,13 @@ fn bayesian_high(avg: f64, std: f64, ap_prior: f64, l_pac: i64) -> (u64, f64) {
 }
 
 /// infer_isize over the pairs of a batch; `ap_prior` is `-c`, `l_pac` the reference length.
-pub fn infer(
-    pairs: impl Iterator<Item = [EndSummary; 2]>,
-    ap_prior: f64,
-    l_pac: i64,
-) -> (InsertSize, Result<i32, Failure>) {
+pub fn infer(pairs: impl Iterator<Item = [EndSummary; 2]>, ap_prior: f64, l_pac: i64) -> (InsertSize, Result<i32, Failure>) {
     let mut ii = InsertSize::UNKNOWN;
     let mut isizes = Vec::new();
     let mut max_len = 1u64;
     for [a, b] in pairs {
         if a.mapq >= 20 && b.mapq >= 20 {
-            let x = if a.pos < b.pos {
-                b.pos.wrapping_add(b.len).wrapping_sub(a.pos)
-            } else {
-                a.pos.wrapping_add(a.len).wrapping_sub(b.pos)
-            };
+            let x = if a.pos < b.pos { b.pos.wrapping_add(b.len).wrapping_sub(a.pos) } else { a.pos.wrapping_add(a.len).wrapping_sub(b.pos) };
             if x < 100_000 {
                 isizes.push(x);
             }
@@ -92,21 +77,12 @@ pub fn infer(
     let quantile = |q: f64| isizes[(tot as f64 * q + 0.5) as usize] as i32;
     let (p25, p75) = (quantile(0.25), quantile(0.75));
     let tmp = c_int(p25 as f64 - OUTLIER_BOUND * (p75 - p25) as f64 + 0.499);
-    ii.low = if tmp as i64 > max_len as i64 {
-        tmp as u64
-    } else {
-        max_len
-    };
+    ii.low = if tmp as i64 > max_len as i64 { tmp as u64 } else { max_len };
     ii.high = c_int(p75 as f64 + OUTLIER_BOUND * (p75 - p25) as f64 + 0.499) as i64 as u64;
     if ii.low > ii.high {
         return (ii, Err(Failure::BoundsBelowReadLength));
     }
-    let inside = || {
-        isizes
-            .iter()
-            .copied()
-            .filter(|&x| x >= ii.low && x <= ii.high)
-    };
+    let inside = || isizes.iter().copied().filter(|&x| x >= ii.low && x <= ii.high);
     let n = inside().count();
     let sum: u64 = inside().sum();
     ii.avg = sum as f64 / n as f64;
@@ -140,18 +116,7 @@ mod tests {
     use super::*;
 
     fn pair(pos: u64, insert: u64) -> [EndSummary; 2] {
-        [
-            EndSummary {
-                pos,
-                len: 100,
-                mapq: 37,
-            },
-            EndSummary {
-                pos: pos + insert - 100,
-                len: 100,
-                mapq: 37,
-            },
-        ]
+        [EndSummary { pos, len: 100, mapq: 37 }, EndSummary { pos: pos + insert - 100, len: 100, mapq: 37 }]
     }
 
     #[test]

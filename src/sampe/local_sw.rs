@@ -73,11 +73,7 @@ impl<L: Lane, const P: usize> Striped<L, P> {
             for seg in 0..slen {
                 profile[a * slen + seg] = std::array::from_fn(|l| {
                     let k = seg + l * slen;
-                    L::score(if k < query.len() {
-                        mat[a * 5 + query[k] as usize]
-                    } else {
-                        0
-                    })
+                    L::score(if k < query.len() { mat[a * 5 + query[k] as usize] } else { 0 })
                 });
             }
         }
@@ -169,30 +165,13 @@ impl<L: Lane, const P: usize> Striped<L, P> {
         }
         // Rows within `score` of the best (the largest match score is 1) are the same hit.
         let (low, high) = (te - gmax, te + gmax);
-        let score2 = rows
-            .iter()
-            .filter(|&&(_, e)| e < low || e > high)
-            .map(|&(s, _)| s)
-            .fold(-1, i32::max);
-        Pass {
-            score: gmax,
-            te,
-            qe,
-            score2,
-        }
+        let score2 = rows.iter().filter(|&&(_, e)| e < low || e > high).map(|&(s, _)| s).fold(-1, i32::max);
+        Pass { score: gmax, te, qe, score2 }
     }
 }
 
 /// One pass with bwa's lane count for this query length.
-fn pass(
-    query: &[u8],
-    lanes_of: usize,
-    target: &[u8],
-    mat: &[i8; 25],
-    gapo: i32,
-    gape: i32,
-    stop: i32,
-) -> Pass {
+fn pass(query: &[u8], lanes_of: usize, target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32, stop: i32) -> Pass {
     if lanes_of < BYTE_LANES_BELOW {
         Striped::<u8, 16>::new(query, mat).run(target, gapo, gape, stop)
     } else {
@@ -224,28 +203,10 @@ pub struct LocalHit {
 /// ksw_align with KSW_XSTART (bwa_sw_core's call): the end from a forward pass, the start
 /// from a pass over the reversed prefixes. `None` when the passes disagree (bwa would then
 /// index before the sequences).
-pub fn align(
-    query: &[u8],
-    target: &[u8],
-    mat: &[i8; 25],
-    gapo: i32,
-    gape: i32,
-) -> Option<LocalHit> {
-    let Pass {
-        score,
-        te,
-        qe,
-        score2,
-    } = pass(query, query.len(), target, mat, gapo, gape, i32::MAX);
+pub fn align(query: &[u8], target: &[u8], mat: &[i8; 25], gapo: i32, gape: i32) -> Option<LocalHit> {
+    let Pass { score, te, qe, score2 } = pass(query, query.len(), target, mat, gapo, gape, i32::MAX);
     if te < 0 {
-        return Some(LocalHit {
-            score,
-            score2,
-            qb: 0,
-            qe,
-            tb: 0,
-            te,
-        });
+        return Some(LocalHit { score, score2, qb: 0, qe, tb: 0, te });
     }
     if qe as usize >= query.len() {
         return None; // the best cell in the padding: cannot happen (padding scores 0), kept from panicking
@@ -259,14 +220,7 @@ pub fn align(
     if back.score != score || te - back.te < 0 || qe - back.qe < 0 {
         return None;
     }
-    Some(LocalHit {
-        score,
-        score2,
-        qb: qe - back.qe,
-        qe,
-        tb: te - back.te,
-        te,
-    })
+    Some(LocalHit { score, score2, qb: qe - back.qe, qe, tb: te - back.te, te })
 }
 
 #[cfg(test)]
@@ -302,11 +256,7 @@ mod tests {
     fn word_lanes_agree_with_byte_lanes() {
         let mat = score_matrix(1, 3);
         let target = random_bases(300, 12345);
-        let query: Vec<u8> = target[40..140]
-            .iter()
-            .enumerate()
-            .map(|(i, &b)| if i % 17 == 0 { 4 } else { b })
-            .collect();
+        let query: Vec<u8> = target[40..140].iter().enumerate().map(|(i, &b)| if i % 17 == 0 { 4 } else { b }).collect();
         let a = Striped::<u8, 16>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
         let b = Striped::<i16, 8>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
         let c = Striped::<i16, 16>::new(&query, &mat).run(&target, 5, 1, i32::MAX);

@@ -71,11 +71,7 @@ fn sw_core(pac: &[u8], l_pac: i64, seq: &[u8], beg: i64, reglen: i64) -> Option<
         let n = (c >> 4) as usize;
         match c & 0xf {
             OP_M => {
-                n_mm += (0..n)
-                    .filter(|&l| {
-                        ref_seq[x + l] < 4 && seq[y + l] < 4 && ref_seq[x + l] != seq[y + l]
-                    })
-                    .count() as u32;
+                n_mm += (0..n).filter(|&l| ref_seq[x + l] < 4 && seq[y + l] < 4 && ref_seq[x + l] != seq[y + l]).count() as u32;
                 x += n;
                 y += n;
             }
@@ -99,13 +95,7 @@ fn sw_core(pac: &[u8], l_pac: i64, seq: &[u8], beg: i64, reglen: i64) -> Option<
         cigar.push(((seq.len() - qe - 1) as u32) << 4 | OP_S);
     }
     // bwa packs the counts into 8-bit fields.
-    Some(SwHit {
-        cigar,
-        pos: beg + tb as i64,
-        n_mm: n_mm & 0xff,
-        n_gapo: n_gapo & 0xff,
-        n_gape: n_gape & 0xff,
-    })
+    Some(SwHit { cigar, pos: beg + tb as i64, n_mm: n_mm & 0xff, n_gapo: n_gapo & 0xff, n_gape: n_gape & 0xff })
 }
 
 /// Outcome counts for the summary (bwa's "singletons mated" / "discordant pairs fixed").
@@ -120,10 +110,7 @@ impl std::ops::Add for RescueCounts {
     fn add(self, o: RescueCounts) -> RescueCounts {
         RescueCounts {
             tried: [self.tried[0] + o.tried[0], self.tried[1] + o.tried[1]],
-            rescued: [
-                self.rescued[0] + o.rescued[0],
-                self.rescued[1] + o.rescued[1],
-            ],
+            rescued: [self.rescued[0] + o.rescued[0], self.rescued[1] + o.rescued[1]],
         }
     }
 }
@@ -162,18 +149,9 @@ fn diff_score(n_mm: u32, n_gapo: u32, n_gape: u32, clip: u32) -> i32 {
 }
 
 /// bwa_paired_sw for one pair; returns the SW CIGAR of a rescued end.
-pub fn rescue(
-    places: &mut [Placement; 2],
-    reads: [&ReadSeq; 2],
-    ii: &InsertSize,
-    pac: &[u8],
-    l_pac: u64,
-    counts: &mut RescueCounts,
-) -> [Option<Vec<u32>>; 2] {
+pub fn rescue(places: &mut [Placement; 2], reads: [&ReadSeq; 2], ii: &InsertSize, pac: &[u8], l_pac: u64, counts: &mut RescueCounts) -> [Option<Vec<u32>>; 2] {
     let mut out = [None, None];
-    if !((places[0].mapq >= MIN_MAPQ || places[1].mapq >= MIN_MAPQ)
-        && places[0].flags & FLAG_PROPER_PAIR == 0)
-    {
+    if !((places[0].mapq >= MIN_MAPQ || places[1].mapq >= MIN_MAPQ) && places[0].flags & FLAG_PROPER_PAIR == 0) {
         return out;
     }
     let l_pac_i = l_pac as i64;
@@ -188,14 +166,8 @@ pub fn rescue(
         }
         let mate = reads[k].aligned();
         let (beg, end) = window(r, reads[1 - k].len as i64, mate.len() as i64, ii, l_pac_i);
-        let seq = if r.reverse {
-            mate.to_vec()
-        } else {
-            revcomp(mate)
-        };
-        let Some(hit) = sw_core(pac, l_pac_i, &seq, beg, (end - beg) as i32 as i64) else {
-            continue;
-        };
+        let seq = if r.reverse { mate.to_vec() } else { revcomp(mate) };
+        let Some(hit) = sw_core(pac, l_pac_i, &seq, beg, (end - beg) as i32 as i64) else { continue };
         let m = &places[k];
         if m.kind.is_mapped() {
             // An end that has its own hit keeps it when the SW hit is worse.
@@ -205,8 +177,7 @@ pub fn rescue(
             let mut s_new = diff_score(hit.n_mm, hit.n_gapo, hit.n_gape, clip);
             s_old = c_int(s_old as f64 + -4.343 * (ii.ap_prior / l_pac as f64).ln());
             // bwa's constant: the mapped insert assumed at 1.5 sigma (its +.499 falls inside the log).
-            s_new +=
-                c_int(-4.343 * (0.5 * erfc(std::f64::consts::FRAC_1_SQRT_2 * 1.5) + 0.499).ln());
+            s_new += c_int(-4.343 * (0.5 * erfc(std::f64::consts::FRAC_1_SQRT_2 * 1.5) + 0.499).ln());
             if s_old < s_new {
                 mq_adjust[k] = s_new - s_old;
                 continue;
@@ -217,11 +188,7 @@ pub fn rescue(
     }
     let (k, mut mapq) = match (&hits[0], &hits[1]) {
         (Some(_), Some(_)) => {
-            let k = if places[0].mapq < places[1].mapq {
-                0
-            } else {
-                1
-            };
+            let k = if places[0].mapq < places[1].mapq { 0 } else { 1 };
             (k, (places[1].mapq as i32 - places[0].mapq as i32).abs())
         }
         (Some(_), None) => (0, places[1].mapq as i32),

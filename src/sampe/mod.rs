@@ -93,32 +93,18 @@ fn max_occ_and_output(args: &SampeArgs) -> Result<(i64, Option<PathBuf>)> {
 
 fn open_sai(path: &Path) -> Result<SaiReader<std::io::BufReader<std::fs::File>>> {
     let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
-    SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file))
-        .with_context(|| format!("{}", path.display()))
+    SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}", path.display()))
 }
 
 fn read_options(opt: &GapOptions) -> ReadOptions {
-    ReadOptions {
-        trim_qual: opt.trim_qual,
-        illumina13: opt.mode & MODE_IL13 != 0,
-        sequence_only: false,
-    }
+    ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false }
 }
 
 /// The two ends of a batch must be the same pairs: same count, same names.
 fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 2]) -> Result<()> {
     if b0.len() != b1.len() {
-        let (short, long, n) = if b0.len() < b1.len() {
-            (reads_paths[0], reads_paths[1], b0.len())
-        } else {
-            (reads_paths[1], reads_paths[0], b1.len())
-        };
-        bail!(
-            "{} ends after read {} but {} has more reads: the two files are not pairs",
-            short.display(),
-            first + n as u64 - 1,
-            long.display()
-        );
+        let (short, long, n) = if b0.len() < b1.len() { (reads_paths[0], reads_paths[1], b0.len()) } else { (reads_paths[1], reads_paths[0], b1.len()) };
+        bail!("{} ends after read {} but {} has more reads: the two files are not pairs", short.display(), first + n as u64 - 1, long.display());
     }
     if let Some(i) = (0..b0.len()).find(|&i| b0[i].name != b1[i].name) {
         bail!(
@@ -144,21 +130,14 @@ fn failure_text(f: Failure) -> &'static str {
 
 pub fn run(args: SampeArgs) -> Result<()> {
     match args.threads {
-        Some(t) => rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build()?
-            .install(|| run_in_pool(&args)),
+        Some(t) => rayon::ThreadPoolBuilder::new().num_threads(t).build()?.install(|| run_in_pool(&args)),
         None => run_in_pool(&args),
     }
 }
 
 fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let (max_occ, out_path) = max_occ_and_output(args)?;
-    let (choice, inputs) = crate::default_index::split_positional(
-        "sampe",
-        &args.inputs,
-        &["a.sai", "b.sai", "a.fq", "b.fq"],
-    )?;
+    let (choice, inputs) = crate::default_index::split_positional("sampe", &args.inputs, &["a.sai", "b.sai", "a.fq", "b.fq"])?;
     choice.announce("sampe", args.quiet);
     let sai_paths = [inputs[0].as_path(), inputs[1].as_path()];
     let reads_paths = [inputs[2].as_path(), inputs[3].as_path()];
@@ -167,29 +146,13 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let mut sai = [open_sai(sai_paths[0])?, open_sai(sai_paths[1])?];
     // As bwa: each file is read with its own .sai's options; all else uses the second's.
     let opt = sai[1].options;
-    let mut readers = [
-        ReadBatchReader::open(reads_paths[0], read_options(&sai[0].options))?,
-        ReadBatchReader::open(reads_paths[1], read_options(&opt))?,
-    ];
+    let mut readers = [ReadBatchReader::open(reads_paths[0], read_options(&sai[0].options))?, ReadBatchReader::open(reads_paths[1], read_options(&opt))?];
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
-    let bam = out_path
-        .as_ref()
-        .is_some_and(|p| args.sam_file.is_none() && p.extension().is_some_and(|e| e == "bam"));
-    let mut sink = Sink::create(
-        out_path.as_deref(),
-        bam,
-        &index.refs,
-        rg.as_ref().map(|(line, _)| line.as_str()),
-    )?;
+    let bam = out_path.as_ref().is_some_and(|p| args.sam_file.is_none() && p.extension().is_some_and(|e| e == "bam"));
+    let mut sink = Sink::create(out_path.as_deref(), bam, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
 
-    let popt = PairingOptions {
-        max_isize: args.max_isize,
-        max_occ,
-        n_multi: args.n_multi,
-        n_multi_discordant: args.n_multi_discordant,
-        s_mm: opt.s_mm,
-    };
+    let popt = PairingOptions { max_isize: args.max_isize, max_occ, n_multi: args.n_multi, n_multi_discordant: args.n_multi_discordant, s_mm: opt.s_mm };
     let mut rng = Rand48::new(index.refs.seed() as i64);
     let seq_len = index.bwt.seq_len();
     let (pac, l_pac) = (index.refs.pac(), index.refs.l_pac());
@@ -215,19 +178,9 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
             let record = first + i as u64;
             let mut h: [Vec<AlnHit>; 2] = Default::default();
             for j in 0..2 {
-                h[j] = hits::next_read_hits(
-                    &mut sai[j],
-                    sai_paths[j],
-                    &batch[j][i],
-                    record,
-                    reads_paths[j],
-                    seq_len,
-                )?;
+                h[j] = hits::next_read_hits(&mut sai[j], sai_paths[j], &batch[j][i], record, reads_paths[j], seq_len)?;
             }
-            places.push([
-                hits::choose(&h[0], &mut rng, 0),
-                hits::choose(&h[1], &mut rng, 0),
-            ]);
+            places.push([hits::choose(&h[0], &mut rng, 0), hits::choose(&h[1], &mut rng, 0)]);
             pair_hits.push(h);
         }
         // Positions of the chosen hits (each SA lookup is kept for pairing).
@@ -240,33 +193,16 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
                     let p = &mut pl[j];
                     p.flags = FLAG_PAIRED | if j == 0 { FLAG_READ1 } else { FLAG_READ2 };
                     let text_pos = p.kind.is_mapped().then(|| sa.position(&index.bwt, p.sa));
-                    hits::place_main(
-                        p,
-                        |_| text_pos.expect("mapped"),
-                        l_pac,
-                        batch[j][i].len,
-                        opt.max_diff,
-                        opt.fnr,
-                    );
+                    hits::place_main(p, |_| text_pos.expect("mapped"), l_pac, batch[j][i].len, opt.max_diff, opt.fnr);
                     text_pos
                 })
             })
             .collect();
 
-        let summaries = places.iter().enumerate().map(|(i, pl)| {
-            [0, 1].map(|j| EndSummary {
-                pos: pl[j].pos,
-                len: batch[j][i].len as u64,
-                mapq: pl[j].mapq,
-            })
-        });
+        let summaries = places.iter().enumerate().map(|(i, pl)| [0, 1].map(|j| EndSummary { pos: pl[j].pos, len: batch[j][i].len as u64, mapq: pl[j].mapq }));
         let (mut ii, result) = insert_size::infer(summaries, args.ap_prior, l_pac as i64);
         if let Err(f) = result {
-            isize_notes.push(format!(
-                "pairs {first}-{}: no insert size estimate ({})",
-                first + b0.len() as u64 - 1,
-                failure_text(f)
-            ));
+            isize_notes.push(format!("pairs {first}-{}: no insert size estimate ({})", first + b0.len() as u64 - 1, failure_text(f)));
         }
         if ii.avg < 0.0 && last_ii.avg > 0.0 {
             ii = last_ii;
@@ -287,58 +223,20 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
             .map(|((pl, (h, tp)), (r0, r1))| {
                 let [p0, p1] = pl;
                 let mut ends = [
-                    End {
-                        hits: &h[0],
-                        place: p0,
-                        main_text_pos: tp[0],
-                        len: r0.len,
-                        full_len: r0.codes.len(),
-                    },
-                    End {
-                        hits: &h[1],
-                        place: p1,
-                        main_text_pos: tp[1],
-                        len: r1.len,
-                        full_len: r1.codes.len(),
-                    },
+                    End { hits: &h[0], place: p0, main_text_pos: tp[0], len: r0.len, full_len: r0.codes.len() },
+                    End { hits: &h[1], place: p1, main_text_pos: tp[1], len: r1.len, full_len: r1.codes.len() },
                 ];
                 pairing::pair(&mut ends, &ii, &popt, &index.bwt, sa, l_pac);
                 let [e0, e1] = ends;
                 let mut pl = [e0.place, e1.place];
                 let mut counts = RescueCounts::default();
-                let [c0, c1] = if sw {
-                    mate_rescue::rescue(&mut pl, [r0, r1], &ii, pac, l_pac, &mut counts)
-                } else {
-                    [None, None]
-                };
+                let [c0, c1] = if sw { mate_rescue::rescue(&mut pl, [r0, r1], &ii, pac, l_pac, &mut counts) } else { [None, None] };
                 let [p0, p1] = pl;
                 let a0 = refine::refine(p0, c0, r0, pac, l_pac);
                 let a1 = refine::refine(p1, c1, r1, pac, l_pac);
                 let mut text = String::with_capacity(4 * (r0.codes.len() + r1.codes.len()) + 512);
-                record::push_record(
-                    r0,
-                    &a0,
-                    Some(&Mate {
-                        aligned: &a1,
-                        full_len: r1.codes.len(),
-                    }),
-                    &index.refs,
-                    &opt,
-                    rg_id,
-                    &mut text,
-                );
-                record::push_record(
-                    r1,
-                    &a1,
-                    Some(&Mate {
-                        aligned: &a0,
-                        full_len: r0.codes.len(),
-                    }),
-                    &index.refs,
-                    &opt,
-                    rg_id,
-                    &mut text,
-                );
+                record::push_record(r0, &a0, Some(&Mate { aligned: &a1, full_len: r1.codes.len() }), &index.refs, &opt, rg_id, &mut text);
+                record::push_record(r1, &a1, Some(&Mate { aligned: &a0, full_len: r0.codes.len() }), &index.refs, &opt, rg_id, &mut text);
                 (text, counts)
             })
             .unzip();
@@ -352,12 +250,7 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
         last_ii = ii;
     }
     for j in 0..2 {
-        hits::check_sai_end(
-            &mut sai[j],
-            sai_paths[j],
-            readers[j].records(),
-            reads_paths[j],
-        )?;
+        hits::check_sai_end(&mut sai[j], sai_paths[j], readers[j].records(), reads_paths[j])?;
     }
     progress.finish();
     sink.commit()?;

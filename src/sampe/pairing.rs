@@ -47,10 +47,7 @@ struct HitPos {
 }
 
 impl HitPos {
-    const NONE: HitPos = HitPos {
-        x: u64::MAX,
-        y: u64::MAX,
-    };
+    const NONE: HitPos = HitPos { x: u64::MAX, y: u64::MAX };
 
     fn end(self) -> usize {
         (self.y & 1) as usize
@@ -87,27 +84,13 @@ struct Best {
 
 impl Best {
     /// bwa's __pairing_aux: `u` is a forward hit, `v` a reverse hit of the other end.
-    fn consider(
-        &mut self,
-        u: HitPos,
-        v: HitPos,
-        ends: &[End; 2],
-        max_len: u64,
-        ii: &InsertSize,
-        opt: &PairingOptions,
-    ) {
+    fn consider(&mut self, u: HitPos, v: HitPos, ends: &[End; 2], max_len: u64, ii: &InsertSize, opt: &PairingOptions) {
         let l = v.x.wrapping_add(ends[v.end()].len as u64).wrapping_sub(u.x);
-        let in_bound = if ii.high != 0 {
-            l <= ii.high_bayesian
-        } else {
-            l <= opt.max_isize as i64 as u64
-        };
+        let in_bound = if ii.high != 0 { l <= ii.high_bayesian } else { l <= opt.max_isize as i64 as u64 };
         if u.x == u64::MAX || v.x <= u.x || l < max_len || !in_bound {
             return;
         }
-        let mut s = (ends[v.end()].hits[v.hit()].score as u64
-            + ends[u.end()].hits[u.hit()].score as u64)
-            * 10;
+        let mut s = (ends[v.end()].hits[v.hit()].score as u64 + ends[u.end()].hits[u.hit()].score as u64) * 10;
         if ii.high != 0 {
             let z = std::f64::consts::FRAC_1_SQRT_2 * (l as f64 - ii.avg).abs() / ii.std;
             s = s.wrapping_add(c_int(-4.343 * (0.5 * erfc(z)).ln() + 0.499) as i64 as u64);
@@ -137,13 +120,7 @@ impl Best {
 /// qualities.
 fn pair_hits(ends: &mut [End; 2], positions: &mut [HitPos], ii: &InsertSize, opt: &PairingOptions) {
     let max_len = ends[0].full_len.max(ends[1].full_len) as u64;
-    let mut best = Best {
-        o_score: u64::MAX,
-        subo_score: u64::MAX,
-        o_n: 0,
-        subo_n: 0,
-        o_pos: [HitPos::NONE; 2],
-    };
+    let mut best = Best { o_score: u64::MAX, subo_score: u64::MAX, o_n: 0, subo_n: 0, o_pos: [HitPos::NONE; 2] };
     positions.sort_unstable();
     // The last two forward hits of each end.
     let mut last = [[HitPos::NONE; 2]; 2];
@@ -172,10 +149,7 @@ fn pair_hits(ends: &mut [End; 2], positions: &mut [HitPos], ii: &InsertSize, opt
         };
     }
     let stays = |e: &End, w: HitPos| e.place.pos == w.x && e.place.reverse == w.reverse();
-    let (stay0, stay1) = (
-        stays(&ends[0], best.o_pos[0]),
-        stays(&ends[1], best.o_pos[1]),
-    );
+    let (stay0, stay1) = (stays(&ends[0], best.o_pos[0]), stays(&ends[1], best.o_pos[1]));
     let [p0, p1] = ends;
     let (p0, p1) = (&mut p0.place, &mut p1.place);
     match (stay0, stay1) {
@@ -186,18 +160,10 @@ fn pair_hits(ends: &mut [End; 2], positions: &mut [HitPos], ii: &InsertSize, opt
                 p1.mapq = q;
             } else {
                 if p0.mapq == 0 {
-                    p0.mapq = if mapq_p + 7 < p1.mapq as i64 {
-                        (mapq_p + 7) as u32
-                    } else {
-                        p1.mapq
-                    };
+                    p0.mapq = if mapq_p + 7 < p1.mapq as i64 { (mapq_p + 7) as u32 } else { p1.mapq };
                 }
                 if p1.mapq == 0 {
-                    p1.mapq = if mapq_p + 7 < p0.mapq as i64 {
-                        (mapq_p + 7) as u32
-                    } else {
-                        p0.mapq
-                    };
+                    p1.mapq = if mapq_p + 7 < p0.mapq as i64 { (mapq_p + 7) as u32 } else { p0.mapq };
                 }
             }
         }
@@ -256,24 +222,9 @@ impl KnownRows {
 }
 
 /// The PE step of bwa_cal_pac_pos_pe for one pair, after the insert size is known.
-pub fn pair(
-    ends: &mut [End; 2],
-    ii: &InsertSize,
-    opt: &PairingOptions,
-    bwt: &Bwt,
-    sa: &SuffixArray,
-    l_pac: u64,
-) {
+pub fn pair(ends: &mut [End; 2], ii: &InsertSize, opt: &PairingOptions, bwt: &Bwt, sa: &SuffixArray, l_pac: u64) {
     let mapped = |e: &End| matches!(e.place.kind, HitType::Unique | HitType::Repeat);
-    let mut known = [0, 1].map(|j| {
-        KnownRows(
-            ends[j]
-                .main_text_pos
-                .map(|p| (ends[j].place.sa, p))
-                .into_iter()
-                .collect(),
-        )
-    });
+    let mut known = [0, 1].map(|j| KnownRows(ends[j].main_text_pos.map(|p| (ends[j].place.sa, p)).into_iter().collect()));
     if mapped(&ends[0]) && mapped(&ends[1]) {
         let n_occ = |e: &End| e.hits.iter().map(|h| (h.l - h.k + 1) as i64).sum::<i64>();
         if n_occ(&ends[0]) > opt.max_occ || n_occ(&ends[1]) > opt.max_occ {
@@ -285,12 +236,8 @@ pub fn pair(
             let ref_len = e.len as i64 + e.place.ref_shift;
             for (k, h) in e.hits.iter().enumerate() {
                 for row in h.k..=h.l {
-                    let (pos, reverse) =
-                        hits::text_to_pos(known[j].position(row, bwt, sa), l_pac, ref_len);
-                    positions.push(HitPos {
-                        x: pos.unwrap_or(u64::MAX),
-                        y: (k as u64) << 2 | (reverse as u64) << 1 | j as u64,
-                    });
+                    let (pos, reverse) = hits::text_to_pos(known[j].position(row, bwt, sa), l_pac, ref_len);
+                    positions.push(HitPos { x: pos.unwrap_or(u64::MAX), y: (k as u64) << 2 | (reverse as u64) << 1 | j as u64 });
                 }
             }
         }
@@ -306,22 +253,14 @@ pub fn pair(
             continue;
         }
         let p = &e.place;
-        let n = if p.flags & FLAG_PROPER_PAIR == 0
-            && mate_mapped
-            && (p.c1 + p.c2).wrapping_sub(1) <= opt.n_multi_discordant as u64
-        {
+        let n = if p.flags & FLAG_PROPER_PAIR == 0 && mate_mapped && (p.c1 + p.c2).wrapping_sub(1) <= opt.n_multi_discordant as u64 {
             opt.n_multi_discordant
         } else {
             opt.n_multi
         };
         e.place.others = hits::xa_candidates(e.hits, n);
         let known = &mut known[j];
-        hits::place_others(
-            &mut e.place,
-            |row| known.position(row, bwt, sa),
-            l_pac,
-            e.len,
-        );
+        hits::place_others(&mut e.place, |row| known.position(row, bwt, sa), l_pac, e.len);
     }
 }
 

@@ -38,16 +38,13 @@ pub fn build(plan: &ChromosomePlan, families: &[Family], rng: &mut SmallRng) -> 
     let len = plan.len;
     let telomere_gap = (len / 100).min(10_000);
     let telomere_repeat = (len / 200).min(rng.random_range(3_000..8_000));
-    let alpha_len = ((len as f64 * rng.random_range(0.015..0.03)) as usize)
-        .clamp((len / 20).min(100_000), 5_000_000);
+    let alpha_len = ((len as f64 * rng.random_range(0.015..0.03)) as usize).clamp((len / 20).min(100_000), 5_000_000);
     let centromere_gap = (len / 100).min(3_000_000);
     let hsat_len = alpha_len / 4;
     let centromere_len = alpha_len + centromere_gap + hsat_len;
     let fixed = 2 * (telomere_gap + telomere_repeat) + centromere_len;
     let arms = len.saturating_sub(fixed);
-    let p_arm = ((len as f64 * plan.centromere_at) as usize)
-        .saturating_sub(telomere_gap + telomere_repeat + centromere_len / 2)
-        .min(arms);
+    let p_arm = ((len as f64 * plan.centromere_at) as usize).saturating_sub(telomere_gap + telomere_repeat + centromere_len / 2).min(arms);
     let q_arm = arms - p_arm;
 
     let mut filler = ArmFiller::new(families, rng);
@@ -62,32 +59,16 @@ pub fn build(plan: &ChromosomePlan, families: &[Family], rng: &mut SmallRng) -> 
         filler.fill(rng, p_arm, &mut seq);
     }
     let centromere_start = seq.len();
-    tandem(
-        rng,
-        &plan.hor_unit,
-        alpha_len / 2,
-        ALPHA_DIVERGENCE,
-        &mut seq,
-    );
+    tandem(rng, &plan.hor_unit, alpha_len / 2, ALPHA_DIVERGENCE, &mut seq);
     seq.extend(std::iter::repeat_n(b'N', centromere_gap));
-    tandem(
-        rng,
-        &plan.hor_unit,
-        alpha_len - alpha_len / 2,
-        ALPHA_DIVERGENCE,
-        &mut seq,
-    );
+    tandem(rng, &plan.hor_unit, alpha_len - alpha_len / 2, ALPHA_DIVERGENCE, &mut seq);
     tandem(rng, b"ATTCC", hsat_len, 0.05..0.15, &mut seq);
     let centromere = centromere_start..seq.len();
     filler.fill(rng, q_arm, &mut seq);
     tandem(rng, b"TTAGGG", telomere_repeat, 0.0..0.02, &mut seq);
     seq.extend(std::iter::repeat_n(b'N', telomere_gap));
     seq.resize(len, b'N');
-    Chromosome {
-        seq,
-        centromere,
-        family_bases: filler.family_bases,
-    }
+    Chromosome { seq, centromere, family_bases: filler.family_bases }
 }
 
 /// Appends `len` bases of `unit` repeated, each copy diverged from it at a rate drawn from
@@ -123,15 +104,7 @@ impl<'a> ArmFiller<'a> {
         let repeat_share: f64 = families.iter().map(|f| f.share).sum::<f64>() + STR_SHARE;
         let mean_unique_len = (1.0 - repeat_share) / rates.iter().sum::<f64>();
         let family_bases = vec![0; rates.len()];
-        let mut filler = ArmFiller {
-            families,
-            rates,
-            mean_unique_len,
-            isochore_left: 0,
-            gc: 0.41,
-            weights: Vec::new(),
-            family_bases,
-        };
+        let mut filler = ArmFiller { families, rates, mean_unique_len, isochore_left: 0, gc: 0.41, weights: Vec::new(), family_bases };
         filler.next_isochore(rng);
         filler
     }
@@ -140,24 +113,16 @@ impl<'a> ArmFiller<'a> {
     fn next_isochore(&mut self, rng: &mut SmallRng) {
         self.isochore_left = (1e5 * 10f64.powf(rng.random::<f64>())) as usize;
         let centred: f64 = (0..4).map(|_| rng.random::<f64>()).sum::<f64>() / 4.0 - 0.5;
-        self.gc = (0.41 + centred * 0.16 + if rng.random_bool(0.15) { 0.06 } else { 0.0 })
-            .clamp(0.35, 0.55);
+        self.gc = (0.41 + centred * 0.16 + if rng.random_bool(0.15) { 0.06 } else { 0.0 }).clamp(0.35, 0.55);
         let pref = |i: usize| self.families.get(i).map_or(0.0, |f| f.gc_preference);
-        self.weights = self
-            .rates
-            .iter()
-            .enumerate()
-            .map(|(i, r)| r * (pref(i) * (self.gc - 0.41) * 12.0).exp())
-            .collect();
+        self.weights = self.rates.iter().enumerate().map(|(i, r)| r * (pref(i) * (self.gc - 0.41) * 12.0).exp()).collect();
     }
 
     fn fill(&mut self, rng: &mut SmallRng, n: usize, out: &mut Vec<u8>) {
         let end = out.len() + n;
         while out.len() < end {
             let u: f64 = rng.random::<f64>().max(1e-12);
-            let unique = ((-u.ln() * self.mean_unique_len) as usize)
-                .min(self.isochore_left)
-                .max(1);
+            let unique = ((-u.ln() * self.mean_unique_len) as usize).min(self.isochore_left).max(1);
             random_bases(rng, unique, self.gc, out);
             self.isochore_left -= unique;
             if self.isochore_left == 0 {

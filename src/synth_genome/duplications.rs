@@ -28,11 +28,7 @@ pub fn add(chromosomes: &mut [Chromosome], rng: &mut SmallRng) {
         .par_iter()
         .map(|d| {
             let mut rng = SmallRng::seed_from_u64(d.seed);
-            let copy = diverged(
-                &mut rng,
-                &chromosomes[d.source.0].seq[d.source.1.clone()],
-                d.divergence,
-            );
+            let copy = diverged(&mut rng, &chromosomes[d.source.0].seq[d.source.1.clone()], d.divergence);
             if d.reverse {
                 reverse_complement(&copy)
             } else {
@@ -82,14 +78,9 @@ fn plan(chromosomes: &[Chromosome], rng: &mut SmallRng) -> Vec<Duplication> {
         let target = dst_start..dst_start + len + len / 10;
         let clean = |c: usize, r: &Range<usize>| {
             let chrom = &chromosomes[c];
-            r.end <= chrom.seq.len()
-                && !overlaps(r, &chrom.centromere)
-                && !chrom.seq[r.clone()].contains(&b'N')
+            r.end <= chrom.seq.len() && !overlaps(r, &chrom.centromere) && !chrom.seq[r.clone()].contains(&b'N')
         };
-        if !clean(src_chrom, &source)
-            || !clean(dst_chrom, &target)
-            || overlaps(&source, &target) && src_chrom == dst_chrom
-        {
+        if !clean(src_chrom, &source) || !clean(dst_chrom, &target) || overlaps(&source, &target) && src_chrom == dst_chrom {
             continue;
         }
         if targets[dst_chrom].iter().any(|t| overlaps(t, &target)) {

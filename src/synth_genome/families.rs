@@ -92,20 +92,8 @@ struct Sub {
     share: f64,
 }
 
-const fn sub(
-    name: &'static str,
-    parent: Option<usize>,
-    drift: f64,
-    divergence: (f64, f64),
-    share: f64,
-) -> Sub {
-    Sub {
-        name,
-        parent,
-        drift,
-        divergence,
-        share,
-    }
+const fn sub(name: &'static str, parent: Option<usize>, drift: f64, divergence: (f64, f64), share: f64) -> Sub {
+    Sub { name, parent, drift, divergence, share }
 }
 
 /// All families, with human-like genome shares (Alu ~10 %, L1 ~17 %, MIR, L2, DNA transposons
@@ -130,14 +118,7 @@ pub fn human_like(rng: &mut SmallRng) -> Vec<Family> {
         sub("AluYa5", Some(6), 0.008, (0.005, 0.025), 0.003),
         sub("AluYb8", Some(6), 0.008, (0.005, 0.025), 0.002),
     ];
-    derive_tree(
-        rng,
-        &mut families,
-        &alu,
-        &alu_tree,
-        CopyShape::WholeWithPolyA,
-        1.0,
-    );
+    derive_tree(rng, &mut families, &alu, &alu_tree, CopyShape::WholeWithPolyA, 1.0);
 
     // L1: ~6 kbp: GC-rich 5' UTR, two A-rich ORFs, 3' UTR; AT-rich isochores.
     let mut l1 = bases(rng, 900, 0.55);
@@ -152,61 +133,16 @@ pub fn human_like(rng: &mut SmallRng) -> Vec<Family> {
         sub("L1PA_young", Some(2), 0.02, (0.03, 0.07), 0.025),
         sub("L1HS", Some(3), 0.01, (0.002, 0.015), 0.005),
     ];
-    derive_tree(
-        rng,
-        &mut families,
-        &l1,
-        &l1_tree,
-        CopyShape::FivePrimeTruncated,
-        -1.0,
-    );
+    derive_tree(rng, &mut families, &l1, &l1_tree, CopyShape::FivePrimeTruncated, -1.0);
 
     let mut add = |name, consensus, shape, divergence, share| {
-        families.push(Family {
-            name,
-            consensus,
-            shape,
-            divergence,
-            share,
-            gc_preference: 0.0,
-            mean_copy_len: 0.0,
-        });
+        families.push(Family { name, consensus, shape, divergence, share, gc_preference: 0.0, mean_copy_len: 0.0 });
     };
-    add(
-        "MIR",
-        bases(rng, 262, 0.48),
-        CopyShape::Fragment,
-        (0.24, 0.32),
-        0.025,
-    );
-    add(
-        "L2",
-        bases(rng, 3300, 0.44),
-        CopyShape::Fragment,
-        (0.22, 0.30),
-        0.030,
-    );
-    add(
-        "Charlie",
-        bases(rng, 2500, 0.40),
-        CopyShape::Fragment,
-        (0.15, 0.25),
-        0.012,
-    );
-    add(
-        "MER",
-        bases(rng, 900, 0.42),
-        CopyShape::Fragment,
-        (0.12, 0.22),
-        0.010,
-    );
-    add(
-        "Tigger",
-        bases(rng, 1400, 0.40),
-        CopyShape::Fragment,
-        (0.12, 0.20),
-        0.008,
-    );
+    add("MIR", bases(rng, 262, 0.48), CopyShape::Fragment, (0.24, 0.32), 0.025);
+    add("L2", bases(rng, 3300, 0.44), CopyShape::Fragment, (0.22, 0.30), 0.030);
+    add("Charlie", bases(rng, 2500, 0.40), CopyShape::Fragment, (0.15, 0.25), 0.012);
+    add("MER", bases(rng, 900, 0.42), CopyShape::Fragment, (0.12, 0.22), 0.010);
+    add("Tigger", bases(rng, 1400, 0.40), CopyShape::Fragment, (0.12, 0.20), 0.008);
     for (name, ltr_len, internal, divergence, share) in [
         ("ERV1", 550, 6500, (0.08, 0.18), 0.028),
         ("ERVL", 450, 5500, (0.12, 0.20), 0.022),
@@ -215,13 +151,7 @@ pub fn human_like(rng: &mut SmallRng) -> Vec<Family> {
     ] {
         let mut c = bases(rng, ltr_len, 0.45);
         c.extend(bases(rng, internal, 0.42));
-        add(
-            name,
-            c,
-            CopyShape::Retrovirus { ltr_len },
-            divergence,
-            share,
-        );
+        add(name, c, CopyShape::Retrovirus { ltr_len }, divergence, share);
     }
 
     for f in &mut families {
@@ -230,29 +160,14 @@ pub fn human_like(rng: &mut SmallRng) -> Vec<Family> {
     families
 }
 
-fn derive_tree(
-    rng: &mut SmallRng,
-    out: &mut Vec<Family>,
-    root: &[u8],
-    tree: &[Sub],
-    shape: CopyShape,
-    gc_preference: f64,
-) {
+fn derive_tree(rng: &mut SmallRng, out: &mut Vec<Family>, root: &[u8], tree: &[Sub], shape: CopyShape, gc_preference: f64) {
     let first = out.len();
     for s in tree {
         let consensus = match s.parent {
             None => root.to_vec(),
             Some(p) => diverged(rng, &out[first + p].consensus, s.drift),
         };
-        out.push(Family {
-            name: s.name,
-            consensus,
-            shape,
-            divergence: s.divergence,
-            share: s.share,
-            gc_preference,
-            mean_copy_len: 0.0,
-        });
+        out.push(Family { name: s.name, consensus, shape, divergence: s.divergence, share: s.share, gc_preference, mean_copy_len: 0.0 });
     }
 }
 

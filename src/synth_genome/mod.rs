@@ -36,30 +36,12 @@ pub struct SynthGenomeArgs {
 /// GRCh38 chromosome lengths in Mbp and centromere positions (fraction of the length);
 /// acrocentric ones have their centromere near the start.
 const HUMAN: [(&str, f64, f64); 24] = [
-    ("chr1", 248.96, 0.50),
-    ("chr2", 242.19, 0.39),
-    ("chr3", 198.30, 0.46),
-    ("chr4", 190.21, 0.26),
-    ("chr5", 181.54, 0.27),
-    ("chr6", 170.81, 0.35),
-    ("chr7", 159.35, 0.38),
-    ("chr8", 145.14, 0.31),
-    ("chr9", 138.39, 0.33),
-    ("chr10", 133.80, 0.30),
-    ("chr11", 135.09, 0.39),
-    ("chr12", 133.28, 0.27),
-    ("chr13", 114.36, 0.15),
-    ("chr14", 107.04, 0.16),
-    ("chr15", 101.99, 0.18),
-    ("chr16", 90.34, 0.41),
-    ("chr17", 83.26, 0.30),
-    ("chr18", 80.37, 0.23),
-    ("chr19", 58.62, 0.45),
-    ("chr20", 64.44, 0.46),
-    ("chr21", 46.71, 0.26),
-    ("chr22", 50.82, 0.28),
-    ("chrX", 156.04, 0.39),
-    ("chrY", 57.23, 0.18),
+    ("chr1", 248.96, 0.50), ("chr2", 242.19, 0.39), ("chr3", 198.30, 0.46), ("chr4", 190.21, 0.26),
+    ("chr5", 181.54, 0.27), ("chr6", 170.81, 0.35), ("chr7", 159.35, 0.38), ("chr8", 145.14, 0.31),
+    ("chr9", 138.39, 0.33), ("chr10", 133.80, 0.30), ("chr11", 135.09, 0.39), ("chr12", 133.28, 0.27),
+    ("chr13", 114.36, 0.15), ("chr14", 107.04, 0.16), ("chr15", 101.99, 0.18), ("chr16", 90.34, 0.41),
+    ("chr17", 83.26, 0.30), ("chr18", 80.37, 0.23), ("chr19", 58.62, 0.45), ("chr20", 64.44, 0.46),
+    ("chr21", 46.71, 0.26), ("chr22", 50.82, 0.28), ("chrX", 156.04, 0.39), ("chrY", 57.23, 0.18),
 ];
 const ACROCENTRIC: [&str; 5] = ["chr13", "chr14", "chr15", "chr21", "chr22"];
 /// Acrocentric pairs that share their centromeric higher-order repeat (as 13/21 and 14/22 do).
@@ -78,15 +60,9 @@ pub fn run(args: SynthGenomeArgs) -> Result<()> {
     if !(args.size_mbp > 0.0) {
         bail!("--size-mbp must be positive");
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.unwrap_or(0)).build()?;
     let chromosomes = pool.install(|| generate(args.size_mbp, args.seed, args.human_like));
-    let kind = if args.human_like {
-        "human-like"
-    } else {
-        "uniform random"
-    };
+    let kind = if args.human_like { "human-like" } else { "uniform random" };
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     for ((name, _, _), chrom) in HUMAN.iter().zip(&chromosomes) {
         writeln!(out, ">{name} synthetic {kind} seed={}", args.seed)?;
@@ -103,10 +79,7 @@ pub fn run(args: SynthGenomeArgs) -> Result<()> {
 pub fn generate(size_mbp: f64, seed: u64, human_like: bool) -> Vec<Vec<u8>> {
     let total = (size_mbp * 1e6).round() as usize;
     let human_total: f64 = HUMAN.iter().map(|c| c.1).sum();
-    let mut lens: Vec<usize> = HUMAN
-        .iter()
-        .map(|c| ((c.1 / human_total * total as f64) as usize).max(1))
-        .collect();
+    let mut lens: Vec<usize> = HUMAN.iter().map(|c| ((c.1 / human_total * total as f64) as usize).max(1)).collect();
     lens[0] += total.saturating_sub(lens.iter().sum());
     if !human_like {
         return lens
@@ -126,10 +99,7 @@ pub fn generate(size_mbp: f64, seed: u64, human_like: bool) -> Vec<Vec<u8>> {
     for (name, _, _) in HUMAN {
         let unit = match SHARED_HOR.iter().find(|(c, _)| *c == name) {
             Some((_, from)) => {
-                let from = HUMAN
-                    .iter()
-                    .position(|c| c.0 == *from)
-                    .expect("chromosome in table");
+                let from = HUMAN.iter().position(|c| c.0 == *from).expect("chromosome in table");
                 mutate::diverged(&mut shared, &hor_units[from], 0.01)
             }
             None => {
@@ -145,12 +115,7 @@ pub fn generate(size_mbp: f64, seed: u64, human_like: bool) -> Vec<Vec<u8>> {
         .zip(hor_units)
         .enumerate()
         .map(|(i, ((&(name, _, centromere_at), len), hor_unit))| {
-            let plan = ChromosomePlan {
-                len,
-                centromere_at,
-                acrocentric: ACROCENTRIC.contains(&name),
-                hor_unit,
-            };
+            let plan = ChromosomePlan { len, centromere_at, acrocentric: ACROCENTRIC.contains(&name), hor_unit };
             chromosome::build(&plan, &families, &mut stream(seed, i as u64))
         })
         .collect();
@@ -163,16 +128,10 @@ pub fn generate(size_mbp: f64, seed: u64, human_like: bool) -> Vec<Vec<u8>> {
 fn report_composition(families: &[families::Family], chromosomes: &[Chromosome], total: usize) {
     let mut bases = vec![0usize; families.len() + 1];
     for c in chromosomes {
-        bases
-            .iter_mut()
-            .zip(&c.family_bases)
-            .for_each(|(b, n)| *b += n);
+        bases.iter_mut().zip(&c.family_bases).for_each(|(b, n)| *b += n);
     }
     let names = families.iter().map(|f| f.name).chain(["microsatellites"]);
-    let shares: Vec<String> = names
-        .zip(&bases)
-        .map(|(name, n)| format!("{name} {:.2}%", 100.0 * *n as f64 / total as f64))
-        .collect();
+    let shares: Vec<String> = names.zip(&bases).map(|(name, n)| format!("{name} {:.2}%", 100.0 * *n as f64 / total as f64)).collect();
     eprintln!("[bcuda synth-genome] repeats: {}", shares.join(", "));
 }
 
@@ -181,11 +140,7 @@ mod tests {
     use super::*;
 
     fn on_threads(n: usize, human_like: bool) -> Vec<Vec<u8>> {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-            .install(|| generate(3.0, 7, human_like))
+        rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(|| generate(3.0, 7, human_like))
     }
 
     #[test]

@@ -16,10 +16,7 @@ pub fn random_bases(rng: &mut SmallRng, n: usize, gc: f64, out: &mut Vec<u8>) {
     let mut left = n;
     while left > 0 {
         let word = rng.random::<u64>();
-        for half in [word as u32, (word >> 32) as u32]
-            .into_iter()
-            .take(left.min(2))
-        {
+        for half in [word as u32, (word >> 32) as u32].into_iter().take(left.min(2)) {
             let strong = (half & 0xffff) < gc_threshold;
             let pick = (half >> 16) & 1;
             out.push(match (strong, pick) {

@@ -12,11 +12,7 @@ pub fn repo() -> PathBuf {
 /// A file of data/ (from scripts/get-data.sh); panics with instructions when it is missing.
 pub fn data(name: &str) -> PathBuf {
     let p = repo().join("data").join(name);
-    assert!(
-        p.exists(),
-        "{} is missing: run scripts/get-data.sh first",
-        p.display()
-    );
+    assert!(p.exists(), "{} is missing: run scripts/get-data.sh first", p.display());
     p
 }
 
@@ -26,30 +22,14 @@ pub fn testdata(name: &str) -> PathBuf {
 
 /// Runs a command, returns stdout; panics with its stderr when it fails.
 pub fn run(cmd: &str, args: &[&str]) -> Vec<u8> {
-    let out = Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd} ({e}); CI installs it with apt-get"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("cannot run {cmd} ({e}); CI installs it with apt-get"));
+    assert!(out.status.success(), "{cmd} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
 
 /// `subcommand options... positional...` as one argument list.
-pub fn command_line<'a>(
-    subcommand: &'a str,
-    options: &[&'a str],
-    positional: &[&'a str],
-) -> Vec<&'a str> {
-    [subcommand]
-        .iter()
-        .chain(options)
-        .chain(positional)
-        .copied()
-        .collect()
+pub fn command_line<'a>(subcommand: &'a str, options: &[&'a str], positional: &[&'a str]) -> Vec<&'a str> {
+    [subcommand].iter().chain(options).chain(positional).copied().collect()
 }
 
 /// The same command line for bcuda, with progress off.
@@ -68,10 +48,7 @@ pub fn bcuda(args: &[&str]) -> Vec<u8> {
 
 /// `bcuda` expected to fail: returns its stderr.
 pub fn bcuda_fails(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).output().unwrap();
     assert!(!out.status.success(), "bcuda {args:?} succeeded");
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -95,13 +72,7 @@ pub fn head_fastq(src: &Path, n: usize, dst: &Path) {
 /// mismatches, short insertions and deletions, N bases, and some random (unmappable) reads.
 pub fn simulate_reads(fasta: &Path, len: usize, n: usize, seed: u64, dst: &Path) {
     let text = std::fs::read_to_string(fasta).unwrap();
-    let genome: Vec<u8> = text
-        .lines()
-        .skip(1)
-        .take_while(|l| !l.starts_with('>'))
-        .flat_map(|l| l.trim().bytes())
-        .map(|b| b.to_ascii_uppercase())
-        .collect();
+    let genome: Vec<u8> = text.lines().skip(1).take_while(|l| !l.starts_with('>')).flat_map(|l| l.trim().bytes()).map(|b| b.to_ascii_uppercase()).collect();
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut next = move |m: u64| {
         state ^= state << 13;
@@ -144,31 +115,10 @@ pub fn simulate_reads(fasta: &Path, len: usize, n: usize, seed: u64, dst: &Path)
         }
         read.truncate(len);
         if next(2) == 0 {
-            read = read
-                .iter()
-                .rev()
-                .map(|&b| match b {
-                    b'A' => b'T',
-                    b'C' => b'G',
-                    b'G' => b'C',
-                    b'T' => b'A',
-                    x => x,
-                })
-                .collect();
+            read = read.iter().rev().map(|&b| match b { b'A' => b'T', b'C' => b'G', b'G' => b'C', b'T' => b'A', x => x }).collect();
         }
-        let qual: String = (0..len)
-            .map(|i| {
-                (33 + if i > len - 10 {
-                    2 + next(20)
-                } else {
-                    20 + next(21)
-                }) as u8 as char
-            })
-            .collect();
-        out.push_str(&format!(
-            "@sim{r}/1\n{}\n+\n{qual}\n",
-            String::from_utf8(read).unwrap()
-        ));
+        let qual: String = (0..len).map(|i| (33 + if i > len - 10 { 2 + next(20) } else { 20 + next(21) }) as u8 as char).collect();
+        out.push_str(&format!("@sim{r}/1\n{}\n+\n{qual}\n", String::from_utf8(read).unwrap()));
     }
     std::fs::write(dst, out).unwrap();
 }
@@ -185,11 +135,7 @@ pub fn fixture(genome: &str, reads: &str, n: usize) -> Fixture {
     let prefix = bwa_index(&data(genome), dir.path());
     let subset = dir.path().join("reads.fq");
     head_fastq(&data(reads), n, &subset);
-    Fixture {
-        dir,
-        prefix,
-        reads: subset,
-    }
+    Fixture { dir, prefix, reads: subset }
 }
 
 /// A temporary folder holding a data/ genome indexed by bwa and the first `n` pairs of a

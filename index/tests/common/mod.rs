@@ -5,20 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
 /// A file of data/ (from scripts/get-data.sh); panics with instructions when it is missing.
 pub fn data(name: &str) -> PathBuf {
     let p = repo().join("data").join(name);
-    assert!(
-        p.exists(),
-        "{} is missing: run scripts/get-data.sh first",
-        p.display()
-    );
+    assert!(p.exists(), "{} is missing: run scripts/get-data.sh first", p.display());
     p
 }
 
@@ -28,15 +21,8 @@ pub fn testdata(name: &str) -> PathBuf {
 
 /// Runs `bwa` with `args`; panics if bwa is not installed (CI installs it) or fails.
 pub fn bwa(args: &[&str]) -> Vec<u8> {
-    let out = Command::new("bwa")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run bwa ({e}): apt-get install bwa"));
-    assert!(
-        out.status.success(),
-        "bwa {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new("bwa").args(args).output().unwrap_or_else(|e| panic!("cannot run bwa ({e}): apt-get install bwa"));
+    assert!(out.status.success(), "bwa {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
 
