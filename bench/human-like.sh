@@ -36,6 +36,24 @@ retried_reads() {
         || from_summary 'retrying \([0-9][0-9]*\) reads' "$1"
 }
 
+# The rate in the middle half of a run, from its timeline: a least-squares line through the
+# times at which its middle half of batches (from a quarter of them to three quarters) were
+# written, against their number; one full batch (262,144 reads) over its slope. It leaves out
+# the pipeline's fill and drain and the GPUs' release at exit, which reads / (wall - start-up)
+# keeps, and unlike two end points it does not depend on where in a round of the GPUs the
+# quarter marks fall. NA under 12 batches (3M reads), where the middle is a few batches that
+# finish in pairs (two in flight per GPU) and the last one is short.
+middle_rate() {
+    grep -o 'timeline *[0-9.]* s  batch *[0-9]*  written' "$1" | awk '{t[$5] = $2; n++}
+        END {
+            a = int(n / 4); b = int(3 * n / 4)
+            for (i = a; i <= b; i++) {m++; sx += i; sy += t[i]; sxx += i * i; sxy += i * t[i]}
+            d = m * sxx - sx * sx
+            if (n < 12 || d <= 0 || m * sxy - sx * sy <= 0) print "NA"
+            else printf "%.0f", 262144 * d / (m * sxy - sx * sy)
+        }'
+}
+
 log "human-like benchmark: ${size} Mbp, $reads reads, bcuda aln $mode -t $t, commit $commit"
 t0=$(now)
 $B synth-genome --size-mbp "$size" --seed 1 --human-like > $W/genome.fa 2> $W/synth.log
@@ -114,6 +132,8 @@ identical=no
 [ -s "$tsv" ] || printf "genome_mbp\treads\tbcuda_gpu_s\tbcuda_steady_reads_per_s\tbwa_aln_t16_s\tratio\treads_retried\treads_on_cpu\tsai_identical\tcommit\n" > "$tsv"
 printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$reads" "$bcuda_s" "$steady" "$bwa_s" "$ratio" "$retried" "$on_cpu" "$identical" "$commit" | tee -a "$tsv"
 log "row appended to $(basename $tsv) (start-up $start_up s excluded from the steady rate)"
+middle=$(middle_rate $W/$best.summary)
+log "middle half of the batches: $middle reads/s ($(awk -v m=$middle -v n=$reads -v b=$bwa_s 'BEGIN {if (m + 0 > 0) printf "%.1fx", m / (n / b); else print "NA"}') bwa's rate)"
 # The reads the GPU left to the CPU (named by the timeline), profiled on the CPU: bwa's pops
 # and stack peak, and whether the team search's model (src/aln/level_search.rs) with pass 3's
 # team and pool holds them.
@@ -125,22 +145,6 @@ for i in $(grep -o 'reads aligned there: reads [0-9, ]*' $W/$best.summary | grep
         --capacity 2048 --exact-entries-limit $W/genome.fa $W/left.fq 2>&1 | sed -n '/^bounded entries/,/^groups of chains/p' | grep -v '^groups of chains' | tee -a "$OUT/human-like.log"
 done
 
-# The rate in the middle half of a run, from its timeline: a least-squares line through the
-# times at which its middle half of batches (from a quarter of them to three quarters) were
-# written, against their number; one full batch (262,144 reads) over its slope. It leaves out
-# the pipeline's fill and drain and the GPUs' release at exit, which the whole-run rate above
-# keeps, and unlike two end points it does not depend on where in a round of the GPUs the
-# quarter marks fall.
-middle_rate() {
-    grep -o 'timeline *[0-9.]* s  batch *[0-9]*  written' "$1" | awk '{t[$5] = $2; n++}
-        END {
-            a = int(n / 4); b = int(3 * n / 4)
-            for (i = a; i <= b; i++) {m++; sx += i; sy += t[i]; sxx += i * i; sxy += i * t[i]}
-            d = m * sxx - sx * sx
-            if (m < 3 || d <= 0 || m * sxy - sx * sy <= 0) print "NA"
-            else printf "%.0f", 262144 * d / (m * sxy - sx * sy)
-        }'
-}
 # Several GPUs (issue 14): the same reads on the first N GPUs for each N of GPUS; each row's
 # .sai must equal bwa's records and the first N's file, and its steady rate (start-up from
 # its summary excluded) is compared with the first N's, as is its middle rate.
@@ -162,7 +166,7 @@ if [ -n "${GPUS:-}" ]; then
         cmp -s $W/$first.sai $W/gpus${g}a.sai && cmp -s $W/$first.sai $W/gpus${g}b.sai \
             && cmp -s <(tail -c +69 $W/$run.sai) <(tail -c +69 $W/bwa.sai) && same=yes
         scaling=$(awk -v a=$rate -v b=$base 'BEGIN {printf "%.2f", a / b}')
-        mscaling=$(awk -v a=$middle -v b=$mbase 'BEGIN {printf "%.2f", a / b}')
+        mscaling=$(awk -v a=$middle -v b=$mbase 'BEGIN {if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "NA"}')
         printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$size" "$reads" "$g" "$s" "$up" "$rate" "$scaling" "$middle" "$mscaling" "$same" "$commit" | tee -a "$mtsv"
     done
     log "rows appended to $(basename $mtsv) (.sai identical: to the first --gpus run's and to bwa's records)"
