@@ -151,7 +151,7 @@ done
 if [ -n "${GPUS:-}" ]; then
     mtsv=$OUT/multi-gpu.tsv
     [ -s "$mtsv" ] || printf "genome_mbp\treads\tgpus\tbcuda_s\tstart_up_s\tsteady_reads_per_s\tscaling\tmiddle_reads_per_s\tmiddle_scaling\tsai_identical\tcommit\n" > "$mtsv"
-    first= base=
+    first= base= mbase=
     for g in $GPUS; do
         run_bcuda gpus${g}a "--gpus $g"
         run_bcuda gpus${g}b "--gpus $g"
