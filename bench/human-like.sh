@@ -13,7 +13,7 @@
 # commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
 # FILE exists; scripts/gpu-long.sh uses it), GPUS="1 2" (then also bcuda aln --gpus N, twice
 # for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N),
-# SWEEP, ENV_SWEEP, BATCH_SWEEP and NCU (see the end).
+# SWEEP, ENV_SWEEP, BATCH_SWEEP, NCU and KEEP_W (see the end).
 . "$(dirname "$0")/../scripts/device-env.sh"
 size=$1
 reads=${2:-1000000}
@@ -202,5 +202,6 @@ if [ -n "${NCU:-}" ] && command -v ncu > /dev/null; then
         $B aln $mode --quiet -t $t $W/genome.fa $W/r100k.fq > $OUT/ncu.txt 2>&1 < /dev/null
     log "ncu (exit $?): $(grep -c 'inexact_' $OUT/ncu.txt) kernel sections in ncu.txt"
 fi
-rm -rf "$W"
+# KEEP_W=1: the genome, index, reads and bwa's .sai stay in $W (set W too) for a later command.
+[ -n "${KEEP_W:-}" ] || rm -rf "$W"
 log "done"

@@ -5,5 +5,5 @@ set -uo pipefail
 C=.carry
 B=$C/bcuda
 OUT=${OUT:-gpu-out}
-W=$(mktemp -d)
+W=${W:-$(mktemp -d)}
 mkdir -p "$OUT"

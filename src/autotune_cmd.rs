@@ -174,6 +174,8 @@ struct Expected {
 pub fn run_worker(args: WorkerArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.index, ".bwt"))?;
     let mut gpu = GpuAligner::new(&bwt, Switches::default(), 0)?;
+    // Each run's answers are its own, never those of the run before (the reference's).
+    gpu.poison_outputs();
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     // Two batches of training reads (a batch-sized subset of them per generation), one held out.
     let mut pool = reader.next_batch(args.batch_size)?;

@@ -142,6 +142,13 @@ impl Bwt {
         self.l2
     }
 
+    /// Maps the whole file into memory now (it is in the page cache after the first run), so
+    /// that a later pass over it (the copy to the GPU) does not stop at every page; best effort:
+    /// nothing happens where the kernel cannot (Linux before 5.14).
+    pub fn populate(&self) {
+        let _ = self.map.advise(memmap2::Advice::PopulateRead);
+    }
+
     /// The interleaved occurrence/BWT array exactly as in the file (for the GPU).
     #[inline]
     pub fn words(&self) -> &[u32] {

@@ -101,11 +101,17 @@ pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
         }
         // CUDA counts only the GPUs of CUDA_VISIBLE_DEVICES, numbered from 0.
         let visible = cudarc::driver::CudaContext::device_count().map_err(|e| anyhow!("counting the GPUs: {e:?}"))?;
+        super::timeline::mark_run("CUDA initialised");
         let ordinals = GpuChoice::ordinals(choice.as_ref(), visible.max(0) as usize)?;
         if ordinals.is_empty() {
             bail!("no GPU visible");
         }
-        let opening: Vec<_> = ordinals.into_iter().map(|o| (o, std::thread::spawn(move || OpenGpu::open(o, Switches::default())))).collect();
+        let open = |o: usize| {
+            let gpu = OpenGpu::open(o, Switches::default());
+            super::timeline::mark_run(format!("GPU {o} opened (context, kernels)"));
+            gpu
+        };
+        let opening: Vec<_> = ordinals.into_iter().map(|o| (o, std::thread::spawn(move || open(o)))).collect();
         Ok(opening.into_iter().map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("opening GPU {o} panicked"))))).collect())
     })))
 }
@@ -128,7 +134,12 @@ pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Ope
     };
     let several = opened.len() > 1;
     let ready: Vec<(usize, Result<(GpuAligner, Vec<String>)>)> = std::thread::scope(|s| {
-        let loading: Vec<_> = opened.into_iter().map(|(o, gpu)| (o, s.spawn(move || gpu.and_then(|g| GpuAligner::on(g, bwt)).map(|g| with_tuned_kernel(g, args, several))))).collect();
+        let load = move |o: usize, gpu: Result<OpenGpu>| {
+            let gpu = gpu.and_then(|g| GpuAligner::on(g, bwt));
+            super::timeline::mark_run(format!("GPU {o} holds the BWT"));
+            gpu.map(|g| with_tuned_kernel(g, args, several))
+        };
+        let loading: Vec<_> = opened.into_iter().map(|(o, gpu)| (o, s.spawn(move || load(o, gpu)))).collect();
         loading.into_iter().map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("loading GPU {o} panicked"))))).collect()
     });
     let mut gpus = Vec::new();

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
-use cudarc::driver::{sys, CudaSlice, CudaStream, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
+use cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 
 /// A kernel input: page-locked host staging and its device copy, grown on demand. Pinned
 /// memory lets the copy run asynchronously on the batch's stream, under another batch's kernels.
@@ -79,6 +79,18 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
         let host = self.host.as_ref().ok_or_else(|| anyhow!("read before fetch"))?;
         Ok(&host.as_slice()?[..len])
     }
+}
+
+/// Fills `dst` with 0xFF bytes (queued on `stream`): answers a kernel leaves unwritten then
+/// differ from any it writes, instead of being the previous batch's (see
+/// [`GpuAligner::poison_outputs`](super::GpuAligner::poison_outputs)).
+pub fn poison<T: DeviceRepr, Dst: DevicePtrMut<T>>(stream: &Arc<CudaStream>, dst: &mut Dst) -> Result<()> {
+    let bytes = dst.num_bytes();
+    let (ptr, _record) = dst.device_ptr_mut(stream);
+    // SAFETY: `ptr` is `bytes` bytes of device memory of `stream`'s context; any byte pattern
+    // is a valid integer, the only element types of the answer buffers.
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, stream.cu_stream()) }?;
+    Ok(())
 }
 
 /// Bytes of one piece of [`copy_large`]'s staging.

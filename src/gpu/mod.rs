@@ -168,6 +168,9 @@ pub struct GpuAligner {
     /// Batches submitted so far, and those that fail on purpose (see [`failing_batches`]).
     submitted: usize,
     fail_batch: Option<(usize, bool)>,
+    /// Whether every batch's answer buffers are filled with 0xFF before its kernels run (see
+    /// [`GpuAligner::poison_outputs`]).
+    poison: bool,
 }
 
 /// `BCUDA_TEST_FAIL_BATCH=N`: the N-th batch (from 1) fails, `N..`: every batch from the N-th
@@ -258,6 +261,7 @@ impl GpuAligner {
             next_slot: 0,
             submitted: 0,
             fail_batch: failing_batches(ordinal),
+            poison: false,
         };
         aligner.stream.synchronize()?;
         startup.copy_s = t.elapsed().as_secs_f64();
@@ -308,6 +312,36 @@ impl GpuAligner {
         self.inexact_switches = switches;
         self.passes.clear();
         Ok(())
+    }
+
+    /// Frees the GPU's memory and context, in parts: seconds spent on each (pass scratch,
+    /// batch buffers, BWT, then kernels and context), for aln's timeline.
+    pub fn release(self) -> [(&'static str, f64); 4] {
+        let GpuAligner { ctx, stream, words, l2, exact, inexact, passes, slots, .. } = self;
+        let timed = |f: &mut dyn FnMut()| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        };
+        let mut passes = Some(passes);
+        let mut slots = Some(slots);
+        let mut index = Some((words, l2));
+        let mut rest = Some((exact, inexact, stream, ctx));
+        [
+            ("pass scratch", timed(&mut || drop(passes.take()))),
+            ("batch buffers", timed(&mut || drop(slots.take()))),
+            ("BWT", timed(&mut || drop(index.take()))),
+            ("kernels and context", timed(&mut || drop(rest.take()))),
+        ]
+    }
+
+    /// Fills every batch's answer buffers (intervals, hit counts, hits, read queues) with 0xFF
+    /// before its kernels run. Buffers are reused batch after batch, so without it a variant
+    /// kernel that leaves an answer unwritten shows the previous batch's: the autotuner's
+    /// oracle ran the unmodified kernels on the same reads just before, and passed a variant
+    /// that wrote no answer at all (pass 1 without `record_answer`), whose `.sai` was wrong.
+    pub fn poison_outputs(&mut self) {
+        self.poison = true;
     }
 
     pub fn inexact_switches(&self) -> &InexactSwitches {
@@ -416,9 +450,11 @@ impl GpuAligner {
         let (free, _) = self.ctx.mem_get_info()?;
         let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
         let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
+        let t = std::time::Instant::now();
         for pass in plan {
             self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None });
         }
+        self.startup.scratch_s += t.elapsed().as_secs_f64();
         Ok(())
     }
 
@@ -429,7 +465,13 @@ impl GpuAligner {
         let starts = slot.exact_starts.put(&stream, &b.exact_starts)?;
         let lens = slot.lens.put(&stream, &b.lens)?;
         let k = slot.k.reserve(&stream, n)?;
+        if self.poison {
+            buffers::poison(&stream, k)?;
+        }
         let l = slot.l.reserve(&stream, n)?;
+        if self.poison {
+            buffers::poison(&stream, l)?;
+        }
         let mut events = vec![timing_event(&stream)?];
         let args = ExactArgs { reads, starts, lens, n, fixed_len: b.fixed_len.unwrap_or(0) };
         self.launch_exact(&stream, exact_f, args, k, l)?;
@@ -451,6 +493,13 @@ impl GpuAligner {
         stream.memset_zeros(lookups)?;
         let long_hits = slot.long_hits.reserve(&stream, LONG_HITS * 3)?;
         let long_offsets = slot.long_offsets.reserve(&stream, n_gpu)?;
+        if self.poison {
+            buffers::poison(&stream, n_hits)?;
+            buffers::poison(&stream, hits)?;
+            buffers::poison(&stream, queues)?;
+            buffers::poison(&stream, long_hits)?;
+            buffers::poison(&stream, long_offsets)?;
+        }
         let list = |p: usize| p * n_gpu.max(1);
         let counter = |p: usize| 2 * p;
 

@@ -53,6 +53,8 @@ pub struct StartupTimes {
     pub kernels_cached: bool,
     /// Copying the BWT to the GPU.
     pub copy_s: f64,
+    /// Allocating the inexact passes' scratch (at the first batch, again after a failed one).
+    pub scratch_s: f64,
 }
 
 /// A GPU opened with its kernels compiled, before the index is on it: `bcuda aln` opens it on
@@ -105,7 +107,7 @@ impl OpenGpu {
         // Loading JIT-compiles the PTX for this GPU: here too, beside the index load.
         let inexact_kernels = InexactKernels::load(&ctx, inexact_ptx)?;
         let exact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;
-        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0 };
+        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0, scratch_s: 0.0 };
         Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact: inexact_kernels, exact, startup })
     }
 }
