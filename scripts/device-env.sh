@@ -6,4 +6,5 @@ C=.carry
 B=$C/bcuda
 OUT=${OUT:-gpu-out}
 W=${W:-$(mktemp -d)}
+mkdir -p "$W"
 mkdir -p "$OUT"

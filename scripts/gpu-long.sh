@@ -20,14 +20,16 @@ start)
     [[ $script =~ ^[0-9.]+$ ]] && script=scripts/gpu-large.sh || shift
     mkdir -p $L/out && cp -r . $L/repo
     echo "${LOG:-$(basename "$script" .sh)}" > $L/name
-    (cd $L/repo && OUT=$L/out WAIT_FOR=$L/go SORT_GB=${SORT_GB:-8} setsid bash "$script" "$@" > $L/out/stdout.txt 2>&1 < /dev/null &)
+    (cd $L/repo && OUT=$L/out WAIT_FOR=$L/go SORT_GB=${SORT_GB:-8} setsid bash -c 'bash "$@"; echo $? > '$L'/exit' bash "$script" "$@" > $L/out/stdout.txt 2>&1 < /dev/null &)
     echo "started $script $* in $L" ;;
 wait)
     touch $L/go
     mkdir -p "${OUT:=gpu-out}"
     log=$L/out/$(cat $L/name).log
     end=$((SECONDS + $2))
-    while [ $SECONDS -lt $end ] && ! grep -q '^done' "$log" 2>/dev/null; do sleep 5; done
+    # Until "done", the script's end (a failure ends without it) or SECS.
+    while [ $SECONDS -lt $end ] && ! grep -q '^done' "$log" 2>/dev/null && [ ! -e $L/exit ]; do sleep 5; done
+    [ -e $L/exit ] && echo "the script exited with status $(cat $L/exit)"
     cp $L/out/* "$OUT"/ 2>/dev/null
     echo "--- after ${SECONDS} s:"; cat "$log"; tail -5 $L/out/stdout.txt; free -g | head -2; df -h /tmp | tail -1 ;;
 esac

@@ -363,12 +363,16 @@ pub fn run(args: AlnArgs) -> Result<()> {
                 .collect();
             let which = if gpus.len() > 1 { format!("GPU {} kernels", gpu.ordinal()) } else { "GPU kernels".to_string() };
             eprintln!(
-                "[bcuda aln] {which}: exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: {}; {} reads outgrew the last pass's stack",
+                "[bcuda aln] {which}: exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: {}; {} reads outgrew the last pass's stack{}",
                 t.exact_ms,
                 t.exact_reads,
                 t.inexact_ms(),
                 passes.join(", "),
                 t.stack_overflow_reads,
+                match t.first_pass_skipped_after {
+                    Some(b) => format!("; pass 1 searched no read after the first {b} batches (it handed on over {:.0} % of a batch's reads: the teams search them all)", crate::gpu::HAND_ON_SHARE * 100.0),
+                    None => String::new(),
+                },
             );
         }
         gpus::share_lines(&gpus, &shares).iter().for_each(|line| eprintln!("{line}"));

@@ -217,7 +217,7 @@ mod tests {
         assert_eq!(p.len(), 3, "{p:?}");
         assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512, team: 1 });
         // Pass 2: 16 warps' worth of teams of 64 threads per SM.
-        assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 65536, team: 64 });
+        assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 32768, team: 64 });
         assert_eq!(p[2].kind, PassKind::Warp);
         assert!(p[2].entries > 2_000_000 && p[2].entries % CHUNK == 0);
         let team = InexactSwitches::default().last_team_lanes as usize;

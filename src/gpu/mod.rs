@@ -74,6 +74,8 @@ pub struct BatchTimes {
     /// Occurrence lookups (64-byte BWT blocks read) of each pass.
     pub pass_lookups: [u64; MAX_PASSES],
     pub batches: usize,
+    /// The batches after this one skipped pass 1's search (see `GpuAligner::adapt_first_pass`).
+    pub first_pass_skipped_after: Option<usize>,
 }
 
 impl BatchTimes {
@@ -171,6 +173,9 @@ pub struct GpuAligner {
     /// Whether every batch's answer buffers are filled with 0xFF before its kernels run (see
     /// [`GpuAligner::poison_outputs`]).
     poison: bool,
+    /// Whether pass 1 is skipped once it hands on too many reads (see
+    /// [`GpuAligner::adapt_first_pass`]).
+    adapt_first: bool,
 }
 
 /// `BCUDA_TEST_FAIL_BATCH=N`: the N-th batch (from 1) fails, `N..`: every batch from the N-th
@@ -193,6 +198,17 @@ fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
 struct PassScratch {
     scratch: Scratchpad,
     free: Option<CudaEvent>,
+}
+
+/// The share of its reads pass 1 may hand on before `adapt_first_pass` skips it: between the
+/// 0.01 % of E. coli and the 9.8 % of the 1 Gbp human-like genome, where the teams alone were
+/// slower and faster.
+pub const HAND_ON_SHARE: f64 = 0.05;
+
+/// Whether pass 1, having taken `taken` reads and handed `handed_on` of them on, hands on
+/// more than [`HAND_ON_SHARE`].
+fn hands_on_too_many(taken: u32, handed_on: u32) -> bool {
+    handed_on as f64 > HAND_ON_SHARE * taken as f64
 }
 
 fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
@@ -262,6 +278,7 @@ impl GpuAligner {
             submitted: 0,
             fail_batch: failing_batches(ordinal),
             poison: false,
+            adapt_first: false,
         };
         aligner.stream.synchronize()?;
         startup.copy_s = t.elapsed().as_secs_f64();
@@ -333,6 +350,18 @@ impl GpuAligner {
             ("BWT", timed(&mut || drop(index.take()))),
             ("kernels and context", timed(&mut || drop(rest.take()))),
         ]
+    }
+
+    /// From the batch after one whose pass 1 handed on more than [`HAND_ON_SHARE`] of its
+    /// reads, pass 1 gives up on every read at its first pop, so that the team passes search
+    /// them all (`aln` sets it; autotune times each variant as it is). On the 1 Gbp human-like
+    /// benchmark pass 1 hands on 9.8 % of the reads, and letting the teams search all of them
+    /// took the GPU from 1.64 to 1.39 s busy on 1M reads (H100): a warp of pass 1 waits for
+    /// its longest read, a team shares one read's work. On E. coli it hands on 0.01 %, and
+    /// the teams alone were slower (1.28 instead of 0.99 s end to end); budgets between 128
+    /// and 1024 pops were no better than 2048 on either. Every budget gives the same hits.
+    pub fn adapt_first_pass(&mut self) {
+        self.adapt_first = true;
     }
 
     /// Fills every batch's answer buffers (intervals, hit counts, hits, read queues) with 0xFF
@@ -623,6 +652,11 @@ impl GpuAligner {
             t.pass_lookups[p] += lookups[p];
         }
         t.stack_overflow_reads += counters[2 * passes] as usize;
+        // counters[0]: the reads pass 1 took; counters[2]: those it handed on.
+        if self.adapt_first && passes > 1 && self.first_max_pops > 1 && hands_on_too_many(counters[0], counters[2]) {
+            self.first_max_pops = 1;
+            t.first_pass_skipped_after = Some(self.submitted);
+        }
         t.hits_full_reads += hits_full;
         t.entries_limit_reads += entries_limit;
         t.not_taken_reads += n - n_gpu;
@@ -642,6 +676,16 @@ impl GpuAligner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The measured shares: E. coli's pass 1 keeps its reads, the 1 Gbp human-like genome's
+    /// hands on too many.
+    #[test]
+    fn pass_one_is_skipped_only_where_it_hands_on_many_reads() {
+        assert!(!hands_on_too_many(987_780, 110));
+        assert!(hands_on_too_many(1_000_000, 98_025));
+        assert!(!hands_on_too_many(1000, 50) && hands_on_too_many(1000, 51));
+        assert!(!hands_on_too_many(0, 0));
+    }
 
     /// Every kernel and the default switches compile with NVRTC when it is present.
     #[test]

@@ -193,6 +193,7 @@ pub struct InexactSwitches {
     pub heads_shared: bool,
 }
 
+/// The pool of pass 2's teams in tuned files from before it was a switch.
 fn default_level_entries() -> u32 {
     1 << 16
 }
@@ -215,14 +216,17 @@ impl Default for InexactSwitches {
     /// stacks spread over a quarter of the memory; interleaving them was slower still); then
     /// 24-byte entries (`compact_entry`: the kernels' sum 3-4 % lower in each of four sweep
     /// runs at 1 and 3.1 Gbp; the wall time within noise). A genome too large for them gets
-    /// the 32-byte ones ([`InexactSwitches::fitted_to`]).
+    /// the 32-byte ones ([`InexactSwitches::fitted_to`]); then pass 2's pools of 32,768
+    /// entries instead of 65,536, found by `bcuda autotune` on that benchmark and confirmed
+    /// by a sweep (GPU busy 1.64 -> 1.58 s, and 1.47 -> 1.39 s with pass 1 skipped: see
+    /// `GpuAligner::adapt_first_pass`; E. coli 0.56 -> 0.44 s).
     fn default() -> Self {
         InexactSwitches {
             block_w: 64,
             first_entries: 512,
             first_max_pops: 2048,
             level_warps_per_sm: 16,
-            level_entries: default_level_entries(),
+            level_entries: 1 << 15,
             level_team_lanes: default_level_team_lanes(),
             last_team_lanes: default_last_team_lanes(),
             level_max_rounds: 0,
@@ -243,7 +247,7 @@ impl InexactSwitches {
     pub const DOMAINS: &'static [(&'static str, &'static [u32])] = &[
         ("INEXACT_BLOCK_W", &[64, 128, 256]),
         ("first_entries", &[256, 512, 1024, 2048, 4096]),
-        ("first_max_pops", &[1024, 2048, 4096, 8192, 16384, 32768]),
+        ("first_max_pops", &[1, 1024, 2048, 4096, 8192, 16384, 32768]),
         ("level_warps_per_sm", &[4, 8, 16, 32]),
         ("level_entries", &[32768, 65536, 131072, 262144]),
         ("level_team_lanes", &[32, 64, 128]),
