@@ -10,6 +10,7 @@
 pub mod batch;
 pub mod bench;
 mod buffers;
+mod first_pass;
 pub mod index_sort;
 pub mod inexact;
 pub mod inexact_kernels;
@@ -29,6 +30,8 @@ pub use batch::{complete_on_cpu, pack_reads, HostBatch};
 use batch::GpuAnswers;
 use inexact::{Pass, PassKind, Scratchpad};
 use inexact_kernels::InexactKernels;
+pub use first_pass::HAND_ON_SHARE;
+use first_pass::hands_on_too_many;
 pub use open::{warm_kernel_cache, OpenGpu, StartupTimes};
 use slot::{Slot, LONG_HITS_COUNTER, N_COUNTERS};
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
@@ -198,17 +201,6 @@ fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
 struct PassScratch {
     scratch: Scratchpad,
     free: Option<CudaEvent>,
-}
-
-/// The share of its reads pass 1 may hand on before `adapt_first_pass` skips it: between the
-/// 0.01 % of E. coli and the 9.8 % of the 1 Gbp human-like genome, where the teams alone were
-/// slower and faster.
-pub const HAND_ON_SHARE: f64 = 0.05;
-
-/// Whether pass 1, having taken `taken` reads and handed `handed_on` of them on, hands on
-/// more than [`HAND_ON_SHARE`].
-fn hands_on_too_many(taken: u32, handed_on: u32) -> bool {
-    handed_on as f64 > HAND_ON_SHARE * taken as f64
 }
 
 fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
@@ -676,16 +668,6 @@ impl GpuAligner {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The measured shares: E. coli's pass 1 keeps its reads, the 1 Gbp human-like genome's
-    /// hands on too many.
-    #[test]
-    fn pass_one_is_skipped_only_where_it_hands_on_many_reads() {
-        assert!(!hands_on_too_many(987_780, 110));
-        assert!(hands_on_too_many(1_000_000, 98_025));
-        assert!(!hands_on_too_many(1000, 50) && hands_on_too_many(1000, 51));
-        assert!(!hands_on_too_many(0, 0));
-    }
 
     /// Every kernel and the default switches compile with NVRTC when it is present.
     #[test]
