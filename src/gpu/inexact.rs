@@ -173,6 +173,16 @@ impl Scratchpad {
         max_len <= self.size.0 && buckets <= self.size.1
     }
 
+    /// Fills every buffer with 0xFF (queued on `stream`): a kernel that reads what it did not
+    /// write then sees that, not the state the batch before left (see
+    /// [`GpuAligner::poison_outputs`](super::GpuAligner::poison_outputs)).
+    pub fn poison(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        for buffer in [&mut self.width, &mut self.seed_width, &mut self.seq, &mut self.entries, &mut self.lane_buffers, &mut self.hits] {
+            super::buffers::poison(stream, buffer)?;
+        }
+        super::buffers::poison(stream, &mut self.ints)
+    }
+
     pub fn new(stream: &Arc<CudaStream>, pass: Pass, m: usize, b: usize, entry_bytes: usize) -> Result<Scratchpad> {
         let (n, e) = (pass.searchers(), pass.entries);
         let (ints, lane, hits) = match pass.kind {

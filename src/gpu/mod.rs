@@ -356,11 +356,14 @@ impl GpuAligner {
         self.adapt_first = true;
     }
 
-    /// Fills every batch's answer buffers (intervals, hit counts, hits, read queues) with 0xFF
-    /// before its kernels run. Buffers are reused batch after batch, so without it a variant
-    /// kernel that leaves an answer unwritten shows the previous batch's: the autotuner's
-    /// oracle ran the unmodified kernels on the same reads just before, and passed a variant
-    /// that wrote no answer at all (pass 1 without `record_answer`), whose `.sai` was wrong.
+    /// Fills every batch's answer buffers (intervals, hit counts, hits, read queues) and the
+    /// passes' scratch with 0xFF before its kernels run (outside their timing). Buffers are
+    /// reused batch after batch, so without it a variant kernel that leaves an answer
+    /// unwritten shows the previous batch's: the autotuner's oracle ran the unmodified kernels
+    /// on the same reads just before, and passed a variant that wrote no answer at all (pass 1
+    /// without `record_answer`), whose `.sai` was wrong. The unmodified kernels write every
+    /// scratch element before reading it (the scratch is allocated uninitialised), so they
+    /// answer the same poisoned or not.
     pub fn poison_outputs(&mut self) {
         self.poison = true;
     }
@@ -535,6 +538,15 @@ impl GpuAligner {
             launch.arg(&k).arg(&l).arg(read_of).arg(&n32).arg(&mut q).arg(&order_counters).arg(&queue_counters);
             // SAFETY: argument order and types match inexact_order's signature.
             unsafe { launch.launch(cfg) }.context("launching inexact_order")?;
+        }
+        if self.poison {
+            // Each pass's scratch too, once the batch before has finished with it.
+            for pass in self.passes.iter_mut() {
+                if let Some(free) = &pass.free {
+                    stream.wait(free)?;
+                }
+                pass.scratch.poison(&stream)?;
+            }
         }
         let args = SearchArgs {
             index: self,
