@@ -77,7 +77,8 @@ pub struct BatchTimes {
     /// Occurrence lookups (64-byte BWT blocks read) of each pass.
     pub pass_lookups: [u64; MAX_PASSES],
     pub batches: usize,
-    /// The batches after this one skipped pass 1's search (see `GpuAligner::adapt_first_pass`).
+    /// After this many batches pass 1 gave up on every read at its first pop (see
+    /// `GpuAligner::adapt_first_pass`).
     pub first_pass_skipped_after: Option<usize>,
 }
 
@@ -327,21 +328,13 @@ impl GpuAligner {
     /// batch buffers, BWT, then kernels and context), for aln's timeline.
     pub fn release(self) -> [(&'static str, f64); 4] {
         let GpuAligner { ctx, stream, words, l2, exact, inexact, passes, slots, .. } = self;
-        let timed = |f: &mut dyn FnMut()| {
+        fn timed_drop(what: &'static str, x: impl Sized) -> (&'static str, f64) {
             let t = std::time::Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        };
-        let mut passes = Some(passes);
-        let mut slots = Some(slots);
-        let mut index = Some((words, l2));
-        let mut rest = Some((exact, inexact, stream, ctx));
-        [
-            ("pass scratch", timed(&mut || drop(passes.take()))),
-            ("batch buffers", timed(&mut || drop(slots.take()))),
-            ("BWT", timed(&mut || drop(index.take()))),
-            ("kernels and context", timed(&mut || drop(rest.take()))),
-        ]
+            drop(x);
+            (what, t.elapsed().as_secs_f64())
+        }
+        // In this order: the context goes with the last of what holds it.
+        [timed_drop("pass scratch", passes), timed_drop("batch buffers", slots), timed_drop("BWT", (words, l2)), timed_drop("kernels and context", (exact, inexact, stream, ctx))]
     }
 
     /// From the batch after one whose pass 1 handed on more than [`HAND_ON_SHARE`] of its
@@ -489,11 +482,9 @@ impl GpuAligner {
         let starts = slot.exact_starts.put(&stream, &b.exact_starts)?;
         let lens = slot.lens.put(&stream, &b.lens)?;
         let k = slot.k.reserve(&stream, n)?;
-        if self.poison {
-            buffers::poison(&stream, k)?;
-        }
         let l = slot.l.reserve(&stream, n)?;
         if self.poison {
+            buffers::poison(&stream, k)?;
             buffers::poison(&stream, l)?;
         }
         let mut events = vec![timing_event(&stream)?];
