@@ -18,7 +18,9 @@ start)
     shift
     script=$1
     [[ $script =~ ^[0-9.]+$ ]] && script=scripts/gpu-large.sh || shift
-    mkdir -p $L/out && cp -r . $L/repo
+    # A script run before in this folder leaves its log (ending "done"), its exit status and
+    # the go-ahead: the wait below must see this run's alone.
+    rm -rf $L/out $L/exit $L/go && mkdir -p $L/out && cp -r . $L/repo
     echo "${LOG:-$(basename "$script" .sh)}" > $L/name
     (cd $L/repo && OUT=$L/out WAIT_FOR=$L/go SORT_GB=${SORT_GB:-8} setsid bash -c 'bash "$@"; echo $? > '$L'/exit' bash "$script" "$@" > $L/out/stdout.txt 2>&1 < /dev/null &)
     echo "started $script $* in $L" ;;

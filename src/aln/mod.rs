@@ -237,11 +237,10 @@ pub fn run(args: AlnArgs) -> Result<()> {
         }
         busy
     });
-    let prefault = opening.is_some();
     let mut gpus = std::thread::scope(|s| {
         // The BWT's pages mapped in while the GPUs open, so that its copy does not stop at
         // every page (it spent 0.10-0.13 s on 1 GB before, 0.10 s after: a small gain).
-        if prefault {
+        if opening.is_some() {
             s.spawn(|| {
                 bwt.populate();
                 timeline::mark_run("BWT mapped in");
