@@ -716,20 +716,54 @@ __device__ Stack new_stack(Entry *entry_pool, int *head_pool, u64 t, int entries
     return st;
 }
 
+// aln's rule for pass 1, kept on the GPU across batches (src/gpu/first_pass.rs): once pass 1
+// has handed on more than rule[RULE_PER_MILLE] thousandths of the reads it finished (from
+// RULE_MIN_READS on), it gives up on every read, the ones it is searching at their next 64th
+// pop, so that the teams search them all. A warp of pass 1 waits for its longest read, a team
+// shares one read's work. rule[RULE_PER_MILLE] 0: off (autotune times each variant as it is).
+#define RULE_PER_MILLE 0
+#define RULE_GIVE_UP 1
+#define RULE_FINISHED 2
+#define RULE_HANDED_ON 3
+#define RULE_MIN_READS 4096
+
+__device__ __forceinline__ bool pass_one_gives_up(const unsigned long long *rule)
+{
+    return ((const volatile unsigned long long *)rule)[RULE_GIVE_UP] != 0;
+}
+
+// Whether pass 1 stops searching its read now: the rule has tripped (looked at every 64 pops).
+__device__ __forceinline__ bool rule_stops(const Search &s, const unsigned long long *rule)
+{
+    return (s.st.pops & 63) == 0 && pass_one_gives_up(rule);
+}
+
+__device__ void count_for_rule(unsigned long long *rule, bool handed_on)
+{
+    unsigned long long per_mille = rule[RULE_PER_MILLE];
+    if (per_mille == 0 || pass_one_gives_up(rule)) return;
+    unsigned long long finished = atomicAdd(&rule[RULE_FINISHED], 1ULL) + 1;
+    unsigned long long handed = handed_on ? atomicAdd(&rule[RULE_HANDED_ON], 1ULL) + 1 : ((volatile unsigned long long *)rule)[RULE_HANDED_ON];
+    if (finished >= RULE_MIN_READS && handed * 1000 > per_mille * finished) rule[RULE_GIVE_UP] = 1;
+}
+
 // A read's answer from pass 1: its hit count, or STACK_FULL / HITS_FULL, and then it goes on
 // to the next pass (a read with more hits than its slots too: the team passes keep long hit
 // lists).
-__device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *next_counters)
+__device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *next_counters, unsigned long long *rule)
 {
-    if (n == STACK_FULL || n == HITS_FULL) next_queue[atomicAdd(&next_counters[0], 1)] = id;
+    bool handed_on = n == STACK_FULL || n == HITS_FULL;
+    if (handed_on) next_queue[atomicAdd(&next_counters[0], 1)] = id;
     n_hits[id] = n;
+    count_for_rule(rule, handed_on);
 }
 
 // (Calls of functions that take `words` or `l2` stay on one line: autotune's bounds guards
 // pass those pointers' bounds on by rewriting the call's line.)
 // Pass 1: each thread takes the next read of `queue` (queue_counters[1] counts those taken, up
 // to queue_counters[0]) until none is left, and searches it with its own bounded stack of
-// `entries_per_thread` entries and at most `max_pops` pops. A read that needs more is appended
+// `entries_per_thread` entries and at most `max_pops` pops (1 once aln's `rule` has tripped,
+// above). A read that needs more is appended
 // to `next_queue` (next_counters[0] counts them) for inexact_level; n_hits is negative (STACK_FULL,
 // HITS_FULL) for a read without an answer.
 extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
@@ -737,7 +771,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
     Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
-    Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets, int max_pops,
+    Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets, int max_pops, unsigned long long *rule,
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
     const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
     unsigned long long *__restrict__ lookup_count)
@@ -774,8 +808,9 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
         if (phase == PHASE_SEARCH) {
             Read r = read_view(words, primary, seq_len, l2, opt, len, max_diff, seed_width, seq, lookups);
             int n = search_pop(r, width, s);
+            if (n == SEARCH_GO && rule_stops(s, rule)) n = STACK_FULL;
             if (n == SEARCH_GO) continue;
-            record_answer(id, n, n_hits, next_queue, next_counters);
+            record_answer(id, n, n_hits, next_queue, next_counters, rule);
             phase = PHASE_IDLE;
             continue;
         }
@@ -801,12 +836,12 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             continue;
         }
         Read r = read_view(words, primary, seq_len, l2, opt, len, max_diff, seed_width, seq, lookups);
-        s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, max_pops);
+        s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
         s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
         int first = search_start(r, s);
         phase = PHASE_SEARCH;
         if (first != SEARCH_GO) {
-            record_answer(id, first, n_hits, next_queue, next_counters);
+            record_answer(id, first, n_hits, next_queue, next_counters, rule);
             phase = PHASE_IDLE;
         }
     }
@@ -816,11 +851,14 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
         u32 id = queue[p];
         Read r = prepare_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], width, seed_width, seq, lookups);
         Search s;
-        s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, max_pops);
+        s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
         s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
         int n = search_start(r, s);
-        while (n == SEARCH_GO) n = search_pop(r, width, s);
-        record_answer(id, n, n_hits, next_queue, next_counters);
+        while (n == SEARCH_GO) {
+            n = search_pop(r, width, s);
+            if (n == SEARCH_GO && rule_stops(s, rule)) n = STACK_FULL;
+        }
+        record_answer(id, n, n_hits, next_queue, next_counters, rule);
     }
 #endif
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);

@@ -385,6 +385,19 @@ pub struct Tuned {
     pub inexact_source: Option<String>,
     pub speedup: f64,
     pub genome: Genome,
+    /// The unmodified kernels it was evolved from ([`kernels_id`]; empty in older files).
+    #[serde(default)]
+    pub kernels: String,
+}
+
+/// A fingerprint (FNV-1a) of the unmodified CUDA sources: a file tuned from other kernels (an
+/// earlier bcuda) may not fit this one's launches, whose arguments change with the kernels.
+pub fn kernels_id() -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in [crate::gpu::BWT_CUH, crate::gpu::EXACT_MATCH_CU, crate::gpu::INEXACT_MATCH_CU].iter().flat_map(|s| s.bytes().chain([0])) {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 fn tuned_path(device: &str, cc: (i32, i32)) -> PathBuf {
@@ -544,7 +557,7 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     if !args.quiet {
         eprintln!("[bcuda autotune] winner: {summary}; report in {}", args.report.display());
     }
-    let tuned = Tuned { device: device.clone(), compute_capability: cc, switches: defs, source: phenotype.exact.clone(), inexact_source: phenotype.inexact.clone(), speedup, genome: winner };
+    let tuned = Tuned { device: device.clone(), compute_capability: cc, switches: defs, source: phenotype.exact.clone(), inexact_source: phenotype.inexact.clone(), speedup, genome: winner, kernels: kernels_id() };
     std::fs::write(args.report.join("winner.json"), serde_json::to_string_pretty(&tuned)?)?;
     if *penalty != 0 || speedup <= 1.0 + noise {
         eprintln!("[bcuda autotune] no variant beat the reference on held-out reads by more than the noise; nothing saved");
@@ -562,6 +575,9 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
 /// Installs the tuned kernels for this GPU on `gpu`, when there are some; returns their speed-up.
 pub fn use_tuned(gpu: &mut GpuAligner) -> Result<Option<f64>> {
     let Some(t) = load_tuned(&gpu.device_name, gpu.compute_capability) else { return Ok(None) };
+    if t.kernels != kernels_id() {
+        anyhow::bail!("it was tuned from the kernels of another bcuda: run bcuda autotune again");
+    }
     let sw = switches_from(&t.switches).map_err(|e| anyhow::anyhow!("tuned kernels: {e}"))?;
     gpu.set_exact_kernel(&t.source, sw.exact)?;
     if t.inexact_source.is_some() || sw.inexact != InexactSwitches::default() {
@@ -721,13 +737,25 @@ mod tests {
     /// A tuned file from an exact_match-only run (no inexact source) still loads.
     #[test]
     fn tuned_files_without_inexact_kernels_load() {
-        let t = Tuned { device: "d".into(), compute_capability: (9, 0), switches: vec![("BLOCK_W".into(), 64)], source: "s".into(), inexact_source: None, speedup: 1.5, genome: Genome::reference(&barracuda_switches()) };
+        let t = Tuned { device: "d".into(), compute_capability: (9, 0), switches: vec![("BLOCK_W".into(), 64)], source: "s".into(), inexact_source: None, speedup: 1.5, genome: Genome::reference(&barracuda_switches()), kernels: kernels_id() };
         let mut json: serde_json::Value = serde_json::to_value(&t).unwrap();
         json.as_object_mut().unwrap().remove("inexact_source");
         json["genome"].as_object_mut().unwrap().remove("inexact_patches");
         let back: Tuned = serde_json::from_value(json).unwrap();
         assert_eq!(back.inexact_source, None);
         assert!(back.genome.inexact_patches.is_empty());
+    }
+
+    /// A file from before the fingerprint, or from other kernels, is refused by use_tuned's
+    /// check: its kernels may take other arguments than this bcuda passes.
+    #[test]
+    fn tuned_files_name_the_kernels_they_came_from() {
+        let t = Tuned { device: "d".into(), compute_capability: (9, 0), switches: vec![], source: "s".into(), inexact_source: None, speedup: 1.5, genome: Genome::reference(&barracuda_switches()), kernels: kernels_id() };
+        let mut json: serde_json::Value = serde_json::to_value(&t).unwrap();
+        assert_eq!(serde_json::from_value::<Tuned>(json.clone()).unwrap().kernels, kernels_id());
+        json.as_object_mut().unwrap().remove("kernels");
+        assert_ne!(serde_json::from_value::<Tuned>(json).unwrap().kernels, kernels_id());
+        assert_eq!(kernels_id().len(), 16);
     }
 
     #[test]

@@ -135,9 +135,9 @@ pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Ope
     let several = opened.len() > 1;
     let ready: Vec<(usize, Result<(GpuAligner, Vec<String>)>)> = std::thread::scope(|s| {
         let load = move |o: usize, gpu: Result<OpenGpu>| {
-            let gpu = gpu.and_then(|g| GpuAligner::on(g, bwt)).map(|mut g| {
-                g.adapt_first_pass();
-                g
+            let gpu = gpu.and_then(|g| GpuAligner::on(g, bwt)).and_then(|mut g| {
+                g.adapt_first_pass()?;
+                Ok(g)
             });
             super::timeline::mark_run(format!("GPU {o} holds the BWT"));
             gpu.map(|g| with_tuned_kernel(g, args, several))

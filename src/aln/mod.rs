@@ -368,8 +368,8 @@ pub fn run(args: AlnArgs) -> Result<()> {
                 t.inexact_ms(),
                 passes.join(", "),
                 t.stack_overflow_reads,
-                match t.first_pass_skipped_after {
-                    Some(b) => format!("; after the first {b} batches pass 1 gave up on each read at its first pop (it had handed on over {:.0} % of a batch's reads), so the teams searched them", crate::gpu::HAND_ON_SHARE * 100.0),
+                match t.first_pass_gave_up {
+                    Some((b, finished, handed_on)) => format!("; pass 1 gave up on its reads by the end of batch {} of {} (it had handed on {handed_on} of the {finished} reads it finished, over {:.0} %), so the teams searched them", b + 1, t.batches, crate::gpu::HAND_ON_SHARE * 100.0),
                     None => String::new(),
                 },
             );

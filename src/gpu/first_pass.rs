@@ -1,29 +1,39 @@
-//! When pass 1 (one thread per read) is worth running: `aln` skips it, so that the team passes
-//! search every read, once it hands on too many of a batch's reads
-//! ([`GpuAligner::adapt_first_pass`](super::GpuAligner::adapt_first_pass)).
+//! When pass 1 (one thread per read) is worth running: `aln`'s rule, which pass 1 applies on
+//! the GPU ([`GpuAligner::adapt_first_pass`](super::GpuAligner::adapt_first_pass); the rule's
+//! state and its check are `rule`, `count_for_rule` and `rule_stops` in cuda/inexact_match.cu).
+//! Once pass 1 has handed on more than [`HAND_ON_SHARE`] of the reads it finished, over every
+//! batch so far and from 4,096 reads on, it gives up on every read, the ones under way at their
+//! next 64th pop, and the team passes search them all.
 
-/// The share of its reads pass 1 may hand on before `adapt_first_pass` skips it: between the
-/// 0.01 % of E. coli and the 9.8 % of the 1 Gbp human-like genome, where the teams alone were
-/// slower and faster (docs/gpu.md, session 7).
+/// The share of its reads pass 1 may hand on before it gives up: between the 0.01 % of
+/// E. coli and the 9.8 % of the 1 Gbp human-like genome, where the teams alone were slower and
+/// faster (docs/gpu.md, session 7).
 pub const HAND_ON_SHARE: f64 = 0.05;
 
-/// Whether pass 1, having taken `taken` reads and handed `handed_on` of them on, hands on
-/// more than [`HAND_ON_SHARE`].
-pub(super) fn hands_on_too_many(taken: u32, handed_on: u32) -> bool {
-    handed_on as f64 > HAND_ON_SHARE * taken as f64
+/// The rule's state on the GPU, as the kernel reads it: the share in thousandths (0: off),
+/// whether pass 1 gives up, the reads it finished, those it handed on.
+pub(super) fn rule_state(on: bool) -> [u64; 4] {
+    [if on { (HAND_ON_SHARE * 1000.0).round() as u64 } else { 0 }, 0, 0, 0]
+}
+
+/// What the rule did by the end of a batch, read back from its state: `Some((finished,
+/// handed_on))` once pass 1 gives up.
+pub(super) fn gave_up(state: &[u64]) -> Option<(u64, u64)> {
+    (state[0] != 0 && state[1] != 0).then_some((state[2], state[3]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The measured shares: E. coli's pass 1 keeps its reads, the 1 Gbp human-like genome's
-    /// hands on too many.
+    /// The kernel compares thousandths: 5 % is 50 of them, and an off rule never gives up,
+    /// whatever its counters say.
     #[test]
-    fn pass_one_is_skipped_only_where_it_hands_on_many_reads() {
-        assert!(!hands_on_too_many(987_780, 110));
-        assert!(hands_on_too_many(1_000_000, 98_025));
-        assert!(!hands_on_too_many(1000, 50) && hands_on_too_many(1000, 51));
-        assert!(!hands_on_too_many(0, 0));
+    fn the_rule_state_holds_the_share_in_thousandths() {
+        assert_eq!(rule_state(true), [50, 0, 0, 0]);
+        assert_eq!(rule_state(false), [0, 0, 0, 0]);
+        assert_eq!(gave_up(&[50, 1, 9000, 460]), Some((9000, 460)));
+        assert_eq!(gave_up(&[50, 0, 9000, 100]), None);
+        assert_eq!(gave_up(&[0, 1, 9000, 9000]), None);
     }
 }

@@ -31,7 +31,7 @@ use batch::GpuAnswers;
 use inexact::{Pass, PassKind, Scratchpad};
 use inexact_kernels::InexactKernels;
 pub use first_pass::HAND_ON_SHARE;
-use first_pass::hands_on_too_many;
+use first_pass::{gave_up, rule_state};
 pub use open::{warm_kernel_cache, OpenGpu, StartupTimes};
 use slot::{Slot, LONG_HITS_COUNTER, N_COUNTERS};
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
@@ -77,9 +77,9 @@ pub struct BatchTimes {
     /// Occurrence lookups (64-byte BWT blocks read) of each pass.
     pub pass_lookups: [u64; MAX_PASSES],
     pub batches: usize,
-    /// After this many batches pass 1 gave up on every read at its first pop (see
-    /// `GpuAligner::adapt_first_pass`).
-    pub first_pass_skipped_after: Option<usize>,
+    /// The batch (from 0) in which pass 1 gave up on its reads, with the reads it had
+    /// finished and handed on by the end of that batch (see `GpuAligner::adapt_first_pass`).
+    pub first_pass_gave_up: Option<(usize, u64, u64)>,
 }
 
 impl BatchTimes {
@@ -121,7 +121,7 @@ impl<'a> SearchArgs<'a> {
         launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
         launch.arg(&scratch.entries).arg(&scratch.ints).arg(size).arg(&self.n_buckets);
         match scratch.pass.kind {
-            PassKind::Thread => launch.arg(&x.first_max_pops),
+            PassKind::Thread => launch.arg(&x.first_max_pops).arg(&x.first_rule),
             PassKind::Warp => launch.arg(&scratch.lane_buffers),
         };
         launch.arg(self.hits).arg(&self.hits_per_read).arg(self.n_hits);
@@ -151,6 +151,8 @@ pub struct GpuAligner {
     /// The inexact kernels' switches, and pass 1's pop budget as the kernel takes it.
     inexact_switches: InexactSwitches,
     first_max_pops: i32,
+    /// The state of pass 1's rule on this GPU (see [`GpuAligner::adapt_first_pass`]).
+    first_rule: CudaSlice<u64>,
     exact: HashMap<bool, CudaFunction>,
     inexact: InexactKernels,
     sms: usize,
@@ -177,7 +179,7 @@ pub struct GpuAligner {
     /// Whether every batch's answer buffers are filled with 0xFF before its kernels run (see
     /// [`GpuAligner::poison_outputs`]).
     poison: bool,
-    /// Whether pass 1 is skipped once it hands on too many reads (see
+    /// Whether pass 1 gives up once it hands on too many reads (see
     /// [`GpuAligner::adapt_first_pass`]).
     adapt_first: bool,
 }
@@ -225,6 +227,7 @@ impl GpuAligner {
         let stream = ctx.default_stream();
         let ordinal = ctx.ordinal();
         let l2 = stream.clone_htod(&bwt.l2())?;
+        let first_rule = stream.clone_htod(&rule_state(false))?;
         let direct_index = switches.direct_index;
         let n_slots = match std::env::var("BCUDA_TEST_SLOTS") {
             Err(_) => 2,
@@ -254,6 +257,7 @@ impl GpuAligner {
             switches,
             exact_source: EXACT_MATCH_CU.to_string(),
             first_max_pops: inexact_switches.first_max_pops as i32,
+            first_rule,
             inexact_switches,
             exact: HashMap::from([(direct_index, exact_f)]),
             inexact,
@@ -337,16 +341,21 @@ impl GpuAligner {
         [timed_drop("pass scratch", passes), timed_drop("batch buffers", slots), timed_drop("BWT", (words, l2)), timed_drop("kernels and context", (exact, inexact, stream, ctx))]
     }
 
-    /// From the batch after one whose pass 1 handed on more than [`HAND_ON_SHARE`] of its
-    /// reads, pass 1 gives up on every read at its first pop, so that the team passes search
-    /// them all (`aln` sets it; autotune times each variant as it is). On the 1 Gbp human-like
-    /// benchmark pass 1 hands on 9.8 % of the reads, and letting the teams search all of them
-    /// took the GPU from 1.64 to 1.39 s busy on 1M reads (H100): a warp of pass 1 waits for
-    /// its longest read, a team shares one read's work. On E. coli it hands on 0.01 %, and
-    /// the teams alone were slower (1.28 instead of 0.99 s end to end); budgets between 128
-    /// and 1024 pops were no better than 2048 on either. Every budget gives the same hits.
-    pub fn adapt_first_pass(&mut self) {
+    /// Once pass 1 has handed on more than [`HAND_ON_SHARE`] of the reads it finished, it
+    /// gives up on every read, so that the team passes search them all (`aln` sets it;
+    /// autotune times each variant as it is). Pass 1 decides on the GPU, counting over every
+    /// batch so far, so the batch in which the share is reached gains too, and so does the one
+    /// beside it. On the 1 Gbp human-like benchmark pass 1 hands on 9.8 % of the reads, and
+    /// letting the teams search all of them took the GPU from 1.64 to 1.39 s busy on 1M reads
+    /// (H100): a warp of pass 1 waits for its longest read, a team shares one read's work. On
+    /// E. coli it hands on 0.01 %, and the teams alone were slower (1.28 instead of 0.99 s end
+    /// to end); budgets between 128 and 1024 pops were no better than 2048 on either. Every
+    /// budget gives the same hits, and so does a read handed on part way.
+    pub fn adapt_first_pass(&mut self) -> Result<()> {
         self.adapt_first = true;
+        self.stream.memcpy_htod(&rule_state(true), &mut self.first_rule)?;
+        self.stream.synchronize()?;
+        Ok(())
     }
 
     /// Fills every batch's answer buffers (intervals, hit counts, hits, read queues) and the
@@ -472,6 +481,11 @@ impl GpuAligner {
             self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None });
         }
         self.startup.scratch_s += t.elapsed().as_secs_f64();
+        if self.adapt_first && self.passes.len() < 2 {
+            // Without a team pass the reads pass 1 gives up on would go to the CPU.
+            self.stream.memcpy_htod(&rule_state(false), &mut self.first_rule)?;
+            self.stream.synchronize()?;
+        }
         Ok(())
     }
 
@@ -647,10 +661,10 @@ impl GpuAligner {
             t.pass_lookups[p] += lookups[p];
         }
         t.stack_overflow_reads += counters[2 * passes] as usize;
-        // counters[0]: the reads pass 1 took; counters[2]: those it handed on.
-        if self.adapt_first && passes > 1 && self.first_max_pops > 1 && hands_on_too_many(counters[0], counters[2]) {
-            self.first_max_pops = 1;
-            t.first_pass_skipped_after = Some(self.submitted);
+        if self.adapt_first && t.first_pass_gave_up.is_none() {
+            // On this batch's stream, which is idle now: the other's kernels run on.
+            let rule = slot.stream.clone_dtoh(&self.first_rule)?;
+            t.first_pass_gave_up = gave_up(&rule).map(|(finished, handed_on)| (t.batches, finished, handed_on));
         }
         t.hits_full_reads += hits_full;
         t.entries_limit_reads += entries_limit;
