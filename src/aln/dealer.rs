@@ -35,6 +35,10 @@ pub trait AsyncAligner {
     fn depth(&self) -> usize {
         2
     }
+    /// What the device has to say of the batch it collected last, for the timeline.
+    fn collected_note(&self) -> String {
+        String::new()
+    }
 }
 
 /// A batch with its place in the input and its number of reads.
@@ -170,7 +174,7 @@ fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSen
     let mut finish = |device: &mut D, (n, flight): Submitted<D>, share: &mut Share| -> Result<()> {
         let answer = match flight.and_then(|f| device.collect(f)) {
             Ok(answer) => {
-                super::timeline::mark(n.seq, "collected from the GPU");
+                super::timeline::mark(n.seq, format!("collected from the GPU{}", device.collected_note()));
                 failures_in_row = 0;
                 (share.batches, share.reads) = (share.batches + 1, share.reads + n.reads);
                 on_answer(n.reads);

@@ -216,6 +216,10 @@ impl AsyncAligner for GpuAligner {
     fn depth(&self) -> usize {
         GpuAligner::depth(self)
     }
+
+    fn collected_note(&self) -> String {
+        format!(" ({})", self.last_kernels)
+    }
 }
 
 /// One summary line per GPU: its share of the batches and reads, and its busy and kernel time.

@@ -161,6 +161,8 @@ pub struct GpuAligner {
     pub compute_capability: (i32, i32),
     /// Sums over all batches.
     pub totals: BatchTimes,
+    /// The kernel times of the batch collected last, in words (aln's timeline).
+    pub last_kernels: String,
     pub startup: StartupTimes,
     /// The passes of the inexact search, with their scratch (sized at the first batch), and
     /// `BCUDA_TEST_STACKS=a,b[,c]`: stack entries per pass, forced small so that the device
@@ -266,6 +268,7 @@ impl GpuAligner {
             device_name,
             compute_capability,
             totals: BatchTimes::default(),
+            last_kernels: String::new(),
             startup: StartupTimes::default(),
             scratch_share: SCRATCH_SHARE,
             passes: Vec::new(),
@@ -655,11 +658,15 @@ impl GpuAligner {
         t.exact_reads += k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
         t.exact_ms += events[0].elapsed_ms(&events[1])?;
         let passes = (events.len() - 2) / 2;
+        let mut pass_times = Vec::new();
         for p in 0..passes {
-            t.pass_ms[p] += events[2 + 2 * p].elapsed_ms(&events[3 + 2 * p])?;
+            let ms = events[2 + 2 * p].elapsed_ms(&events[3 + 2 * p])?;
+            pass_times.push(format!("{ms:.0} ms on {}", counters[2 * p]));
+            t.pass_ms[p] += ms;
             t.pass_reads[p] += counters[2 * p] as usize;
             t.pass_lookups[p] += lookups[p];
         }
+        self.last_kernels = format!("kernels: exact_match {:.0} ms, passes {} reads", events[0].elapsed_ms(&events[1])?, pass_times.join(" / "));
         t.stack_overflow_reads += counters[2 * passes] as usize;
         if self.adapt_first && t.first_pass_gave_up.is_none() {
             // On this batch's stream, which is idle now: the other's kernels run on.
