@@ -353,7 +353,7 @@ impl Evaluator for WorkerEvaluator {
         }
     }
 
-    /// Compiles a generation's variants in parallel into the PTX cache, where the worker's
+    /// Compiles a generation's variants in parallel into the kernel cache, where the worker's
     /// compile then finds them; failures are left for the worker to report.
     fn prepare(&mut self, variants: &[Variant]) {
         use rayon::prelude::*;

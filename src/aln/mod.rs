@@ -390,7 +390,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
             index_load.as_secs_f64(),
             st.context_s,
             st.kernels_s,
-            if st.kernels_cached { "from the PTX cache" } else { "compiled with NVRTC, cached for the next run" },
+            if st.kernels_cached { "from the kernel cache" } else { "compiled with NVRTC, cached for the next run" },
             st.copy_s,
             st.scratch_s
         );

@@ -121,7 +121,7 @@ pub struct GpuChunkSorter {
 }
 
 impl GpuChunkSorter {
-    /// Opens GPU `ordinal` and compiles the kernels (NVRTC, or the PTX cache).
+    /// Opens GPU `ordinal` and compiles the kernels (NVRTC, or the kernel cache).
     pub fn open(ordinal: usize) -> Result<GpuChunkSorter> {
         if !driver_present() {
             bail!("no CUDA driver found (libcuda could not be loaded)");
@@ -136,8 +136,7 @@ impl GpuChunkSorter {
         }
         let name = format!("GPU {ordinal} ({})", ctx.name()?);
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        let ptx = compile_alone_cached(SUFFIX_SORT_CU, &[], arch_for(cc))?;
-        let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
+        let module = compile_alone_cached(SUFFIX_SORT_CU, &[], arch_for(cc))?.load(&ctx)?;
         let f = |name: &str| module.load_function(name).with_context(|| format!("loading kernel {name}"));
         let kernels = Kernels {
             count_buckets: f("count_buckets")?,

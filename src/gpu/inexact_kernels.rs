@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, Result};
 use cudarc::driver::{CudaContext, CudaFunction};
 
-use super::nvrtc::{compile_cached, is_cached};
+use super::nvrtc::{compile_cached, is_cached, Image};
 use super::switches::InexactSwitches;
 
 /// Pass 1's kernel, the queue order, and the team kernel for each team size.
@@ -22,24 +22,24 @@ pub struct InexactKernels {
 
 /// The PTX of each compilation `switches` needs ([`InexactSwitches::modules`]), from the cache
 /// or NVRTC (at once: NVRTC takes seconds for these kernels).
-pub fn compile(source: &str, switches: &InexactSwitches, arch: &'static str) -> Result<Vec<(u32, String)>> {
+pub fn compile(source: &str, switches: &InexactSwitches, arch: &'static str) -> Result<Vec<(u32, Image)>> {
     std::thread::scope(|s| {
         let jobs: Vec<_> = switches.modules().into_iter().map(|(team, defines)| s.spawn(move || compile_cached(source, &defines, arch).map(|ptx| (team, ptx)))).collect();
         jobs.into_iter().map(|j| j.join().map_err(|_| anyhow!("NVRTC panicked"))?).collect()
     })
 }
 
-/// Whether every compilation `switches` needs is in the PTX cache.
+/// Whether every compilation `switches` needs is in the kernel cache.
 pub fn cached(source: &str, switches: &InexactSwitches, arch: &'static str) -> bool {
     switches.modules().iter().all(|(_, defines)| is_cached(source, defines, arch))
 }
 
 impl InexactKernels {
     /// Loads compiled modules ([`compile`]): pass 1's kernel from the first.
-    pub fn load(ctx: &Arc<CudaContext>, ptxs: Vec<(u32, String)>) -> Result<InexactKernels> {
+    pub fn load(ctx: &Arc<CudaContext>, images: Vec<(u32, Image)>) -> Result<InexactKernels> {
         let mut kernels: Option<InexactKernels> = None;
-        for (team, ptx) in ptxs {
-            let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?;
+        for (team, image) in images {
+            let module = image.load(ctx)?;
             let level = module.load_function("inexact_level")?;
             match &mut kernels {
                 None => kernels = Some(InexactKernels { search: module.load_function("inexact_search")?, order: module.load_function("inexact_order")?, level: HashMap::from([(team, level)]) }),

@@ -295,8 +295,7 @@ impl GpuAligner {
             return Ok(f.clone());
         }
         let sw = Switches { direct_index, ..self.switches.clone() };
-        let ptx = compile_cached(&self.exact_source, &sw.defines(), self.arch)?;
-        let f = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))?.load_function("exact_match")?;
+        let f = compile_cached(&self.exact_source, &sw.defines(), self.arch)?.load(&self.ctx)?.load_function("exact_match")?;
         self.exact.insert(direct_index, f.clone());
         Ok(f)
     }

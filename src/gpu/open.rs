@@ -1,4 +1,4 @@
-//! Opening a GPU: its context, and `aln`'s kernels compiled by NVRTC (or read from the PTX
+//! Opening a GPU: its context, and `aln`'s kernels compiled by NVRTC (or read from the kernel
 //! cache) and loaded, before the index is on it ([`GpuAligner::on`](super::GpuAligner::on)
 //! copies the BWT).
 
@@ -8,23 +8,23 @@ use anyhow::{bail, Context, Result};
 use cudarc::driver::{sys, CudaContext, CudaFunction};
 
 use super::inexact_kernels::{self, InexactKernels};
-use super::nvrtc::{self, arch_for, compile_cached, driver_present, nvrtc_present};
+use super::nvrtc::{self, arch_for, compile_cached, driver_present, nvrtc_present, Image};
 use super::switches::{InexactSwitches, Switches};
 use super::{EXACT_MATCH_CU, INEXACT_MATCH_CU};
 
-/// `aln`'s kernels for `arch` with these switches, from the PTX cache or NVRTC (at once: NVRTC
+/// `aln`'s kernels for `arch` with these switches, from the kernel cache or NVRTC (at once: NVRTC
 /// takes seconds for the inexact ones): the inexact modules ([`inexact_kernels::compile`]),
 /// then exact_match's.
-fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static str) -> Result<(Vec<(u32, String)>, String)> {
-    let (inexact_ptx, exact_ptx) = std::thread::scope(|s| {
-        let inexact_ptx = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, inexact, arch));
-        let exact_ptx = compile_cached(EXACT_MATCH_CU, &exact.defines(), arch);
-        (inexact_ptx.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact_ptx)
+fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static str) -> Result<(Vec<(u32, Image)>, Image)> {
+    let (inexact_images, exact_image) = std::thread::scope(|s| {
+        let inexact_images = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, inexact, arch));
+        let exact_image = compile_cached(EXACT_MATCH_CU, &exact.defines(), arch);
+        (inexact_images.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact_image)
     });
-    Ok((inexact_ptx??, exact_ptx?))
+    Ok((inexact_images??, exact_image?))
 }
 
-/// Compiles `aln`'s kernels with their default switches for `arch` into the PTX cache, so the
+/// Compiles `aln`'s kernels with their default switches for `arch` into the kernel cache, so the
 /// first `aln` on a new machine skips NVRTC's seconds (`bcuda index` does it beside its sort).
 pub fn warm_kernel_cache(arch: &'static str) {
     let _ = compile_kernels(&InexactSwitches::default(), &Switches::default(), arch);
@@ -47,9 +47,9 @@ fn test_inexact_switches() -> Result<InexactSwitches> {
 pub struct StartupTimes {
     /// Creating the CUDA context.
     pub context_s: f64,
-    /// Compiling the kernels with NVRTC (or reading their PTX from the cache) and loading them.
+    /// Compiling the kernels with NVRTC (or reading them from the cache) and loading them.
     pub kernels_s: f64,
-    /// Whether every kernel came from the PTX cache.
+    /// Whether every kernel came from the kernel cache.
     pub kernels_cached: bool,
     /// Copying the BWT to the GPU.
     pub copy_s: f64,
@@ -103,10 +103,10 @@ impl OpenGpu {
         let context_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
         let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
-        let (inexact_ptx, exact_ptx) = compile_kernels(&inexact, &switches, arch)?;
-        // Loading JIT-compiles the PTX for this GPU: here too, beside the index load.
-        let inexact_kernels = InexactKernels::load(&ctx, inexact_ptx)?;
-        let exact = ctx.load_module(cudarc::nvrtc::Ptx::from_src(exact_ptx))?.load_function("exact_match")?;
+        let (inexact_images, exact_image) = compile_kernels(&inexact, &switches, arch)?;
+        // Loaded here, beside the index load (PTX, on a GPU without a CUBIN target, is compiled by the driver now).
+        let inexact_kernels = InexactKernels::load(&ctx, inexact_images)?;
+        let exact = exact_image.load(&ctx)?.load_function("exact_match")?;
         let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0, scratch_s: 0.0 };
         Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact: inexact_kernels, exact, startup })
     }
