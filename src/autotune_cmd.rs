@@ -64,7 +64,8 @@ pub struct AutotuneArgs {
     /// Folder for the report (text and SVG plot).
     #[arg(long, default_value = "autotune-report")]
     pub report: PathBuf,
-    /// Seconds a variant may take before its worker is killed.
+    /// Seconds a variant may take at most before its worker is killed (less where five times
+    /// a probe variant's evaluation, at least 20 s, is less).
     #[arg(long, default_value_t = 60)]
     pub variant_timeout: u64,
     /// No progress on stderr.
@@ -462,7 +463,12 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     let compile_s = t.elapsed().as_secs_f64();
     let t = std::time::Instant::now();
     eval.evaluate(&probe);
-    let per_variant = Duration::from_secs_f64(compile_s / rayon::current_num_threads() as f64 + t.elapsed().as_secs_f64().max(run_s));
+    let probe_s = t.elapsed().as_secs_f64();
+    let per_variant = Duration::from_secs_f64(compile_s / rayon::current_num_threads() as f64 + probe_s.max(run_s));
+    // A variant that takes five times as long is hung or far too slow to win: its worker is
+    // killed then, not at the full --variant-timeout (at 1 Gbp five restarts at 60 s, each
+    // followed by the new worker's start, took most of an 8-minute budget).
+    eval.timeout = eval.timeout.min(Duration::from_secs_f64((5.0 * probe_s.max(run_s)).max(20.0)));
     let left = budget.saturating_sub(started.elapsed());
     let mut plan = sizing::plan(left, per_variant, args.restarts);
     if let Some(p) = args.pop {
@@ -473,13 +479,14 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     }
     if !args.quiet {
         eprintln!(
-            "[bcuda autotune] {device} (sm_{}{}): reference {:.4} ms (GPU time of {}), timing noise {:.1}%, about {:.2} s per variant: {} restarts of {} generations of {}",
+            "[bcuda autotune] {device} (sm_{}{}): reference {:.4} ms (GPU time of {}), timing noise {:.1}%, about {:.2} s per variant (killed after {:.0} s): {} restarts of {} generations of {}",
             cc.0,
             cc.1,
             times[times.len() / 2],
             if args.exact_only { "exact_match" } else { "all GPU passes" },
             100.0 * noise,
             per_variant.as_secs_f64(),
+            eval.timeout.as_secs_f64(),
             plan.restarts,
             plan.generations,
             plan.population

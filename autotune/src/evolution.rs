@@ -109,6 +109,35 @@ pub struct History {
     /// Mutations that the operator redrew because their genome had been seen (its own
     /// look-up of the genotype list, before a genome is drawn; not tabu hits).
     pub redraws: usize,
+    /// What the evolved variants gave (not the references of each generation, nor the
+    /// minimisation's trials).
+    pub outcomes: Outcomes,
+}
+
+/// Counts of [`Outcome`]s by kind: where a run's evaluations went.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outcomes {
+    pub ran: usize,
+    /// Ran, with exact_match's intervals differing from the reference's (penalty > 0).
+    pub penalised: usize,
+    pub wrong_hits: usize,
+    pub compile_errors: usize,
+    pub illegal: usize,
+    pub faults: usize,
+}
+
+impl Outcomes {
+    pub fn count(&mut self, outcome: &Outcome) {
+        let n = match outcome {
+            Outcome::Ran { penalty: 0, .. } => &mut self.ran,
+            Outcome::Ran { .. } => &mut self.penalised,
+            Outcome::WrongHits(_) => &mut self.wrong_hits,
+            Outcome::CompileError(_) => &mut self.compile_errors,
+            Outcome::Illegal(_) => &mut self.illegal,
+            Outcome::Fault(_) => &mut self.faults,
+        };
+        *n += 1;
+    }
 }
 
 impl History {
@@ -207,7 +236,15 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
         self.evaluator.prepare(&variants);
         self.history.evaluated += genomes.len();
         let reference_ms = self.generation_reference_ms;
-        genomes.into_iter().zip(variants).map(|(genome, v)| Scored::new(genome, self.evaluator.evaluate(&v), reference_ms)).collect()
+        genomes
+            .into_iter()
+            .zip(variants)
+            .map(|(genome, v)| {
+                let outcome = self.evaluator.evaluate(&v);
+                self.history.outcomes.count(&outcome);
+                Scored::new(genome, outcome, reference_ms)
+            })
+            .collect()
     }
 
     /// New admitted genomes, up to `n` (or until attempts or time run out). A refused child is

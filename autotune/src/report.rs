@@ -18,6 +18,12 @@ pub fn text(history: &History, winner: &str) -> String {
         history.phenotype_hits,
         history.redraws
     );
+    let o = &history.outcomes;
+    let _ = writeln!(
+        s,
+        "outcomes: {} ran with the reference's answers, {} with other exact_match intervals, {} with other hits, {} compile errors, {} illegal switch sets, {} faults or timeouts (each restarts the worker)",
+        o.ran, o.penalised, o.wrong_hits, o.compile_errors, o.illegal, o.faults
+    );
     let _ = writeln!(s, "generation\tbest ms\tmedian ms");
     for (g, (best, median)) in history.generations.iter().enumerate() {
         let f = |v: &Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.4}"));

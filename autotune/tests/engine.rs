@@ -150,6 +150,10 @@ fn evolution_selects_correct_faster_variants_without_repeats() {
     let mut evo = Evolution::new(Sources::exact_only(&g), &specs, FakeGpu::new(&g), settings(40, 6, 3));
     let population = evo.run(&mut |_, _| {});
     assert_eq!(evo.evaluator.seen.len(), evo.evaluator.calls, "a phenotype was evaluated twice");
+    // Every evolved variant's outcome is counted once (the reference is not one of them).
+    let o = &evo.history.outcomes;
+    assert_eq!(o.ran + o.penalised + o.wrong_hits + o.compile_errors + o.illegal + o.faults, evo.history.evaluated - 1, "{o:?}");
+    assert!(o.ran > 0 && o.faults == 0, "{o:?}");
     let best = &population[0];
     assert!(matches!(best.outcome, Outcome::Ran { penalty: 0, ms } if ms <= 1.02), "{:?}", best);
     // Parsimony: within the noise of the best, none has fewer changes than the first.
