@@ -909,10 +909,18 @@ __device__ __forceinline__ int warp_min(int x)
     return x;
 }
 
+// A team of one warp (MAX_TEAM 32) needs no shared memory: its lanes share values by shuffles,
+// and __syncwarp orders their memory as the block's barrier does for larger teams.
+#define ONE_WARP_TEAM (MAX_TEAM == LANES)
+
 // The sum of x over the team (every lane gets it).
 __device__ int team_sum(const Team &t, int x)
 {
     x = warp_sum(x);
+    if (ONE_WARP_TEAM) {
+        __syncwarp();
+        return x;
+    }
     if (t.lane % LANES == 0) t.shared[t.lane / LANES] = x;
     __syncthreads();
     int sum = 0;
@@ -925,6 +933,10 @@ __device__ int team_sum(const Team &t, int x)
 __device__ int team_min(const Team &t, int x)
 {
     x = warp_min(x);
+    if (ONE_WARP_TEAM) {
+        __syncwarp();
+        return x;
+    }
     if (t.lane % LANES == 0) t.shared[t.lane / LANES] = x;
     __syncthreads();
     int lowest = 0x7fffffff;
@@ -942,6 +954,11 @@ __device__ int team_prefix(const Team &t, int x, int &all)
         int from = __shfl_up_sync(FULL_MASK, incl, d);
         if (lane >= d) incl += from;
     }
+    if (ONE_WARP_TEAM) {
+        all = __shfl_sync(FULL_MASK, incl, LANES - 1);
+        __syncwarp();
+        return incl - x;
+    }
     if (lane == LANES - 1) t.shared[warp] = incl;
     __syncthreads();
     int before = 0;
@@ -957,6 +974,10 @@ __device__ int team_prefix(const Team &t, int x, int &all)
 // Lane `from`'s x, for every lane.
 __device__ int team_broadcast(const Team &t, int x, int from)
 {
+    if (ONE_WARP_TEAM) {
+        __syncwarp();
+        return __shfl_sync(FULL_MASK, x, from);
+    }
     if (t.lane == from) t.shared[0] = x;
     __syncthreads();
     x = t.shared[0];

@@ -9,6 +9,7 @@
 # "done", so scripts/gpu-long.sh can run it:
 #   bash scripts/gpu-long.sh start scripts/gpu-autotune-human.sh 1000 12m; bash scripts/gpu-long.sh wait 585 (repeat)
 #   bash scripts/gpu-autotune-human.sh [SIZE_MBP=1000] [BUDGET=12m] [HELD_OUT_READS=1000000]
+# SWEEP (see the end): other switch settings timed on the same held-out reads.
 # A session has 30 minutes of device time in all, and a machine goes back after 30 minutes
 # held: the budget leaves room for the machine's start, the data and the held-out runs.
 . "$(dirname "$0")/device-env.sh"
@@ -51,5 +52,18 @@ done
 same=yes
 for f in tuned1 tuned2 plain2; do cmp -s $W/plain1.sai $W/$f.sai || same=no; done
 [ $same = yes ] && log "aln .sai with the tuned kernels = without (both rounds)" || log "aln .sai DIFFERS with the tuned kernels"
+# SWEEP="a=1;b=2 c=0": aln --no-tuned once per setting of the inexact kernels' switches on the
+# same held-out reads (BCUDA_TEST_INEXACT_SWITCHES), beside the runs above.
+if [ -n "${SWEEP:-}" ]; then
+    IFS=';' read -ra settings <<< "$SWEEP"
+    for sw in "${settings[@]}"; do
+        t0=$(now)
+        BCUDA_TEST_INEXACT_SWITCHES=$sw $B aln --gpu --no-tuned -t 16 $W/genome.fa $W/held.fq > $W/sweep.sai 2> $W/sweep.err
+        s=$(secs $t0 $(now))
+        cmp -s $W/plain1.sai $W/sweep.sai && same=yes || same=no
+        log "sweep [$sw]: $s s, .sai = plain's: $same"
+        grep -i "kernels:\|busy" $W/sweep.err | tee -a "$OUT/gpu-autotune-human.log"
+    done
+fi
 cp ~/.cache/bcuda/tuned/*.json "$OUT"/ 2>/dev/null
 log "done"

@@ -97,7 +97,9 @@ struct Request {
 
 #[derive(Serialize, Deserialize)]
 enum Reply {
-    Hello { device: String, cc: (i32, i32) },
+    /// `first_pass_gives_up`: whether pass 1's rule gave up on the training reads (see
+    /// `run_worker`), so that every variant is timed without pass 1's search.
+    Hello { device: String, cc: (i32, i32), #[serde(default)] first_pass_gives_up: bool },
     Ran { penalty: u64, ms: f64 },
     WrongHits(String),
     Illegal(String),
@@ -202,9 +204,20 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
         *loaded = Some(want);
         Ok(())
     }
+    // Every variant is timed as aln runs the kernels: pass 1's rule on, from the state the
+    // unmodified kernels bring it to over the training reads (at 1 Gbp human-like pass 1 has
+    // given up by then and the teams search every read; on E. coli it never gives up).
+    // Without it a faster pass 1 won here and gained aln nothing (docs/autotune.md).
+    gpu.adapt_first_pass()?;
+    load(&mut gpu, &mut loaded, crate::gpu::EXACT_MATCH_CU, plain.exact.clone(), crate::gpu::INEXACT_MATCH_CU, plain.inexact.clone())?;
+    for reads in pool.chunks(args.batch_size) {
+        let flight = gpu.submit(HostBatch::new(reads, &opt, gpu.switches().sequence_stride))?;
+        gpu.collect(flight)?;
+    }
+    let rule = gpu.first_pass_rule()?;
     let expected = |gpu: &mut GpuAligner, loaded: &mut Option<(String, Switches, String, InexactSwitches)>, reads: &[ReadSeq]| -> Result<Expected> {
         load(gpu, loaded, crate::gpu::EXACT_MATCH_CU, plain.exact.clone(), crate::gpu::INEXACT_MATCH_CU, plain.inexact.clone())?;
-        let (kl, hits, _) = run_gpu_part(gpu, reads, &opt)?;
+        let (kl, hits, _) = run_gpu_part(gpu, reads, &opt, rule)?;
         Ok(Expected { kl, hits })
     };
     let expected_held = expected(&mut gpu, &mut loaded, &held_out)?;
@@ -215,7 +228,7 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
         out.flush()?;
         Ok(())
     };
-    say(&mut out, &Reply::Hello { device: gpu.device_name.clone(), cc: gpu.compute_capability })?;
+    say(&mut out, &Reply::Hello { device: gpu.device_name.clone(), cc: gpu.compute_capability, first_pass_gives_up: rule[1] != 0 })?;
     for line in std::io::stdin().lock().lines() {
         let req: Request = serde_json::from_str(&line?)?;
         if !req.held_out && subset.0 != req.subset {
@@ -231,7 +244,7 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
             Ok(sw) => match load(&mut gpu, &mut loaded, &req.exact, sw.exact, inexact, sw.inexact) {
                 Err(e) if format!("{e:#}").contains("NVRTC") => Reply::CompileError(format!("{e:#}")),
                 Err(e) => Reply::Failed(format!("{e:#}")),
-                Ok(()) => match time_variant(&mut gpu, reads, &opt, req.repeats) {
+                Ok(()) => match time_variant(&mut gpu, reads, &opt, req.repeats, rule) {
                     Ok((kl, hits, ms)) => match first_difference(&want.hits, &hits) {
                         Some(mismatch) => Reply::WrongHits(mismatch.to_string()),
                         None => Reply::Ran { penalty: batch_penalty(&want.kl, &kl), ms },
@@ -248,8 +261,10 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
 /// The GPU part of aln on `reads`, once: exact_match's intervals (a call of its own, for the
 /// k,l penalty), the batch's hits through every pass, and the GPU time of the batch's
 /// kernels (exact pass and every inexact pass, GPU events).
-fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
+/// Pass 1's rule starts each run from `rule`, so that every run is timed the same.
+fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, rule: [u64; 4]) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
     let (k, l, _) = gpu.exact_match(reads)?;
+    gpu.set_first_pass_rule(rule)?;
     let before = gpu.totals;
     let flight = gpu.submit(HostBatch::new(reads, opt, gpu.switches().sequence_stride))?;
     let (_, hits) = gpu.collect(flight)?;
@@ -259,11 +274,11 @@ fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions) -> Re
 }
 
 /// One warm-up, then the median GPU time of `repeats` runs; the answers of the warm-up.
-fn time_variant(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, repeats: usize) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
-    let (kl, hits, _) = run_gpu_part(gpu, reads, opt)?;
+fn time_variant(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, repeats: usize, rule: [u64; 4]) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
+    let (kl, hits, _) = run_gpu_part(gpu, reads, opt, rule)?;
     let mut times = Vec::new();
     for _ in 0..repeats.max(1) {
-        times.push(run_gpu_part(gpu, reads, opt)?.2);
+        times.push(run_gpu_part(gpu, reads, opt, rule)?.2);
     }
     times.sort_by(|a, b| a.partial_cmp(b).unwrap());
     Ok((kl, hits, times[times.len() / 2]))
@@ -279,6 +294,8 @@ struct WorkerEvaluator {
     /// The generation whose training subset requests name.
     subset: usize,
     device: Option<(String, (i32, i32))>,
+    /// Whether pass 1's rule gave up on the training reads, as `aln` would (the worker's hello).
+    first_pass_gives_up: Option<bool>,
     restarts: usize,
 }
 
@@ -297,8 +314,9 @@ impl WorkerEvaluator {
         });
         // The worker loads the index and computes the reference first.
         let hello = rx.recv_timeout(Duration::from_secs(600)).context("the autotune worker did not start")?;
-        if let Reply::Hello { device, cc } = serde_json::from_str(&hello)? {
+        if let Reply::Hello { device, cc, first_pass_gives_up } = serde_json::from_str(&hello)? {
             self.device = Some((device, cc));
+            self.first_pass_gives_up = Some(first_pass_gives_up);
         }
         self.child = Some((child, stdin, rx));
         Ok(())
@@ -430,7 +448,7 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
         "--batch-size".into(),
         args.batch_size.to_string(),
     ];
-    let mut eval = WorkerEvaluator { args: worker_args, child: None, timeout: Duration::from_secs(args.variant_timeout), held_out: false, repeats: 5, subset: 0, device: None, restarts: 0 };
+    let mut eval = WorkerEvaluator { args: worker_args, child: None, timeout: Duration::from_secs(args.variant_timeout), held_out: false, repeats: 5, subset: 0, device: None, first_pass_gives_up: None, restarts: 0 };
     eval.spawn()?;
     let (device, cc) = eval.device.clone().context("the worker did not name its GPU")?;
     // Timing noise: spread of the reference's times. The reference that variants are timed
@@ -479,11 +497,12 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     }
     if !args.quiet {
         eprintln!(
-            "[bcuda autotune] {device} (sm_{}{}): reference {:.4} ms (GPU time of {}), timing noise {:.1}%, about {:.2} s per variant (killed after {:.0} s): {} restarts of {} generations of {}",
+            "[bcuda autotune] {device} (sm_{}{}): reference {:.4} ms (GPU time of {}; pass 1 {}), timing noise {:.1}%, about {:.2} s per variant (killed after {:.0} s): {} restarts of {} generations of {}",
             cc.0,
             cc.1,
             times[times.len() / 2],
             if args.exact_only { "exact_match" } else { "all GPU passes" },
+            if eval.first_pass_gives_up == Some(true) { "given up, as aln's rule does on these reads" } else { "searching, as in aln on these reads" },
             100.0 * noise,
             per_variant.as_secs_f64(),
             eval.timeout.as_secs_f64(),

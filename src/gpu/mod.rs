@@ -354,8 +354,24 @@ impl GpuAligner {
     /// to end); budgets between 128 and 1024 pops were no better than 2048 on either. Every
     /// budget gives the same hits, and so does a read handed on part way.
     pub fn adapt_first_pass(&mut self) -> Result<()> {
-        self.adapt_first = true;
-        self.stream.memcpy_htod(&rule_state(true), &mut self.first_rule)?;
+        self.set_first_pass_rule(rule_state(true))
+    }
+
+    /// The state pass 1's rule has reached (its share, whether it gave up, its counts), for
+    /// [`GpuAligner::set_first_pass_rule`].
+    pub fn first_pass_rule(&self) -> Result<[u64; 4]> {
+        self.ctx.synchronize()?;
+        let v = self.stream.clone_dtoh(&self.first_rule)?;
+        Ok([v[0], v[1], v[2], v[3]])
+    }
+
+    /// Puts pass 1's rule in `state` (its share 0: off). Autotune times every variant from the
+    /// state `aln` reaches on the training reads, so that it tunes the passes `aln` runs.
+    pub fn set_first_pass_rule(&mut self, state: [u64; 4]) -> Result<()> {
+        self.adapt_first = state[0] != 0;
+        // Without a team pass the reads pass 1 gives up on would go to the CPU.
+        let state = if self.adapt_first && !self.passes.is_empty() && self.passes.len() < 2 { rule_state(false) } else { state };
+        self.stream.memcpy_htod(&state, &mut self.first_rule)?;
         self.stream.synchronize()?;
         Ok(())
     }
