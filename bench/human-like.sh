@@ -171,11 +171,11 @@ if [ -n "${GPUS:-}" ]; then
     done
     log "rows appended to $(basename $mtsv) (.sai identical: to the first --gpus run's and to bwa's records)"
 fi
-# One more bcuda aln on the same reads with one setting of the environment (sweep_run LABEL
-# VAR=VALUE), timed; its .sai must equal bwa's records.
+# One more bcuda aln on the same reads with settings of the environment (sweep_run LABEL
+# VAR=VALUE...), timed; its .sai must equal bwa's records.
 sweep_run() {
     local t0=$(now) s same
-    env "$2" $B aln $mode -t $t $W/genome.fa $W/reads.fq > $W/sweep.sai 2> $W/sweep.summary
+    env "${@:2}" $B aln $mode -t $t $W/genome.fa $W/reads.fq > $W/sweep.sai 2> $W/sweep.summary
     s=$(secs $t0 $(now))
     cmp -s <(tail -c +69 $W/sweep.sai) <(tail -c +69 $W/bwa.sai) && same=yes || same=no
     log "$1: $s s, .sai = bwa: $same; $(grep -o 'inexact search.*' $W/sweep.summary | head -1); $(grep -o 'GPU 0 .*' $W/sweep.summary | head -1); $(grep -o 'stages busy.*' $W/sweep.summary)"
@@ -186,10 +186,11 @@ if [ -n "${SWEEP:-}" ]; then
     IFS=';' read -ra settings <<< "$SWEEP"
     for sw in "${settings[@]}"; do sweep_run "sweep [$sw]" "BCUDA_TEST_INEXACT_SWITCHES=$sw"; done
 fi
-# Any other test setting (ENV_SWEEP="BCUDA_TEST_SLOTS=3;..."), one run each.
+# Any other test settings (ENV_SWEEP="BCUDA_TEST_SLOTS=3;BCUDA_TEST_SLOTS=3 BCUDA_TEST_INEXACT_SWITCHES=a=1,b=2;..."),
+# one run per item, its assignments separated by spaces.
 if [ -n "${ENV_SWEEP:-}" ]; then
     IFS=';' read -ra settings <<< "$ENV_SWEEP"
-    for e in "${settings[@]}"; do sweep_run "with $e" "$e"; done
+    for e in "${settings[@]}"; do sweep_run "with $e" $e; done
 fi
 # Reads per batch (BATCH_SWEEP="131072 65536"): the same run with other batch sizes.
 for n in ${BATCH_SWEEP:-}; do sweep_run "batches of $n reads" "BCUDA_TEST_BATCH_READS=$n"; done

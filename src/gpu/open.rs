@@ -30,12 +30,12 @@ pub fn warm_kernel_cache(arch: &'static str) {
     let _ = compile_kernels(&InexactSwitches::default(), &Switches::default(), arch);
 }
 
-/// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."`: the inexact kernels' switches for a device
+/// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."` (spaces or commas between): the inexact kernels' switches for a device
 /// sweep (scripts/gpu-check.sh times `aln` with each), without a tuning run.
 fn test_inexact_switches() -> Result<InexactSwitches> {
     let mut sw = InexactSwitches::default();
     if let Ok(v) = std::env::var("BCUDA_TEST_INEXACT_SWITCHES") {
-        for a in v.split_whitespace() {
+        for a in v.split(|c: char| c.is_whitespace() || c == ',').filter(|a| !a.is_empty()) {
             sw.set(a).map_err(|e| anyhow::anyhow!("BCUDA_TEST_INEXACT_SWITCHES: {e}"))?;
         }
     }
