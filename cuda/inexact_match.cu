@@ -45,6 +45,10 @@
 #define LANES 32
 #define CHUNK 64
 #define FULL_MASK 0xffffffffu
+// A team of one warp (MAX_TEAM 32) needs no shared memory: its lanes share values by shuffles,
+// and __syncwarp orders their memory as the block's barrier does for larger teams (defined here
+// for the reason above).
+#define ONE_WARP_TEAM (MAX_TEAM == LANES)
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -908,10 +912,6 @@ __device__ __forceinline__ int warp_min(int x)
     for (int d = 16; d > 0; d >>= 1) x = min(x, __shfl_xor_sync(FULL_MASK, x, d));
     return x;
 }
-
-// A team of one warp (MAX_TEAM 32) needs no shared memory: its lanes share values by shuffles,
-// and __syncwarp orders their memory as the block's barrier does for larger teams.
-#define ONE_WARP_TEAM (MAX_TEAM == LANES)
 
 // The sum of x over the team (every lane gets it).
 __device__ int team_sum(const Team &t, int x)
