@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 
 use super::level_search::{level_search, GiveUp, LevelCost, CHUNK};
@@ -41,6 +41,12 @@ pub struct StackProfileArgs {
     /// Profile at most this many reads.
     #[arg(long)]
     pub max_reads: Option<usize>,
+    /// Also write one line per read to this file (TSV): bwa's pops and stack peak, the size of
+    /// exact_match's interval (0: none), and per level-search pool its groups of chains and
+    /// critical-path pops (NA where it gave up): how well what the GPU knows before the search
+    /// predicts its cost.
+    #[arg(long)]
+    pub per_read: Option<PathBuf>,
 }
 
 /// bwa's stack, counting pops and the most entries held at once.
@@ -77,6 +83,8 @@ impl SearchStack for Counting {
 /// One read's profile: bwa's pops and peak entries, and per bounded size `Some(peak stored)`
 /// or `None` when that size was too small.
 struct ReadProfile {
+    /// exact_match's interval size (0: no exact match, or an N).
+    exact: u64,
     pops: usize,
     peak: usize,
     bounded: Vec<Option<usize>>,
@@ -110,7 +118,30 @@ fn profile_read(bwt: &bcuda_index::Bwt, read: &[u8], opt: &GapOptions, args: &St
             Err(why) => Err(why),
         });
     }
-    Ok(ReadProfile { pops: oracle.pops, peak: oracle.peak, bounded, level })
+    let exact = crate::gpu::bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
+    Ok(ReadProfile { exact, pops: oracle.pops, peak: oracle.peak, bounded, level })
+}
+
+fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?);
+    write!(out, "read\tpops\tpeak\texact_interval")?;
+    for c in level_capacities {
+        write!(out, "\tgroups_{c}\tcritical_pops_{c}")?;
+    }
+    writeln!(out)?;
+    for (i, p) in profiles.iter().enumerate() {
+        write!(out, "{i}\t{}\t{}\t{}", p.pops, p.peak, p.exact)?;
+        for level in &p.level {
+            match level {
+                Ok(cost) => write!(out, "\t{}\t{}", cost.groups, cost.critical_pops)?,
+                Err(_) => write!(out, "\tNA\tNA")?,
+            }
+        }
+        writeln!(out)?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 fn percentile(sorted: &[usize], p: f64) -> usize {
@@ -133,6 +164,9 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         profiles.extend(done?);
     }
     let n = profiles.len();
+    if let Some(path) = &args.per_read {
+        write_per_read(path, &profiles, &args.level_capacity)?;
+    }
     let mut pops: Vec<usize> = profiles.iter().map(|p| p.pops).collect();
     let mut peaks: Vec<usize> = profiles.iter().map(|p| p.peak).collect();
     pops.sort_unstable();

@@ -27,7 +27,7 @@ pub struct GpuBenchArgs {
 
 /// The kernel's contract on the CPU: backward search of the read's reverse complement, from
 /// the read's first base; `(0, 0)` if it reaches an N, `None` if the interval empties first.
-fn exact_search(bwt: &bcuda_index::Bwt, read: &[u8]) -> Option<(u64, u64)> {
+pub(crate) fn exact_search(bwt: &bcuda_index::Bwt, read: &[u8]) -> Option<(u64, u64)> {
     let l2 = bwt.l2();
     let (mut k, mut l) = (0u64, bwt.seq_len());
     for &b in read {
