@@ -101,18 +101,16 @@ pub fn lane_entries(max_len: usize) -> usize {
 /// `max_len`, `n_buckets` scores and bwa's `-m` of `max_entries`, shaped by the switches `sw`
 /// (block width, pass 1's stack entries, pass 2's warps per SM). `entries` overrides the
 /// stack sizes (the device checks force small stacks this way; warp pools are rounded to whole
-/// chunks). Every pass but the last is allocated `copies` times (one per batch in flight with
-/// `scratch_per_slot`, else once), and each of the `2 * copies + 1` scratchpads gets at most
-/// that share of the budget; a warp pass whose pools would be no larger than the one before is
-/// left out.
-pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_entries: usize, sw: &InexactSwitches, entries: Option<&[usize]>, copies: usize) -> Result<Vec<Pass>> {
+/// chunks). Each pass gets at most a third of the budget; a warp pass whose pools would be no
+/// larger than the one before is left out.
+pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_entries: usize, sw: &InexactSwitches, entries: Option<&[usize]>) -> Result<Vec<Pass>> {
     let block_w = sw.block_w as usize;
     let last = (max_entries + entries_beyond_max(n_buckets, sw.last_team_lanes as usize)).next_multiple_of(CHUNK);
     let wanted: Vec<usize> = match entries {
         Some(e) => e.to_vec(),
         None => vec![sw.first_entries as usize, (sw.level_entries as usize).min(last), last],
     };
-    let share = budget / (2 * copies.max(1) + 1);
+    let share = budget / 3;
     let sms = sms.max(1);
     let mut passes: Vec<Pass> = Vec::new();
     for (p, &want) in wanted.iter().enumerate().take(3) {
@@ -127,7 +125,7 @@ pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_ent
             // Pass 2: level_warps_per_sm warps' worth of teams per SM.
             let (per_sm, team) = if p == 1 {
                 let team = sw.level_team_lanes as usize;
-                ((sw.level_warps() as usize * LANES / team).max(1), team)
+                ((sw.level_warps_per_sm as usize * LANES / team).max(1), team)
             } else {
                 (LAST_TEAMS_PER_SM, sw.last_team_lanes as usize)
             };
@@ -225,7 +223,7 @@ mod tests {
     /// large as bwa's -m needs.
     #[test]
     fn a_large_gpu_gets_three_passes_and_a_pool_for_bwas_limit() {
-        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None, 1).unwrap();
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 3, "{p:?}");
         assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512, team: 1 });
         // Pass 2: 16 warps' worth of teams of 64 threads per SM.
@@ -240,7 +238,7 @@ mod tests {
     /// A small budget shrinks pass 1's stacks and the warp passes' warps.
     #[test]
     fn a_small_gpu_gets_smaller_passes() {
-        let p = plan(20, GB / 2, 100, 68, 2_000_000, &InexactSwitches::default(), None, 1).unwrap();
+        let p = plan(20, GB / 2, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
         assert!(p[0].entries < InexactSwitches::default().first_entries as usize && p[0].threads == 20 * 1024, "{p:?}");
         assert!(total(&p) <= GB / 2, "{p:?}");
         assert!(p.iter().skip(1).all(|x| x.kind == PassKind::Warp && x.threads >= 32), "{p:?}");
@@ -249,14 +247,14 @@ mod tests {
     /// A small -m needs no large pools: a warp pass that would not be larger is left out.
     #[test]
     fn a_small_max_entries_needs_two_passes() {
-        let p = plan(132, 40 * GB, 100, 68, 1000, &InexactSwitches::default(), None, 1).unwrap();
+        let p = plan(132, 40 * GB, 100, 68, 1000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 2, "{p:?}");
         assert_eq!(p[1].entries, (1000 + entries_beyond_max(68, 1024)).next_multiple_of(CHUNK));
     }
 
     #[test]
     fn forced_stack_sizes_are_kept() {
-        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), Some(&[64, 16384]), 1).unwrap();
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), Some(&[64, 16384])).unwrap();
         assert_eq!(p, [Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 64, team: 1 }, Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 16384, team: 64 }]);
     }
 
@@ -265,33 +263,17 @@ mod tests {
     fn switches_shape_the_plan() {
         let sw = InexactSwitches { block_w: 256, first_entries: 512, level_warps_per_sm: 4, last_team_lanes: 64, ..InexactSwitches::default() };
         let wide = InexactSwitches { level_team_lanes: 64, ..sw.clone() };
-        let q = plan(132, 40 * GB, 100, 68, 2_000_000, &wide, None, 1).unwrap();
+        let q = plan(132, 40 * GB, 100, 68, 2_000_000, &wide, None).unwrap();
         assert_eq!((q[1].team, q[1].threads), (64, 132 * 2 * 64), "pass 2: 4 warps' worth of 64-thread teams per SM");
-        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &sw, None, 1).unwrap();
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &sw, None).unwrap();
         assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512, team: 1 });
         assert_eq!(p[1].threads, 132 * 4 * 32);
         assert_eq!((p[2].team, p[2].threads), (64, 132 * 64));
         assert!(p[0].threads % 256 == 0, "{p:?}");
     }
 
-    /// With a scratchpad per batch in flight for passes 1 and 2 (`scratch_per_slot`), the two
-    /// copies of those and the one of the last pass fit the budget together, and on an
-    /// H100-sized budget the passes keep their threads, stacks and bwa's whole -m.
-    #[test]
-    fn copies_of_the_first_passes_share_the_budget() {
-        let one = plan(132, 60 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None, 1).unwrap();
-        let two = plan(132, 60 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None, 2).unwrap();
-        assert_eq!(one, two, "an H100's memory holds two copies without shrinking a pass");
-        let bytes = |x: &Pass| x.searchers() * bytes_per_searcher(x.kind, x.entries, x.team, 100, 68, 24);
-        let tight = plan(132, 12 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None, 2).unwrap();
-        let last = tight.len() - 1;
-        let total: usize = tight.iter().enumerate().map(|(p, x)| if p < last { 2 * bytes(x) } else { bytes(x) }).sum();
-        assert!(total <= 12 * GB, "{tight:?}: {total}");
-        assert!(tight[last].threads < one[last].threads, "a short budget gives the last pass fewer teams: {tight:?}");
-    }
-
     #[test]
     fn no_memory_is_an_error() {
-        assert!(plan(132, 1000, 100, 68, 2_000_000, &InexactSwitches::default(), None, 1).is_err());
+        assert!(plan(132, 1000, 100, 68, 2_000_000, &InexactSwitches::default(), None).is_err());
     }
 }

@@ -201,33 +201,11 @@ fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
     }
 }
 
-/// A pass's scratch: one copy shared by the batches in flight, or one per slot
-/// (`scratch_per_slot`, every pass but the last).
+/// A pass's scratch, and the event after the last queued use of it: the next batch's same
+/// pass waits for it, while its other passes may run beside.
 struct PassScratch {
-    copies: Vec<ScratchCopy>,
-}
-
-/// A copy of a pass's scratch, and the event after the last queued use of it: the next batch
-/// that takes this copy waits for it, while its other passes may run beside.
-struct ScratchCopy {
     scratch: Scratchpad,
     free: Option<CudaEvent>,
-}
-
-impl PassScratch {
-    fn pass(&self) -> Pass {
-        self.copies[0].scratch.pass
-    }
-
-    /// The copy that the batch in `slot` uses.
-    fn copy(&self, slot: usize) -> &ScratchCopy {
-        &self.copies[slot % self.copies.len()]
-    }
-
-    fn copy_mut(&mut self, slot: usize) -> &mut ScratchCopy {
-        let n = self.copies.len();
-        &mut self.copies[slot % n]
-    }
 }
 
 fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
@@ -416,7 +394,7 @@ impl GpuAligner {
 
     /// The inexact search's passes, once sized (at the first batch).
     pub fn passes(&self) -> Vec<Pass> {
-        self.passes.iter().map(PassScratch::pass).collect()
+        self.passes.iter().map(|p| p.scratch.pass).collect()
     }
 
     /// After a failed batch: the passes are sized again, with half the memory.
@@ -493,7 +471,7 @@ impl GpuAligner {
         let direct_index = self.switches.direct_index && batch.fixed_len.is_some();
         let exact_f = self.exact_function(direct_index)?;
         let (ml, n_buckets) = (batch.max_len.max(1), batch.n_buckets as usize);
-        if !self.passes.first().is_some_and(|p| p.copies[0].scratch.fits(ml, n_buckets)) {
+        if !self.passes.first().is_some_and(|p| p.scratch.fits(ml, n_buckets)) {
             self.size_passes(ml, n_buckets, batch.opt.max_entries.max(0) as usize)?;
         }
         // Round robin: the dealer collects in submit order, at most one batch per slot.
@@ -501,7 +479,7 @@ impl GpuAligner {
         self.next_slot = (self.next_slot + 1) % self.slots.len();
         // Out of self while it is filled, so the launches can borrow the index.
         let mut slot = self.slots[slot_index].take().expect("slots are put back after use");
-        let queued = self.queue(&mut slot, slot_index, &batch, &exact_f);
+        let queued = self.queue(&mut slot, &batch, &exact_f);
         self.slots[slot_index] = Some(slot);
         Ok(InFlight { slot: slot_index, batch, events: queued? })
     }
@@ -511,18 +489,14 @@ impl GpuAligner {
     fn size_passes(&mut self, max_len: usize, n_buckets: usize, max_entries: usize) -> Result<()> {
         // The old scratchpads may be in use by the other stream's batch.
         self.ctx.synchronize()?;
-        let (m, b) = self.passes.first().map_or((max_len, n_buckets), |p| (p.copies[0].scratch.size.0.max(max_len), p.copies[0].scratch.size.1.max(n_buckets)));
+        let (m, b) = self.passes.first().map_or((max_len, n_buckets), |p| (p.scratch.size.0.max(max_len), p.scratch.size.1.max(n_buckets)));
         self.passes.clear();
         let (free, _) = self.ctx.mem_get_info()?;
         let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
-        let copies = if self.inexact_switches.scratch_per_slot { self.slots.len() } else { 1 };
-        let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref(), copies)?;
+        let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
         let t = std::time::Instant::now();
-        let last = plan.len() - 1;
-        for (p, pass) in plan.into_iter().enumerate() {
-            let n = if p < last { copies } else { 1 };
-            let copies = (0..n).map(|_| Ok(ScratchCopy { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None })).collect::<Result<Vec<_>>>()?;
-            self.passes.push(PassScratch { copies });
+        for pass in plan {
+            self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None });
         }
         self.startup.scratch_s += t.elapsed().as_secs_f64();
         if self.adapt_first && self.passes.len() < 2 {
@@ -533,7 +507,7 @@ impl GpuAligner {
         Ok(())
     }
 
-    fn queue(&mut self, slot: &mut Slot, slot_index: usize, b: &HostBatch, exact_f: &CudaFunction) -> Result<Vec<CudaEvent>> {
+    fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction) -> Result<Vec<CudaEvent>> {
         let stream = slot.stream.clone();
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
         let reads = slot.exact_words.put(&stream, &b.exact_words)?;
@@ -591,11 +565,10 @@ impl GpuAligner {
         if self.poison {
             // Each pass's scratch too, once the batch before has finished with it.
             for pass in self.passes.iter_mut() {
-                let copy = pass.copy_mut(slot_index);
-                if let Some(free) = &copy.free {
+                if let Some(free) = &pass.free {
                     stream.wait(free)?;
                 }
-                copy.scratch.poison(&stream)?;
+                pass.scratch.poison(&stream)?;
             }
         }
         let args = SearchArgs {
@@ -614,9 +587,8 @@ impl GpuAligner {
         let last = self.passes.len() - 1;
         let mut free_events = Vec::new();
         for (p, pass) in self.passes.iter().enumerate() {
-            // A scratchpad shared with the other slots: wait for the batch before that used it
-            // to finish with it.
-            let pass = pass.copy(slot_index);
+            // The scratchpads are shared by both streams: wait for the previous batch's same
+            // pass to finish with this one.
             if let Some(free) = &pass.free {
                 stream.wait(free)?;
             }
@@ -666,7 +638,7 @@ impl GpuAligner {
             free_events.push(stream.record_event(None)?);
         }
         for (pass, free) in self.passes.iter_mut().zip(free_events) {
-            pass.copy_mut(slot_index).free = Some(free);
+            pass.free = Some(free);
         }
         slot.k.fetch(&stream, n)?;
         slot.l.fetch(&stream, n)?;

@@ -191,23 +191,6 @@ pub struct InexactSwitches {
     /// writes one). A tuned file from before it existed reads as off.
     #[serde(default)]
     pub heads_shared: bool,
-    /// Each batch in flight has its own scratch for every pass but the last (whose pools hold
-    /// bwa's whole `-m`), so that a batch's pass 2 starts on the SMs that the batch before's
-    /// pass 2 leaves in its tail, instead of waiting for its last team. Off: one scratch
-    /// per pass, shared by the batches in flight. A tuned file from before it existed reads as
-    /// off.
-    #[serde(default)]
-    pub scratch_per_slot: bool,
-    /// Warps of pass 2's teams that each SM must hold at once (0: as many as the registers the
-    /// compiler chooses allow): the launch bounds of pass 2's team kernel ask for
-    /// `level_min_warps * 32 / level_team_lanes` blocks per SM, which caps its registers per
-    /// thread (24 warps: 85 registers instead of 120), and pass 2 runs that many warps' worth of
-    /// teams when it is more than `level_warps_per_sm`. Pass 2 is latency-bound (Nsight Compute
-    /// on the H100: 3.4 warps per scheduler, one instruction every 11.5 cycles each), so more
-    /// warps may hide more of it, unless the spills cost more. A tuned file from before it
-    /// existed reads as 0.
-    #[serde(default)]
-    pub level_min_warps: u32,
 }
 
 /// The pool of pass 2's teams in tuned files from before it was a switch.
@@ -255,8 +238,6 @@ impl Default for InexactSwitches {
             entries_limit_exact: true,
             first_lockstep: false,
             heads_shared: false,
-            scratch_per_slot: false,
-            level_min_warps: 0,
         }
     }
 }
@@ -280,8 +261,6 @@ impl InexactSwitches {
         ("entries_limit_exact", &[0, 1]),
         ("first_lockstep", &[0, 1]),
         ("heads_shared", &[0, 1]),
-        ("scratch_per_slot", &[0, 1]),
-        ("level_min_warps", &[0, 20, 24, 32]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -303,9 +282,6 @@ impl InexactSwitches {
         }
         if self.level_entries < 1024 {
             return Some("level_entries must be at least 1024 (a chain's pushes, in 64-entry chunks)");
-        }
-        if self.level_min_warps > 64 {
-            return Some("level_min_warps must be at most 64 (0: no bound)");
         }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
             if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
@@ -361,8 +337,6 @@ impl InexactSwitches {
             "entries_limit_exact" => self.entries_limit_exact = flag()?,
             "first_lockstep" => self.first_lockstep = flag()?,
             "heads_shared" => self.heads_shared = flag()?,
-            "scratch_per_slot" => self.scratch_per_slot = flag()?,
-            "level_min_warps" => self.level_min_warps = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -370,7 +344,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32, self.scratch_per_slot as u32, self.level_min_warps];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -379,24 +353,7 @@ impl InexactSwitches {
     /// compiled kernel.
     pub fn defines(&self, team: u32) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), format!("-DLEVEL_MIN_BLOCKS={}", self.min_blocks(team)), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact), flag("first_lockstep", self.first_lockstep), flag("heads_shared", self.heads_shared)]
-    }
-
-    /// Blocks per SM that the launch bounds of the team kernel for teams of `team` threads ask
-    /// for (`LEVEL_MIN_BLOCKS`): from `level_min_warps` for pass 2's size (pass 3's too when
-    /// the sizes are the same), else 1.
-    pub fn min_blocks(&self, team: u32) -> u32 {
-        if self.level_min_warps > 0 && team == self.level_team_lanes {
-            (self.level_min_warps * super::inexact::LANES as u32 / team).max(1)
-        } else {
-            1
-        }
-    }
-
-    /// Warps' worth of pass 2's teams per SM: `level_warps_per_sm`, or `level_min_warps` when
-    /// more.
-    pub fn level_warps(&self) -> u32 {
-        self.level_warps_per_sm.max(self.level_min_warps)
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact), flag("first_lockstep", self.first_lockstep), flag("heads_shared", self.heads_shared)]
     }
 
     /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
@@ -438,7 +395,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true, scratch_per_slot: true, level_min_warps: 9 };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -454,7 +411,7 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-DLEVEL_MIN_BLOCKS=1", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=1", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dheads_shared=0"]);
+        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=1", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dheads_shared=0"]);
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [64, 1024], "pass 2's team kernel, then pass 3's");
         assert_eq!(InexactSwitches { last_team_lanes: 64, ..d.clone() }.modules().len(), 1, "one size, one compilation");
