@@ -195,13 +195,19 @@ fi
 # Reads per batch (BATCH_SWEEP="131072 65536"): the same run with other batch sizes.
 for n in ${BATCH_SWEEP:-}; do sweep_run "batches of $n reads" "BCUDA_TEST_BATCH_READS=$n"; done
 # NCU=1: Nsight Compute on batch 0 of the first 100k reads (one launch each of pass 1, 2
-# and 3): occupancy, registers, warp stalls and memory traffic, in $OUT/ncu.txt.
+# and 3): occupancy, registers, warp stalls, memory traffic and the source lines where warps
+# stall most (kernels compiled with -lineinfo), in $OUT/ncu.txt; every stall reason's cycles
+# per issued instruction, in $OUT/ncu-stalls.csv.
 if [ -n "${NCU:-}" ] && command -v ncu > /dev/null; then
-    timeout 240 ncu --clock-control none --kernel-name regex:'inexact_search|inexact_level' --launch-count 3 \
+    BCUDA_TEST_LINEINFO=1 timeout 240 ncu --clock-control none --kernel-name regex:'inexact_search|inexact_level' --launch-count 3 \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-        --section SchedulerStats --section MemoryWorkloadAnalysis --section InstructionStats \
+        --section SchedulerStats --section MemoryWorkloadAnalysis --section InstructionStats --section SourceCounters \
         $B aln $mode --quiet -t $t $W/genome.fa $W/r100k.fq > $OUT/ncu.txt 2>&1 < /dev/null
     log "ncu (exit $?): $(grep -c 'inexact_' $OUT/ncu.txt) kernel sections in ncu.txt"
+    timeout 240 ncu --clock-control none --kernel-name regex:'inexact_search|inexact_level' --launch-count 3 --csv --page raw \
+        --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+        $B aln $mode --quiet -t $t $W/genome.fa $W/r100k.fq > $OUT/ncu-stalls.csv 2>&1 < /dev/null
+    log "ncu stall reasons (exit $?): $(wc -l < $OUT/ncu-stalls.csv) lines in ncu-stalls.csv"
 fi
 # KEEP_W=1: the genome, index, reads and bwa's .sai stay in $W (set W too) for a later command.
 [ -n "${KEEP_W:-}" ] || rm -rf "$W"

@@ -57,7 +57,19 @@ pub fn compile_alone_cached(source: &str, defines: &[String], arch: &'static str
 /// `compile` to an [`Image`], kept under the user's cache directory keyed by a hash of the
 /// source, defines and architecture, so later runs skip NVRTC.
 pub fn compile_cached(source: &str, defines: &[String], arch: &'static str) -> Result<Image> {
+    let defines = &with_line_info(defines);
     through_cache(&cache_path(source, defines, arch), || image(format!("{BWT_CUH}\n{source}"), defines, arch))
+}
+
+/// `BCUDA_TEST_LINEINFO=1`: the kernels compiled with source lines (`-lineinfo`), so that
+/// Nsight Compute's source counters name the lines where warps stall (bench/human-like.sh
+/// NCU=1); a cache entry of its own.
+fn with_line_info(defines: &[String]) -> Vec<String> {
+    let mut d = defines.to_vec();
+    if std::env::var_os("BCUDA_TEST_LINEINFO").is_some() {
+        d.push("-lineinfo".to_string());
+    }
+    d
 }
 
 /// The image at `path` in the cache, or `compile`'s, then kept there; a cache that cannot be
