@@ -202,11 +202,11 @@ if [ -n "${NCU:-}" ] && command -v ncu > /dev/null; then
     BCUDA_TEST_LINEINFO=1 timeout 240 ncu --clock-control none --kernel-name regex:'inexact_search|inexact_level' --launch-count 3 \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
         --section SchedulerStats --section MemoryWorkloadAnalysis --section InstructionStats --section SourceCounters \
-        $B aln $mode --quiet -t $t $W/genome.fa $W/r100k.fq > $OUT/ncu.txt 2>&1 < /dev/null
+        $B aln $mode --quiet -t $t -f $W/ncu.sai $W/genome.fa $W/r100k.fq > $OUT/ncu.txt 2>&1 < /dev/null
     log "ncu (exit $?): $(grep -c 'inexact_' $OUT/ncu.txt) kernel sections in ncu.txt"
     timeout 240 ncu --clock-control none --kernel-name regex:'inexact_search|inexact_level' --launch-count 3 --csv --page raw \
         --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
-        $B aln $mode --quiet -t $t $W/genome.fa $W/r100k.fq > $OUT/ncu-stalls.csv 2>&1 < /dev/null
+        $B aln $mode --quiet -t $t -f $W/ncu.sai $W/genome.fa $W/r100k.fq > $OUT/ncu-stalls.csv 2>&1 < /dev/null
     log "ncu stall reasons (exit $?): $(wc -l < $OUT/ncu-stalls.csv) lines in ncu-stalls.csv"
 fi
 # KEEP_W=1: the genome, index, reads and bwa's .sai stay in $W (set W too) for a later command.
