@@ -598,18 +598,20 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     Ok(())
 }
 
-/// Installs the tuned kernels for this GPU on `gpu`, when there are some; returns their speed-up.
-pub fn use_tuned(gpu: &mut GpuAligner) -> Result<Option<f64>> {
+/// Installs the tuned kernels for this GPU on `gpu`, when there are some; returns their speed-up
+/// and whether the inexact kernels were tuned too (not only exact_match).
+pub fn use_tuned(gpu: &mut GpuAligner) -> Result<Option<(f64, bool)>> {
     let Some(t) = load_tuned(&gpu.device_name, gpu.compute_capability) else { return Ok(None) };
     if t.kernels != kernels_id() {
         anyhow::bail!("it was tuned from the kernels of another bcuda: run bcuda autotune again");
     }
     let sw = switches_from(&t.switches).map_err(|e| anyhow::anyhow!("tuned kernels: {e}"))?;
     gpu.set_exact_kernel(&t.source, sw.exact)?;
-    if t.inexact_source.is_some() || sw.inexact != InexactSwitches::default() {
+    let inexact = t.inexact_source.is_some() || sw.inexact != InexactSwitches::default();
+    if inexact {
         gpu.set_inexact_kernels(t.inexact_source.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU), sw.inexact)?;
     }
-    Ok(Some(t.speedup))
+    Ok(Some((t.speedup, inexact)))
 }
 
 #[cfg(test)]

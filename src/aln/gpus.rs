@@ -183,7 +183,10 @@ fn with_tuned_kernel(mut gpu: GpuAligner, args: &AlnArgs, several: bool) -> (Gpu
     let mut notes = vec![format!("[bcuda aln] aligning on {which}{name} (compute {}.{})", cc.0, cc.1)];
     if !args.no_tuned {
         match crate::autotune_cmd::use_tuned(&mut gpu) {
-            Ok(Some(speedup)) => notes.push(format!("[bcuda aln] using the exact_match kernel tuned for this GPU ({speedup:.2}x on its held-out reads)")),
+            Ok(Some((speedup, inexact))) => {
+                let what = if inexact { "the kernels (exact_match and the inexact search)" } else { "the exact_match kernel" };
+                notes.push(format!("[bcuda aln] using {what} tuned for this GPU ({speedup:.2}x on its held-out reads)"));
+            }
             Ok(None) => {}
             Err(e) => notes.push(format!("[bcuda aln] ignoring the tuned kernel for this GPU ({e:#})")),
         }
