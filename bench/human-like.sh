@@ -13,7 +13,7 @@
 # commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
 # FILE exists; scripts/gpu-long.sh uses it), GPUS="1 2" (then also bcuda aln --gpus N, twice
 # for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N),
-# SWEEP, ENV_SWEEP, BATCH_SWEEP, NCU and KEEP_W (see the end).
+# SWEEP, ENV_SWEEP, BATCH_SWEEP, VARIANT, NCU and KEEP_W (see the end).
 . "$(dirname "$0")/../scripts/device-env.sh"
 size=$1
 reads=${2:-1000000}
@@ -194,6 +194,24 @@ if [ -n "${ENV_SWEEP:-}" ]; then
 fi
 # Reads per batch (BATCH_SWEEP="131072 65536"): the same run with other batch sizes.
 for n in ${BATCH_SWEEP:-}; do sweep_run "batches of $n reads" "BCUDA_TEST_BATCH_READS=$n"; done
+# VARIANT=file.cu: a hand-edited cuda/inexact_match.cu, installed as this GPU's tuned kernels
+# (scripts/variant-tuned.py) and timed against the unmodified kernels (--no-tuned) on the same
+# reads, alternately, VARIANT_ROUNDS times (default 3; its first run compiles it); its .sai
+# must equal bwa's records. The file is removed afterwards.
+if [ -n "${VARIANT:-}" ]; then
+    tuned_file=$(python3 "$(dirname "$0")/../scripts/variant-tuned.py" "$VARIANT") || { log "variant-tuned.py failed"; exit 1; }
+    for r in $(seq ${VARIANT_ROUNDS:-3}); do
+        for v in variant plain; do
+            flag=; [ $v = plain ] && flag=--no-tuned
+            t0=$(now)
+            $B aln $mode $flag -t $t $W/genome.fa $W/reads.fq > $W/$v.sai 2> $W/$v.summary
+            s=$(secs $t0 $(now))
+            cmp -s <(tail -c +69 $W/$v.sai) <(tail -c +69 $W/bwa.sai) && same=yes || same=no
+            log "$v $(basename "$VARIANT") (round $r): $s s, .sai = bwa: $same; $(grep -o 'inexact search.*' $W/$v.summary | head -1); $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s' $W/$v.summary)"
+        done
+    done
+    rm -f "$tuned_file"
+fi
 # NCU=1: Nsight Compute on batch 0 of the first 100k reads (one launch each of pass 1, 2
 # and 3): occupancy, registers, warp stalls, memory traffic and the source lines where warps
 # stall most (kernels compiled with -lineinfo), in $OUT/ncu.txt; every stall reason's cycles

@@ -739,6 +739,29 @@ mod tests {
         assert_eq!(compiled, n);
     }
 
+    /// scripts/variant-tuned.py writes a file that aln takes: a `Tuned` with this build's
+    /// kernels fingerprint, the default switches and the variant as the inexact source.
+    #[test]
+    fn a_hand_made_variant_file_is_one_aln_takes() {
+        let dir = std::env::temp_dir().join(format!("bcuda-variant-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (variant, out) = (dir.join("v.cu"), dir.join("tuned.json"));
+        std::fs::write(&variant, "// a variant\n").unwrap();
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/variant-tuned.py");
+        let status = std::process::Command::new("python3").args([script, variant.to_str().unwrap(), "--device", "Test GPU", "--cc", "9.0", "-o", out.to_str().unwrap()]).status();
+        let Ok(status) = status else {
+            eprintln!("skipped: no python3");
+            return;
+        };
+        assert!(status.success());
+        let t: Tuned = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(t.kernels, kernels_id(), "the script's fingerprint must be kernels_id's");
+        assert_eq!((t.device.as_str(), t.compute_capability), ("Test GPU", (9, 0)));
+        assert_eq!(switches_from(&t.switches).unwrap().inexact, InexactSwitches::default());
+        assert_eq!((t.source.as_str(), t.inexact_source.as_deref()), (crate::gpu::EXACT_MATCH_CU, Some("// a variant\n")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Switches by name go to their kernel; the inexact kernels' defaults are the driver's.
     #[test]
     fn switches_split_between_the_kernels() {
