@@ -172,10 +172,11 @@ if [ -n "${GPUS:-}" ]; then
     log "rows appended to $(basename $mtsv) (.sai identical: to the first --gpus run's and to bwa's records)"
 fi
 # One more bcuda aln on the same reads with settings of the environment (sweep_run LABEL
-# VAR=VALUE...), timed; its .sai must equal bwa's records.
+# VAR=VALUE...) and aln options in aln_opts (aln_opts=--no-tuned sweep_run ...), timed; its
+# .sai must equal bwa's records.
 sweep_run() {
     local t0=$(now) s same
-    env "${@:2}" $B aln $mode -t $t $W/genome.fa $W/reads.fq > $W/sweep.sai 2> $W/sweep.summary
+    env "${@:2}" $B aln $mode ${aln_opts:-} -t $t $W/genome.fa $W/reads.fq > $W/sweep.sai 2> $W/sweep.summary
     s=$(secs $t0 $(now))
     cmp -s <(tail -c +69 $W/sweep.sai) <(tail -c +69 $W/bwa.sai) && same=yes || same=no
     log "$1: $s s, .sai = bwa: $same; $(grep -o 'inexact search.*' $W/sweep.summary | head -1); $(grep -o 'GPU 0 .*' $W/sweep.summary | head -1); $(grep -o 'stages busy.*' $W/sweep.summary)"
@@ -201,14 +202,8 @@ for n in ${BATCH_SWEEP:-}; do sweep_run "batches of $n reads" "BCUDA_TEST_BATCH_
 if [ -n "${VARIANT:-}" ]; then
     tuned_file=$(python3 "$(dirname "$0")/../scripts/variant-tuned.py" "$VARIANT") || { log "variant-tuned.py failed"; exit 1; }
     for r in $(seq ${VARIANT_ROUNDS:-3}); do
-        for v in variant plain; do
-            flag=; [ $v = plain ] && flag=--no-tuned
-            t0=$(now)
-            $B aln $mode $flag -t $t $W/genome.fa $W/reads.fq > $W/$v.sai 2> $W/$v.summary
-            s=$(secs $t0 $(now))
-            cmp -s <(tail -c +69 $W/$v.sai) <(tail -c +69 $W/bwa.sai) && same=yes || same=no
-            log "$v $(basename "$VARIANT") (round $r): $s s, .sai = bwa: $same; $(grep -o 'inexact search.*' $W/$v.summary | head -1); $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s' $W/$v.summary)"
-        done
+        sweep_run "variant $(basename "$VARIANT") (round $r)"
+        aln_opts=--no-tuned sweep_run "plain (round $r)"
     done
     rm -f "$tuned_file"
 fi
@@ -217,14 +212,15 @@ fi
 # stall most (kernels compiled with -lineinfo), in $OUT/ncu.txt; every stall reason's cycles
 # per issued instruction, in $OUT/ncu-stalls.csv.
 if [ -n "${NCU:-}" ] && command -v ncu > /dev/null; then
-    BCUDA_TEST_LINEINFO=1 timeout 240 ncu --clock-control none --kernel-name regex:'inexact_search|inexact_level' --launch-count 3 \
+    profiled=(--clock-control none --kernel-name regex:'inexact_search|inexact_level' --launch-count 3)
+    run=($B aln $mode --quiet -t $t -f $W/ncu.sai $W/genome.fa $W/r100k.fq)
+    BCUDA_TEST_LINEINFO=1 timeout 240 ncu "${profiled[@]}" \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
         --section SchedulerStats --section MemoryWorkloadAnalysis --section InstructionStats --section SourceCounters \
-        $B aln $mode --quiet -t $t -f $W/ncu.sai $W/genome.fa $W/r100k.fq > $OUT/ncu.txt 2>&1 < /dev/null
+        "${run[@]}" > $OUT/ncu.txt 2>&1 < /dev/null
     log "ncu (exit $?): $(grep -c 'inexact_' $OUT/ncu.txt) kernel sections in ncu.txt"
-    timeout 240 ncu --clock-control none --kernel-name regex:'inexact_search|inexact_level' --launch-count 3 --csv --page raw \
-        --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
-        $B aln $mode --quiet -t $t -f $W/ncu.sai $W/genome.fa $W/r100k.fq > $OUT/ncu-stalls.csv 2>&1 < /dev/null
+    timeout 240 ncu "${profiled[@]}" --csv --page raw --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+        "${run[@]}" > $OUT/ncu-stalls.csv 2>&1 < /dev/null
     log "ncu stall reasons (exit $?): $(wc -l < $OUT/ncu-stalls.csv) lines in ncu-stalls.csv"
 fi
 # KEEP_W=1: the genome, index, reads and bwa's .sai stay in $W (set W too) for a later command.
