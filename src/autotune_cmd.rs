@@ -420,8 +420,14 @@ pub fn kernels_id() -> String {
 }
 
 fn tuned_path(device: &str, cc: (i32, i32)) -> PathBuf {
+    tuned_path_in(&crate::gpu::cache_dir(), device, cc)
+}
+
+/// The tuned file of a GPU under the cache directory `cache` (scripts/variant-tuned.py writes
+/// it there too).
+fn tuned_path_in(cache: &std::path::Path, device: &str, cc: (i32, i32)) -> PathBuf {
     let name: String = device.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    crate::gpu::cache_dir().join("tuned").join(format!("{name}-sm{}{}.json", cc.0, cc.1))
+    cache.join("tuned").join(format!("{name}-sm{}{}.json", cc.0, cc.1))
 }
 
 /// The tuned kernels saved for this GPU, if any.
@@ -739,21 +745,24 @@ mod tests {
         assert_eq!(compiled, n);
     }
 
-    /// scripts/variant-tuned.py writes a file that aln takes: a `Tuned` with this build's
-    /// kernels fingerprint, the default switches and the variant as the inexact source.
+    /// scripts/variant-tuned.py writes a file that aln takes, where aln looks for it: a `Tuned`
+    /// with this build's kernels fingerprint, the default switches and the variant as the
+    /// inexact source, at the GPU's tuned path under the cache directory.
     #[test]
     fn a_hand_made_variant_file_is_one_aln_takes() {
         let dir = std::env::temp_dir().join(format!("bcuda-variant-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let (variant, out) = (dir.join("v.cu"), dir.join("tuned.json"));
+        let variant = dir.join("v.cu");
         std::fs::write(&variant, "// a variant\n").unwrap();
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/variant-tuned.py");
-        let status = std::process::Command::new("python3").args([script, variant.to_str().unwrap(), "--device", "Test GPU", "--cc", "9.0", "-o", out.to_str().unwrap()]).status();
+        // The cache directory as cache_dir() finds it from XDG_CACHE_HOME, set for the script alone.
+        let status = std::process::Command::new("python3").args([script, variant.to_str().unwrap(), "--device", "Test GPU", "--cc", "9.0"]).env("XDG_CACHE_HOME", &dir).status();
         let Ok(status) = status else {
             eprintln!("skipped: no python3");
             return;
         };
         assert!(status.success());
+        let out = tuned_path_in(&dir.join("bcuda"), "Test GPU", (9, 0));
         let t: Tuned = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
         assert_eq!(t.kernels, kernels_id(), "the script's fingerprint must be kernels_id's");
         assert_eq!((t.device.as_str(), t.compute_capability), ("Test GPU", (9, 0)));
