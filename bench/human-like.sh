@@ -179,7 +179,7 @@ sweep_run() {
     env "${@:2}" $B aln $mode ${aln_opts:-} -t $t $W/genome.fa $W/reads.fq > $W/sweep.sai 2> $W/sweep.summary
     s=$(secs $t0 $(now))
     cmp -s <(tail -c +69 $W/sweep.sai) <(tail -c +69 $W/bwa.sai) && same=yes || same=no
-    log "$1: $s s, .sai = bwa: $same; $(grep -o 'inexact search.*' $W/sweep.summary | head -1); $(grep -o 'GPU 0 .*' $W/sweep.summary | head -1); $(grep -o 'stages busy.*' $W/sweep.summary)"
+    log "$1: $s s, .sai = bwa: $same; $(grep -o 'inexact search [0-9].*' $W/sweep.summary | head -1); $(grep -o 'GPU 0 .*' $W/sweep.summary | head -1); $(grep -o 'stages busy.*' $W/sweep.summary)"
 }
 # Inexact kernel switches (issue 13's genome, without a tuning run): SWEEP="a=1;b=2 c=0;..."
 # times bcuda aln once per setting on the same reads.

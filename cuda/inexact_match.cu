@@ -36,9 +36,7 @@
 #define HIT_STOP 2
 // Where a thread of pass 1 is with its read (first_lockstep).
 #define PHASE_IDLE 0
-#define PHASE_WIDTH 1
-#define PHASE_SEED_WIDTH 2
-#define PHASE_SEARCH 3
+#define PHASE_SEARCH 1
 // The team passes (inexact_level): lanes of a warp, entries per chunk of a team's pool. Defined
 // here, before any use, so that a patched line that uses them compiles wherever it lands. The
 // most threads of a team, MAX_TEAM, is a switch (-D): it sets inexact_level's launch bounds.
@@ -60,6 +58,15 @@ struct Width {
     u64 w;
     int bid;
 };
+
+// read_widths' D arrays pack a cell in a u64: w (an interval's size, under 2^48) and bid above.
+#define WIDTH_BID_SHIFT 48
+__device__ __forceinline__ u64 pack_width(u64 w, int bid) { return w | (u64)bid << WIDTH_BID_SHIFT; }
+__device__ __forceinline__ Width unpack_width(u64 cell)
+{
+    Width x = {cell & ((1ULL << WIDTH_BID_SHIFT) - 1), (int)(cell >> WIDTH_BID_SHIFT)};
+    return x;
+}
 
 // A stack entry: the interval, the packed score and position, the list link and the counters
 // (diffs: n_mm | n_gapo << 8 | n_gape << 16 | state << 24; gaps: n_ins | n_del << 10 |
@@ -378,7 +385,7 @@ __device__ __forceinline__ void occ_pair(const u32 *words, u64 primary, u64 k, u
 
 // One base of bwa's D array (bwt_cal_width): base c at position i of the reversed read, with
 // the backward search's interval [k, l] and the count of exact pieces so far (bid).
-__device__ __forceinline__ void width_step(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, int c, int i, u64 &k, u64 &l, int &bid, Width *width, u64 &lookups)
+__device__ __forceinline__ void width_step(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, int c, int i, u64 &k, u64 &l, int &bid, u64 *cells, u64 &lookups)
 {
     if (c < 4) {
         u64 ok, ol;
@@ -392,17 +399,17 @@ __device__ __forceinline__ void width_step(const u32 *words, u64 primary, u64 se
         l = seq_len;
         ++bid;
     }
-    width[i].w = l - k + 1;
-    width[i].bid = bid;
+    cells[i] = pack_width(l - k + 1, bid);
 }
 
-__device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *s, int len, Width *width, u64 &lookups)
+// bwt_cal_width on the first n bases of a read, reversed (the read's D array with n its length,
+// the seed's with n the seed's length): n + 1 packed cells.
+__device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *read, int n, u64 *cells, u64 &lookups)
 {
     int bid = 0;
     u64 k = 0, l = seq_len;
-    for (int i = 0; i < len; ++i) width_step(words, primary, seq_len, l2, s[i], i, k, l, bid, width, lookups);
-    width[len].w = 0;
-    width[len].bid = bid + 1;
+    for (int i = 0; i < n; ++i) width_step(words, primary, seq_len, l2, read[n - 1 - i], i, k, l, bid, cells, lookups);
+    cells[n] = pack_width(0, bid + 1);
 }
 
 __device__ bool extend_exact(const u32 *words, u64 primary, const u64 *l2, const u8 *s, int n, u64 &k0, u64 &l0, u64 &lookups)
@@ -454,15 +461,16 @@ __device__ Read read_view(const u32 *words, u64 primary, u64 seq_len, const u64 
     return r;
 }
 
-// bwa's preparation of a read (src/aln/search.rs, prepare_read): the D arrays on the reversed
-// read, then the reverse complement the search runs on.
+// bwa's preparation of a read (src/aln/search.rs, prepare_read), its D arrays computed before
+// by read_widths (`cells`, `seed_cells`): the reverse complement the search runs on, and the
+// searcher's own copy of the D arrays (a hit narrows the read's: record_hit). Threads
+// first, first + step, ... share the work (a thread alone: 0, 1; a team: its lanes).
 __device__ Read prepare_read(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, GapOpt opt, const u8 *read, int len,
-    int read_max_diff, Width *width, Width *seed_width, u8 *seq, u64 &lookups)
+    int read_max_diff, const u64 *cells, const u64 *seed_cells, Width *width, Width *seed_width, u8 *seq, u64 &lookups, int first, int step)
 {
-    for (int j = 0; j < len; ++j) seq[j] = read[len - 1 - j];
-    cal_width(words, primary, seq_len, l2, seq, len, width, lookups);
-    if (opt.seed_len < len) cal_width(words, primary, seq_len, l2, seq + (len - opt.seed_len), opt.seed_len, seed_width, lookups);
-    for (int j = 0; j < len; ++j) seq[j] = seq[j] > 3 ? 4 : 3 - seq[j];
+    for (int j = first; j < len; j += step) seq[j] = read[len - 1 - j] > 3 ? 4 : 3 - read[len - 1 - j];
+    for (int j = first; j <= len; j += step) width[j] = unpack_width(cells[j]);
+    if (opt.seed_len < len) for (int j = first; j <= opt.seed_len; j += step) seed_width[j] = unpack_width(seed_cells[j]);
     return read_view(words, primary, seq_len, l2, opt, len, read_max_diff, seed_width, seq, lookups);
 }
 
@@ -764,6 +772,32 @@ __device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *
 
 // (Calls of functions that take `words` or `l2` stay on one line: autotune's bounds guards
 // pass those pointers' bounds on by rewriting the call's line.)
+// The D arrays of the batch's reads, before the search: threads 0..n-1 compute read j's D array
+// into widths[code_start[j] + j ..] (its length + 1 cells), threads n..2n-1 the seed's of read j
+// into seed_widths[j * seed_stride ..] (reads longer than the seed). Each is a backward search of
+// dependent occurrence lookups: on a searching team's first lane, with the team waiting, they
+// took about a third of pass 2 (H100, 1 Gbp benchmark); here all reads' run at once.
+extern "C" __global__ void __launch_bounds__(256) read_widths(
+    const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
+    const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
+    const u16 *__restrict__ read_len, u32 n, u64 *__restrict__ widths, u64 *__restrict__ seed_widths, int seed_stride,
+    unsigned long long *__restrict__ lookup_count)
+{
+    u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    bool seed = t >= n;
+    u32 id = seed ? t - n : t;
+    u64 lookups = 0;
+    if (id < n) {
+        int len = read_len[id];
+        int seed_len = batch_opt->seed_len;
+        const u8 *read = codes + code_start[id];
+        if (!seed) cal_width(words, primary, seq_len, l2, read, len, widths + code_start[id] + id, lookups);
+        else if (seed_len < len) cal_width(words, primary, seq_len, l2, read, seed_len, seed_widths + (u64)id * seed_stride, lookups);
+    }
+    for (int o = LANES / 2; o > 0; o /= 2) lookups += __shfl_down_sync(FULL_MASK, lookups, o);
+    if (threadIdx.x % LANES == 0 && lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
+}
+
 // Pass 1: each thread takes the next read of `queue` (queue_counters[1] counts those taken, up
 // to queue_counters[0]) until none is left, and searches it with its own bounded stack of
 // `entries_per_thread` entries and at most `max_pops` pops (1 once aln's `rule` has tripped,
@@ -774,6 +808,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
+    const u64 *__restrict__ widths, const u64 *__restrict__ seed_widths, int seed_stride,
     Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
     Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets, int max_pops, unsigned long long *rule,
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
@@ -787,73 +822,43 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     u8 *seq = seq_pool + t * max_len;
     u32 queued = queue_counters[0];
 #if first_lockstep
-    // Every turn of the loop a thread does one step of its read (one base of the D arrays, or
-    // one pop) and takes the next read when its own is done, so the threads of a warp stay in
-    // step: a warp no longer waits for its longest read before any thread starts another.
+    // Every turn of the loop a thread does one pop of its read, or takes the next read when its
+    // own is done, so the threads of a warp stay in step: a warp no longer waits for its
+    // longest read before any thread starts another.
     GapOpt opt = *batch_opt;
     Search s;
     u32 id = 0;
-    int phase = PHASE_IDLE, len = 0, max_diff = 0, i = 0, bid = 0;
-    u64 k = 0, l = 0;
-    const u8 *read = nullptr;
+    int phase = PHASE_IDLE, len = 0, max_diff = 0;
     for (;;) {
         if (phase == PHASE_IDLE) {
             u32 p = atomicAdd(&queue_counters[1], 1);
             if (p >= queued) break;
             id = queue[p];
-            read = codes + code_start[id];
             len = read_len[id];
             max_diff = read_max_diff[id];
-            phase = PHASE_WIDTH;
-            i = bid = 0;
-            k = 0;
-            l = seq_len;
-        }
-        if (phase == PHASE_SEARCH) {
-            Read r = read_view(words, primary, seq_len, l2, opt, len, max_diff, seed_width, seq, lookups);
-            int n = search_pop(r, width, s);
-            if (n == SEARCH_GO && rule_stops(s, rule)) n = STACK_FULL;
-            if (n == SEARCH_GO) continue;
-            record_answer(id, n, n_hits, next_queue, next_counters, rule);
-            phase = PHASE_IDLE;
-            continue;
-        }
-        // prepare_read a base at a time: the D array on the reversed read (writing the search's
-        // sequence, its complement, on the way), then the seed's on its last seed_len bases.
-        bool seed = phase == PHASE_SEED_WIDTH;
-        int n = seed ? opt.seed_len : len;
-        Width *w = seed ? seed_width : width;
-        if (i < n) {
-            int c = seed ? read[opt.seed_len - 1 - i] : read[len - 1 - i];
-            if (!seed) seq[i] = c > 3 ? 4 : 3 - c;
-            width_step(words, primary, seq_len, l2, c, i, k, l, bid, w, lookups);
-            ++i;
-            continue;
-        }
-        w[n].w = 0;
-        w[n].bid = bid + 1;
-        if (!seed && opt.seed_len < len) {
-            phase = PHASE_SEED_WIDTH;
-            i = bid = 0;
-            k = 0;
-            l = seq_len;
+            Read r = prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, max_diff, widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
+            s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
+            s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
+            int first = search_start(r, s);
+            phase = PHASE_SEARCH;
+            if (first != SEARCH_GO) {
+                record_answer(id, first, n_hits, next_queue, next_counters, rule);
+                phase = PHASE_IDLE;
+            }
             continue;
         }
         Read r = read_view(words, primary, seq_len, l2, opt, len, max_diff, seed_width, seq, lookups);
-        s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
-        s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
-        int first = search_start(r, s);
-        phase = PHASE_SEARCH;
-        if (first != SEARCH_GO) {
-            record_answer(id, first, n_hits, next_queue, next_counters, rule);
-            phase = PHASE_IDLE;
-        }
+        int n = search_pop(r, width, s);
+        if (n == SEARCH_GO && rule_stops(s, rule)) n = STACK_FULL;
+        if (n == SEARCH_GO) continue;
+        record_answer(id, n, n_hits, next_queue, next_counters, rule);
+        phase = PHASE_IDLE;
     }
 #else
     // Each thread searches one read to its end before it takes the next.
     for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
         u32 id = queue[p];
-        Read r = prepare_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], width, seed_width, seq, lookups);
+        Read r = prepare_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
         Search s;
         s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
         s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
@@ -1230,6 +1235,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM) inexact_level(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
+    const u64 *__restrict__ widths, const u64 *__restrict__ seed_widths, int seed_stride,
     Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
     Entry *__restrict__ entry_pool, int *__restrict__ int_pool, int max_chunks, int n_buckets, Entry *__restrict__ lane_pool,
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
@@ -1266,9 +1272,8 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM) inexact_level(
         u32 id = queue[p];
         GapOpt opt = *batch_opt;
         int len = read_len[id];
-        if (t.lane == 0) prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, read_max_diff[id], width, seed_width, seq, lookups);
+        Read r = prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
         __syncthreads();
-        Read r = read_view(words, primary, seq_len, l2, opt, len, read_max_diff[id], seed_width, seq, lookups);
         HitList h = new_hit_list(r.opt, hits, warp_hits);
         int n = search_read_level(r, width, lv, h, lane_bufs, stride, max_rounds, t);
         // The hits go to the read's slots, or, when more, to the batch's list of long ones.

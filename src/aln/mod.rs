@@ -362,10 +362,12 @@ pub fn run(args: AlnArgs) -> Result<()> {
                 .collect();
             let which = if gpus.len() > 1 { format!("GPU {} kernels", gpu.ordinal()) } else { "GPU kernels".to_string() };
             eprintln!(
-                "[bcuda aln] {which}: exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: {}; {} reads outgrew the last pass's stack{}",
+                "[bcuda aln] {which}: exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: D arrays {:.1} ms ({:.2} G occurrence lookups), {}; {} reads outgrew the last pass's stack{}",
                 t.exact_ms,
                 t.exact_reads,
                 t.inexact_ms(),
+                t.widths_ms,
+                t.widths_lookups as f64 / 1e9,
                 passes.join(", "),
                 t.stack_overflow_reads,
                 match t.first_pass_gave_up {

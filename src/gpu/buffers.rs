@@ -38,35 +38,56 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
     }
 }
 
+/// Device memory that one kernel writes and later kernels of the batch read (no host copy),
+/// grown on demand.
+pub struct DeviceBuffer<T: DeviceRepr> {
+    dev: Option<CudaSlice<T>>,
+}
+
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    pub fn new() -> Self {
+        DeviceBuffer { dev: None }
+    }
+
+    /// The buffer, at least `len` long (contents undefined until a kernel writes it), and
+    /// whether it was allocated anew.
+    pub fn reserve(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<(&mut CudaSlice<T>, bool)> {
+        let need = len.max(1);
+        let grow = self.dev.as_ref().is_none_or(|d| d.len() < need);
+        if grow {
+            self.dev = None;
+            // SAFETY: the kernels write every element before they read it.
+            self.dev = Some(unsafe { stream.alloc::<T>(need + need / 8) }?);
+        }
+        Ok((self.dev.as_mut().expect("allocated above"), grow))
+    }
+}
+
 /// A kernel output: its device buffer and page-locked host copy, grown on demand.
 pub struct Download<T: DeviceRepr> {
-    dev: Option<CudaSlice<T>>,
+    dev: DeviceBuffer<T>,
     host: Option<PinnedHostSlice<T>>,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
     pub fn new() -> Self {
-        Download { dev: None, host: None }
+        Download { dev: DeviceBuffer::new(), host: None }
     }
 
     /// The device buffer, at least `len` long (contents undefined until a kernel writes it).
     pub fn reserve(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<&mut CudaSlice<T>> {
-        let need = len.max(1);
-        if self.dev.as_ref().is_none_or(|d| d.len() < need) {
-            let capacity = need + need / 8;
-            (self.host, self.dev) = (None, None);
-            // SAFETY: both are written (kernel, then copy) before they are read.
-            unsafe {
-                self.host = Some(stream.context().alloc_pinned_with_flags::<T>(capacity, 0)?);
-                self.dev = Some(stream.alloc::<T>(capacity)?);
-            }
+        let (dev, grown) = self.dev.reserve(stream, len)?;
+        if grown || self.host.is_none() {
+            self.host = None;
+            // SAFETY: written by the copy from the device before it is read.
+            self.host = Some(unsafe { stream.context().alloc_pinned_with_flags::<T>(dev.len(), 0) }?);
         }
-        Ok(self.dev.as_mut().expect("allocated above"))
+        Ok(dev)
     }
 
     /// Queues the copy of the first `len` elements back to the host.
     pub fn fetch(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<()> {
-        let (Some(dev), Some(host)) = (self.dev.as_ref(), self.host.as_mut()) else { bail!("download before reserve") };
+        let (Some(dev), Some(host)) = (self.dev.dev.as_ref(), self.host.as_mut()) else { bail!("download before reserve") };
         if len == 0 {
             return Ok(());
         }

@@ -12,9 +12,10 @@ use cudarc::driver::{CudaContext, CudaFunction};
 use super::nvrtc::{compile_cached, is_cached, Image};
 use super::switches::InexactSwitches;
 
-/// Pass 1's kernel, the queue order, and the team kernel for each team size.
+/// The D arrays, pass 1's kernel, the queue order, and the team kernel for each team size.
 #[derive(Clone)]
 pub struct InexactKernels {
+    pub widths: CudaFunction,
     pub search: CudaFunction,
     pub order: CudaFunction,
     level: HashMap<u32, CudaFunction>,
@@ -42,7 +43,7 @@ impl InexactKernels {
             let module = image.load(ctx)?;
             let level = module.load_function("inexact_level")?;
             match &mut kernels {
-                None => kernels = Some(InexactKernels { search: module.load_function("inexact_search")?, order: module.load_function("inexact_order")?, level: HashMap::from([(team, level)]) }),
+                None => kernels = Some(InexactKernels { widths: module.load_function("read_widths")?, search: module.load_function("inexact_search")?, order: module.load_function("inexact_order")?, level: HashMap::from([(team, level)]) }),
                 Some(k) => {
                     k.level.insert(team, level);
                 }

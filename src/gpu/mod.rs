@@ -61,6 +61,9 @@ pub const INEXACT_MATCH_CU: &str = include_str!("../../cuda/inexact_match.cu");
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BatchTimes {
     pub exact_ms: f32,
+    /// The D arrays of every inexact read (read_widths), and their occurrence lookups.
+    pub widths_ms: f32,
+    pub widths_lookups: u64,
     /// Each pass of the inexact search (kernel times: a batch's later passes run beside the
     /// next batch's first pass, so they may add up to more than the time they took together).
     pub pass_ms: [f32; MAX_PASSES],
@@ -83,13 +86,14 @@ pub struct BatchTimes {
 }
 
 impl BatchTimes {
+    /// The inexact search's kernels: the D arrays and every pass.
     pub fn inexact_ms(&self) -> f32 {
-        self.pass_ms.iter().sum()
+        self.widths_ms + self.pass_ms.iter().sum::<f32>()
     }
 }
 
 /// A batch queued on the GPU: its slot, its inputs, and events around its kernels (exact
-/// start and end, then the start and end of each pass).
+/// start and end, read_widths' start and end, then the start and end of each pass).
 pub struct InFlight {
     slot: usize,
     batch: HostBatch,
@@ -104,6 +108,9 @@ struct SearchArgs<'a> {
     starts: &'a CudaSlice<u64>,
     lens: &'a CudaSlice<u16>,
     max_diffs: &'a CudaSlice<i32>,
+    widths: &'a CudaSlice<u64>,
+    seed_widths: &'a CudaSlice<u64>,
+    seed_stride: i32,
     max_len: i32,
     n_buckets: i32,
     hits: &'a CudaSlice<u64>,
@@ -118,6 +125,7 @@ impl<'a> SearchArgs<'a> {
         let x = self.index;
         launch.arg(&x.words).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(self.opt);
         launch.arg(self.codes).arg(self.starts).arg(self.lens).arg(self.max_diffs);
+        launch.arg(self.widths).arg(self.seed_widths).arg(&self.seed_stride);
         launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
         launch.arg(&scratch.entries).arg(&scratch.ints).arg(size).arg(&self.n_buckets);
         match scratch.pass.kind {
@@ -536,7 +544,7 @@ impl GpuAligner {
         let queues = slot.queues.reserve(&stream, n_gpu.max(1) * (MAX_PASSES + 1))?;
         let counters = slot.counters.reserve(&stream, N_COUNTERS)?;
         stream.memset_zeros(counters)?;
-        let lookups = slot.lookups.reserve(&stream, MAX_PASSES)?;
+        let lookups = slot.lookups.reserve(&stream, MAX_PASSES + 1)?;
         stream.memset_zeros(lookups)?;
         let long_hits = slot.long_hits.reserve(&stream, LONG_HITS * 3)?;
         let long_offsets = slot.long_offsets.reserve(&stream, n_gpu)?;
@@ -562,6 +570,27 @@ impl GpuAligner {
             // SAFETY: argument order and types match inexact_order's signature.
             unsafe { launch.launch(cfg) }.context("launching inexact_order")?;
         }
+        // The D arrays: each read's (its length + 1 cells, after those of the reads before it),
+        // then each seed's (reads longer than the seed; seed_stride cells each).
+        let seed_stride = (b.opt.seed_len.max(0) as usize).min(b.max_len) + 1;
+        let (widths, _) = slot.widths.reserve(&stream, b.codes.len() + n_gpu)?;
+        let (seed_widths, _) = slot.seed_widths.reserve(&stream, n_gpu * seed_stride)?;
+        if self.poison {
+            buffers::poison(&stream, widths)?;
+            buffers::poison(&stream, seed_widths)?;
+        }
+        events.push(timing_event(&stream)?);
+        if n_gpu > 0 {
+            let cfg = LaunchConfig { grid_dim: ((2 * n_gpu as u32).div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let (n32, stride32) = (n_gpu as u32, seed_stride as i32);
+            let lookup_count = lookups.slice(MAX_PASSES..MAX_PASSES + 1);
+            let mut launch = stream.launch_builder(&self.inexact.widths);
+            launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
+            launch.arg(codes).arg(starts).arg(gpu_lens).arg(&n32).arg(&mut *widths).arg(&mut *seed_widths).arg(&stride32).arg(&lookup_count);
+            // SAFETY: argument order and types match read_widths' signature.
+            unsafe { launch.launch(cfg) }.context("launching read_widths")?;
+        }
+        events.push(timing_event(&stream)?);
         if self.poison {
             // Each pass's scratch too, once the batch before has finished with it.
             for pass in self.passes.iter_mut() {
@@ -578,6 +607,9 @@ impl GpuAligner {
             starts,
             lens: gpu_lens,
             max_diffs,
+            widths,
+            seed_widths,
+            seed_stride: seed_stride as i32,
             max_len: b.max_len.max(1) as i32,
             n_buckets: b.n_buckets,
             hits,
@@ -645,7 +677,7 @@ impl GpuAligner {
         slot.n_hits.fetch(&stream, n_gpu)?;
         slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
         slot.counters.fetch(&stream, N_COUNTERS)?;
-        slot.lookups.fetch(&stream, MAX_PASSES)?;
+        slot.lookups.fetch(&stream, MAX_PASSES + 1)?;
         slot.long_hits.fetch(&stream, LONG_HITS * 3)?;
         slot.long_offsets.fetch(&stream, n_gpu)?;
         Ok(events)
@@ -668,20 +700,23 @@ impl GpuAligner {
         let (hits_full, entries_limit) = answers.given_up();
         let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
         let counters = slot.counters.read(N_COUNTERS)?;
-        let lookups = slot.lookups.read(MAX_PASSES)?;
+        let lookups = slot.lookups.read(MAX_PASSES + 1)?;
         let t = &mut self.totals;
         t.exact_reads += k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
         t.exact_ms += events[0].elapsed_ms(&events[1])?;
-        let passes = (events.len() - 2) / 2;
+        let widths_ms = events[2].elapsed_ms(&events[3])?;
+        t.widths_ms += widths_ms;
+        t.widths_lookups += lookups[MAX_PASSES];
+        let passes = (events.len() - 4) / 2;
         let mut pass_times = Vec::new();
         for p in 0..passes {
-            let ms = events[2 + 2 * p].elapsed_ms(&events[3 + 2 * p])?;
+            let ms = events[4 + 2 * p].elapsed_ms(&events[5 + 2 * p])?;
             pass_times.push(format!("{ms:.0} ms on {}", counters[2 * p]));
             t.pass_ms[p] += ms;
             t.pass_reads[p] += counters[2 * p] as usize;
             t.pass_lookups[p] += lookups[p];
         }
-        self.last_kernels = format!("kernels: exact_match {:.0} ms, passes {} reads", events[0].elapsed_ms(&events[1])?, pass_times.join(" / "));
+        self.last_kernels = format!("kernels: exact_match {:.0} ms, D arrays {widths_ms:.0} ms, passes {} reads", events[0].elapsed_ms(&events[1])?, pass_times.join(" / "));
         t.stack_overflow_reads += counters[2 * passes] as usize;
         if self.adapt_first && t.first_pass_gave_up.is_none() {
             // On this batch's stream, which is idle now: the other's kernels run on.

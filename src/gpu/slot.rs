@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use cudarc::driver::{CudaContext, CudaStream};
 
-use super::buffers::{Download, Upload};
+use super::buffers::{DeviceBuffer, Download, Upload};
 use super::MAX_PASSES;
 
 /// The buffers of one batch in flight, on its own stream.
@@ -22,6 +22,9 @@ pub(super) struct Slot {
     pub(super) max_diffs: Upload<i32>,
     /// Each inexact read's index in the batch (inexact_order reads exact_match's answers by it).
     pub(super) read_of: Upload<u32>,
+    /// The D arrays of the batch's inexact reads (read_widths): each read's, then each seed's.
+    pub(super) widths: DeviceBuffer<u64>,
+    pub(super) seed_widths: DeviceBuffer<u64>,
     pub(super) k: Download<u64>,
     pub(super) l: Download<u64>,
     pub(super) n_hits: Download<i32>,
@@ -30,7 +33,7 @@ pub(super) struct Slot {
     /// inexact reads: the last lists the reads left to the CPU), and their counters.
     pub(super) queues: Download<u32>,
     pub(super) counters: Download<u32>,
-    /// Occurrence lookups (64-byte BWT blocks) of each pass.
+    /// Occurrence lookups (64-byte BWT blocks) of each pass, then of read_widths.
     pub(super) lookups: Download<u64>,
     /// Hits of reads with more than HITS_PER_READ, and each such read's first one there.
     pub(super) long_hits: Download<u64>,
@@ -54,6 +57,8 @@ impl Slot {
             gpu_lens: Upload::new(),
             max_diffs: Upload::new(),
             read_of: Upload::new(),
+            widths: DeviceBuffer::new(),
+            seed_widths: DeviceBuffer::new(),
             k: Download::new(),
             l: Download::new(),
             n_hits: Download::new(),
