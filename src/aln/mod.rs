@@ -330,8 +330,10 @@ pub fn run(args: AlnArgs) -> Result<()> {
             }
         };
         let fed = dealer::deal(&mut gpus, batches, answered_tx, &on_answer);
+        timeline::mark_run("every batch dealt and collected");
         // The writer's own error first: feeding stops when the writer does.
         let (out, cpu_reads, complete, write) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
+        timeline::mark_run("the .sai writer done");
         let shares = fed?;
         // Both have ended with the input (or with the dealer's stop): a panic in either is an
         // error before the .sai is committed.
@@ -339,6 +341,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
         let pack = packer.join().map_err(|_| anyhow::anyhow!("the GPU packer panicked"))?;
         // Only a complete .sai is committed; on any error the temporary file is removed.
         out.commit().with_context(|| "writing the .sai")?;
+        timeline::mark_run(".sai committed");
         Ok((cpu_reads, StageBusy { start_up, parse, pack, complete, write }, shares))
     })?;
     gpu_progress.iter().for_each(Progress::finish);

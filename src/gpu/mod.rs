@@ -619,6 +619,15 @@ impl GpuAligner {
         let last = self.passes.len() - 1;
         let mut free_events = Vec::new();
         for (p, pass) in self.passes.iter().enumerate() {
+            // last_pass_first: pass 3 on the slot's stream of the highest priority, after the
+            // passes before it; the batch's copies back wait for it.
+            let on_own_stream = self.inexact_switches.last_pass_first && p == last && p >= 2;
+            let stream = if on_own_stream {
+                slot.last_pass_stream.wait(&stream.record_event(None)?)?;
+                slot.last_pass_stream.clone()
+            } else {
+                stream.clone()
+            };
             // The scratchpads are shared by both streams: wait for the previous batch's same
             // pass to finish with this one.
             if let Some(free) = &pass.free {
@@ -668,6 +677,9 @@ impl GpuAligner {
             unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
             events.push(timing_event(&stream)?);
             free_events.push(stream.record_event(None)?);
+            if on_own_stream {
+                slot.stream.wait(&stream.record_event(None)?)?;
+            }
         }
         for (pass, free) in self.passes.iter_mut().zip(free_events) {
             pass.free = Some(free);
