@@ -341,14 +341,14 @@ impl GpuAligner {
     /// Frees the GPU's memory and context, in parts: seconds spent on each (pass scratch,
     /// batch buffers, BWT, then kernels and context), for aln's timeline.
     pub fn release(self) -> [(&'static str, f64); 4] {
-        let GpuAligner { ctx, stream, words, l2, exact, inexact, passes, slots, .. } = self;
+        let GpuAligner { ctx, stream, words, l2, first_rule, exact, inexact, passes, slots, .. } = self;
         fn timed_drop(what: &'static str, x: impl Sized) -> (&'static str, f64) {
             let t = std::time::Instant::now();
             drop(x);
             (what, t.elapsed().as_secs_f64())
         }
         // In this order: the context goes with the last of what holds it.
-        [timed_drop("pass scratch", passes), timed_drop("batch buffers", slots), timed_drop("BWT", (words, l2)), timed_drop("kernels and context", (exact, inexact, stream, ctx))]
+        [timed_drop("pass scratch", passes), timed_drop("batch buffers", slots), timed_drop("BWT", (words, l2)), timed_drop("kernels and context", (exact, inexact, first_rule, stream, ctx))]
     }
 
     /// Once pass 1 has handed on more than [`HAND_ON_SHARE`] of the reads it finished, it
@@ -619,15 +619,6 @@ impl GpuAligner {
         let last = self.passes.len() - 1;
         let mut free_events = Vec::new();
         for (p, pass) in self.passes.iter().enumerate() {
-            // last_pass_first: pass 3 on the slot's stream of the highest priority, after the
-            // passes before it; the batch's copies back wait for it.
-            let on_own_stream = self.inexact_switches.last_pass_first && p == last && p >= 2;
-            let stream = if on_own_stream {
-                slot.last_pass_stream.wait(&stream.record_event(None)?)?;
-                slot.last_pass_stream.clone()
-            } else {
-                stream.clone()
-            };
             // The scratchpads are shared by both streams: wait for the previous batch's same
             // pass to finish with this one.
             if let Some(free) = &pass.free {
@@ -677,9 +668,6 @@ impl GpuAligner {
             unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
             events.push(timing_event(&stream)?);
             free_events.push(stream.record_event(None)?);
-            if on_own_stream {
-                slot.stream.wait(&stream.record_event(None)?)?;
-            }
         }
         for (pass, free) in self.passes.iter_mut().zip(free_events) {
             pass.free = Some(free);

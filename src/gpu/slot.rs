@@ -12,8 +12,6 @@ use super::MAX_PASSES;
 /// The buffers of one batch in flight, on its own stream.
 pub(super) struct Slot {
     pub(super) stream: Arc<CudaStream>,
-    /// The last team pass's stream, of the highest priority (the switch `last_pass_first`).
-    pub(super) last_pass_stream: Arc<CudaStream>,
     pub(super) exact_words: Upload<u32>,
     pub(super) exact_starts: Upload<u64>,
     pub(super) lens: Upload<u16>,
@@ -48,11 +46,8 @@ pub(super) const LONG_HITS_COUNTER: usize = N_COUNTERS - 1;
 
 impl Slot {
     pub(super) fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
-        ctx.bind_to_thread()?;
-        let (_, highest) = cudarc::driver::result::stream::get_priority_range()?;
         Ok(Slot {
             stream: ctx.new_stream()?,
-            last_pass_stream: ctx.new_stream_with_priority(highest)?,
             exact_words: Upload::new(),
             exact_starts: Upload::new(),
             lens: Upload::new(),

@@ -191,13 +191,6 @@ pub struct InexactSwitches {
     /// writes one). A tuned file from before it existed reads as off.
     #[serde(default)]
     pub heads_shared: bool,
-    /// The last team pass runs on a stream of the highest priority: when a batch's pass 2
-    /// ends, its pass 3 (blocks that need a whole SM) takes the SMs before the next batch's
-    /// pass 2, whose persistent teams would hold them to its end; pass 3's light reads are
-    /// then done at once and its heavy ones run beside the next pass 2. Host-side (no define).
-    /// A tuned file from before it existed reads as off.
-    #[serde(default)]
-    pub last_pass_first: bool,
 }
 
 /// The pool of pass 2's teams in tuned files from before it was a switch.
@@ -245,7 +238,6 @@ impl Default for InexactSwitches {
             entries_limit_exact: true,
             first_lockstep: false,
             heads_shared: false,
-            last_pass_first: false,
         }
     }
 }
@@ -269,7 +261,6 @@ impl InexactSwitches {
         ("entries_limit_exact", &[0, 1]),
         ("first_lockstep", &[0, 1]),
         ("heads_shared", &[0, 1]),
-        ("last_pass_first", &[0, 1]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -346,7 +337,6 @@ impl InexactSwitches {
             "entries_limit_exact" => self.entries_limit_exact = flag()?,
             "first_lockstep" => self.first_lockstep = flag()?,
             "heads_shared" => self.heads_shared = flag()?,
-            "last_pass_first" => self.last_pass_first = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -354,7 +344,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32, self.last_pass_first as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -405,7 +395,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true, last_pass_first: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
