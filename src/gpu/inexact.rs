@@ -34,7 +34,7 @@ pub const CHUNK: usize = crate::aln::level_search::CHUNK;
 /// Pass 1: threads per SM; pass 3: teams per SM (its pools get what bwa's `-m` needs). Pass
 /// 1's stack entries and pop budget, pass 2's warps per SM and pool entries, and the threads
 /// per team of passes 2 and 3 are tuning switches ([`InexactSwitches`]: 512 entries, 2048
-/// pops, 16 warps, 65,536 entries, teams of 64 and 1024 threads by default, measured on the
+/// pops, 16 warps, 32,768 entries, teams of 32 and 1024 threads by default, measured on the
 /// H100).
 const FIRST_THREADS_PER_SM: usize = 1024;
 const LAST_TEAMS_PER_SM: usize = 1;
@@ -226,8 +226,8 @@ mod tests {
         let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
         assert_eq!(p.len(), 3, "{p:?}");
         assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512, team: 1 });
-        // Pass 2: 16 warps' worth of teams of 64 threads per SM.
-        assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 32768, team: 64 });
+        // Pass 2: 16 warps' worth of teams of one warp per SM.
+        assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 32768, team: 32 });
         assert_eq!(p[2].kind, PassKind::Warp);
         assert!(p[2].entries > 2_000_000 && p[2].entries % CHUNK == 0);
         let team = InexactSwitches::default().last_team_lanes as usize;
@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn forced_stack_sizes_are_kept() {
         let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), Some(&[64, 16384])).unwrap();
-        assert_eq!(p, [Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 64, team: 1 }, Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 16384, team: 64 }]);
+        assert_eq!(p, [Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 64, team: 1 }, Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 16384, team: 32 }]);
     }
 
     /// The switches shape the plan: pass 1's stacks, pass 2's warps, whole blocks.

@@ -198,6 +198,7 @@ fn default_level_entries() -> u32 {
     1 << 16
 }
 
+/// Pass 2's teams in tuned files from before they were a switch.
 fn default_level_team_lanes() -> u32 {
     64
 }
@@ -219,7 +220,10 @@ impl Default for InexactSwitches {
     /// the 32-byte ones ([`InexactSwitches::fitted_to`]); then pass 2's pools of 32,768
     /// entries instead of 65,536, found by `bcuda autotune` on that benchmark and confirmed
     /// by a sweep (GPU busy 1.64 -> 1.58 s, and 1.47 -> 1.39 s with pass 1 skipped: see
-    /// `GpuAligner::adapt_first_pass`; E. coli 0.56 -> 0.44 s).
+    /// `GpuAligner::adapt_first_pass`; E. coli 0.56 -> 0.44 s); then, once the D arrays had
+    /// their own kernel (read_widths), pass 2's teams of one warp instead of two (pass 2
+    /// 837-852 ms against 1,003-1,027, GPU busy 1.28-1.30 s against 1.40, 1.97-2.03 s against
+    /// 2.09-2.12 end to end: bench/human-like-h100.log, session 10).
     fn default() -> Self {
         InexactSwitches {
             block_w: 64,
@@ -227,7 +231,7 @@ impl Default for InexactSwitches {
             first_max_pops: 2048,
             level_warps_per_sm: 16,
             level_entries: 1 << 15,
-            level_team_lanes: default_level_team_lanes(),
+            level_team_lanes: 32,
             last_team_lanes: default_last_team_lanes(),
             level_max_rounds: 0,
             occ_ldg: false,
@@ -413,8 +417,8 @@ mod tests {
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
         assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=1", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dheads_shared=0"]);
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
-        assert_eq!(teams, [64, 1024], "pass 2's team kernel, then pass 3's");
-        assert_eq!(InexactSwitches { last_team_lanes: 64, ..d.clone() }.modules().len(), 1, "one size, one compilation");
+        assert_eq!(teams, [32, 1024], "pass 2's team kernel, then pass 3's");
+        assert_eq!(InexactSwitches { last_team_lanes: 32, ..d.clone() }.modules().len(), 1, "one size, one compilation");
         let compact = InexactSwitches { compact_entry: true, ..d.clone() };
         assert_eq!((compact.unfit_for((1 << 34) - 1), InexactSwitches { compact_entry: false, ..d.clone() }.unfit_for(1 << 40)), (None, None));
         assert!(compact.unfit_for(1 << 34).is_some());
