@@ -41,7 +41,7 @@ fn grammar_types_the_kernel_lines() {
     // A parameter is visible only in its own function: extend_exact's `l0 = l;` uses its
     // parameter l0, which cal_width (with k and l of its own) does not have.
     let l0 = line_of(&g, "l0 = l;");
-    let in_cal_width = line_of(&g, "width[len].bid = bid + 1;");
+    let in_cal_width = line_of(&g, "cells[n] = pack_width(0, bid + 1);");
     assert!(g.fits(l0, l0) && !g.fits(l0, in_cal_width));
     // A local of an if block is out of scope in its `} else if (...)`: search_pop's `after`.
     let uses_after = line_of(&g, "if (after == HIT_STOP) return h.n_aln;");
