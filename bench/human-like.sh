@@ -207,12 +207,12 @@ if [ -n "${VARIANT:-}" ]; then
     done
     rm -f "$tuned_file"
 fi
-# NCU=1: Nsight Compute on batch 0 of the first 100k reads (one launch each of pass 1, 2
+# NCU=1: Nsight Compute on batch 0 of the first 100k reads (one launch each of read_widths, pass 1, 2
 # and 3): occupancy, registers, warp stalls, memory traffic and the source lines where warps
 # stall most (kernels compiled with -lineinfo), in $OUT/ncu.txt; every stall reason's cycles
 # per issued instruction, in $OUT/ncu-stalls.csv.
 if [ -n "${NCU:-}" ] && command -v ncu > /dev/null; then
-    profiled=(--clock-control none --kernel-name regex:'inexact_search|inexact_level' --launch-count 3)
+    profiled=(--clock-control none --kernel-name regex:'read_widths|inexact_search|inexact_level' --launch-count 4)
     run=($B aln $mode --quiet -t $t -f $W/ncu.sai $W/genome.fa $W/r100k.fq)
     BCUDA_TEST_LINEINFO=1 timeout 240 ncu "${profiled[@]}" \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
