@@ -39,8 +39,7 @@
 #define PHASE_SEARCH 1
 // The team passes (inexact_level): lanes of a warp, entries per chunk of a team's pool. Defined
 // here, before any use, so that a patched line that uses them compiles wherever it lands. The
-// most threads of a team, MAX_TEAM, is a switch (-D): it sets inexact_level's launch bounds, with
-// LEVEL_MIN_BLOCKS, the blocks per SM they ask for (1, or more to cap the registers per thread).
+// most threads of a team, MAX_TEAM, is a switch (-D): it sets inexact_level's launch bounds.
 #define LANES 32
 #define CHUNK 64
 #define FULL_MASK 0xffffffffu
@@ -1232,7 +1231,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 // Passes 2 and 3: each team (thread block) takes the next read of `queue` (as inexact_search)
 // and searches it with its pool of `max_chunks` chunks and at most `max_rounds` groups of
 // chains (0: no limit); reads whose search needs more go to `next_queue`.
-extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact_level(
+extern "C" __global__ void __launch_bounds__(MAX_TEAM) inexact_level(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,

@@ -125,7 +125,7 @@ pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_ent
             // Pass 2: level_warps_per_sm warps' worth of teams per SM.
             let (per_sm, team) = if p == 1 {
                 let team = sw.level_team_lanes as usize;
-                ((sw.level_warps() as usize * LANES / team).max(1), team)
+                ((sw.level_warps_per_sm as usize * LANES / team).max(1), team)
             } else {
                 (LAST_TEAMS_PER_SM, sw.last_team_lanes as usize)
             };

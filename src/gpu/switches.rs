@@ -158,16 +158,6 @@ pub struct InexactSwitches {
     /// kernel on the H100). A tuned file from before it existed reads as 0.
     #[serde(default)]
     pub level_max_rounds: u32,
-    /// Warps of pass 2's teams that each SM must hold at once (0: as many as the registers the
-    /// compiler chooses allow): the launch bounds of pass 2's team kernel ask for
-    /// `level_min_warps * 32 / level_team_lanes` blocks per SM, which caps its registers per
-    /// thread (24 warps: 85 registers instead of 125), and pass 2 runs that many warps' worth of
-    /// teams when it is more than `level_warps_per_sm`. With one-warp teams pass 2 waits on
-    /// memory with few warps per SM (Nsight Compute, session 10: 5.0 of 9.1 cycles between
-    /// instructions, 15 % occupancy), so more warps may hide more of it, unless the spills cost
-    /// more. A tuned file from before it existed reads as 0.
-    #[serde(default)]
-    pub level_min_warps: u32,
     /// Read BWT blocks through `__ldg`, 16 bytes at a time.
     pub occ_ldg: bool,
     /// Rows k-1 and l in one 128-row block: read the block once for both counts.
@@ -244,7 +234,6 @@ impl Default for InexactSwitches {
             level_team_lanes: 32,
             last_team_lanes: default_last_team_lanes(),
             level_max_rounds: 0,
-            level_min_warps: 0,
             occ_ldg: false,
             occ_same_block: false,
             occ_unroll: true,
@@ -268,7 +257,6 @@ impl InexactSwitches {
         ("level_team_lanes", &[32, 64, 128]),
         ("last_team_lanes", &[32, 64, 128, 256, 512, 1024]),
         ("level_max_rounds", &[0, 64, 128, 256, 512, 1024, 4096]),
-        ("level_min_warps", &[0, 20, 24, 32]),
         ("occ_ldg", &[0, 1]),
         ("occ_same_block", &[0, 1]),
         ("occ_unroll", &[0, 1]),
@@ -292,9 +280,6 @@ impl InexactSwitches {
         }
         if self.level_max_rounds > i32::MAX as u32 {
             return Some("level_max_rounds must be under 2^31 (0: no limit)");
-        }
-        if self.level_min_warps > 64 {
-            return Some("level_min_warps must be at most 64 (0: no bound)");
         }
         if !(1..=64).contains(&self.level_warps_per_sm) {
             return Some("level_warps_per_sm must be in 1..=64");
@@ -348,7 +333,6 @@ impl InexactSwitches {
             "level_team_lanes" => self.level_team_lanes = n,
             "last_team_lanes" => self.last_team_lanes = n,
             "level_max_rounds" => self.level_max_rounds = n,
-            "level_min_warps" => self.level_min_warps = n,
             "occ_ldg" => self.occ_ldg = flag()?,
             "occ_same_block" => self.occ_same_block = flag()?,
             "occ_unroll" => self.occ_unroll = flag()?,
@@ -364,7 +348,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.level_min_warps, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -373,24 +357,7 @@ impl InexactSwitches {
     /// compiled kernel.
     pub fn defines(&self, team: u32) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), format!("-DLEVEL_MIN_BLOCKS={}", self.min_blocks(team)), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact), flag("first_lockstep", self.first_lockstep), flag("heads_shared", self.heads_shared)]
-    }
-
-    /// Blocks per SM that the launch bounds of the team kernel for teams of `team` threads ask
-    /// for (`LEVEL_MIN_BLOCKS`): from `level_min_warps` for pass 2's size (pass 3's too when
-    /// the sizes are the same), else 1.
-    pub fn min_blocks(&self, team: u32) -> u32 {
-        if self.level_min_warps > 0 && team == self.level_team_lanes {
-            (self.level_min_warps * super::inexact::LANES as u32 / team).max(1)
-        } else {
-            1
-        }
-    }
-
-    /// Warps' worth of pass 2's teams per SM: `level_warps_per_sm`, or `level_min_warps` when
-    /// more.
-    pub fn level_warps(&self) -> u32 {
-        self.level_warps_per_sm.max(self.level_min_warps)
+        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact), flag("first_lockstep", self.first_lockstep), flag("heads_shared", self.heads_shared)]
     }
 
     /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
@@ -432,7 +399,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, level_min_warps: 9, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -448,7 +415,7 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-DLEVEL_MIN_BLOCKS=1", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=1", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dheads_shared=0"]);
+        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=1", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dheads_shared=0"]);
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [32, 1024], "pass 2's team kernel, then pass 3's");
         assert_eq!(InexactSwitches { last_team_lanes: 32, ..d.clone() }.modules().len(), 1, "one size, one compilation");
