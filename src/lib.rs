@@ -5,6 +5,7 @@ pub mod default_index;
 pub mod output;
 pub mod progress;
 pub mod reads;
+mod decompress;
 pub mod sai;
 
 pub mod index_cmd;

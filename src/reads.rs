@@ -143,7 +143,8 @@ impl ReadBatchReader {
         let path = name.to_path_buf();
         let bytes_read = Arc::new(AtomicU64::new(0));
         let counting = CountingReader { inner: input, count: bytes_read.clone() };
-        let parser = needletail::parse_fastx_reader(counting).map_err(|e| {
+        let input = crate::decompress::gunzip_ahead(Box::new(counting)).map_err(|error| ReadsError::Open { path: path.clone(), error })?;
+        let parser = needletail::parse_fastx_reader(input).map_err(|e| {
             if e.kind == needletail::errors::ParseErrorKind::EmptyFile {
                 ReadsError::Empty { path: path.clone() }
             } else {
