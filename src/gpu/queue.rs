@@ -1,0 +1,220 @@
+//! One batch queued on its slot's stream: its inputs copied to the GPU, exact_match, the queue
+//! order, the D arrays (read_widths), each pass of the inexact search, and the answers copied
+//! back, with GPU events around the kernels ([`InFlight`](super::InFlight)'s).
+
+use anyhow::{Context, Result};
+use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+
+use super::batch::HostBatch;
+use super::inexact::{self, PassKind, Scratchpad};
+use super::slot::{Slot, LONG_HITS_COUNTER, N_COUNTERS};
+use super::{buffers, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, LONG_HITS, MAX_PASSES};
+
+/// The arguments of inexact_search but for the scratchpad and the queues.
+struct SearchArgs<'a> {
+    index: &'a GpuAligner,
+    opt: &'a CudaSlice<u32>,
+    codes: &'a CudaSlice<u8>,
+    starts: &'a CudaSlice<u64>,
+    lens: &'a CudaSlice<u16>,
+    max_diffs: &'a CudaSlice<i32>,
+    widths: &'a CudaSlice<u64>,
+    seed_widths: &'a CudaSlice<u64>,
+    seed_stride: i32,
+    max_len: i32,
+    n_buckets: i32,
+    hits: &'a CudaSlice<u64>,
+    hits_per_read: i32,
+    n_hits: &'a CudaSlice<i32>,
+}
+
+impl<'a> SearchArgs<'a> {
+    /// The arguments of inexact_search (Thread passes: `size` is the stack entries per thread)
+    /// or inexact_level (Warp passes: `size` is the chunks per warp), up to the queues.
+    fn push(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad, size: &'a i32) {
+        let x = self.index;
+        launch.arg(&x.words).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(self.opt);
+        launch.arg(self.codes).arg(self.starts).arg(self.lens).arg(self.max_diffs);
+        launch.arg(self.widths).arg(self.seed_widths).arg(&self.seed_stride);
+        launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
+        launch.arg(&scratch.entries).arg(&scratch.ints).arg(size).arg(&self.n_buckets);
+        match scratch.pass.kind {
+            PassKind::Thread => launch.arg(&x.first_max_pops).arg(&x.first_rule),
+            PassKind::Warp => launch.arg(&scratch.lane_buffers),
+        };
+        launch.arg(self.hits).arg(&self.hits_per_read).arg(self.n_hits);
+    }
+}
+
+impl GpuAligner {
+    /// Queues batch `b` on `slot` (its stream, its buffers) with `exact_f` as exact_match;
+    /// returns the events around its kernels.
+    pub(super) fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction) -> Result<Vec<CudaEvent>> {
+        let stream = slot.stream.clone();
+        let (n, n_gpu) = (b.n, b.gpu_reads.len());
+        let reads = slot.exact_words.put(&stream, &b.exact_words)?;
+        let starts = slot.exact_starts.put(&stream, &b.exact_starts)?;
+        let lens = slot.lens.put(&stream, &b.lens)?;
+        let k = slot.k.reserve(&stream, n)?;
+        let l = slot.l.reserve(&stream, n)?;
+        if self.poison {
+            buffers::poison(&stream, k)?;
+            buffers::poison(&stream, l)?;
+        }
+        let mut events = vec![timing_event(&stream)?];
+        let args = ExactArgs { reads, starts, lens, n, fixed_len: b.fixed_len.unwrap_or(0) };
+        self.launch_exact(&stream, exact_f, args, k, l)?;
+        events.push(timing_event(&stream)?);
+
+        let opt_words: [u32; 16] = bytemuck::cast(b.opt);
+        let d_opt = slot.opt.put(&stream, &opt_words)?;
+        let codes = slot.codes.put(&stream, &b.codes)?;
+        let starts = slot.starts.put(&stream, &b.starts)?;
+        let gpu_lens = slot.gpu_lens.put(&stream, &b.gpu_lens)?;
+        let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
+        let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
+        let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
+        let hits = slot.hits.reserve(&stream, n_gpu * HITS_PER_READ * 3)?;
+        let queues = slot.queues.reserve(&stream, n_gpu.max(1) * (MAX_PASSES + 1))?;
+        let counters = slot.counters.reserve(&stream, N_COUNTERS)?;
+        stream.memset_zeros(counters)?;
+        let lookups = slot.lookups.reserve(&stream, MAX_PASSES + 1)?;
+        stream.memset_zeros(lookups)?;
+        let long_hits = slot.long_hits.reserve(&stream, LONG_HITS * 3)?;
+        let long_offsets = slot.long_offsets.reserve(&stream, n_gpu)?;
+        if self.poison {
+            buffers::poison(&stream, n_hits)?;
+            buffers::poison(&stream, hits)?;
+            buffers::poison(&stream, queues)?;
+            buffers::poison(&stream, long_hits)?;
+            buffers::poison(&stream, long_offsets)?;
+        }
+        let list = |p: usize| p * n_gpu.max(1);
+        let counter = |p: usize| 2 * p;
+
+        // The first queue: reads without an exact match first (see inexact_order).
+        if n_gpu > 0 {
+            let cfg = LaunchConfig { grid_dim: ((n_gpu as u32).div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let (k, l) = (slot.k.reserve(&stream, n)?.slice(..), slot.l.reserve(&stream, n)?.slice(..));
+            let n32 = n_gpu as u32;
+            let mut q = queues.slice_mut(..);
+            let mut launch = stream.launch_builder(&self.inexact.order);
+            let (order_counters, queue_counters) = (counters.slice(2 * (MAX_PASSES + 1)..), counters.slice(..2));
+            launch.arg(&k).arg(&l).arg(read_of).arg(&n32).arg(&mut q).arg(&order_counters).arg(&queue_counters);
+            // SAFETY: argument order and types match inexact_order's signature.
+            unsafe { launch.launch(cfg) }.context("launching inexact_order")?;
+        }
+        // The D arrays: each read's (its length + 1 cells, after those of the reads before it),
+        // then each seed's (reads longer than the seed; seed_stride cells each).
+        let seed_stride = (b.opt.seed_len.max(0) as usize).min(b.max_len) + 1;
+        let (widths, _) = slot.widths.reserve(&stream, b.codes.len() + n_gpu)?;
+        let (seed_widths, _) = slot.seed_widths.reserve(&stream, n_gpu * seed_stride)?;
+        if self.poison {
+            buffers::poison(&stream, widths)?;
+            buffers::poison(&stream, seed_widths)?;
+        }
+        events.push(timing_event(&stream)?);
+        if n_gpu > 0 {
+            let cfg = LaunchConfig { grid_dim: ((2 * n_gpu as u32).div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let (n32, stride32) = (n_gpu as u32, seed_stride as i32);
+            let lookup_count = lookups.slice(MAX_PASSES..MAX_PASSES + 1);
+            let mut launch = stream.launch_builder(&self.inexact.widths);
+            launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
+            launch.arg(codes).arg(starts).arg(gpu_lens).arg(&n32).arg(&mut *widths).arg(&mut *seed_widths).arg(&stride32).arg(&lookup_count);
+            // SAFETY: argument order and types match read_widths' signature.
+            unsafe { launch.launch(cfg) }.context("launching read_widths")?;
+        }
+        events.push(timing_event(&stream)?);
+        if self.poison {
+            // Each pass's scratch too, once the batch before has finished with it.
+            for pass in self.passes.iter_mut() {
+                if let Some(free) = &pass.free {
+                    stream.wait(free)?;
+                }
+                pass.scratch.poison(&stream)?;
+            }
+        }
+        let args = SearchArgs {
+            index: self,
+            opt: d_opt,
+            codes,
+            starts,
+            lens: gpu_lens,
+            max_diffs,
+            widths,
+            seed_widths,
+            seed_stride: seed_stride as i32,
+            max_len: b.max_len.max(1) as i32,
+            n_buckets: b.n_buckets,
+            hits,
+            hits_per_read: HITS_PER_READ as i32,
+            n_hits,
+        };
+        let last = self.passes.len() - 1;
+        let mut free_events = Vec::new();
+        for (p, pass) in self.passes.iter().enumerate() {
+            // The scratchpads are shared by both streams: wait for the previous batch's same
+            // pass to finish with this one.
+            if let Some(free) = &pass.free {
+                stream.wait(free)?;
+            }
+            events.push(timing_event(&stream)?);
+            let threads = pass.scratch.pass.threads as u32;
+            // A team pass's block is one team.
+            let block = match pass.scratch.pass.kind {
+                PassKind::Thread => threads.min(self.inexact_switches.block_w),
+                PassKind::Warp => pass.scratch.pass.team as u32,
+            };
+            // heads_shared: pass 1's list heads, one per score and thread, in shared memory.
+            let shared = match pass.scratch.pass.kind {
+                PassKind::Thread if self.inexact_switches.heads_shared => b.n_buckets as u32 * block * 4,
+                _ => 0,
+            };
+            let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: shared };
+            let (kernel, size) = match pass.scratch.pass.kind {
+                PassKind::Thread => (&self.inexact.search, pass.scratch.pass.entries as i32),
+                PassKind::Warp => (self.inexact.level(pass.scratch.pass.team as u32)?, (pass.scratch.pass.entries / inexact::CHUNK) as i32),
+            };
+            if shared > 48 << 10 {
+                // Past the default limit of dynamic shared memory: opt in (or the launch fails,
+                // and with it the batch, which the CPU then aligns).
+                kernel.set_attribute(sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
+            }
+            let queue = queues.slice(list(p)..list(p + 1));
+            let queue_counters = counters.slice(counter(p)..counter(p) + 2);
+            // After the last pass, the overflow list is the CPU's.
+            let next = p.min(last) + 1;
+            let next_queue = queues.slice(list(next)..list(next + 1));
+            let next_counters = counters.slice(counter(next)..counter(next) + 2);
+            // Pass 2 hands its longest searches on after `level_max_rounds` groups of chains;
+            // the last pass has no such limit.
+            let max_rounds = if p == last { 0 } else { self.inexact_switches.level_max_rounds as i32 };
+            let mut launch = stream.launch_builder(kernel);
+            args.push(&mut launch, &pass.scratch, &size);
+            let lookup_count = lookups.slice(p..p + 1);
+            launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
+            let long_count = counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
+            let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, LONG_HITS as u32);
+            if pass.scratch.pass.kind == PassKind::Warp {
+                launch.arg(&pass.scratch.hits).arg(&warp_hits).arg(&*long_hits).arg(&long_capacity).arg(&long_count).arg(&*long_offsets).arg(&max_rounds);
+            }
+            // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
+            unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
+            events.push(timing_event(&stream)?);
+            free_events.push(stream.record_event(None)?);
+        }
+        for (pass, free) in self.passes.iter_mut().zip(free_events) {
+            pass.free = Some(free);
+        }
+        slot.k.fetch(&stream, n)?;
+        slot.l.fetch(&stream, n)?;
+        slot.n_hits.fetch(&stream, n_gpu)?;
+        slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
+        slot.counters.fetch(&stream, N_COUNTERS)?;
+        slot.lookups.fetch(&stream, MAX_PASSES + 1)?;
+        slot.long_hits.fetch(&stream, LONG_HITS * 3)?;
+        slot.long_offsets.fetch(&stream, n_gpu)?;
+        Ok(events)
+    }
+
+}
