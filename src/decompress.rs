@@ -17,8 +17,9 @@ const PIECES_AHEAD: usize = 4;
 pub fn gunzip_ahead(mut input: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
     let mut head = Vec::with_capacity(2);
     (&mut input).take(2).read_to_end(&mut head)?;
-    let whole = Cursor::new(head.clone()).chain(input);
-    if head != GZIP_MAGIC {
+    let gzip = head == GZIP_MAGIC;
+    let whole = Cursor::new(head).chain(input);
+    if !gzip {
         return Ok(Box::new(whole));
     }
     let (tx, rx) = sync_channel::<io::Result<Vec<u8>>>(PIECES_AHEAD);
