@@ -9,6 +9,7 @@ pub mod chunk_sort;
 pub mod difference_cover;
 pub mod error;
 pub mod fasta;
+pub mod interval_table;
 pub mod rand48;
 pub mod refseqs;
 pub mod sa;
@@ -20,6 +21,7 @@ use std::path::Path;
 pub use build::{build_index, BuildOptions};
 pub use bwt::Bwt;
 pub use error::{with_ext, IndexError, Result};
+pub use interval_table::IntervalTable;
 pub use refseqs::{Hole, RefSeq, RefSeqs};
 pub use sa::SuffixArray;
 
@@ -40,10 +42,18 @@ impl Index {
         if bwt.seq_len() != 2 * refs.l_pac() {
             return Err(IndexError::mismatch(
                 &bwt_path,
-                format!("BWT length {} is not twice the reference length {} of the .ann/.pac", bwt.seq_len(), refs.l_pac()),
+                format!(
+                    "BWT length {} is not twice the reference length {} of the .ann/.pac",
+                    bwt.seq_len(),
+                    refs.l_pac()
+                ),
             ));
         }
-        let sa = if with_sa { Some(SuffixArray::load(&with_ext(prefix, ".sa"), &bwt)?) } else { None };
+        let sa = if with_sa {
+            Some(SuffixArray::load(&with_ext(prefix, ".sa"), &bwt)?)
+        } else {
+            None
+        };
         Ok(Index { bwt, sa, refs })
     }
 }
