@@ -448,16 +448,18 @@ struct Read {
     const Width *seed_width;
     bool use_seed;
     u64 *lookups; // occurrence lookups (64-byte blocks) of this thread, counted for the summary
+    const ulonglong2 *intervals; // the interval table (interval_table.cu) of strings under interval_depth bases
+    int interval_depth;
 };
 
 // The read's options and arrays once prepared (prepare_read).
-__device__ Read read_view(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, GapOpt opt, int len, int read_max_diff,
-    const Width *seed_width, const u8 *seq, u64 &lookups)
+__device__ Read read_view(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const ulonglong2 *intervals, int interval_depth,
+    GapOpt opt, int len, int read_max_diff, const Width *seed_width, const u8 *seq, u64 &lookups)
 {
     opt.max_diff = read_max_diff;
     bool use_seed = opt.seed_len < len;
     if (!use_seed) opt.seed_len = 0x7fffffff;
-    Read r = {words, primary, seq_len, l2, opt, seq, len, seed_width, use_seed, &lookups};
+    Read r = {words, primary, seq_len, l2, opt, seq, len, seed_width, use_seed, &lookups, intervals, interval_depth};
     return r;
 }
 
@@ -465,13 +467,58 @@ __device__ Read read_view(const u32 *words, u64 primary, u64 seq_len, const u64 
 // by read_widths (`cells`, `seed_cells`): the reverse complement the search runs on, and the
 // searcher's own copy of the D arrays (a hit narrows the read's: record_hit). Threads
 // first, first + step, ... share the work (a thread alone: 0, 1; a team: its lanes).
-__device__ Read prepare_read(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, GapOpt opt, const u8 *read, int len,
+__device__ Read prepare_read(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const ulonglong2 *intervals, int interval_depth,
+    GapOpt opt, const u8 *read, int len,
     int read_max_diff, const u64 *cells, const u64 *seed_cells, Width *width, Width *seed_width, u8 *seq, u64 &lookups, int first, int step)
 {
     for (int j = first; j < len; j += step) seq[j] = read[len - 1 - j] > 3 ? 4 : 3 - read[len - 1 - j];
     for (int j = first; j <= len; j += step) width[j] = unpack_width(cells[j]);
     if (opt.seed_len < len) for (int j = first; j <= opt.seed_len; j += step) seed_width[j] = unpack_width(seed_cells[j]);
-    return read_view(words, primary, seq_len, l2, opt, len, read_max_diff, seed_width, seq, lookups);
+    return read_view(words, primary, seq_len, l2, intervals, interval_depth, opt, len, read_max_diff, seed_width, seq, lookups);
+}
+
+// The intervals of an interval's four one-base extensions c·w (bwa's backward search step).
+struct Extensions {
+    u64 k[4], l[4];
+};
+
+// From the BWT: two occurrence lookups.
+__device__ __forceinline__ void bwt_extensions(const Read &r, u64 k, u64 l, Extensions &x)
+{
+    u64 cnt_k[4], cnt_l[4];
+    occ4_pair(r.words, r.primary, k - 1, l, cnt_k, cnt_l);
+    *r.lookups += 2;
+    for (int c = 0; c < 4; ++c) {
+        x.k[c] = r.l2[c] + cnt_k[c] + 1;
+        x.l[c] = r.l2[c] + cnt_l[c];
+    }
+}
+
+// Where level d of the interval table starts (4 + 16 + ... + 4^(d-1) intervals before it).
+__device__ __forceinline__ u64 table_level(int d) { return ((1ULL << (2 * d)) - 4) / 3; }
+
+// From the table, for string w of `matched` bases: one 64-byte line.
+__device__ __forceinline__ void string_extensions(const Read &r, int matched, u64 w, Extensions &x)
+{
+    const ulonglong2 *kids = r.intervals + table_level(matched + 1) + 4 * w;
+    for (int c = 0; c < 4; ++c) {
+        ulonglong2 v = __ldg(kids + c);
+        x.k[c] = v.x;
+        x.l[c] = v.y;
+    }
+    *r.lookups += 1;
+}
+
+// The k of string w of `matched` bases (the empty string's interval is the whole BWT).
+__device__ __forceinline__ u64 string_k(const Read &r, int matched, u64 w)
+{
+    return matched == 0 ? 0 : __ldg(r.intervals + table_level(matched) + w).x;
+}
+
+// What child c keeps in k's place: its string while it holds one, else its k.
+__device__ __forceinline__ u64 child_field(const Extensions &x, int c, u64 w, bool child_holds)
+{
+    return child_holds ? 4 * w + c : x.k[c];
 }
 
 __device__ bool too_many_ns(const Read &r, int max_diff)
@@ -496,6 +543,10 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     int i = entry_i(e);
     int n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
     int n_ins = n_ins_of(e), n_del = n_del_of(e);
+    // An entry that has matched fewer bases than the table's depth holds its string in k's place.
+    int matched = r.len - i - n_ins + n_del;
+    bool holds_string = matched < r.interval_depth;
+    u64 field = k;
     int m = max_diff - (n_mm + n_gapo);
     if (gape_counts) m -= n_gape;
     if (m < 0) return STEP_DONE;
@@ -508,6 +559,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
 
     // A hit: the whole read consumed, or the rest must match exactly.
     if (i == 0 || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))) {
+        if (holds_string) k = string_k(r, matched, field);
         if (i > 0 && !extend_exact(r.words, r.primary, r.l2, r.seq, i, k, l, *r.lookups)) return STEP_DONE;
         hk = k;
         hl = l;
@@ -515,11 +567,10 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     }
 
     --i;
-    const u64 *l2 = r.l2;
-    u64 cnt_k[4], cnt_l[4];
-    occ4_pair(r.words, r.primary, k - 1, l, cnt_k, cnt_l);
-    *r.lookups += 2;
-    u64 n_occ = l - k + 1;
+    Extensions x;
+    if (holds_string) string_extensions(r, matched, field, x);
+    else bwt_extensions(r, k, l, x);
+    bool child_holds = holds_string && matched + 1 < r.interval_depth;
     bool allow_diff = true, allow_m = true;
     if (i > 0) {
         int ii = i - (r.len - opt.seed_len);
@@ -534,19 +585,17 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     if (allow_diff && i >= opt.indel_end_skip + gaps && r.len - i >= opt.indel_end_skip + gaps) {
         if (state == STATE_M) {
             if (n_gapo < opt.max_gapo) {
-                sink.push(make_entry(opt, i, k, l, n_mm, n_gapo + 1, n_gape, n_ins + 1, n_del, STATE_I, true));
+                sink.push(make_entry(opt, i, field, l, n_mm, n_gapo + 1, n_gape, n_ins + 1, n_del, STATE_I, true));
                 for (int c = 0; c < 4; ++c) {
-                    u64 nk = l2[c] + cnt_k[c] + 1, nl = l2[c] + cnt_l[c];
-                    if (nk <= nl) sink.push(make_entry(opt, i + 1, nk, nl, n_mm, n_gapo + 1, n_gape, n_ins, n_del + 1, STATE_D, true));
+                    if (x.k[c] <= x.l[c]) sink.push(make_entry(opt, i + 1, child_field(x, c, field, child_holds), x.l[c], n_mm, n_gapo + 1, n_gape, n_ins, n_del + 1, STATE_D, true));
                 }
             }
         } else if (state == STATE_I) {
-            if (n_gape < opt.max_gape) sink.push(make_entry(opt, i, k, l, n_mm, n_gapo, n_gape + 1, n_ins + 1, n_del, STATE_I, true));
+            if (n_gape < opt.max_gape) sink.push(make_entry(opt, i, field, l, n_mm, n_gapo, n_gape + 1, n_ins + 1, n_del, STATE_I, true));
         } else if (state == STATE_D) {
-            if (n_gape < opt.max_gape && (n_gape + n_gapo < max_diff || n_occ < (u64)opt.max_del_occ)) {
+            if (n_gape < opt.max_gape && (n_gape + n_gapo < max_diff || l - (holds_string ? string_k(r, matched, field) : k) + 1 < (u64)opt.max_del_occ)) {
                 for (int c = 0; c < 4; ++c) {
-                    u64 nk = l2[c] + cnt_k[c] + 1, nl = l2[c] + cnt_l[c];
-                    if (nk <= nl) sink.push(make_entry(opt, i + 1, nk, nl, n_mm, n_gapo, n_gape + 1, n_ins, n_del + 1, STATE_D, true));
+                    if (x.k[c] <= x.l[c]) sink.push(make_entry(opt, i + 1, child_field(x, c, field, child_holds), x.l[c], n_mm, n_gapo, n_gape + 1, n_ins, n_del + 1, STATE_D, true));
                 }
             }
         }
@@ -557,9 +606,8 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         for (int j = 1; j <= 4; ++j) {
             int c = (base + j) & 3;
             bool is_mm = j != 4 || base > 3;
-            u64 nk = l2[c] + cnt_k[c] + 1, nl = l2[c] + cnt_l[c];
-            if (nk > nl) continue;
-            Entry child = make_entry(opt, i, nk, nl, n_mm + is_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, is_mm);
+            if (x.k[c] > x.l[c]) continue;
+            Entry child = make_entry(opt, i, child_field(x, c, field, child_holds), x.l[c], n_mm + is_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, is_mm);
             if (is_mm) sink.push(child);
             else {
                 matching = child;
@@ -567,9 +615,8 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
             }
         }
     } else if (base < 4) {
-        u64 nk = l2[base] + cnt_k[base] + 1, nl = l2[base] + cnt_l[base];
-        if (nk <= nl) {
-            matching = make_entry(opt, i, nk, nl, n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);
+        if (x.k[base] <= x.l[base]) {
+            matching = make_entry(opt, i, child_field(x, base, field, child_holds), x.l[base], n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);
             has_matching = true;
         }
     }
@@ -806,6 +853,7 @@ extern "C" __global__ void __launch_bounds__(256) read_widths(
 // HITS_FULL) for a read without an answer.
 extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
+    const ulonglong2 *__restrict__ intervals, int interval_depth,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
     const u64 *__restrict__ widths, const u64 *__restrict__ seed_widths, int seed_stride,
@@ -836,7 +884,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             id = queue[p];
             len = read_len[id];
             max_diff = read_max_diff[id];
-            Read r = prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, max_diff, widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
+            Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, max_diff, widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
             s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
             s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
             int first = search_start(r, s);
@@ -847,7 +895,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             }
             continue;
         }
-        Read r = read_view(words, primary, seq_len, l2, opt, len, max_diff, seed_width, seq, lookups);
+        Read r = read_view(words, primary, seq_len, l2, intervals, interval_depth, opt, len, max_diff, seed_width, seq, lookups);
         int n = search_pop(r, width, s);
         if (n == SEARCH_GO && rule_stops(s, rule)) n = STACK_FULL;
         if (n == SEARCH_GO) continue;
@@ -858,7 +906,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     // Each thread searches one read to its end before it takes the next.
     for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
         u32 id = queue[p];
-        Read r = prepare_read(words, primary, seq_len, l2, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
+        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
         Search s;
         s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
         s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
@@ -1233,6 +1281,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 // chains (0: no limit); reads whose search needs more go to `next_queue`.
 extern "C" __global__ void __launch_bounds__(MAX_TEAM) inexact_level(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
+    const ulonglong2 *__restrict__ intervals, int interval_depth,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
     const u64 *__restrict__ widths, const u64 *__restrict__ seed_widths, int seed_stride,
@@ -1272,7 +1321,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM) inexact_level(
         u32 id = queue[p];
         GapOpt opt = *batch_opt;
         int len = read_len[id];
-        Read r = prepare_read(words, primary, seq_len, l2, opt, codes + code_start[id], len, read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
+        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
         __syncthreads();
         HitList h = new_hit_list(r.opt, hits, warp_hits);
         int n = search_read_level(r, width, lv, h, lane_bufs, stride, max_rounds, t);

@@ -390,12 +390,13 @@ pub fn run(args: AlnArgs) -> Result<()> {
         );
         let st = first.startup;
         eprintln!(
-            "[bcuda aln] start-up {:.2} s: index loaded in {:.2} s while the GPU opened (context {:.2} s, kernels {:.2} s: {}, then loaded); BWT copied to the GPU in {:.2} s; the search's scratch allocated at the first batch in {:.2} s",
+            "[bcuda aln] start-up {:.2} s: index loaded in {:.2} s while the GPU opened (context {:.2} s, kernels {:.2} s: {}, then loaded); BWT copied to the GPU and its interval table (depth {}) built in {:.2} s; the search's scratch allocated at the first batch in {:.2} s",
             busy.start_up.as_secs_f64(),
             index_load.as_secs_f64(),
             st.context_s,
             st.kernels_s,
             if st.kernels_cached { "from the kernel cache" } else { "compiled with NVRTC, cached for the next run" },
+            st.interval_depth,
             st.copy_s,
             st.scratch_s
         );

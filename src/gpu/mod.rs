@@ -14,6 +14,7 @@ mod first_pass;
 pub mod index_sort;
 pub mod inexact;
 pub mod inexact_kernels;
+pub mod interval_table;
 pub mod nvrtc;
 mod open;
 mod queue;
@@ -31,6 +32,7 @@ pub use batch::{complete_on_cpu, pack_reads, HostBatch};
 use batch::GpuAnswers;
 use inexact::{Pass, Scratchpad};
 use inexact_kernels::InexactKernels;
+use interval_table::{GpuBwt, GpuIntervals};
 pub use first_pass::HAND_ON_SHARE;
 use first_pass::{gave_up, rule_state};
 pub use open::{warm_kernel_cache, OpenGpu, StartupTimes};
@@ -116,6 +118,8 @@ pub struct GpuAligner {
     stream: Arc<CudaStream>,
     words: CudaSlice<u32>,
     l2: CudaSlice<u64>,
+    /// The interval table the search's first steps read (`interval_depth`).
+    intervals: GpuIntervals,
     primary: u64,
     seq_len: u64,
     switches: Switches,
@@ -222,11 +226,14 @@ impl GpuAligner {
         if buffers::copy_large(&stream, bwt.words(), &mut words).is_err() {
             stream.memcpy_htod(bwt.words(), &mut words).context("copying the BWT to the GPU")?;
         }
+        let on_gpu = GpuBwt { words: &words, primary: bwt.primary(), seq_len: bwt.seq_len(), l2: &l2 };
+        let intervals = interval_table::build(&ctx, &stream, arch, &on_gpu, inexact_switches.interval_depth)?;
         let mut aligner = GpuAligner {
             ctx,
             stream,
             words,
             l2,
+            intervals,
             primary: bwt.primary(),
             seq_len: bwt.seq_len(),
             switches,
@@ -255,6 +262,7 @@ impl GpuAligner {
         };
         aligner.stream.synchronize()?;
         startup.copy_s = t.elapsed().as_secs_f64();
+        startup.interval_depth = aligner.intervals.depth;
         aligner.startup = startup;
         if fitted != aligner.inexact_switches {
             aligner.set_inexact_kernels(INEXACT_MATCH_CU, fitted)?;
@@ -296,6 +304,10 @@ impl GpuAligner {
         let kernels = InexactKernels::load(&self.ctx, inexact_kernels::compile(source, &switches, self.arch)?)?;
         // The old scratchpads may be in use by a batch in flight.
         self.ctx.synchronize()?;
+        if switches.interval_depth != self.inexact_switches.interval_depth {
+            let on_gpu = GpuBwt { words: &self.words, primary: self.primary, seq_len: self.seq_len, l2: &self.l2 };
+            self.intervals = interval_table::build(&self.ctx, &self.stream, self.arch, &on_gpu, switches.interval_depth)?;
+        }
         self.inexact = kernels;
         self.first_max_pops = switches.first_max_pops as i32;
         self.inexact_switches = switches;
@@ -306,14 +318,14 @@ impl GpuAligner {
     /// Frees the GPU's memory and context, in parts: seconds spent on each (pass scratch,
     /// batch buffers, BWT, then kernels and context), for aln's timeline.
     pub fn release(self) -> [(&'static str, f64); 4] {
-        let GpuAligner { ctx, stream, words, l2, first_rule, exact, inexact, passes, slots, .. } = self;
+        let GpuAligner { ctx, stream, words, l2, intervals, first_rule, exact, inexact, passes, slots, .. } = self;
         fn timed_drop(what: &'static str, x: impl Sized) -> (&'static str, f64) {
             let t = std::time::Instant::now();
             drop(x);
             (what, t.elapsed().as_secs_f64())
         }
         // In this order: the context goes with the last of what holds it.
-        [timed_drop("pass scratch", passes), timed_drop("batch buffers", slots), timed_drop("BWT", (words, l2)), timed_drop("kernels and context", (exact, inexact, first_rule, stream, ctx))]
+        [timed_drop("pass scratch", passes), timed_drop("batch buffers", slots), timed_drop("BWT", (words, l2, intervals.table)), timed_drop("kernels and context", (exact, inexact, first_rule, stream, ctx))]
     }
 
     /// Once pass 1 has handed on more than [`HAND_ON_SHARE`] of the reads it finished, it
@@ -562,6 +574,7 @@ mod tests {
             compile(INEXACT_MATCH_CU, &defines, Some("sm_90")).unwrap_or_else(|e| panic!("{defines:?}: {e}"));
         }
         assert!(seen.len() >= 7, "{seen:?}");
+        compile(interval_table::INTERVAL_TABLE_CU, &[], Some("sm_90")).unwrap();
         let sw = Switches::default();
         compile(EXACT_MATCH_CU, &sw.defines(), Some("sm_90")).unwrap();
         for flip in 0..15 {

@@ -28,6 +28,7 @@ fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static s
 /// first `aln` on a new machine skips NVRTC's seconds (`bcuda index` does it beside its sort).
 pub fn warm_kernel_cache(arch: &'static str) {
     let _ = compile_kernels(&InexactSwitches::default(), &Switches::default(), arch);
+    let _ = compile_cached(super::interval_table::INTERVAL_TABLE_CU, &[], arch);
 }
 
 /// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."` (spaces or commas between): the inexact kernels' switches for a device
@@ -51,8 +52,10 @@ pub struct StartupTimes {
     pub kernels_s: f64,
     /// Whether every kernel came from the kernel cache.
     pub kernels_cached: bool,
-    /// Copying the BWT to the GPU.
+    /// Copying the BWT to the GPU and building its interval table there.
     pub copy_s: f64,
+    /// The interval table's depth (0: none).
+    pub interval_depth: i32,
     /// Allocating the inexact passes' scratch (at the first batch, again after a failed one).
     pub scratch_s: f64,
 }
@@ -107,7 +110,7 @@ impl OpenGpu {
         // Loaded here, beside the index load (PTX, on a GPU without a CUBIN target, is compiled by the driver now).
         let inexact_kernels = InexactKernels::load(&ctx, inexact_images)?;
         let exact = exact_image.load(&ctx)?.load_function("exact_match")?;
-        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0, scratch_s: 0.0 };
+        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0, interval_depth: 0, scratch_s: 0.0 };
         Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact: inexact_kernels, exact, startup })
     }
 }

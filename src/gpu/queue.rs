@@ -33,7 +33,7 @@ impl<'a> SearchArgs<'a> {
     /// or inexact_level (Warp passes: `size` is the chunks per warp), up to the queues.
     fn push(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad, size: &'a i32) {
         let x = self.index;
-        launch.arg(&x.words).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(self.opt);
+        launch.arg(&x.words).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(&x.intervals.table).arg(&x.intervals.depth).arg(self.opt);
         launch.arg(self.codes).arg(self.starts).arg(self.lens).arg(self.max_diffs);
         launch.arg(self.widths).arg(self.seed_widths).arg(&self.seed_stride);
         launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);

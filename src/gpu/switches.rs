@@ -191,6 +191,17 @@ pub struct InexactSwitches {
     /// writes one). A tuned file from before it existed reads as off.
     #[serde(default)]
     pub heads_shared: bool,
+    /// The search's first steps, for strings of fewer bases than this, read an interval table
+    /// (cuda/interval_table.cu) built on the GPU at start-up: one 64-byte line for the four
+    /// extensions instead of two occurrence lookups (0: none). Its levels take 16 x 4^d bytes
+    /// (about 358 MB to depth 12, 1.4 GB to 13, 5.7 GB to 14). A runtime value, not a define.
+    /// A tuned file from before it existed reads as the default.
+    #[serde(default = "default_interval_depth")]
+    pub interval_depth: u32,
+}
+
+fn default_interval_depth() -> u32 {
+    12
 }
 
 /// The pool of pass 2's teams in tuned files from before it was a switch.
@@ -242,6 +253,7 @@ impl Default for InexactSwitches {
             entries_limit_exact: true,
             first_lockstep: false,
             heads_shared: false,
+            interval_depth: default_interval_depth(),
         }
     }
 }
@@ -265,6 +277,7 @@ impl InexactSwitches {
         ("entries_limit_exact", &[0, 1]),
         ("first_lockstep", &[0, 1]),
         ("heads_shared", &[0, 1]),
+        ("interval_depth", &[0, 8, 10, 11, 12, 13, 14]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -286,6 +299,9 @@ impl InexactSwitches {
         }
         if self.level_entries < 1024 {
             return Some("level_entries must be at least 1024 (a chain's pushes, in 64-entry chunks)");
+        }
+        if self.interval_depth > bcuda_index::interval_table::MAX_DEPTH {
+            return Some("interval_depth must be at most 14 (level 15 alone is 16 GiB)");
         }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
             if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
@@ -341,6 +357,7 @@ impl InexactSwitches {
             "entries_limit_exact" => self.entries_limit_exact = flag()?,
             "first_lockstep" => self.first_lockstep = flag()?,
             "heads_shared" => self.heads_shared = flag()?,
+            "interval_depth" => self.interval_depth = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -348,7 +365,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32, self.interval_depth];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -399,7 +416,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true, interval_depth: 3 };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
