@@ -45,6 +45,14 @@ for sw in stack_interleave=1 compact_entry=0 heads_shared=1 "first_lockstep=1 he
     BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa $C/data/sim250.fq.gz -n 2
 done
 BCUDA_TEST_INEXACT_SWITCHES=compact_entry=0 check lambda.fa $C/data/lambda_art.fq.gz -o 2 -e 3
+# The interval table (interval_depth): none, shallow (most mismatch and gap paths cross its
+# edge), the default and deep, with ancient DNA's options too (-l 1024 -n 0.01 -o 2).
+for sw in interval_depth=0 interval_depth=4 interval_depth=12 interval_depth=14; do
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa $C/data/ecoli536_art.fq.gz
+    BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa $C/data/sim250.fq.gz -n 2
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa $C/data/sim36.fq.gz -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa $C/data/lambda_art.fq.gz -o 2 -e 3
+done
 # Pass 2 hands every read with more than one group of chains on to pass 3
 # (level_max_rounds=1; pass 1's small stacks send most reads to pass 2): the same .sai.
 BCUDA_TEST_INEXACT_SWITCHES=level_max_rounds=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa $C/data/ecoli536_art.fq.gz
