@@ -195,13 +195,15 @@ pub struct InexactSwitches {
     /// (cuda/interval_table.cu) built on the GPU at start-up: one 64-byte line for the four
     /// extensions instead of two occurrence lookups (0: none). Its levels take 16 x 4^d bytes
     /// (about 358 MB to depth 12, 1.4 GB to 13, 5.7 GB to 14). A runtime value, not a define.
-    /// A tuned file from before it existed reads as the default.
+    /// Off by default: on the H100 at 3.1 Gbp, depths 10-14 cut pass 2's lookups by 5-11 %
+    /// but not its time, in both regimes (docs/gpu.md, "The interval table"); autotune may
+    /// still choose it. A tuned file from before it existed reads as the default.
     #[serde(default = "default_interval_depth")]
     pub interval_depth: u32,
 }
 
 fn default_interval_depth() -> u32 {
-    12
+    0
 }
 
 /// The pool of pass 2's teams in tuned files from before it was a switch.
