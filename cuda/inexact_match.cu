@@ -483,14 +483,14 @@ struct Extensions {
 };
 
 // From the BWT: two occurrence lookups.
-__device__ __forceinline__ void bwt_extensions(const Read &r, u64 k, u64 l, Extensions &x)
+__device__ __forceinline__ void bwt_extensions(const Read &r, u64 k, u64 l, Extensions &ext)
 {
     u64 cnt_k[4], cnt_l[4];
     occ4_pair(r.words, r.primary, k - 1, l, cnt_k, cnt_l);
     *r.lookups += 2;
     for (int c = 0; c < 4; ++c) {
-        x.k[c] = r.l2[c] + cnt_k[c] + 1;
-        x.l[c] = r.l2[c] + cnt_l[c];
+        ext.k[c] = r.l2[c] + cnt_k[c] + 1;
+        ext.l[c] = r.l2[c] + cnt_l[c];
     }
 }
 
@@ -498,13 +498,13 @@ __device__ __forceinline__ void bwt_extensions(const Read &r, u64 k, u64 l, Exte
 __device__ __forceinline__ u64 table_level(int d) { return ((1ULL << (2 * d)) - 4) / 3; }
 
 // From the table, for string w of `matched` bases: one 64-byte line.
-__device__ __forceinline__ void string_extensions(const Read &r, int matched, u64 w, Extensions &x)
+__device__ __forceinline__ void string_extensions(const Read &r, int matched, u64 w, Extensions &ext)
 {
-    const ulonglong2 *kids = r.intervals + table_level(matched + 1) + 4 * w;
+    const ulonglong2 *table_line = r.intervals + table_level(matched + 1) + 4 * w;
     for (int c = 0; c < 4; ++c) {
-        ulonglong2 v = __ldg(kids + c);
-        x.k[c] = v.x;
-        x.l[c] = v.y;
+        ulonglong2 pair = __ldg(table_line + c);
+        ext.k[c] = pair.x;
+        ext.l[c] = pair.y;
     }
     *r.lookups += 1;
 }
@@ -516,9 +516,9 @@ __device__ __forceinline__ u64 string_k(const Read &r, int matched, u64 w)
 }
 
 // What child c keeps in k's place: its string while it holds one, else its k.
-__device__ __forceinline__ u64 child_field(const Extensions &x, int c, u64 w, bool child_holds)
+__device__ __forceinline__ u64 child_field(const Extensions &ext, int c, u64 w, bool child_holds)
 {
-    return child_holds ? 4 * w + c : x.k[c];
+    return child_holds ? 4 * w + c : ext.k[c];
 }
 
 __device__ bool too_many_ns(const Read &r, int max_diff)
@@ -567,9 +567,9 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     }
 
     --i;
-    Extensions x;
-    if (holds_string) string_extensions(r, matched, field, x);
-    else bwt_extensions(r, k, l, x);
+    Extensions ext;
+    if (holds_string) string_extensions(r, matched, field, ext);
+    else bwt_extensions(r, k, l, ext);
     bool child_holds = holds_string && matched + 1 < r.interval_depth;
     bool allow_diff = true, allow_m = true;
     if (i > 0) {
@@ -587,7 +587,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
             if (n_gapo < opt.max_gapo) {
                 sink.push(make_entry(opt, i, field, l, n_mm, n_gapo + 1, n_gape, n_ins + 1, n_del, STATE_I, true));
                 for (int c = 0; c < 4; ++c) {
-                    if (x.k[c] <= x.l[c]) sink.push(make_entry(opt, i + 1, child_field(x, c, field, child_holds), x.l[c], n_mm, n_gapo + 1, n_gape, n_ins, n_del + 1, STATE_D, true));
+                    if (ext.k[c] <= ext.l[c]) sink.push(make_entry(opt, i + 1, child_field(ext, c, field, child_holds), ext.l[c], n_mm, n_gapo + 1, n_gape, n_ins, n_del + 1, STATE_D, true));
                 }
             }
         } else if (state == STATE_I) {
@@ -595,7 +595,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         } else if (state == STATE_D) {
             if (n_gape < opt.max_gape && (n_gape + n_gapo < max_diff || l - (holds_string ? string_k(r, matched, field) : k) + 1 < (u64)opt.max_del_occ)) {
                 for (int c = 0; c < 4; ++c) {
-                    if (x.k[c] <= x.l[c]) sink.push(make_entry(opt, i + 1, child_field(x, c, field, child_holds), x.l[c], n_mm, n_gapo, n_gape + 1, n_ins, n_del + 1, STATE_D, true));
+                    if (ext.k[c] <= ext.l[c]) sink.push(make_entry(opt, i + 1, child_field(ext, c, field, child_holds), ext.l[c], n_mm, n_gapo, n_gape + 1, n_ins, n_del + 1, STATE_D, true));
                 }
             }
         }
@@ -606,8 +606,8 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         for (int j = 1; j <= 4; ++j) {
             int c = (base + j) & 3;
             bool is_mm = j != 4 || base > 3;
-            if (x.k[c] > x.l[c]) continue;
-            Entry child = make_entry(opt, i, child_field(x, c, field, child_holds), x.l[c], n_mm + is_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, is_mm);
+            if (ext.k[c] > ext.l[c]) continue;
+            Entry child = make_entry(opt, i, child_field(ext, c, field, child_holds), ext.l[c], n_mm + is_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, is_mm);
             if (is_mm) sink.push(child);
             else {
                 matching = child;
@@ -615,8 +615,8 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
             }
         }
     } else if (base < 4) {
-        if (x.k[base] <= x.l[base]) {
-            matching = make_entry(opt, i, child_field(x, base, field, child_holds), x.l[base], n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);
+        if (ext.k[base] <= ext.l[base]) {
+            matching = make_entry(opt, i, child_field(ext, base, field, child_holds), ext.l[base], n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);
             has_matching = true;
         }
     }
