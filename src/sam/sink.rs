@@ -8,8 +8,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use bcuda_index::RefSeqs;
-
-use crate::output::Output;
+use bcuda_output::Output;
 
 /// bwa_set_rg: the header line with `\t` escapes turned into tabs, and its ID.
 pub fn read_group(line: &str) -> Result<(String, String)> {

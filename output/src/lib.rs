@@ -1,0 +1,13 @@
+//! Where the commands' outputs go.
+//!
+//! A regular file is written to a temporary file beside it and renamed over it only when
+//! the writer commits, so it is never seen half-written. Anything else a path may name (a
+//! device, a FIFO, an open descriptor such as `/dev/fd/N`) is written through, as bwa's
+//! plain `fopen(path, "w")` would. Temporary files are removed on error, and a stale one
+//! never blocks a later run.
+
+mod output;
+mod target;
+mod temporary;
+
+pub use output::Output;
