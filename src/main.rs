@@ -3,6 +3,9 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    if let Err(err) = bcuda_output::remove_temporaries_on_signals() {
+        eprintln!("bcuda: warning: temporary files will not be removed on signals: {err}");
+    }
     match bcuda::cli::run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

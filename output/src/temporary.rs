@@ -1,5 +1,6 @@
 //! This process's temporary files: each created beside its target under a name no other
-//! file has (O_EXCL), and listed until it is renamed into place or removed.
+//! file has (O_EXCL), and listed until it is renamed into place or removed, so that a signal
+//! can remove every one left.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -69,6 +70,16 @@ impl Drop for Temporary {
 
 fn forget(live: &mut Vec<PathBuf>, path: &Path) {
     live.retain(|p| p != path);
+}
+
+/// Removes every temporary file and keeps the lock, so that none is created or renamed
+/// after: for the signal thread, which exits next.
+pub(crate) fn remove_all_for_good() -> MutexGuard<'static, Vec<PathBuf>> {
+    let live = live();
+    for path in live.iter() {
+        let _ = std::fs::remove_file(path);
+    }
+    live
 }
 
 /// `dir/.name.bcuda-PID.tmp`, then `dir/.name.bcuda-PID-N.tmp`: hidden, and in the target's
