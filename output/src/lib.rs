@@ -6,10 +6,12 @@
 //! plain `fopen(path, "w")` would. Temporary files are removed on error, on SIGINT, SIGTERM
 //! and SIGHUP ([`remove_temporaries_on_signals`]), and a stale one never blocks a later run.
 
+mod closed;
 mod output;
 mod signals;
 mod target;
 mod temporary;
 
+pub use closed::{is_closed_pipe, ClosedPipe};
 pub use output::Output;
 pub use signals::remove_temporaries_on_signals;

@@ -6,6 +6,7 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::closed::ClosedPipe;
 use crate::target::{self, Target};
 use crate::temporary::Temporary;
 
@@ -78,8 +79,16 @@ impl Output {
         self.writer.as_mut().expect("no writes after commit")
     }
 
-    /// Errors name the output.
+    /// Errors name the output; a closed pipe is told apart (see `ClosedPipe`).
     fn error(&self, e: io::Error) -> io::Error {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            return io::Error::new(
+                e.kind(),
+                ClosedPipe {
+                    output: self.name.clone(),
+                },
+            );
+        }
         named(&self.name, e)
     }
 }
