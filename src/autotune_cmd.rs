@@ -597,9 +597,9 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     }
     let path = tuned_path(&device, cc);
     std::fs::create_dir_all(path.parent().unwrap())?;
-    let tmp = crate::output::temp_path_for(&path);
-    std::fs::write(&tmp, serde_json::to_string_pretty(&tuned)?)?;
-    std::fs::rename(&tmp, &path)?;
+    let mut out = bcuda_output::Output::file(&path)?;
+    out.write_all(serde_json::to_string_pretty(&tuned)?.as_bytes())?;
+    out.commit()?;
     eprintln!("[bcuda autotune] saved for {device}: {}", path.display());
     Ok(())
 }

@@ -191,15 +191,15 @@ fn read_default(file: &Path) -> Result<Option<PathBuf>> {
     Ok(Some(path_from_bytes(line)))
 }
 
-/// Writes the prefix as one line, atomically (a temporary file renamed over the old one).
+/// Writes the prefix as one line, replacing the old file whole.
 fn write_default(file: &Path, prefix: &Path) -> Result<()> {
     let dir = file.parent().expect("the config file is in a folder");
     std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
-    let tmp = crate::output::temp_path_for(file);
     let mut line = path_bytes(prefix);
     line.push(b'\n');
-    std::fs::write(&tmp, line).with_context(|| format!("{}", tmp.display()))?;
-    std::fs::rename(&tmp, file).with_context(|| format!("{}", file.display()))
+    let mut out = bcuda_output::Output::file(file)?;
+    std::io::Write::write_all(&mut out, &line)?;
+    Ok(out.commit()?)
 }
 
 #[cfg(unix)]

@@ -2,7 +2,6 @@
 
 pub mod cli;
 pub mod default_index;
-pub mod output;
 pub mod progress;
 pub mod reads;
 mod decompress;

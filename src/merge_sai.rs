@@ -14,8 +14,8 @@ use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use bcuda_output::Output;
 
-use crate::output::Output;
 use crate::sai::{self, GapOptions, SaiError, SaiReader};
 
 #[derive(clap::Args, Debug)]

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use crate::progress::Progress;
 use crate::reads::{ReadBatchReader, ReadOptions};
 use crate::sai::{SaiReader, MODE_IL13};
+use crate::sam::format::Format;
 use crate::sam::sink::{read_group, Sink};
 use crate::sam::{hits, record, refine};
 
@@ -31,7 +32,7 @@ pub struct SamseArgs {
     /// SAM output file (as bwa's -f) [stdout].
     #[arg(short = 'f')]
     pub sam_file: Option<PathBuf>,
-    /// Output file: BAM when it ends in .bam, else SAM; written whole or not at all.
+    /// Output file: BAM when it ends in .bam (any case), else SAM; written whole or not at all.
     #[arg(short = 'o', conflicts_with = "sam_file")]
     pub output: Option<PathBuf>,
     /// No progress on stderr.
@@ -42,15 +43,15 @@ pub struct SamseArgs {
 /// Reads per batch: bwa samse's (0x40000).
 const BATCH: usize = 0x40000;
 
-/// True when `-o` names a BAM file.
-pub fn wants_bam(output: Option<&PathBuf>) -> bool {
-    output.is_some_and(|p| p.extension().is_some_and(|e| e == "bam"))
-}
-
 pub fn run(args: SamseArgs) -> Result<()> {
     let (choice, inputs) = crate::default_index::split_positional("samse", &args.inputs, &["reads.sai", "reads.fq"])?;
     choice.announce("samse", args.quiet);
     let (sai_path, reads_path) = (&inputs[0], &inputs[1]);
+    // `-f` is bwa's: SAM whatever the name.
+    let (out_path, format) = match (&args.output, &args.sam_file) {
+        (Some(path), _) => (Some(path.as_path()), Format::from_name(path)?),
+        (None, path) => (path.as_deref(), Format::Sam),
+    };
     let index = Index::load(&choice.prefix, true)?;
     let sa = index.sa.as_ref().expect("samse loads the SA");
     let file = std::fs::File::open(sai_path).with_context(|| format!("{}", sai_path.display()))?;
@@ -58,8 +59,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
     let opt = sai.options;
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
-    let out_path = args.output.as_ref().or(args.sam_file.as_ref());
-    let mut sink = Sink::create(out_path.map(|p| p.as_path()), wants_bam(args.output.as_ref()), &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
+    let mut sink = Sink::create(out_path, format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
 
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false };
     let mut reader = ReadBatchReader::open(reads_path, read_opts)?;

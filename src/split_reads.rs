@@ -8,10 +8,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use bcuda_output::Output;
 use flate2::write::GzEncoder;
 use needletail::parser::FastxReader;
 
-use crate::output::Output;
 use crate::reads::ReadsError;
 
 #[derive(clap::Args, Debug)]
@@ -39,6 +39,7 @@ pub fn split(reads: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
     if shards.iter().any(|s| same_file(s, reads)) {
         bail!("{}: a shard would overwrite the reads", reads.display());
     }
+    let gzipped: Vec<bool> = shards.iter().map(|s| gzipped(s)).collect::<Result<_>>()?;
     let total = count_records(reads)?;
     let n = shards.len() as u64;
     if total < n {
@@ -50,18 +51,22 @@ pub fn split(reads: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
     let mut parser = open(reads)?;
     let mut record_no = 0u64;
     let mut written = Vec::with_capacity(shards.len());
-    for (shard, &size) in shards.iter().zip(&sizes) {
-        let mut out = ShardWriter::create(shard)?;
+    let mut record = Vec::new();
+    for ((shard, &size), &gzip) in shards.iter().zip(&sizes).zip(&gzipped) {
+        let mut out = ShardWriter::create(shard, gzip)?;
         for _ in 0..size {
             record_no += 1;
             let rec = parser.next().with_context(|| format!("{}: ended before record {record_no} on the second reading", reads.display()))?;
             let rec = rec.map_err(|e| parse_error(reads, record_no, e))?;
-            rec.write(&mut out, None).map_err(|e| anyhow::anyhow!("{}: {e}", shard.display()))?;
+            // Through a buffer: needletail's errors keep only the text of an io::Error.
+            record.clear();
+            rec.write(&mut record, None).expect("writing to memory");
+            out.write_all(&record)?;
         }
         written.push(out);
     }
-    for (out, shard) in written.into_iter().zip(shards) {
-        out.commit().with_context(|| format!("{}: writing the shard", shard.display()))?;
+    for out in written {
+        out.commit()?;
     }
     Ok(sizes)
 }
@@ -95,16 +100,27 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// A shard's output: plain, or gzip when its name ends in `.gz`.
+/// Whether a shard is gzip-compressed: its name ends in `.gz`, in any case. Other compressed
+/// names are refused rather than written plain.
+fn gzipped(shard: &Path) -> Result<bool> {
+    let ext = shard.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("gz") => Ok(true),
+        Some("bgz" | "bz2" | "xz" | "zst") => bail!("{}: shards are written plain or gzip-compressed (.gz), not in this compression", shard.display()),
+        _ => Ok(false),
+    }
+}
+
+/// A shard's output: plain or gzip.
 enum ShardWriter {
     Plain(Output),
     Gzip(GzEncoder<Output>),
 }
 
 impl ShardWriter {
-    fn create(path: &Path) -> Result<ShardWriter> {
-        let out = Output::create(Some(path)).with_context(|| format!("{}: cannot create the shard", path.display()))?;
-        Ok(if path.extension().is_some_and(|e| e == "gz") {
+    fn create(path: &Path, gzip: bool) -> Result<ShardWriter> {
+        let out = Output::create(Some(path))?;
+        Ok(if gzip {
             // Shards are short-lived: fast compression keeps the split from limiting the run.
             ShardWriter::Gzip(GzEncoder::new(out, flate2::Compression::fast()))
         } else {
@@ -167,6 +183,19 @@ mod tests {
         let mut first = String::new();
         flate2::read::MultiGzDecoder::new(std::fs::File::open(&shards[0]).unwrap()).read_to_string(&mut first).unwrap();
         assert_eq!(first + &std::fs::read_to_string(&shards[1]).unwrap(), fastq(5));
+    }
+
+    #[test]
+    fn gzip_names_in_any_case_and_no_other_compression() {
+        let dir = tempfile::tempdir().unwrap();
+        let reads = dir.path().join("r.fq");
+        std::fs::write(&reads, fastq(2)).unwrap();
+        let shards = vec![dir.path().join("a.FQ.GZ"), dir.path().join("b.fq")];
+        split(&reads, &shards).unwrap();
+        assert_eq!(&std::fs::read(&shards[0]).unwrap()[..2], [0x1f, 0x8b]);
+        let err = format!("{:#}", split(&reads, &[dir.path().join("c.fq.zst"), dir.path().join("d.fq")]).unwrap_err());
+        assert!(err.contains("c.fq.zst: shards are written plain or gzip"), "{err}");
+        assert!(!dir.path().join("d.fq").exists());
     }
 
     #[test]

@@ -2,8 +2,10 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use bcuda_output::Output;
 
 use crate::bwt::OCC_INTERVAL;
 use crate::chunk_sort::{ChunkSorter, SortError};
@@ -349,38 +351,24 @@ fn pack_piece(bytes: &[u8], s: usize, e: usize, first: u64, before: u8, resets: 
     found
 }
 
-/// Files being written: each goes to a temporary name and is renamed only when all are done.
+/// Files being written: each is replaced only when all are done (see `bcuda_output`).
 struct PendingFiles {
-    done: Vec<(PathBuf, PathBuf)>,
+    done: Vec<Output>,
 }
 
 impl PendingFiles {
-    fn write(&mut self, target: PathBuf, fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<()> {
-        let mut tmp = target.as_os_str().to_owned();
-        tmp.push(format!(".bcuda-{}.tmp", std::process::id()));
-        let tmp = PathBuf::from(tmp);
-        let result = File::create(&tmp).and_then(|f| {
-            let mut w = BufWriter::with_capacity(1 << 20, f);
-            fill(&mut w)?;
-            w.into_inner().map_err(|e| e.into_error())?.sync_all()
-        });
-        self.done.push((tmp.clone(), target));
-        result.map_err(|e| IndexError::io(&tmp, e))
-    }
-
-    fn commit(mut self) -> Result<()> {
-        for (tmp, target) in std::mem::take(&mut self.done) {
-            std::fs::rename(&tmp, &target).map_err(|e| IndexError::io(&target, e))?;
-        }
+    fn write(&mut self, target: PathBuf, fill: impl FnOnce(&mut Output) -> std::io::Result<()>) -> Result<()> {
+        let mut out = Output::file(&target).map_err(IndexError::Output)?;
+        fill(&mut out).map_err(IndexError::Output)?;
+        self.done.push(out);
         Ok(())
     }
-}
 
-impl Drop for PendingFiles {
-    fn drop(&mut self) {
-        for (tmp, _) in &self.done {
-            let _ = std::fs::remove_file(tmp);
+    fn commit(self) -> Result<()> {
+        for out in self.done {
+            out.commit().map_err(IndexError::Output)?;
         }
+        Ok(())
     }
 }
 

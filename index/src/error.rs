@@ -15,12 +15,15 @@ pub enum IndexError {
     Corrupt { path: PathBuf, detail: String },
     #[error("{path}: does not belong to the same index: {detail}")]
     Mismatch { path: PathBuf, detail: String },
+    /// Writing an index file: the error names the file.
+    #[error("{0}")]
+    Output(std::io::Error),
     #[error("{path}: {detail}")]
     BadFasta { path: PathBuf, detail: String },
 }
 
 impl IndexError {
-    /// Reading or writing any file (the FASTA, a temporary file).
+    /// Reading a file (the FASTA).
     pub(crate) fn io(path: &Path, error: std::io::Error) -> Self {
         IndexError::Io { path: path.to_path_buf(), error }
     }

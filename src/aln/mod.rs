@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use bcuda_output::Output;
 
-use crate::output::Output;
 use crate::progress::Progress;
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 use crate::sai::{self, AlnHit, GapOptions, MODE_GAPE, MODE_IL13, MODE_LOGGAP, MODE_NONSTOP};

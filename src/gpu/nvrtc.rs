@@ -81,9 +81,10 @@ fn through_cache(path: &std::path::Path, compile: impl FnOnce() -> Result<Image>
     let image = compile()?;
     let dir = path.parent().expect("the cache path has a folder");
     if std::fs::create_dir_all(dir).is_ok() {
-        let tmp = crate::output::temp_path_for(path);
-        if std::fs::write(&tmp, &image.0).is_ok() {
-            let _ = std::fs::rename(&tmp, path);
+        if let Ok(mut out) = bcuda_output::Output::file(path) {
+            if std::io::Write::write_all(&mut out, &image.0).is_ok() {
+                let _ = out.commit();
+            }
         }
     }
     Ok(image)

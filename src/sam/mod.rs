@@ -1,7 +1,8 @@
 //! From `.sai` hits to SAM records: what `samse` and `sampe` share (bwase.c). The hit choice
 //! and positions (`hits`), gapped CIGARs and MD (`refine`, with `ksw`'s banded global
-//! alignment), the line format (`record`) and the output file (`sink`).
+//! alignment), the line format (`record`), the output file (`sink`) and its format (`format`).
 
+pub mod format;
 pub mod hits;
 pub mod ksw;
 pub mod record;

@@ -8,8 +8,9 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use bcuda_index::RefSeqs;
+use bcuda_output::Output;
 
-use crate::output::Output;
+use super::format::Format;
 
 /// bwa_set_rg: the header line with `\t` escapes turned into tabs, and its ID.
 pub fn read_group(line: &str) -> Result<(String, String)> {
@@ -46,11 +47,11 @@ pub enum Sink {
 }
 
 impl Sink {
-    /// Opens `path` (stdout when `None`; BAM when `bam`) and writes the header.
-    pub fn create(path: Option<&Path>, bam: bool, refs: &RefSeqs, rg_line: Option<&str>) -> Result<Sink> {
+    /// Opens `path` (stdout when `None`) and writes the header.
+    pub fn create(path: Option<&Path>, format: Format, refs: &RefSeqs, rg_line: Option<&str>) -> Result<Sink> {
         let header = header_text(refs, rg_line);
         let out = Output::create(path)?;
-        if bam {
+        if format == Format::Bam {
             let header_parsed: noodles::sam::Header = header.parse().context("building the BAM header")?;
             let mut writer = noodles::bam::io::Writer::new(out);
             writer.write_header(&header_parsed)?;

@@ -21,6 +21,7 @@ use crate::progress::{note, Progress};
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 use crate::sai::{AlnHit, GapOptions, SaiReader, MODE_IL13};
 use crate::sam::record::{self, Mate, FLAG_PAIRED, FLAG_READ1, FLAG_READ2};
+use crate::sam::format::Format;
 use crate::sam::sink::{read_group, Sink};
 use crate::sam::{hits, refine};
 use insert_size::{EndSummary, Failure, InsertSize};
@@ -39,7 +40,7 @@ pub struct SampeArgs {
     #[arg(short = 'a', default_value_t = 500)]
     pub max_isize: i32,
     /// bwa's -o INT: maximum occurrences of one end for pairing [100000]. A value that is not
-    /// a number is an output file instead, as for samse (BAM when it ends in .bam).
+    /// a number is an output file instead, as for samse (BAM when it ends in .bam, any case).
     #[arg(short = 'o', value_name = "INT|FILE")]
     pub o: Option<String>,
     /// Maximum hits to output for paired reads.
@@ -137,6 +138,11 @@ pub fn run(args: SampeArgs) -> Result<()> {
 
 fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let (max_occ, out_path) = max_occ_and_output(args)?;
+    // `-f` is bwa's: SAM whatever the name.
+    let format = match (&out_path, &args.sam_file) {
+        (Some(path), None) => Format::from_name(path)?,
+        _ => Format::Sam,
+    };
     let (choice, inputs) = crate::default_index::split_positional("sampe", &args.inputs, &["a.sai", "b.sai", "a.fq", "b.fq"])?;
     choice.announce("sampe", args.quiet);
     let sai_paths = [inputs[0].as_path(), inputs[1].as_path()];
@@ -149,8 +155,7 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let mut readers = [ReadBatchReader::open(reads_paths[0], read_options(&sai[0].options))?, ReadBatchReader::open(reads_paths[1], read_options(&opt))?];
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
-    let bam = out_path.as_ref().is_some_and(|p| args.sam_file.is_none() && p.extension().is_some_and(|e| e == "bam"));
-    let mut sink = Sink::create(out_path.as_deref(), bam, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
+    let mut sink = Sink::create(out_path.as_deref(), format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
 
     let popt = PairingOptions { max_isize: args.max_isize, max_occ, n_multi: args.n_multi, n_multi_discordant: args.n_multi_discordant, s_mm: opt.s_mm };
     let mut rng = Rand48::new(index.refs.seed() as i64);
