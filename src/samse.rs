@@ -74,7 +74,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
         }
         let mut chosen = Vec::with_capacity(batch.len());
         for (i, read) in batch.iter().enumerate() {
-            let record = reader.records() - batch.len() as u64 + i as u64 + 1;
+            let record = reader.reads() - batch.len() as u64 + i as u64 + 1;
             let hits = hits::next_read_hits(&mut sai, sai_path, read, record, reads_path, seq_len)?;
             chosen.push(hits::choose(&hits, &mut rng, args.max_xa));
         }
@@ -98,7 +98,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
         }
         progress.advance(batch.len() as u64, Some(reader.position().0));
     }
-    hits::check_sai_end(&mut sai, sai_path, reader.records(), reads_path)?;
+    hits::check_sai_end(&mut sai, sai_path, reader.reads(), reads_path)?;
     progress.finish();
     sink.commit()
 }

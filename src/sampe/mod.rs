@@ -100,13 +100,10 @@ fn read_options(opt: &GapOptions) -> ReadOptions {
     ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false }
 }
 
-/// The two ends of a batch must be the same pairs: same count, same names.
+/// The two ends of a batch must be the same pairs: same names, same count (names first: a
+/// file out of step shows there first).
 fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 2]) -> Result<()> {
-    if b0.len() != b1.len() {
-        let (short, long, n) = if b0.len() < b1.len() { (reads_paths[0], reads_paths[1], b0.len()) } else { (reads_paths[1], reads_paths[0], b1.len()) };
-        bail!("{} ends after read {} but {} has more reads: the two files are not pairs", short.display(), first + n as u64 - 1, long.display());
-    }
-    if let Some(i) = (0..b0.len()).find(|&i| b0[i].name != b1[i].name) {
+    if let Some(i) = (0..b0.len().min(b1.len())).find(|&i| b0[i].name != b1[i].name) {
         bail!(
             "{} read {} ('{}') and {} read {} ('{}') have different names: the two files are not pairs",
             reads_paths[0].display(),
@@ -117,7 +114,24 @@ fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 
             b1[i].name
         );
     }
+    if b0.len() != b1.len() {
+        let (short, long, n) = if b0.len() < b1.len() { (reads_paths[0], reads_paths[1], b0.len()) } else { (reads_paths[1], reads_paths[0], b1.len()) };
+        bail!("{} ends after read {} but {} has more reads: the two files are not pairs", short.display(), first + n as u64 - 1, long.display());
+    }
     Ok(())
+}
+
+/// Why two files that were pairs may no longer be: records with an empty sequence, which
+/// bwa skips in each file on its own (bwa sampe then pairs the wrong reads and stops at
+/// their names), so a pair with one empty mate puts the files out of step.
+fn empty_mates_note(readers: &[ReadBatchReader; 2], reads_paths: [&Path; 2]) -> Option<String> {
+    let (j, empty) = (0..2).map(|j| (j, readers[j].empty_reads())).find(|(_, e)| e.count > 0)?;
+    let (record, name) = empty.first.as_ref()?;
+    Some(format!(
+        "{}: {} records with an empty sequence, the first record {record} ('{name}'), skipped as bwa skips them; a pair with one empty mate puts the two files out of step: drop such pairs from both files, e.g. with cutadapt --minimum-length 1",
+        reads_paths[j].display(),
+        empty.count
+    ))
 }
 
 fn failure_text(f: Failure) -> &'static str {
@@ -161,11 +175,14 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let mut isize_notes = Vec::new();
     let progress = Progress::new("pairs", Some(readers[0].position().1), args.quiet);
     loop {
-        let first = readers[0].records() + 1;
+        let first = readers[0].reads() + 1;
         let [r0, r1] = &mut readers;
         let (b0, b1) = rayon::join(|| r0.next_batch(BATCH), || r1.next_batch(BATCH));
         let (b0, b1) = (b0?, b1?);
-        check_mates(&b0, &b1, first, reads_paths)?;
+        check_mates(&b0, &b1, first, reads_paths).map_err(|e| match empty_mates_note(&readers, reads_paths) {
+            Some(note) => anyhow::anyhow!("{e:#} ({note})"),
+            None => e,
+        })?;
         if b0.is_empty() {
             break;
         }
@@ -250,7 +267,7 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
         last_ii = ii;
     }
     for j in 0..2 {
-        hits::check_sai_end(&mut sai[j], sai_paths[j], readers[j].records(), reads_paths[j])?;
+        hits::check_sai_end(&mut sai[j], sai_paths[j], readers[j].reads(), reads_paths[j])?;
     }
     progress.finish();
     sink.commit()?;
