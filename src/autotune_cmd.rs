@@ -37,7 +37,8 @@ pub struct AutotuneArgs {
     #[arg(long)]
     pub index: Option<PathBuf>,
     /// Sample reads (FASTQ): the first two batches train (a batch-sized subset of them per
-    /// generation), the third validates.
+    /// generation), the third validates. `-`: standard input (copied to a temporary file,
+    /// which the worker processes read).
     #[arg(long)]
     pub reads: PathBuf,
     /// Population size [sized from the budget].
@@ -445,12 +446,15 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     let inexact_g = Grammar::parse(crate::gpu::INEXACT_MATCH_CU);
     let sources = Sources { exact: &g, inexact: (!args.exact_only).then_some(&inexact_g) };
     let specs = all_switches(args.exact_only);
+    // The workers read the reads by name: standard input is copied to a file for them.
+    let spooled = crate::input::is_stdin(&args.reads).then(crate::input::spool_stdin_named).transpose()?;
+    let reads = spooled.as_ref().map_or(args.reads.clone(), |f| f.path().to_path_buf());
     let worker_args: Vec<String> = vec![
         "autotune-worker".into(),
         "--index".into(),
         index.prefix.display().to_string(),
         "--reads".into(),
-        args.reads.display().to_string(),
+        reads.display().to_string(),
         "--batch-size".into(),
         args.batch_size.to_string(),
     ];

@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod default_index;
+pub mod input;
 pub mod output;
 pub mod progress;
 pub mod reads;

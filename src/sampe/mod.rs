@@ -12,14 +12,14 @@ mod pairing;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use bcuda_index::rand48::Rand48;
 use bcuda_index::Index;
 use rayon::prelude::*;
 
 use crate::progress::{note, Progress};
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
-use crate::sai::{AlnHit, GapOptions, SaiReader, MODE_IL13};
+use crate::sai::{AlnHit, GapOptions, MODE_IL13};
 use crate::sam::record::{self, Mate, FLAG_PAIRED, FLAG_READ1, FLAG_READ2};
 use crate::sam::sink::{read_group, Sink};
 use crate::sam::{hits, refine};
@@ -91,11 +91,6 @@ fn max_occ_and_output(args: &SampeArgs) -> Result<(i64, Option<PathBuf>)> {
     }
 }
 
-fn open_sai(path: &Path) -> Result<SaiReader<std::io::BufReader<std::fs::File>>> {
-    let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
-    SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}", path.display()))
-}
-
 fn read_options(opt: &GapOptions) -> ReadOptions {
     ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false }
 }
@@ -153,14 +148,17 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let (max_occ, out_path) = max_occ_and_output(args)?;
     let (choice, inputs) = crate::default_index::split_positional("sampe", &args.inputs, &["a.sai", "b.sai", "a.fq", "b.fq"])?;
     choice.announce("sampe", args.quiet);
-    let sai_paths = [inputs[0].as_path(), inputs[1].as_path()];
-    let reads_paths = [inputs[2].as_path(), inputs[3].as_path()];
+    crate::input::at_most_one_stdin(&[("SAI1", &inputs[0]), ("SAI2", &inputs[1]), ("READS1", &inputs[2]), ("READS2", &inputs[3])])?;
+    // Messages name `-` as standard input.
+    let names = inputs.iter().map(|p| crate::input::display_name(p)).collect::<Vec<_>>();
+    let sai_paths = [names[0].as_path(), names[1].as_path()];
+    let reads_paths = [names[2].as_path(), names[3].as_path()];
     let index = Index::load(&choice.prefix, true)?;
     let sa = index.sa.as_ref().expect("sampe loads the SA");
-    let mut sai = [open_sai(sai_paths[0])?, open_sai(sai_paths[1])?];
+    let mut sai = [crate::sai::open(&inputs[0])?, crate::sai::open(&inputs[1])?];
     // As bwa: each file is read with its own .sai's options; all else uses the second's.
     let opt = sai[1].options;
-    let mut readers = [ReadBatchReader::open(reads_paths[0], read_options(&sai[0].options))?, ReadBatchReader::open(reads_paths[1], read_options(&opt))?];
+    let mut readers = [ReadBatchReader::open(&inputs[2], read_options(&sai[0].options))?, ReadBatchReader::open(&inputs[3], read_options(&opt))?];
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
     let bam = out_path.as_ref().is_some_and(|p| args.sam_file.is_none() && p.extension().is_some_and(|e| e == "bam"));
