@@ -11,7 +11,7 @@ pub struct IndexArgs {
     #[arg(short = 'a')]
     pub algo: Option<String>,
     /// Memory for one chunk of suffix positions, in GiB (on the GPU, for the three chunks in flight): more means fewer passes over the text.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_hyphen_values = true, value_parser = crate::option_values::sort_gib)]
     pub sort_memory: f64,
     /// Quiet: no progress on stderr.
     #[arg(short = 'q')]
@@ -132,7 +132,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             }
             bar.advance(0, Some((fraction * 1000.0) as u64))
         })),
-        sort_budget_bytes: (args.sort_memory.max(0.001) * (1u64 << 30) as f64) as u64,
+        sort_budget_bytes: (args.sort_memory * (1u64 << 30) as f64) as u64,
     };
     let start = std::time::Instant::now();
     let built = bcuda_index::build_index(&args.fasta, &prefix, opts);

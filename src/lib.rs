@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod default_index;
 pub mod input;
+pub mod option_values;
 pub mod output;
 pub mod progress;
 pub mod reads;

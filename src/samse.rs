@@ -23,7 +23,7 @@ pub struct SamseArgs {
     #[arg(value_name = "ARGS", num_args = 2..=3, required = true)]
     pub inputs: Vec<PathBuf>,
     /// Maximum hits to output in XA for a read.
-    #[arg(short = 'n', default_value_t = 3)]
+    #[arg(short = 'n', default_value_t = 3, allow_negative_numbers = true, value_parser = crate::option_values::count)]
     pub max_xa: usize,
     /// Read group header line such as '@RG\tID:foo\tSM:bar'.
     #[arg(short = 'r')]

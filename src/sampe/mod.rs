@@ -36,20 +36,20 @@ pub struct SampeArgs {
     #[arg(value_name = "ARGS", num_args = 4..=5, required = true)]
     pub inputs: Vec<PathBuf>,
     /// Maximum insert size, used when none can be estimated.
-    #[arg(short = 'a', default_value_t = 500)]
+    #[arg(short = 'a', default_value_t = 500, allow_negative_numbers = true, value_parser = crate::option_values::at_least_0)]
     pub max_isize: i32,
     /// bwa's -o INT: maximum occurrences of one end for pairing [100000]. A value that is not
     /// a number is an output file instead, as for samse (BAM when it ends in .bam).
-    #[arg(short = 'o', value_name = "INT|FILE")]
+    #[arg(short = 'o', value_name = "INT|FILE", allow_negative_numbers = true)]
     pub o: Option<String>,
     /// Maximum hits to output for paired reads.
-    #[arg(short = 'n', default_value_t = 3)]
+    #[arg(short = 'n', default_value_t = 3, allow_negative_numbers = true, value_parser = crate::option_values::count)]
     pub n_multi: usize,
     /// Maximum hits to output for discordant pairs.
-    #[arg(short = 'N', default_value_t = 10)]
+    #[arg(short = 'N', default_value_t = 10, allow_negative_numbers = true, value_parser = crate::option_values::count)]
     pub n_multi_discordant: usize,
     /// Prior of chimeric rate (lower bound).
-    #[arg(short = 'c', default_value_t = 1e-5)]
+    #[arg(short = 'c', default_value_t = 1e-5, allow_hyphen_values = true, value_parser = crate::option_values::probability)]
     pub ap_prior: f64,
     /// Read group header line such as '@RG\tID:foo\tSM:bar'.
     #[arg(short = 'r')]
@@ -67,7 +67,7 @@ pub struct SampeArgs {
     #[arg(short = 'f')]
     pub sam_file: Option<PathBuf>,
     /// Threads [all cores].
-    #[arg(short = 't')]
+    #[arg(short = 't', allow_negative_numbers = true, value_parser = crate::option_values::positive_count)]
     pub threads: Option<usize>,
     /// No progress on stderr.
     #[arg(long)]
@@ -84,6 +84,7 @@ fn max_occ_and_output(args: &SampeArgs) -> Result<(i64, Option<PathBuf>)> {
     match &args.o {
         None => Ok((DEFAULT_MAX_OCC, args.sam_file.clone())),
         Some(v) => match v.parse::<i64>() {
+            Ok(n) if n < 0 => bail!("-o {v}: the maximum occurrences for pairing must be an integer of at least 0"),
             Ok(n) => Ok((n, args.sam_file.clone())),
             Err(_) if args.sam_file.is_some() => bail!("-o {v} and -f: give one output file"),
             Err(_) => Ok((DEFAULT_MAX_OCC, Some(PathBuf::from(v)))),
