@@ -9,6 +9,7 @@ pub mod progress;
 pub mod reads;
 mod decompress;
 pub mod sai;
+pub mod threads;
 
 pub mod index_cmd;
 pub mod aln;

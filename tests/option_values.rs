@@ -1,6 +1,7 @@
 //! Option values: a negative or out-of-range number is an error naming the option and its
 //! range (never clap's tip to write `-- -1`); values bwa gives a meaning to stay as bwa has
-//! them (`aln -e -1`); autotune without a GPU says so once.
+//! them (`aln -e -1`); `-t` is capped at the machine's threads, said once on stderr;
+//! autotune without a GPU says so once.
 
 mod common;
 
@@ -72,6 +73,33 @@ fn values_bwa_gives_a_meaning_match_bwa() {
         let args = command_line("aln", opts, &[p, r]);
         assert_eq!(bcuda(&quiet(args.clone())), bwa(&args), "{opts:?}");
     }
+}
+
+#[test]
+fn a_huge_thread_count_is_capped_and_said_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = bwa_index(&testdata("demo_ref.fa"), tmp.path());
+    let (p, reads) = (prefix.to_str().unwrap(), [1, 2].map(|e| testdata(&format!("demo_{e}.fq"))));
+    let r = reads.each_ref().map(|r| r.to_str().unwrap());
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(["aln", "--cpu", "-t", "100000", p, r[0]]).output().unwrap();
+    assert!(out.status.success() && started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("-t 100000: this machine runs").count(), 1, "{err}");
+    // The .sai header keeps the -t given, as bwa's.
+    assert_eq!(out.stdout, bwa(&["aln", "-t", "100000", p, r[0]]));
+    assert!(!bcuda(&["aln", "--cpu", "--quiet", "-t", "100000", p, r[0]]).is_empty());
+
+    let sai = [0, 1].map(|e| tmp.path().join(format!("{e}.sai")));
+    for e in 0..2 {
+        std::fs::write(&sai[e], bwa(&["aln", p, r[e]])).unwrap();
+    }
+    let s = sai.each_ref().map(|s| s.to_str().unwrap());
+    let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(["sampe", "-t", "100000", p, s[0], s[1], r[0], r[1]]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.matches("-t 100000: this machine runs").count() == 1, "{err}");
+    let (_, quiet_err) = outcome(&["sampe", "--quiet", "-t", "100000", p, s[0], s[1], r[0], r[1]]);
+    assert!(!quiet_err.contains("this machine runs"), "{quiet_err}");
 }
 
 #[test]

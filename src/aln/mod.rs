@@ -243,7 +243,8 @@ pub fn run(args: AlnArgs) -> Result<()> {
         }
         gpus::open_aligners(&args, &bwt, opening)
     })?;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
+    // The .sai header keeps the -t given (as bwa writes it); the pool runs what the machine can.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(crate::threads::capped("aln", args.threads as usize, args.quiet)).build()?;
 
     let mut out = Output::create(args.output.as_deref())?;
     sai::write_header(&mut out, &opt)?;

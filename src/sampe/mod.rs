@@ -66,7 +66,7 @@ pub struct SampeArgs {
     /// SAM output file (as bwa's -f) [stdout].
     #[arg(short = 'f')]
     pub sam_file: Option<PathBuf>,
-    /// Threads [all cores].
+    /// Threads [all cores; at most all cores].
     #[arg(short = 't', allow_negative_numbers = true, value_parser = crate::option_values::positive_count)]
     pub threads: Option<usize>,
     /// No progress on stderr.
@@ -140,7 +140,7 @@ fn failure_text(f: Failure) -> &'static str {
 
 pub fn run(args: SampeArgs) -> Result<()> {
     match args.threads {
-        Some(t) => rayon::ThreadPoolBuilder::new().num_threads(t).build()?.install(|| run_in_pool(&args)),
+        Some(t) => rayon::ThreadPoolBuilder::new().num_threads(crate::threads::capped("sampe", t, args.quiet)).build()?.install(|| run_in_pool(&args)),
         None => run_in_pool(&args),
     }
 }
