@@ -37,17 +37,18 @@ pub struct AutotuneArgs {
     #[arg(long)]
     pub index: Option<PathBuf>,
     /// Sample reads (FASTQ): the first two batches train (a batch-sized subset of them per
-    /// generation), the third validates.
+    /// generation), the third validates. `-`: standard input (copied to a temporary file,
+    /// which the worker processes read).
     #[arg(long)]
     pub reads: PathBuf,
     /// Population size [sized from the budget].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::option_values::positive_count)]
     pub pop: Option<usize>,
     /// Generations per restart [sized from the budget, at least 10].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::option_values::positive_count)]
     pub gens: Option<usize>,
     /// Independent restarts within the budget (fewer when it is too short for them).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::option_values::positive_count)]
     pub restarts: usize,
     /// Evolve exact_match only (the inexact kernels stay as they are).
     #[arg(long)]
@@ -56,17 +57,17 @@ pub struct AutotuneArgs {
     #[arg(long, default_value = "30m")]
     pub budget: String,
     /// Seed of the evolution.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::option_values::seed)]
     pub seed: u64,
     /// Reads per batch.
-    #[arg(long, default_value_t = 159_744)]
+    #[arg(long, default_value_t = 159_744, allow_negative_numbers = true, value_parser = crate::option_values::positive_count)]
     pub batch_size: usize,
     /// Folder for the report (text and SVG plot).
     #[arg(long, default_value = "autotune-report")]
     pub report: PathBuf,
     /// Seconds a variant may take at most before its worker is killed (less where five times
     /// a probe variant's evaluation, at least 20 s, is less).
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = 60, allow_negative_numbers = true, value_parser = crate::option_values::positive_seconds)]
     pub variant_timeout: u64,
     /// No progress on stderr.
     #[arg(long)]
@@ -313,7 +314,17 @@ impl WorkerEvaluator {
             }
         });
         // The worker loads the index and computes the reference first.
-        let hello = rx.recv_timeout(Duration::from_secs(600)).context("the autotune worker did not start")?;
+        let hello = match rx.recv_timeout(Duration::from_secs(600)) {
+            Ok(hello) => hello,
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = child.wait()?;
+                bail!("the autotune worker stopped before it was ready ({status}; its error is above)");
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                bail!("the autotune worker was not ready after 600 s");
+            }
+        };
         if let Reply::Hello { device, cc, first_pass_gives_up } = serde_json::from_str(&hello)? {
             self.device = Some((device, cc));
             self.first_pass_gives_up = Some(first_pass_gives_up);
@@ -436,21 +447,38 @@ pub fn load_tuned(device: &str, cc: (i32, i32)) -> Option<Tuned> {
     serde_json::from_str(&text).ok()
 }
 
+/// autotune tunes a GPU's kernels: without a usable GPU it stops at once, saying so (its
+/// workers would each fail to open one).
+fn check_gpu() -> Result<()> {
+    if !crate::gpu::driver_present() {
+        bail!("autotune: no usable GPU found (no CUDA driver: libcuda could not be loaded)");
+    }
+    match cudarc::driver::CudaContext::device_count() {
+        Ok(n) if n > 0 => Ok(()),
+        Ok(_) => bail!("autotune: no usable GPU found (none visible)"),
+        Err(e) => bail!("autotune: no usable GPU found ({e:?})"),
+    }
+}
+
 pub fn run(args: AutotuneArgs) -> Result<()> {
     let budget = parse_budget(&args.budget)?;
     let started = std::time::Instant::now();
     let index = crate::default_index::named_or_default("autotune", args.index.as_deref())?;
+    check_gpu()?;
     index.announce("autotune", args.quiet);
     let g = Grammar::parse(crate::gpu::EXACT_MATCH_CU);
     let inexact_g = Grammar::parse(crate::gpu::INEXACT_MATCH_CU);
     let sources = Sources { exact: &g, inexact: (!args.exact_only).then_some(&inexact_g) };
     let specs = all_switches(args.exact_only);
+    // The workers read the reads by name: standard input is copied to a file for them.
+    let spooled = crate::input::is_stdin(&args.reads).then(crate::input::spool_stdin_named).transpose()?;
+    let reads = spooled.as_ref().map_or(args.reads.clone(), |f| f.path().to_path_buf());
     let worker_args: Vec<String> = vec![
         "autotune-worker".into(),
         "--index".into(),
         index.prefix.display().to_string(),
         "--reads".into(),
-        args.reads.display().to_string(),
+        reads.display().to_string(),
         "--batch-size".into(),
         args.batch_size.to_string(),
     ];

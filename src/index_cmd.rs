@@ -2,16 +2,16 @@
 
 #[derive(clap::Args, Debug)]
 pub struct IndexArgs {
-    /// Reference FASTA (plain or gzip).
+    /// Reference FASTA (plain or gzip; `-`: standard input, with -p).
     pub fasta: std::path::PathBuf,
-    /// Prefix of the index files [same as the FASTA path].
+    /// Prefix of the index files [same as the FASTA path; required for `-`].
     #[arg(short = 'p')]
     pub prefix: Option<std::path::PathBuf>,
     /// Accepted for compatibility with `bwa index -a` (is, bwtsw, rb2): bcuda has one construction, whose files are identical.
     #[arg(short = 'a')]
     pub algo: Option<String>,
     /// Memory for one chunk of suffix positions, in GiB (on the GPU, for the three chunks in flight): more means fewer passes over the text.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_hyphen_values = true, value_parser = crate::option_values::sort_gib)]
     pub sort_memory: f64,
     /// Quiet: no progress on stderr.
     #[arg(short = 'q')]
@@ -111,6 +111,9 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             anyhow::bail!("index: unknown algorithm '{algo}' for -a (bwa knows is, bwtsw, rb2)");
         }
     }
+    if crate::input::is_stdin(&args.fasta) && args.prefix.is_none() {
+        anyhow::bail!("index: the FASTA is standard input ('-'): name the index files with -p PREFIX");
+    }
     let prefix = args.prefix.clone().unwrap_or_else(|| args.fasta.clone());
     // Progress in permille of suffix-array rows sorted.
     let progress = crate::progress::Progress::new("index", Some(1000), args.quiet);
@@ -129,7 +132,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             }
             bar.advance(0, Some((fraction * 1000.0) as u64))
         })),
-        sort_budget_bytes: (args.sort_memory.max(0.001) * (1u64 << 30) as f64) as u64,
+        sort_budget_bytes: (args.sort_memory * (1u64 << 30) as f64) as u64,
     };
     let start = std::time::Instant::now();
     let built = bcuda_index::build_index(&args.fasta, &prefix, opts);
@@ -149,7 +152,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         }
         let stages = stages.lock().unwrap();
         let spent: Vec<String> = stages.windows(2).map(|w| format!("{} {:.2} s", w[0].0, (w[1].1 - w[0].1).as_secs_f64())).collect();
-        eprintln!("[bcuda index] {} indexed in {:.2} s ({})", args.fasta.display(), start.elapsed().as_secs_f64(), spent.join(", "));
+        eprintln!("[bcuda index] {} indexed in {:.2} s ({})", crate::input::display_name(&args.fasta).display(), start.elapsed().as_secs_f64(), spent.join(", "));
     }
     // The index is built whatever happens here: a config folder we cannot write is a warning.
     match crate::default_index::record_default(&prefix) {

@@ -2,10 +2,13 @@
 
 pub mod cli;
 pub mod default_index;
+pub mod input;
+pub mod option_values;
 pub mod progress;
 pub mod reads;
 mod decompress;
 pub mod sai;
+pub mod threads;
 
 pub mod index_cmd;
 pub mod aln;

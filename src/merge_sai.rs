@@ -9,8 +9,7 @@
 //! but each read's own bound, never larger, limits its gap opens and scores anyway, so a
 //! read's hits do not depend on its batch.)
 
-use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -20,7 +19,8 @@ use crate::sai::{self, GapOptions, SaiError, SaiReader};
 
 #[derive(clap::Args, Debug)]
 pub struct MergeSaiArgs {
-    /// The shards' .sai files, in the order of their reads in the whole read file.
+    /// The shards' .sai files, in the order of their reads in the whole read file (one may
+    /// be `-`: standard input).
     #[arg(required = true)]
     pub shards: Vec<PathBuf>,
     /// Output .sai [stdout, or '-']; written whole or not at all.
@@ -37,10 +37,12 @@ pub fn run(args: MergeSaiArgs) -> Result<()> {
 
 /// Writes the merged `.sai` of `shards` to `out`; returns the number of reads.
 pub fn merge<W: Write>(shards: &[PathBuf], out: &mut W) -> Result<u64> {
+    crate::input::at_most_one_stdin(&shards.iter().map(|s| ("a shard", s.as_path())).collect::<Vec<_>>())?;
+    let names: Vec<PathBuf> = shards.iter().map(|s| crate::input::display_name(s)).collect();
     let mut first: Option<(&Path, GapOptions)> = None;
     let mut reads = 0;
-    for shard in shards {
-        let mut reader = open_shard(shard)?;
+    for (path, shard) in shards.iter().zip(&names) {
+        let mut reader = open_shard(path, shard)?;
         match &first {
             None => {
                 sai::write_header(out, &reader.options)?;
@@ -65,12 +67,13 @@ pub fn merge<W: Write>(shards: &[PathBuf], out: &mut W) -> Result<u64> {
     Ok(reads)
 }
 
-fn open_shard(path: &Path) -> Result<SaiReader<BufReader<File>>> {
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    SaiReader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| match e {
-        SaiError::BadMagic => anyhow::anyhow!("{}: not a BWA .sai file (bad magic)", path.display()),
-        SaiError::Truncated(_) => anyhow::anyhow!("{}: the .sai header is cut short", path.display()),
-        e => anyhow::Error::from(e).context(format!("{}: reading the .sai header", path.display())),
+/// The shard at `path` (`-`: standard input), named `name` in messages.
+fn open_shard(path: &Path, name: &Path) -> Result<SaiReader<BufReader<Box<dyn Read + Send>>>> {
+    let input = crate::input::open(path)?;
+    SaiReader::new(BufReader::with_capacity(1 << 20, input)).map_err(|e| match e {
+        SaiError::BadMagic => anyhow::anyhow!("{}: not a BWA .sai file (bad magic)", name.display()),
+        SaiError::Truncated(_) => anyhow::anyhow!("{}: the .sai header is cut short", name.display()),
+        e => anyhow::Error::from(e).context(format!("{}: reading the .sai header", name.display())),
     })
 }
 

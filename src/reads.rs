@@ -1,7 +1,8 @@
 //! Reading reads (FASTQ or FASTA, plain or gzip) in batches, prepared as bwa's bwaseqio.c
 //! prepares them: bases as codes 0..=3 (A C G T, either case) and 4 (N, IUPAC, anything
 //! else), qualities trimmed with `-q`, names cut at the first whitespace and stripped of a
-//! trailing `/1` or `/2`.
+//! trailing `/1` or `/2`, and records with an empty sequence skipped (bwa_read_seq skips
+//! them, so they have no `.sai` record and no SAM line).
 
 use std::fs::File;
 use std::io::Read;
@@ -120,7 +121,11 @@ pub struct ReadBatchReader {
     path: PathBuf,
     parser: Box<dyn FastxReader>,
     opts: ReadOptions,
+    /// Records of the file so far, for errors.
     records: u64,
+    /// Reads delivered so far (records less the empty ones).
+    reads: u64,
+    empty: EmptyReads,
     bytes_read: Arc<AtomicU64>,
     file_len: u64,
 }
@@ -151,12 +156,17 @@ impl ReadBatchReader {
                 ReadsError::Parse { path: path.clone(), record: 1, msg: e.to_string() }
             }
         })?;
-        Ok(ReadBatchReader { path, parser, opts, records: 0, bytes_read, file_len: len })
+        Ok(ReadBatchReader { path, parser, opts, records: 0, reads: 0, empty: EmptyReads::default(), bytes_read, file_len: len })
     }
 
-    /// Reads seen so far.
-    pub fn records(&self) -> u64 {
-        self.records
+    /// Reads delivered so far, as bwa counts them (records with an empty sequence skipped).
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    /// The records with an empty sequence skipped so far.
+    pub fn empty_reads(&self) -> &EmptyReads {
+        &self.empty
     }
 
     /// Bytes of the file consumed and the file's size (0 for standard input), for a percentage.
@@ -178,6 +188,10 @@ impl ReadBatchReader {
                 name = &name[..name.len() - 2];
             }
             let seq = rec.seq();
+            if seq.is_empty() {
+                self.empty.skip(self.records, name);
+                continue;
+            }
             if seq.len() > MAX_READ_LEN {
                 let name = String::from_utf8_lossy(name).into_owned();
                 return Err(ReadsError::TooLong { path: self.path.clone(), record: self.records, name, len: seq.len(), max: MAX_READ_LEN });
@@ -196,8 +210,26 @@ impl ReadBatchReader {
             } else {
                 batch.push(ReadSeq { name: String::from_utf8_lossy(name).into_owned(), codes, qual: qual.into_owned(), len });
             }
+            self.reads += 1;
         }
         Ok(batch)
+    }
+}
+
+/// Records with an empty sequence that a reader skipped: how many, and the first one.
+#[derive(Clone, Debug, Default)]
+pub struct EmptyReads {
+    pub count: u64,
+    /// Record number (from 1) and name of the first.
+    pub first: Option<(u64, String)>,
+}
+
+impl EmptyReads {
+    fn skip(&mut self, record: u64, name: &[u8]) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some((record, String::from_utf8_lossy(name).into_owned()));
+        }
     }
 }
 

@@ -137,6 +137,12 @@ pub enum SaiError {
     Io(#[from] io::Error),
 }
 
+/// A `.sai` file (`-`: standard input) opened and its header read; errors name it.
+pub fn open(path: &std::path::Path) -> anyhow::Result<SaiReader<io::BufReader<Box<dyn Read + Send>>>> {
+    let input = io::BufReader::with_capacity(1 << 20, crate::input::open(path)?);
+    SaiReader::new(input).map_err(|e| anyhow::anyhow!("{}: {e}", crate::input::display_name(path).display()))
+}
+
 /// Streaming reader: the header once, then one read's hits per call.
 pub struct SaiReader<R: Read> {
     input: R,

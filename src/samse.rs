@@ -4,14 +4,14 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use bcuda_index::rand48::Rand48;
 use bcuda_index::Index;
 use rayon::prelude::*;
 
 use crate::progress::Progress;
 use crate::reads::{ReadBatchReader, ReadOptions};
-use crate::sai::{SaiReader, MODE_IL13};
+use crate::sai::MODE_IL13;
 use crate::sam::format::Format;
 use crate::sam::sink::{read_group, Sink};
 use crate::sam::{hits, record, refine};
@@ -24,7 +24,7 @@ pub struct SamseArgs {
     #[arg(value_name = "ARGS", num_args = 2..=3, required = true)]
     pub inputs: Vec<PathBuf>,
     /// Maximum hits to output in XA for a read.
-    #[arg(short = 'n', default_value_t = 3)]
+    #[arg(short = 'n', default_value_t = 3, allow_negative_numbers = true, value_parser = crate::option_values::count)]
     pub max_xa: usize,
     /// Read group header line such as '@RG\tID:foo\tSM:bar'.
     #[arg(short = 'r')]
@@ -46,6 +46,7 @@ const BATCH: usize = 0x40000;
 pub fn run(args: SamseArgs) -> Result<()> {
     let (choice, inputs) = crate::default_index::split_positional("samse", &args.inputs, &["reads.sai", "reads.fq"])?;
     choice.announce("samse", args.quiet);
+    crate::input::at_most_one_stdin(&[("SAI", &inputs[0]), ("READS", &inputs[1])])?;
     let (sai_path, reads_path) = (&inputs[0], &inputs[1]);
     // `-f` is bwa's: SAM whatever the name.
     let (out_path, format) = match (&args.output, &args.sam_file) {
@@ -54,8 +55,9 @@ pub fn run(args: SamseArgs) -> Result<()> {
     };
     let index = Index::load(&choice.prefix, true)?;
     let sa = index.sa.as_ref().expect("samse loads the SA");
-    let file = std::fs::File::open(sai_path).with_context(|| format!("{}", sai_path.display()))?;
-    let mut sai = SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}", sai_path.display()))?;
+    let mut sai = crate::sai::open(sai_path)?;
+    // Messages name `-` as standard input.
+    let (sai_name, reads_name) = (crate::input::display_name(sai_path), crate::input::display_name(reads_path));
     let opt = sai.options;
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
@@ -74,8 +76,8 @@ pub fn run(args: SamseArgs) -> Result<()> {
         }
         let mut chosen = Vec::with_capacity(batch.len());
         for (i, read) in batch.iter().enumerate() {
-            let record = reader.records() - batch.len() as u64 + i as u64 + 1;
-            let hits = hits::next_read_hits(&mut sai, sai_path, read, record, reads_path, seq_len)?;
+            let record = reader.reads() - batch.len() as u64 + i as u64 + 1;
+            let hits = hits::next_read_hits(&mut sai, &sai_name, read, record, &reads_name, seq_len)?;
             chosen.push(hits::choose(&hits, &mut rng, args.max_xa));
         }
         let lines: Vec<String> = chosen
@@ -98,7 +100,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
         }
         progress.advance(batch.len() as u64, Some(reader.position().0));
     }
-    hits::check_sai_end(&mut sai, sai_path, reader.records(), reads_path)?;
+    hits::check_sai_end(&mut sai, &sai_name, reader.reads(), &reads_name)?;
     progress.finish();
     sink.commit()
 }

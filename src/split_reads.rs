@@ -16,7 +16,8 @@ use crate::reads::ReadsError;
 
 #[derive(clap::Args, Debug)]
 pub struct SplitReadsArgs {
-    /// Reads: FASTQ or FASTA, plain or gzip.
+    /// Reads: FASTQ or FASTA, plain or gzip (`-`: standard input, copied to a temporary
+    /// file first, since the reads are read twice).
     pub reads: PathBuf,
     /// One output file per shard, in order; a name ending in .gz is gzip-compressed.
     /// The reads are dealt as evenly as possible (shard sizes differ by one read at most).
@@ -32,15 +33,17 @@ pub fn run(args: SplitReadsArgs) -> Result<()> {
 /// Writes consecutive runs of the records of `reads` to `shards`; returns the reads per
 /// shard. The file is read twice: once to count its records, once to copy them. Every shard
 /// is written whole or not at all.
-pub fn split(reads: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
+pub fn split(reads_path: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
     if let Some(dup) = shards.iter().enumerate().find_map(|(i, s)| shards[..i].contains(s).then_some(s)) {
         bail!("{}: named twice as a shard", dup.display());
     }
-    if shards.iter().any(|s| same_file(s, reads)) {
-        bail!("{}: a shard would overwrite the reads", reads.display());
+    if shards.iter().any(|s| same_file(s, reads_path)) {
+        bail!("{}: a shard would overwrite the reads", reads_path.display());
     }
     let gzipped: Vec<bool> = shards.iter().map(|s| gzipped(s)).collect::<Result<_>>()?;
-    let total = count_records(reads)?;
+    let source = Source::open(reads_path)?;
+    let reads = source.name.as_path();
+    let total = count_records(&source)?;
     let n = shards.len() as u64;
     if total < n {
         bail!("{}: {total} reads, fewer than the {n} shards asked for (a shard may not be empty)", reads.display());
@@ -48,7 +51,7 @@ pub fn split(reads: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
     // Shard i takes records [i*total/n, (i+1)*total/n).
     let sizes: Vec<u64> = (0..n).map(|i| (i + 1) * total / n - i * total / n).collect();
 
-    let mut parser = open(reads)?;
+    let mut parser = source.parser()?;
     let mut record_no = 0u64;
     let mut written = Vec::with_capacity(shards.len());
     let mut record = Vec::new();
@@ -71,20 +74,46 @@ pub fn split(reads: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
     Ok(sizes)
 }
 
-fn open(reads: &Path) -> Result<Box<dyn FastxReader>> {
-    needletail::parse_fastx_file(reads).map_err(|e| match e.kind {
-        needletail::errors::ParseErrorKind::EmptyFile => ReadsError::Empty { path: reads.to_path_buf() }.into(),
-        needletail::errors::ParseErrorKind::Io => anyhow::anyhow!("{}: {e}", reads.display()),
-        _ => parse_error(reads, 1, e),
-    })
+/// The reads, read twice: a file, or standard input copied to a temporary file.
+struct Source {
+    path: PathBuf,
+    spooled: Option<std::fs::File>,
+    /// The name in messages.
+    name: PathBuf,
 }
 
-fn count_records(reads: &Path) -> Result<u64> {
-    let mut parser = open(reads)?;
+impl Source {
+    fn open(path: &Path) -> Result<Source> {
+        let spooled = crate::input::is_stdin(path).then(crate::input::spool_stdin).transpose()?;
+        Ok(Source { path: path.to_path_buf(), spooled, name: crate::input::display_name(path) })
+    }
+
+    /// A parser from the first record.
+    fn parser(&self) -> Result<Box<dyn FastxReader>> {
+        let parsed = match &self.spooled {
+            None => needletail::parse_fastx_file(&self.path),
+            Some(file) => {
+                use std::io::{Seek, SeekFrom};
+                let mut copy = file.try_clone().with_context(|| format!("{}: the temporary copy", self.name.display()))?;
+                copy.seek(SeekFrom::Start(0)).with_context(|| format!("{}: the temporary copy", self.name.display()))?;
+                needletail::parse_fastx_reader(copy)
+            }
+        };
+        let reads = &self.name;
+        parsed.map_err(|e| match e.kind {
+            needletail::errors::ParseErrorKind::EmptyFile => ReadsError::Empty { path: reads.to_path_buf() }.into(),
+            needletail::errors::ParseErrorKind::Io => anyhow::anyhow!("{}: {e}", reads.display()),
+            _ => parse_error(reads, 1, e),
+        })
+    }
+}
+
+fn count_records(source: &Source) -> Result<u64> {
+    let mut parser = source.parser()?;
     let mut n = 0;
     while let Some(rec) = parser.next() {
         n += 1;
-        rec.map_err(|e| parse_error(reads, n, e))?;
+        rec.map_err(|e| parse_error(&source.name, n, e))?;
     }
     Ok(n)
 }

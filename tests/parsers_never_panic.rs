@@ -12,14 +12,17 @@
 //! - 500 gzip FASTQ with the compressed bytes mutated,
 //! - 500 FASTA to the index's FASTA reader (every 5th also built into an index and checked),
 //! - 1,500 `.sai` files (header and records),
-//! - 1,000 index files, 200 for each of `.bwt .sa .pac .ann .amb`, loaded and then used.
+//! - 1,000 index files, 200 for each of `.bwt .sa .pac .ann .amb`, loaded and then used,
+//! - 150 index files with a corrupted body (size kept), 30 for each, through `bcuda aln`,
+//!   `samse` and `sampe`: a clean error (naming the file when the load notices) or a result.
 //!
 //! A "correct result": for reads, the invariants the aligner relies on (codes 0..=4, one
 //! quality per base, names without spaces, trimmed length within the read) and plain = gzip;
 //! for `.sai`, a file read to its end writes back to the same bytes; for an index, one that
 //! loads answers exact-match queries within its bounds, and its sequences and holes lie within
-//! its length. The bodies of `.bwt` and `.sa` are not fuzzed: loading does not scan them (that
-//! would read gigabytes), so only their headers and sizes are.
+//! its length. Loading checks the bodies of `.bwt` (every checkpoint against its bases) and
+//! `.sa` (every sample within the text); what it cannot see (bases swapped within a block,
+//! samples swapped) must still not take a search or a suffix-array walk out of bounds.
 
 mod common;
 
@@ -392,13 +395,15 @@ fn index_files() {
     for (n, (ext, seed)) in files.iter().enumerate() {
         // Headers: .bwt 40 bytes, .sa 56; .pac has none (any body byte is a base); the text
         // files are mutated anywhere.
-        let (header, body_ok) = match *ext {
-            ".bwt" => (40, false),
-            ".sa" => (56, false),
-            _ => (0, true),
+        let header = match *ext {
+            ".bwt" => 40,
+            ".sa" => 56,
+            _ => 0,
         };
         let make = |rng: &mut Rng| {
             let mut input = seed.clone();
+            // Half the binary files' cases change their headers only.
+            let body_ok = header == 0 || rng.below(2) == 0;
             mutate(rng, &mut input, header, body_ok);
             input
         };
@@ -467,5 +472,89 @@ fn check_index(index: &Index) {
         index.refs.count_ambiguous(pos, 100);
         index.refs.seq_id_of(pos);
         index.refs.base(pos);
+    }
+}
+
+// ---- corrupted index bodies, through the commands ----
+
+const BODY_CASES_PER_FILE: u64 = 30;
+
+/// 1 to 3 changes past the first `header` bytes, the size kept: a bit flipped, a byte set,
+/// or an aligned 8-byte word (a checkpoint count, a sample) set to an edge value.
+fn corrupt_body(rng: &mut Rng, data: &mut [u8], header: usize) {
+    let body = data.len() - header;
+    for _ in 0..1 + rng.below(3) {
+        let i = header + rng.below(body);
+        match rng.below(3) {
+            0 => data[i] ^= 1 << rng.below(8),
+            1 => data[i] = rng.next() as u8,
+            _ if body >= 8 => {
+                let w = header + rng.below(body / 8) * 8;
+                let v = INTERESTING_WORDS[rng.below(INTERESTING_WORDS.len())];
+                data[w..w + 8].copy_from_slice(&v.to_le_bytes());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `bcuda args`: Err(stderr) when it fails; panics (for `run_cases`) when it panicked, was
+/// killed by a signal, or failed without an error line.
+fn bcuda_outcome(args: &[&str]) -> Result<(), String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    match out.status.code() {
+        Some(0) => Ok(()),
+        Some(1) if err.contains("bcuda: error: ") => Err(err),
+        code => panic!("{args:?} ended with {code:?}: {err}"),
+    }
+}
+
+#[test]
+fn index_bodies_through_aln_samse_sampe() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.fa");
+    std::fs::copy(testdata("demo_ref.fa"), &good).unwrap();
+    build_index(&good, &good, BuildOptions::default()).unwrap();
+    let reads = [1, 2].map(|e| {
+        let path = dir.path().join(format!("r{e}.fq"));
+        common::head_fastq(&testdata(&format!("demo_{e}.fq")), 100, &path);
+        path
+    });
+    let sai = [0, 1].map(|e| {
+        let path = dir.path().join(format!("r{}.sai", e + 1));
+        std::fs::write(&path, common::bcuda(&["aln", "--cpu", "--quiet", good.to_str().unwrap(), reads[e].to_str().unwrap()])).unwrap();
+        path
+    });
+    let prefix = dir.path().join("case.fa");
+    let exts = [".bwt", ".sa", ".pac", ".ann", ".amb"];
+    for ext in exts {
+        let header = match ext {
+            ".bwt" => 40,
+            ".sa" => 56,
+            // The text files' first line: lengths and counts, fuzzed by `index_files`.
+            _ => std::fs::read(with_ext(&good, ext)).unwrap().iter().position(|&b| b == b'\n').map_or(0, |n| n + 1),
+        };
+        let seed = std::fs::read(with_ext(&good, ext)).unwrap();
+        let make = |rng: &mut Rng| {
+            let mut input = seed.clone();
+            corrupt_body(rng, &mut input, header);
+            input
+        };
+        run_cases(&format!("body{ext}"), BODY_CASES_PER_FILE, make, |_, _, input| {
+            for e in exts {
+                let bytes = if e == ext { input.to_vec() } else { std::fs::read(with_ext(&good, e)).unwrap() };
+                std::fs::write(with_ext(&prefix, e), bytes).unwrap();
+            }
+            let (p, r1, r2, s1, s2) = (prefix.to_str().unwrap(), reads[0].to_str().unwrap(), reads[1].to_str().unwrap(), sai[0].to_str().unwrap(), sai[1].to_str().unwrap());
+            for args in [vec!["aln", "--cpu", "--quiet", p, r1], vec!["samse", "--quiet", p, s1, r1], vec!["sampe", "--quiet", p, s1, s2, r1, r2]] {
+                if let Err(err) = bcuda_outcome(&args) {
+                    // A load that notices names the corrupted file.
+                    let noticed = err.contains("corrupt index file") || err.contains("does not belong") || err.contains("truncated");
+                    assert!(!noticed || err.contains(&format!("case.fa{ext}")), "{args:?}: {err}");
+                }
+            }
+        });
     }
 }

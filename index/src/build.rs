@@ -106,10 +106,11 @@ pub fn pack_fasta(path: &Path) -> Result<PackedReference> {
 fn pack_fasta_sized(path: &Path, batch_bytes: usize, piece_bytes: usize) -> Result<PackedReference> {
     assert!(piece_bytes > 0 && piece_bytes.is_multiple_of(4) && batch_bytes > 0);
     let mut reader = FastaReader::open(path)?;
+    let stdin = crate::fasta::is_stdin(path);
     let mut forward = ForwardBases::default();
     // A plain file holds at most its size in bases (read in pieces, growing the packed bases
     // could otherwise copy them with twice their size allocated).
-    if let Ok(len) = std::fs::metadata(path).map(|m| m.len()) {
+    if let Some(len) = std::fs::metadata(path).ok().filter(|_| !stdin).map(|m| m.len()) {
         let mut magic = [0u8; 2];
         let gzip = File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok() && magic == [0x1f, 0x8b];
         if !gzip {
@@ -118,6 +119,8 @@ fn pack_fasta_sized(path: &Path, batch_bytes: usize, piece_bytes: usize) -> Resu
     }
     let (batch_tx, batch_rx) = std::sync::mpsc::sync_channel::<Result<Batch>>(1);
     let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    // Messages name `-` as standard input.
+    let path = if stdin { Path::new("standard input") } else { path };
     std::thread::scope(|s| {
         s.spawn(move || {
             let mut in_record = false;

@@ -118,11 +118,15 @@ impl Bwt {
             return Err(IndexError::corrupt(path, format!("{body} bytes of BWT data, expected {expected}")));
         }
         let bwt = Bwt { map, primary, l2, seq_len };
-        // The base counts of the header must be those of the BWT (its last occurrence block
-        // and the bases after it): searches then stay within the BWT whatever they look for.
+        // The base counts of the header must be those of the BWT, and every checkpoint those
+        // of the bases before it: no occurrence count then exceeds its base's total, and
+        // searches stay within the BWT whatever they look for.
         let counts = bwt.occ4(seq_len);
         if (0..4).any(|c| l2[c + 1] - l2[c] != counts[c]) {
             return Err(IndexError::corrupt(path, format!("base counts {:?} of the header are not those of the BWT {counts:?}", [l2[1], l2[2] - l2[1], l2[3] - l2[2], l2[4] - l2[3]])));
+        }
+        if let Some(pos) = crate::bwt_check::first_bad_checkpoint(bwt.words(), seq_len) {
+            return Err(IndexError::corrupt(path, format!("the occurrence counts at BWT position {pos} are not those of the bases before it")));
         }
         Ok(bwt)
     }

@@ -35,8 +35,17 @@ pub struct FastaReader {
     record_name: String,
 }
 
-/// Opens plain or gzip input, recognised by its magic bytes rather than its name.
+/// True for `-`, standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Opens plain or gzip input, recognised by its magic bytes rather than its name; `-` is
+/// standard input.
 pub fn open_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    if is_stdin(path) {
+        return stdin_maybe_gzip();
+    }
     let mut file = File::open(path).map_err(|e| IndexError::io(path, e))?;
     let mut magic = [0u8; 2];
     let n = file.read(&mut magic).map_err(|e| IndexError::io(path, e))?;
@@ -48,6 +57,20 @@ pub fn open_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     }
 }
 
+/// Standard input, plain or gzip: its first two bytes are read to tell, then put back in front.
+fn stdin_maybe_gzip() -> Result<Box<dyn BufRead + Send>> {
+    let name = Path::new("standard input");
+    let mut magic = Vec::with_capacity(2);
+    std::io::stdin().take(2).read_to_end(&mut magic).map_err(|e| IndexError::io(name, e))?;
+    let gzip = magic == [0x1f, 0x8b];
+    let input = std::io::Cursor::new(magic).chain(std::io::stdin());
+    if gzip {
+        Ok(Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(BufReader::new(input)))))
+    } else {
+        Ok(Box::new(BufReader::with_capacity(1 << 20, input)))
+    }
+}
+
 fn is_c_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
 }
@@ -56,7 +79,7 @@ impl FastaReader {
     pub fn open(path: &Path) -> Result<FastaReader> {
         Ok(FastaReader {
             input: open_maybe_gzip(path)?,
-            path: path.to_path_buf(),
+            path: if is_stdin(path) { "standard input".into() } else { path.to_path_buf() },
             line: Vec::new(),
             line_no: 0,
             pending_header: false,

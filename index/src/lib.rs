@@ -5,6 +5,7 @@
 
 pub mod build;
 pub mod bwt;
+pub mod bwt_check;
 pub mod chunk_sort;
 pub mod difference_cover;
 pub mod error;

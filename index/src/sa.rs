@@ -15,6 +15,14 @@ const HEADER_BYTES: usize = 7 * 8;
 pub struct SuffixArray {
     map: Mmap,
     interval: u64,
+    seq_len: u64,
+}
+
+/// Index of the first sample of `body` (u64 each) that is not a text position below
+/// `seq_len`. One parallel pass, memory-bound (samse and sampe read these pages anyway).
+fn first_sample_beyond(body: &[u8], seq_len: u64) -> Option<usize> {
+    use rayon::prelude::*;
+    body.par_chunks_exact(8).with_min_len(1 << 14).position_first(|b| u64::from_le_bytes(b.try_into().unwrap()) >= seq_len)
 }
 
 /// Number of stored samples for a text of `seq_len` and a sampling `interval`.
@@ -48,7 +56,10 @@ impl SuffixArray {
         if body != expected {
             return Err(IndexError::corrupt(path, format!("{body} bytes of samples, expected {expected}")));
         }
-        Ok(SuffixArray { map, interval })
+        if let Some(i) = first_sample_beyond(&map[HEADER_BYTES..], bwt.seq_len()) {
+            return Err(IndexError::corrupt(path, format!("sample {} (row {}) lies beyond the text of length {}", i + 1, (i as u64 + 1) * interval, bwt.seq_len())));
+        }
+        Ok(SuffixArray { map, interval, seq_len: bwt.seq_len() })
     }
 
     pub fn interval(&self) -> u64 {
@@ -66,6 +77,9 @@ impl SuffixArray {
     }
 
     /// Text position of the suffix in row `k` (bwa's bwt_sa): walk left to a sampled row.
+    /// Below the text length for every row but 0: the checks at load cannot see every
+    /// corruption (two samples swapped, bases swapped within a checkpoint's block), and a
+    /// position beyond the text would make its users index out of bounds.
     pub fn position(&self, bwt: &Bwt, mut k: u64) -> u64 {
         let mut steps = 0u64;
         // The interval is a power of two (checked at load): a mask, not a division per step.
@@ -73,7 +87,17 @@ impl SuffixArray {
         while k & mask != 0 {
             steps += 1;
             k = bwt.invpsi(k);
+            // A valid BWT reaches a sampled row (at the latest row 0) within the text's length.
+            if steps > self.seq_len {
+                return self.seq_len - 1;
+            }
         }
-        steps.wrapping_add(self.sample(k))
+        let pos = steps.wrapping_add(self.sample(k));
+        // Row 0 itself (the `$`) stays -1, as in bwa.
+        if pos == u64::MAX {
+            pos
+        } else {
+            pos.min(self.seq_len - 1)
+        }
     }
 }

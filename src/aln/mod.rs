@@ -52,46 +52,47 @@ pub struct AlnArgs {
     #[arg(value_name = "ARGS", num_args = 1..=2, required = true)]
     pub inputs: Vec<PathBuf>,
     /// Max differences (integer) or missing probability under 0.02 error rate (float).
-    #[arg(short = 'n', default_value = "0.04")]
+    #[arg(short = 'n', default_value = "0.04", allow_hyphen_values = true, value_parser = crate::option_values::max_diff)]
     pub max_diff: String,
     /// Maximum number of gap opens.
-    #[arg(short = 'o', default_value_t = 1)]
+    #[arg(short = 'o', default_value_t = 1, allow_negative_numbers = true, value_parser = crate::option_values::diffs)]
     pub max_gapo: i32,
-    /// Maximum number of gap extensions, -1 for k-difference mode (disallowing long gaps).
-    #[arg(short = 'e', default_value_t = -1, allow_negative_numbers = true)]
+    /// Maximum number of gap extensions; 0 or less (bwa's -1) for k-difference mode
+    /// (disallowing long gaps).
+    #[arg(short = 'e', default_value_t = -1, allow_negative_numbers = true, value_parser = crate::option_values::max_gape)]
     pub max_gape: i32,
     /// Do not put an indel within INT bp towards the ends.
-    #[arg(short = 'i', default_value_t = 5)]
+    #[arg(short = 'i', default_value_t = 5, allow_negative_numbers = true, value_parser = crate::option_values::at_least_0)]
     pub indel_end_skip: i32,
     /// Maximum occurrences for extending a long deletion.
-    #[arg(short = 'd', default_value_t = 10)]
+    #[arg(short = 'd', default_value_t = 10, allow_negative_numbers = true, value_parser = crate::option_values::at_least_0)]
     pub max_del_occ: i32,
     /// Seed length.
-    #[arg(short = 'l', default_value_t = 32)]
+    #[arg(short = 'l', default_value_t = 32, allow_negative_numbers = true, value_parser = crate::option_values::at_least_1)]
     pub seed_len: i32,
     /// Maximum differences in the seed.
-    #[arg(short = 'k', default_value_t = 2)]
+    #[arg(short = 'k', default_value_t = 2, allow_negative_numbers = true, value_parser = crate::option_values::at_least_0)]
     pub max_seed_diff: i32,
     /// Maximum entries in the queue.
-    #[arg(short = 'm', default_value_t = 2_000_000)]
+    #[arg(short = 'm', default_value_t = 2_000_000, allow_negative_numbers = true, value_parser = crate::option_values::at_least_0)]
     pub max_entries: i32,
     /// Number of threads.
-    #[arg(short = 't', default_value_t = 1)]
+    #[arg(short = 't', default_value_t = 1, allow_negative_numbers = true, value_parser = crate::option_values::at_least_1)]
     pub threads: i32,
     /// Mismatch penalty.
-    #[arg(short = 'M', default_value_t = 3)]
+    #[arg(short = 'M', default_value_t = 3, allow_negative_numbers = true, value_parser = crate::option_values::penalty)]
     pub s_mm: i32,
     /// Gap open penalty.
-    #[arg(short = 'O', default_value_t = 11)]
+    #[arg(short = 'O', default_value_t = 11, allow_negative_numbers = true, value_parser = crate::option_values::penalty)]
     pub s_gapo: i32,
     /// Gap extension penalty.
-    #[arg(short = 'E', default_value_t = 4)]
+    #[arg(short = 'E', default_value_t = 4, allow_negative_numbers = true, value_parser = crate::option_values::penalty)]
     pub s_gape: i32,
     /// Stop searching when there are more than INT equally best hits.
-    #[arg(short = 'R', default_value_t = 30)]
+    #[arg(short = 'R', default_value_t = 30, allow_negative_numbers = true, value_parser = crate::option_values::at_least_0)]
     pub max_top2: i32,
     /// Quality threshold for read trimming down to 35 bp.
-    #[arg(short = 'q', default_value_t = 0)]
+    #[arg(short = 'q', default_value_t = 0, allow_negative_numbers = true, value_parser = crate::option_values::at_least_0)]
     pub trim_qual: i32,
     /// Log-scaled gap penalty for long deletions.
     #[arg(short = 'L')]
@@ -113,7 +114,7 @@ pub struct AlnArgs {
     pub gpu: bool,
     /// GPUs to align on: the first N visible, or a list of ordinals (0,2; one alone: 1,)
     /// [all visible; CUDA_VISIBLE_DEVICES sets which are visible].
-    #[arg(long, value_name = "N|LIST", conflicts_with = "cpu")]
+    #[arg(long, value_name = "N|LIST", conflicts_with = "cpu", allow_negative_numbers = true)]
     pub gpus: Option<GpuChoice>,
     /// Ignore a kernel tuned by `bcuda autotune` for this GPU.
     #[arg(long)]
@@ -159,12 +160,6 @@ impl AlnArgs {
         if self.max_gape > 0 {
             opt.max_gape = self.max_gape;
             opt.mode &= !MODE_GAPE;
-        }
-        if self.threads < 1 {
-            bail!("-t {}: the number of threads must be at least 1", self.threads);
-        }
-        if self.seed_len < 1 {
-            bail!("-l {}: the seed length must be positive", self.seed_len);
         }
         Ok(opt)
     }
@@ -248,7 +243,8 @@ pub fn run(args: AlnArgs) -> Result<()> {
         }
         gpus::open_aligners(&args, &bwt, opening)
     })?;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads as usize).build()?;
+    // The .sai header keeps the -t given (as bwa writes it); the pool runs what the machine can.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(crate::threads::capped("aln", args.threads as usize, args.quiet)).build()?;
 
     let mut out = Output::create(args.output.as_deref())?;
     sai::write_header(&mut out, &opt)?;

@@ -232,9 +232,10 @@ pub fn next_read_hits<R: std::io::Read>(
     let Some(hits) = sai.next_read().with_context(|| format!("{}", sai_path.display()))? else {
         bail!("{}: ends before read {record} ('{}') of {}: the .sai is for other reads", sai_path.display(), read.name, reads_path.display());
     };
-    if let Some(h) = hits.iter().find(|h| h.k > h.l || h.l > seq_len) {
+    // Row 0 is the `$` alone, which no read matches.
+    if let Some(h) = hits.iter().find(|h| h.k == 0 || h.k > h.l || h.l > seq_len) {
         bail!(
-            "{}: read {record} has the SA interval [{}, {}] beyond this index (length {seq_len}): the .sai is from another index",
+            "{}: read {record} has the SA interval [{}, {}] outside this index (rows 1 to {seq_len}): the .sai is from another index",
             sai_path.display(),
             h.k,
             h.l

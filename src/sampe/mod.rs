@@ -12,14 +12,14 @@ mod pairing;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use bcuda_index::rand48::Rand48;
 use bcuda_index::Index;
 use rayon::prelude::*;
 
 use crate::progress::{note, Progress};
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
-use crate::sai::{AlnHit, GapOptions, SaiReader, MODE_IL13};
+use crate::sai::{AlnHit, GapOptions, MODE_IL13};
 use crate::sam::record::{self, Mate, FLAG_PAIRED, FLAG_READ1, FLAG_READ2};
 use crate::sam::format::Format;
 use crate::sam::sink::{read_group, Sink};
@@ -37,20 +37,20 @@ pub struct SampeArgs {
     #[arg(value_name = "ARGS", num_args = 4..=5, required = true)]
     pub inputs: Vec<PathBuf>,
     /// Maximum insert size, used when none can be estimated.
-    #[arg(short = 'a', default_value_t = 500)]
+    #[arg(short = 'a', default_value_t = 500, allow_negative_numbers = true, value_parser = crate::option_values::at_least_0)]
     pub max_isize: i32,
     /// bwa's -o INT: maximum occurrences of one end for pairing [100000]. A value that is not
     /// a number is an output file instead, as for samse (BAM when it ends in .bam, any case).
-    #[arg(short = 'o', value_name = "INT|FILE")]
+    #[arg(short = 'o', value_name = "INT|FILE", allow_negative_numbers = true)]
     pub o: Option<String>,
     /// Maximum hits to output for paired reads.
-    #[arg(short = 'n', default_value_t = 3)]
+    #[arg(short = 'n', default_value_t = 3, allow_negative_numbers = true, value_parser = crate::option_values::count)]
     pub n_multi: usize,
     /// Maximum hits to output for discordant pairs.
-    #[arg(short = 'N', default_value_t = 10)]
+    #[arg(short = 'N', default_value_t = 10, allow_negative_numbers = true, value_parser = crate::option_values::count)]
     pub n_multi_discordant: usize,
     /// Prior of chimeric rate (lower bound).
-    #[arg(short = 'c', default_value_t = 1e-5)]
+    #[arg(short = 'c', default_value_t = 1e-5, allow_hyphen_values = true, value_parser = crate::option_values::probability)]
     pub ap_prior: f64,
     /// Read group header line such as '@RG\tID:foo\tSM:bar'.
     #[arg(short = 'r')]
@@ -67,8 +67,8 @@ pub struct SampeArgs {
     /// SAM output file (as bwa's -f) [stdout].
     #[arg(short = 'f')]
     pub sam_file: Option<PathBuf>,
-    /// Threads [all cores].
-    #[arg(short = 't')]
+    /// Threads [all cores; at most all cores].
+    #[arg(short = 't', allow_negative_numbers = true, value_parser = crate::option_values::positive_count)]
     pub threads: Option<usize>,
     /// No progress on stderr.
     #[arg(long)]
@@ -85,6 +85,7 @@ fn max_occ_and_output(args: &SampeArgs) -> Result<(i64, Option<PathBuf>)> {
     match &args.o {
         None => Ok((DEFAULT_MAX_OCC, args.sam_file.clone())),
         Some(v) => match v.parse::<i64>() {
+            Ok(n) if n < 0 => bail!("-o {v}: the maximum occurrences for pairing must be an integer of at least 0"),
             Ok(n) => Ok((n, args.sam_file.clone())),
             Err(_) if args.sam_file.is_some() => bail!("-o {v} and -f: give one output file"),
             Err(_) => Ok((DEFAULT_MAX_OCC, Some(PathBuf::from(v)))),
@@ -92,22 +93,14 @@ fn max_occ_and_output(args: &SampeArgs) -> Result<(i64, Option<PathBuf>)> {
     }
 }
 
-fn open_sai(path: &Path) -> Result<SaiReader<std::io::BufReader<std::fs::File>>> {
-    let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
-    SaiReader::new(std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}", path.display()))
-}
-
 fn read_options(opt: &GapOptions) -> ReadOptions {
     ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false }
 }
 
-/// The two ends of a batch must be the same pairs: same count, same names.
+/// The two ends of a batch must be the same pairs: same names, same count (names first: a
+/// file out of step shows there first).
 fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 2]) -> Result<()> {
-    if b0.len() != b1.len() {
-        let (short, long, n) = if b0.len() < b1.len() { (reads_paths[0], reads_paths[1], b0.len()) } else { (reads_paths[1], reads_paths[0], b1.len()) };
-        bail!("{} ends after read {} but {} has more reads: the two files are not pairs", short.display(), first + n as u64 - 1, long.display());
-    }
-    if let Some(i) = (0..b0.len()).find(|&i| b0[i].name != b1[i].name) {
+    if let Some(i) = (0..b0.len().min(b1.len())).find(|&i| b0[i].name != b1[i].name) {
         bail!(
             "{} read {} ('{}') and {} read {} ('{}') have different names: the two files are not pairs",
             reads_paths[0].display(),
@@ -118,7 +111,24 @@ fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 
             b1[i].name
         );
     }
+    if b0.len() != b1.len() {
+        let (short, long, n) = if b0.len() < b1.len() { (reads_paths[0], reads_paths[1], b0.len()) } else { (reads_paths[1], reads_paths[0], b1.len()) };
+        bail!("{} ends after read {} but {} has more reads: the two files are not pairs", short.display(), first + n as u64 - 1, long.display());
+    }
     Ok(())
+}
+
+/// Why two files that were pairs may no longer be: records with an empty sequence, which
+/// bwa skips in each file on its own (bwa sampe then pairs the wrong reads and stops at
+/// their names), so a pair with one empty mate puts the files out of step.
+fn empty_mates_note(readers: &[ReadBatchReader; 2], reads_paths: [&Path; 2]) -> Option<String> {
+    let (j, empty) = (0..2).map(|j| (j, readers[j].empty_reads())).find(|(_, e)| e.count > 0)?;
+    let (record, name) = empty.first.as_ref()?;
+    Some(format!(
+        "{}: {} records with an empty sequence, the first record {record} ('{name}'), skipped as bwa skips them; a pair with one empty mate puts the two files out of step: drop such pairs from both files, e.g. with cutadapt --minimum-length 1",
+        reads_paths[j].display(),
+        empty.count
+    ))
 }
 
 fn failure_text(f: Failure) -> &'static str {
@@ -131,7 +141,7 @@ fn failure_text(f: Failure) -> &'static str {
 
 pub fn run(args: SampeArgs) -> Result<()> {
     match args.threads {
-        Some(t) => rayon::ThreadPoolBuilder::new().num_threads(t).build()?.install(|| run_in_pool(&args)),
+        Some(t) => rayon::ThreadPoolBuilder::new().num_threads(crate::threads::capped("sampe", t, args.quiet)).build()?.install(|| run_in_pool(&args)),
         None => run_in_pool(&args),
     }
 }
@@ -145,14 +155,17 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     };
     let (choice, inputs) = crate::default_index::split_positional("sampe", &args.inputs, &["a.sai", "b.sai", "a.fq", "b.fq"])?;
     choice.announce("sampe", args.quiet);
-    let sai_paths = [inputs[0].as_path(), inputs[1].as_path()];
-    let reads_paths = [inputs[2].as_path(), inputs[3].as_path()];
+    crate::input::at_most_one_stdin(&[("SAI1", &inputs[0]), ("SAI2", &inputs[1]), ("READS1", &inputs[2]), ("READS2", &inputs[3])])?;
+    // Messages name `-` as standard input.
+    let names = inputs.iter().map(|p| crate::input::display_name(p)).collect::<Vec<_>>();
+    let sai_paths = [names[0].as_path(), names[1].as_path()];
+    let reads_paths = [names[2].as_path(), names[3].as_path()];
     let index = Index::load(&choice.prefix, true)?;
     let sa = index.sa.as_ref().expect("sampe loads the SA");
-    let mut sai = [open_sai(sai_paths[0])?, open_sai(sai_paths[1])?];
+    let mut sai = [crate::sai::open(&inputs[0])?, crate::sai::open(&inputs[1])?];
     // As bwa: each file is read with its own .sai's options; all else uses the second's.
     let opt = sai[1].options;
-    let mut readers = [ReadBatchReader::open(reads_paths[0], read_options(&sai[0].options))?, ReadBatchReader::open(reads_paths[1], read_options(&opt))?];
+    let mut readers = [ReadBatchReader::open(&inputs[2], read_options(&sai[0].options))?, ReadBatchReader::open(&inputs[3], read_options(&opt))?];
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
     let mut sink = Sink::create(out_path.as_deref(), format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
@@ -166,11 +179,14 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let mut isize_notes = Vec::new();
     let progress = Progress::new("pairs", Some(readers[0].position().1), args.quiet);
     loop {
-        let first = readers[0].records() + 1;
+        let first = readers[0].reads() + 1;
         let [r0, r1] = &mut readers;
         let (b0, b1) = rayon::join(|| r0.next_batch(BATCH), || r1.next_batch(BATCH));
         let (b0, b1) = (b0?, b1?);
-        check_mates(&b0, &b1, first, reads_paths)?;
+        check_mates(&b0, &b1, first, reads_paths).map_err(|e| match empty_mates_note(&readers, reads_paths) {
+            Some(note) => anyhow::anyhow!("{e:#} ({note})"),
+            None => e,
+        })?;
         if b0.is_empty() {
             break;
         }
@@ -255,7 +271,7 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
         last_ii = ii;
     }
     for j in 0..2 {
-        hits::check_sai_end(&mut sai[j], sai_paths[j], readers[j].records(), reads_paths[j])?;
+        hits::check_sai_end(&mut sai[j], sai_paths[j], readers[j].reads(), reads_paths[j])?;
     }
     progress.finish();
     sink.commit()?;

@@ -28,8 +28,8 @@ pub struct SynthGenomeArgs {
     /// Human-like repeats; without it, uniform random sequence.
     #[arg(long)]
     pub human_like: bool,
-    /// Threads (default: all cores); the output does not depend on it.
-    #[arg(short = 't', long)]
+    /// Threads (default and most: all cores); the output does not depend on it.
+    #[arg(short = 't', long, allow_negative_numbers = true, value_parser = crate::option_values::positive_count)]
     pub threads: Option<usize>,
 }
 
@@ -60,7 +60,8 @@ pub fn run(args: SynthGenomeArgs) -> Result<()> {
     if !(args.size_mbp > 0.0) {
         bail!("--size-mbp must be positive");
     }
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.unwrap_or(0)).build()?;
+    let threads = args.threads.map_or(0, |t| crate::threads::capped("synth-genome", t, false));
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let chromosomes = pool.install(|| generate(args.size_mbp, args.seed, args.human_like));
     let kind = if args.human_like { "human-like" } else { "uniform random" };
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
