@@ -27,7 +27,7 @@ fn block_counts(words: &[u32], block: usize, n: usize) -> [u64; 4] {
         // The first base in the high bits; bits past `bases` are padding.
         let w = (w as u64) >> (2 * (16 - bases));
         let (hi, lo) = (w >> 1, w);
-        let mask = (1u64 << (2 * bases)) - 1 & 0x5555_5555;
+        let mask = ((1u64 << (2 * bases)) - 1) & 0x5555_5555;
         counts[0] += (!hi & !lo & mask).count_ones() as u64;
         counts[1] += (!hi & lo & mask).count_ones() as u64;
         counts[2] += (hi & !lo & mask).count_ones() as u64;
@@ -73,7 +73,7 @@ mod tests {
             counts.iter().for_each(|&c| words.extend([c as u32, (c >> 32) as u32]));
         };
         for (i, &b) in bases.iter().enumerate() {
-            if i as u64 % OCC_INTERVAL == 0 {
+            if (i as u64).is_multiple_of(OCC_INTERVAL) {
                 push_counts(&mut words, &counts);
             }
             if i % 16 == 0 {
