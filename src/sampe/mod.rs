@@ -124,10 +124,10 @@ fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 
 fn empty_mates_note(readers: &[ReadBatchReader; 2], reads_paths: [&Path; 2]) -> Option<String> {
     let (j, empty) = (0..2).map(|j| (j, readers[j].empty_reads())).find(|(_, e)| e.count > 0)?;
     let (record, name) = empty.first.as_ref()?;
+    let records = if empty.count == 1 { "1 record".to_string() } else { format!("{} records", empty.count) };
     Some(format!(
-        "{}: {} records with an empty sequence, the first record {record} ('{name}'), skipped as bwa skips them; a pair with one empty mate puts the two files out of step: drop such pairs from both files, e.g. with cutadapt --minimum-length 1",
-        reads_paths[j].display(),
-        empty.count
+        "{}: {records} with an empty sequence skipped as bwa skips them, the first record {record} ('{name}'); a pair with one empty mate puts the two files out of step: drop such pairs from both files, e.g. with cutadapt --minimum-length 1",
+        reads_paths[j].display()
     ))
 }
 
