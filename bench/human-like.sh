@@ -13,7 +13,7 @@
 # commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
 # FILE exists; scripts/gpu-long.sh uses it), GPUS="1 2" (then also bcuda aln --gpus N, twice
 # for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N),
-# SWEEP, ENV_SWEEP, BATCH_SWEEP, VARIANT, NCU and KEEP_W (see the end).
+# SWEEP, ENV_SWEEP, BATCH_SWEEP, VARIANT, NCU, KEEP_W (see the end) and REUSE_INDEX (below).
 # REGIME: 100bp (default: the dwgsim reads above, bwa's default options) or adna: reads of
 # examples/sim_adna.rs (30-90 bases, deamination at the ends, 5 % random; seed 7), and both
 # aligners with ancient DNA's options, -l 1024 -n 0.01 -o 2 (nf-core/eager's).
@@ -68,8 +68,14 @@ middle_rate() {
 
 log "human-like benchmark: ${size} Mbp, $reads $regime reads, bcuda aln $mode $A -t $t, commit $commit"
 t0=$(now)
-$B synth-genome --size-mbp "$size" --seed 1 --human-like > $W/genome.fa 2> $W/synth.log
-log "genome generated in $(secs $t0 $(now)) s: $(cat $W/synth.log)"
+# REUSE_INDEX=1 with a W kept by an earlier run (KEEP_W=1) of the same size: its genome and index.
+reuse=; [ -n "${REUSE_INDEX:-}" ] && [ -s $W/genome.fa.sa ] && reuse=1
+if [ -n "$reuse" ]; then
+    log "genome and index of the earlier run in $W reused"
+else
+    $B synth-genome --size-mbp "$size" --seed 1 --human-like > $W/genome.fa 2> $W/synth.log
+    log "genome generated in $(secs $t0 $(now)) s: $(cat $W/synth.log)"
+fi
 while [ -n "${WAIT_FOR:-}" ] && [ ! -e "$WAIT_FOR" ]; do sleep 1; done
 # The reads are simulated while the index builds. dwgsim is single-threaded, so SIM_JOBS
 # (default 8) runs simulate N_READS / SIM_JOBS reads each, seeded 7, 8, ..., concatenated in
@@ -92,8 +98,10 @@ jobs=${SIM_JOBS:-8}
 ) &
 sim=$!
 t0=$(now)
-/usr/bin/time -f "%e s, peak %M KiB" -o $W/itime $B index -q --sort-memory "$sort_gb" $W/genome.fa || { log "index failed"; exit 1; }
-log "bcuda index ($(nproc) cores, --sort-memory $sort_gb): $(cat $W/itime)"
+if [ -z "$reuse" ]; then
+    /usr/bin/time -f "%e s, peak %M KiB" -o $W/itime $B index -q --sort-memory "$sort_gb" $W/genome.fa || { log "index failed"; exit 1; }
+    log "bcuda index ($(nproc) cores, --sort-memory $sort_gb): $(cat $W/itime)"
+fi
 wait $sim || { log "dwgsim failed"; exit 1; }
 log "$(( $(wc -l < $W/reads.fq) / 4 )) $regime reads ready $(secs $t0 $(now)) s after the index started"
 
