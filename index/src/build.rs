@@ -268,7 +268,10 @@ impl Packer<'_> {
         for (piece, f) in pieces.iter().zip(found) {
             take_records_before(self, first + piece.0 as u64)?;
             if f.continued > 0 {
-                let hole = self.holes.last_mut().ok_or_else(|| IndexError::bad_fasta(self.path, "a 0 byte starts the sequences, which bwa would count into a run of ambiguous bases before it (there is none)"))?;
+                let hole = self
+                    .holes
+                    .last_mut()
+                    .ok_or_else(|| IndexError::bad_fasta(self.path, "a 0 byte starts the sequences, which bwa would count into a run of ambiguous bases before it (there is none)"))?;
                 hole.len += f.continued;
             }
             for h in f.holes {

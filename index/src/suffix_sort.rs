@@ -220,7 +220,10 @@ pub struct ChunkDone {
 pub enum SortEvent {
     /// The sorter failed (from chunk `chunk`, from 0; `None`: before the first): the CPU
     /// sorts the chunks left.
-    Fallback { chunk: Option<usize>, reason: String },
+    Fallback {
+        chunk: Option<usize>,
+        reason: String,
+    },
     Chunk(ChunkDone),
     Done(SortStats),
 }
@@ -488,7 +491,6 @@ mod tests {
     use crate::chunk_sort::{RadixModel, RADIX_TILE};
     use crate::text::tests::text_of;
 
-
     fn naive_rows(t: &PackedText) -> Vec<u64> {
         let seq: Vec<u8> = (0..t.len()).map(|i| t.base(i)).collect();
         let mut rows: Vec<u64> = (0..=t.len()).collect();
@@ -553,7 +555,11 @@ mod tests {
                 .map(|i| {
                     state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     // Low-entropy text (mostly A) makes long common prefixes and runs past the end.
-                    if i % 7 == 0 { (state >> 62) as u8 } else { 0 }
+                    if i % 7 == 0 {
+                        (state >> 62) as u8
+                    } else {
+                        0
+                    }
                 })
                 .collect();
             let t = text_of(&seq);

@@ -115,7 +115,17 @@ pub fn simulate_reads(fasta: &Path, len: usize, n: usize, seed: u64, dst: &Path)
         }
         read.truncate(len);
         if next(2) == 0 {
-            read = read.iter().rev().map(|&b| match b { b'A' => b'T', b'C' => b'G', b'G' => b'C', b'T' => b'A', x => x }).collect();
+            read = read
+                .iter()
+                .rev()
+                .map(|&b| match b {
+                    b'A' => b'T',
+                    b'C' => b'G',
+                    b'G' => b'C',
+                    b'T' => b'A',
+                    x => x,
+                })
+                .collect();
         }
         let qual: String = (0..len).map(|i| (33 + if i > len - 10 { 2 + next(20) } else { 20 + next(21) }) as u8 as char).collect();
         out.push_str(&format!("@sim{r}/1\n{}\n+\n{qual}\n", String::from_utf8(read).unwrap()));
