@@ -129,7 +129,8 @@ pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_ent
             } else {
                 (LAST_TEAMS_PER_SM, sw.last_team_lanes as usize)
             };
-            let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets, sw.entry_bytes())).min(sms * per_sm);
+            let most = if p == 1 { sms * per_sm } else { (sms * per_sm * sw.last_teams_percent as usize / 100).max(1) };
+            let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets, sw.entry_bytes())).min(most);
             Pass { kind: PassKind::Warp, threads: teams * team, entries: want, team }
         };
         // A thread pass runs whole blocks; a team is a block.

@@ -200,6 +200,15 @@ pub struct InexactSwitches {
     /// still choose it. A tuned file from before it existed reads as the default.
     #[serde(default = "default_interval_depth")]
     pub interval_depth: u32,
+    /// Pass 3's teams, in percent of the SMs (one team of `last_team_lanes` threads each): with
+    /// fewer, the next batches' pass 2 has SMs to itself while a batch's heaviest reads run. A
+    /// host-side value. A tuned file from before it existed reads as the default.
+    #[serde(default = "default_last_teams_percent")]
+    pub last_teams_percent: u32,
+}
+
+fn default_last_teams_percent() -> u32 {
+    100
 }
 
 fn default_interval_depth() -> u32 {
@@ -256,6 +265,7 @@ impl Default for InexactSwitches {
             first_lockstep: false,
             heads_shared: false,
             interval_depth: default_interval_depth(),
+            last_teams_percent: default_last_teams_percent(),
         }
     }
 }
@@ -280,6 +290,7 @@ impl InexactSwitches {
         ("first_lockstep", &[0, 1]),
         ("heads_shared", &[0, 1]),
         ("interval_depth", &[0, 8, 10, 11, 12, 13, 14]),
+        ("last_teams_percent", &[25, 50, 75, 100]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -304,6 +315,9 @@ impl InexactSwitches {
         }
         if self.interval_depth > bcuda_index::interval_table::MAX_DEPTH {
             return Some("interval_depth must be at most 14 (level 15 alone is 16 GiB)");
+        }
+        if !(1..=100).contains(&self.last_teams_percent) {
+            return Some("last_teams_percent must be in 1..=100");
         }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
             if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
@@ -360,6 +374,7 @@ impl InexactSwitches {
             "first_lockstep" => self.first_lockstep = flag()?,
             "heads_shared" => self.heads_shared = flag()?,
             "interval_depth" => self.interval_depth = n,
+            "last_teams_percent" => self.last_teams_percent = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -367,7 +382,7 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32, self.interval_depth];
+        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32, self.interval_depth, self.last_teams_percent];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -418,7 +433,7 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true, interval_depth: 3 };
+        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true, interval_depth: 3, last_teams_percent: 1 };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
