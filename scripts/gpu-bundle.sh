@@ -6,9 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/get-data.sh >/dev/null
-cargo build --release --quiet
+cargo build --release --quiet -p bcuda -p bcuda-dev
 rm -rf .carry && mkdir -p .carry/data
-cp target/release/bcuda .carry/ && strip .carry/bcuda
+cp target/release/bcuda target/release/bcuda-dev .carry/ && strip .carry/bcuda .carry/bcuda-dev
 tmp=$(mktemp -d)
 (cd "$tmp" && apt-get download bwa dwgsim art-nextgen-simulation-tools libgsl27 libgslcblas0 >/dev/null 2>&1 \
     && for deb in *.deb; do dpkg -x "$deb" root; done)

@@ -19,4 +19,3 @@ pub mod merge_sai;
 pub mod sampe;
 pub mod gpu;
 pub mod autotune_cmd;
-pub mod synth_genome;

@@ -1,11 +1,11 @@
-//! The GPU's inexact search, checked on the CPU: `bcuda stack-profile` runs every read with
+//! The GPU's inexact search, checked on the CPU: `bcuda-dev stack-profile` runs every read with
 //! bwa's stack and with the GPU's algorithms in Rust (the bounded stack of pass 1, with a pop
 //! budget, and the team's level search of passes 2 and 3), and fails if any of them finishes
 //! with hits other than bwa's. Small stacks and pools force every give-up and drop path.
 
 mod common;
 
-use common::{bcuda, data};
+use common::{bcuda, bcuda_dev, data};
 
 /// The stack-profile table's row for `size` under `heading`: its columns after the first.
 fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
@@ -23,7 +23,7 @@ fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
         .collect()
 }
 
-/// `bcuda stack-profile` of the first 20,000 reads, bounded stacks of 16 and 256 entries (256
+/// `bcuda-dev stack-profile` of the first 20,000 reads, bounded stacks of 16 and 256 entries (256
 /// pops), the level search with these pools and lanes, and `extra` options.
 fn profile(
     prefix: &str,
@@ -47,7 +47,7 @@ fn profile(
     ];
     args.extend(extra);
     args.extend([prefix, reads]);
-    String::from_utf8(bcuda(&args)).unwrap()
+    String::from_utf8(bcuda_dev(&args)).unwrap()
 }
 
 /// E. coli indexed in `dir`; its FASTA's path, the index prefix.
@@ -85,7 +85,7 @@ fn gpu_searches_give_bwas_hits_on_ecoli() {
 fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     let dir = tempfile::tempdir().unwrap();
     let fasta = dir.path().join("hl.fa");
-    let genome = bcuda(&[
+    let genome = bcuda_dev(&[
         "synth-genome",
         "--size-mbp",
         "12",
@@ -190,7 +190,7 @@ fn gpu_searches_with_the_interval_table_give_bwas_hits() {
     let hl = dir.path().join("hl.fa");
     std::fs::write(
         &hl,
-        bcuda(&[
+        bcuda_dev(&[
             "synth-genome",
             "--size-mbp",
             "12",

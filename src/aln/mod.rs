@@ -6,7 +6,6 @@ pub mod gpus;
 pub mod search;
 pub mod level_search;
 pub mod stack;
-pub mod stack_profile;
 pub mod timeline;
 
 use std::path::PathBuf;

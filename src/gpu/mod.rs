@@ -8,7 +8,6 @@
 //! .sai is identical whatever the GPU does.
 
 pub mod batch;
-pub mod bench;
 mod buffers;
 mod first_pass;
 pub mod index_sort;
