@@ -9,6 +9,7 @@ pub mod reads;
 mod decompress;
 pub mod sai;
 pub mod threads;
+mod test_hooks;
 
 pub mod index_cmd;
 pub mod aln;

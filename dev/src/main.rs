@@ -14,7 +14,11 @@ use clap::{Parser, Subcommand};
 const CLOSED_PIPE_STATUS: u8 = 141;
 
 #[derive(Parser, Debug)]
-#[command(name = "bcuda-dev", version, about = "Development tools for bcuda: benchmark genomes, CPU models of the GPU search, kernel timing")]
+#[command(
+    name = "bcuda-dev",
+    version,
+    about = "Development tools for bcuda: benchmark genomes, CPU models of the GPU search, kernel timing"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -42,7 +46,9 @@ fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output has gone (`| head`): nothing to say.
-        Err(err) if err.chain().any(bcuda_output::is_closed_pipe) => ExitCode::from(CLOSED_PIPE_STATUS),
+        Err(err) if err.chain().any(bcuda_output::is_closed_pipe) => {
+            ExitCode::from(CLOSED_PIPE_STATUS)
+        }
         Err(err) => {
             eprintln!("bcuda-dev: error: {err:#}");
             ExitCode::FAILURE
