@@ -2,7 +2,7 @@
 # Runs on the device machine (with .carry/ from scripts/gpu-bundle.sh): the human-like
 # benchmark of issue 11.
 #   bash bench/human-like.sh SIZE_MBP [N_READS=1000000]
-# A seeded human-like genome of SIZE_MBP Mbp (`bcuda synth-genome --human-like`), indexed by
+# A seeded human-like genome of SIZE_MBP Mbp (`bcuda-dev synth-genome --human-like`), indexed by
 # bcuda (--sort-memory SORT_GB GiB, default 2) while N_READS dwgsim 100 bp reads are simulated
 # (error ramp 0.5-1.5 %, indels, 2 % random reads; single-end: read 1). Then bcuda aln (twice)
 # and bwa aln -t 16 (BWA_RUNS times, default 2; the fastest run of each counts) on the same
@@ -73,7 +73,7 @@ reuse=; [ -n "${REUSE_INDEX:-}" ] && [ -s $W/genome.fa.sa ] && reuse=1
 if [ -n "$reuse" ]; then
     log "genome and index of the earlier run in $W reused"
 else
-    $B synth-genome --size-mbp "$size" --seed 1 --human-like > $W/genome.fa 2> $W/synth.log
+    $DEV synth-genome --size-mbp "$size" --seed 1 --human-like > $W/genome.fa 2> $W/synth.log
     log "genome generated in $(secs $t0 $(now)) s: $(cat $W/synth.log)"
 fi
 while [ -n "${WAIT_FOR:-}" ] && [ ! -e "$WAIT_FOR" ]; do sleep 1; done
@@ -185,7 +185,7 @@ pool=$(grep -o 'pass 3 [^;]*teams of [0-9]* threads with [0-9]* entries' $W/$bes
 for i in $(grep -o 'reads aligned there: reads [0-9, ]*' $W/$best.summary | grep -o '[0-9][0-9]*' | head -3); do
     sed -n "$((4 * i + 1)),$((4 * i + 4))p" $W/reads.fq > $W/left.fq
     log "read $i left to the CPU ($(head -1 $W/left.fq)), profiled with ${pool:-pass 3 not run}:"
-    [ -n "$pool" ] && $B stack-profile --lanes $(echo "$pool" | sed 's/.*teams of \([0-9]*\).*/\1/') --level-capacity $(echo "$pool" | sed 's/.* with \([0-9]*\) entries/\1/') \
+    [ -n "$pool" ] && $DEV stack-profile --lanes $(echo "$pool" | sed 's/.*teams of \([0-9]*\).*/\1/') --level-capacity $(echo "$pool" | sed 's/.* with \([0-9]*\) entries/\1/') \
         --capacity 2048 --exact-entries-limit $W/genome.fa $W/left.fq 2>&1 | sed -n '/^bounded entries/,/^groups of chains/p' | grep -v '^groups of chains' | tee -a "$OUT/human-like.log"
 done
 

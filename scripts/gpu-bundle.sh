@@ -6,9 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/get-data.sh >/dev/null
-cargo build --release --quiet
+cargo build --release --quiet -p bcuda -p bcuda-dev
 rm -rf .carry && mkdir -p .carry/data
-cp target/release/bcuda .carry/ && strip .carry/bcuda
+cp target/release/bcuda target/release/bcuda-dev .carry/ && strip .carry/bcuda .carry/bcuda-dev
 # The benchmark's ancient-DNA reads (bench/human-like.sh REGIME=adna).
 cargo build --release --quiet --example sim_adna
 cp target/release/examples/sim_adna .carry/ && strip .carry/sim_adna

@@ -9,6 +9,7 @@ pub mod reads;
 mod decompress;
 pub mod sai;
 pub mod threads;
+mod test_hooks;
 
 pub mod index_cmd;
 pub mod aln;
@@ -19,4 +20,3 @@ pub mod merge_sai;
 pub mod sampe;
 pub mod gpu;
 pub mod autotune_cmd;
-pub mod synth_genome;

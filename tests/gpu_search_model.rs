@@ -1,11 +1,11 @@
-//! The GPU's inexact search, checked on the CPU: `bcuda stack-profile` runs every read with
+//! The GPU's inexact search, checked on the CPU: `bcuda-dev stack-profile` runs every read with
 //! bwa's stack and with the GPU's algorithms in Rust (the bounded stack of pass 1, with a pop
 //! budget, and the team's level search of passes 2 and 3), and fails if any of them finishes
 //! with hits other than bwa's. Small stacks and pools force every give-up and drop path.
 
 mod common;
 
-use common::{bcuda, data};
+use common::{bcuda, bcuda_dev, data};
 
 /// The stack-profile table's row for `size` under `heading`: its columns after the first.
 fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
@@ -14,13 +14,13 @@ fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
     line.split('\t').skip(1).map(|x| x.split_whitespace().next().unwrap().parse().unwrap()).collect()
 }
 
-/// `bcuda stack-profile` of the first 20,000 reads, bounded stacks of 16 and 256 entries (256
+/// `bcuda-dev stack-profile` of the first 20,000 reads, bounded stacks of 16 and 256 entries (256
 /// pops), the level search with these pools and lanes, and `extra` options.
 fn profile(prefix: &str, reads: &str, level_capacities: &str, lanes: &str, extra: &[&str]) -> String {
     let mut args = vec!["stack-profile", "--capacity", "16,256", "--max-pops", "256", "--level-capacity", level_capacities, "--lanes", lanes, "--max-reads", "20000"];
     args.extend(extra);
     args.extend([prefix, reads]);
-    String::from_utf8(bcuda(&args)).unwrap()
+    String::from_utf8(bcuda_dev(&args)).unwrap()
 }
 
 /// E. coli indexed in `dir`; its FASTA's path, the index prefix.
@@ -49,7 +49,7 @@ fn gpu_searches_give_bwas_hits_on_ecoli() {
 fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     let dir = tempfile::tempdir().unwrap();
     let fasta = dir.path().join("hl.fa");
-    let genome = bcuda(&["synth-genome", "--size-mbp", "12", "--seed", "3", "--human-like"]);
+    let genome = bcuda_dev(&["synth-genome", "--size-mbp", "12", "--seed", "3", "--human-like"]);
     std::fs::write(&fasta, genome).unwrap();
     bcuda(&["index", "-q", fasta.to_str().unwrap()]);
     let reads = dir.path().join("reads.fq");
@@ -102,7 +102,7 @@ fn gpu_searches_with_the_interval_table_give_bwas_hits() {
         assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
     }
     let hl = dir.path().join("hl.fa");
-    std::fs::write(&hl, bcuda(&["synth-genome", "--size-mbp", "12", "--seed", "3", "--human-like"])).unwrap();
+    std::fs::write(&hl, bcuda_dev(&["synth-genome", "--size-mbp", "12", "--seed", "3", "--human-like"])).unwrap();
     bcuda(&["index", "-q", hl.to_str().unwrap()]);
     let hl_reads = dir.path().join("reads.fq");
     let sim = common::repo().join("scripts/sim-reads.py");

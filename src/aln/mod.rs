@@ -6,7 +6,6 @@ pub mod gpus;
 pub mod search;
 pub mod level_search;
 pub mod stack;
-pub mod stack_profile;
 pub mod timeline;
 
 use std::path::PathBuf;
@@ -36,12 +35,12 @@ fn read_batch(reader: &mut ReadBatchReader, n: usize) -> Result<Parsed> {
     Ok(Parsed { gpu_input: None, reads, position: reader.position().0 })
 }
 
-/// Reads per batch: [`CPU_BATCH`], or `BCUDA_TEST_BATCH_READS` (device sweeps of the
+/// Reads per batch: [`CPU_BATCH`], or [`crate::test_hooks::batch_reads`] (sweeps of the
 /// pipeline's fill and drain against its per-batch cost). Other batches than bwa's may change
 /// the answers for reads of mixed lengths (the cap on gap opens above), so the batch is never
 /// smaller by default, not even the first (which would start the GPU sooner).
 fn batch_reads() -> usize {
-    std::env::var("BCUDA_TEST_BATCH_READS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(CPU_BATCH)
+    crate::test_hooks::batch_reads().unwrap_or(CPU_BATCH)
 }
 
 #[derive(clap::Args, Debug)]

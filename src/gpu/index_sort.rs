@@ -62,12 +62,6 @@ pub fn stride_blocks(items: u64, sms: u32) -> u32 {
     items.div_ceil(BLOCK as u64).clamp(1, sms as u64 * 32) as u32
 }
 
-/// `BCUDA_TEST_FAIL_INDEX_CHUNK=N`: chunk N (from 1) fails on purpose on the GPU, so that the
-/// device check sees the CPU take over with the same files.
-fn failing_chunk() -> Option<usize> {
-    std::env::var("BCUDA_TEST_FAIL_INDEX_CHUNK").ok()?.parse().ok()
-}
-
 struct Kernels {
     count_buckets: CudaFunction,
     gather_chunk: CudaFunction,
@@ -150,7 +144,7 @@ impl GpuChunkSorter {
             finish: f("finish")?,
         };
         let stream = ctx.default_stream();
-        Ok(GpuChunkSorter { ctx, stream, name, arch: arch_for(cc), sms, kernels, text: None, n: 0, k: 0, cursors: None, buffers: None, capacity: 0, fail_chunk: failing_chunk(), times: Arc::default() })
+        Ok(GpuChunkSorter { ctx, stream, name, arch: arch_for(cc), sms, kernels, text: None, n: 0, k: 0, cursors: None, buffers: None, capacity: 0, fail_chunk: crate::test_hooks::failing_index_chunk(), times: Arc::default() })
     }
 
     /// The GPU's architecture, as NVRTC names it.

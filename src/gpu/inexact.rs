@@ -43,7 +43,7 @@ const LAST_TEAMS_PER_SM: usize = 1;
 /// first entry still in its level's chunks, and its last pop may push 9; and the pool is handed
 /// out in chunks: each score's last chunk may be part-filled, and a commit keeps a free chunk
 /// per score in reserve (two chunks per score, and some to spare). 128 chunks in all is short
-/// of that at 68 scores and teams of 1024 (`bcuda stack-profile --lanes 1024`).
+/// of that at 68 scores and teams of 1024 (`bcuda-dev stack-profile --lanes 1024`).
 fn entries_beyond_max(n_buckets: usize, team: usize) -> usize {
     16 + team + (2 * n_buckets + 64) * CHUNK
 }

@@ -8,7 +8,6 @@
 //! .sai is identical whatever the GPU does.
 
 pub mod batch;
-pub mod bench;
 mod buffers;
 mod first_pass;
 pub mod index_sort;
@@ -148,17 +147,18 @@ pub struct GpuAligner {
     pub last_kernels: String,
     pub startup: StartupTimes,
     /// The passes of the inexact search, with their scratch (sized at the first batch), and
-    /// `BCUDA_TEST_STACKS=a,b[,c]`: stack entries per pass, forced small so that the device
+    /// [`crate::test_hooks::stacks`]: stack entries per pass, forced small so that the GPU
     /// checks show that every pass and the CPU give the same hits.
     passes: Vec<PassScratch>,
     test_stacks: Option<Vec<usize>>,
     /// Share of the free GPU memory the passes' stacks take (halved after a failed batch).
     scratch_share: f64,
-    /// A slot per batch in flight ([`BATCHES_IN_FLIGHT`], or `BCUDA_TEST_SLOTS`): one copying
-    /// while others compute.
+    /// A slot per batch in flight ([`crate::test_hooks::slots`], default [`BATCHES_IN_FLIGHT`]): one copying while
+    /// others compute.
     slots: Vec<Option<Slot>>,
     next_slot: usize,
-    /// Batches submitted so far, and those that fail on purpose (see [`failing_batches`]).
+    /// Batches submitted so far, and those that fail on purpose (see
+    /// [`crate::test_hooks::failing_batches`]).
     submitted: usize,
     fail_batch: Option<(usize, bool)>,
     /// Whether every batch's answer buffers are filled with 0xFF before its kernels run (see
@@ -167,21 +167,6 @@ pub struct GpuAligner {
     /// Whether pass 1 gives up once it hands on too many reads (see
     /// [`GpuAligner::adapt_first_pass`]).
     adapt_first: bool,
-}
-
-/// `BCUDA_TEST_FAIL_BATCH=N`: the N-th batch (from 1) fails, `N..`: every batch from the N-th
-/// on (a GPU that dies); `BCUDA_TEST_FAIL_GPU=ORDINAL` keeps that to one GPU. The device checks
-/// use them to show that a failed batch, or GPU, loses no read.
-fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
-    let only = std::env::var("BCUDA_TEST_FAIL_GPU").ok().and_then(|v| v.parse::<usize>().ok());
-    if only.is_some_and(|o| o != ordinal) {
-        return None;
-    }
-    let v = std::env::var("BCUDA_TEST_FAIL_BATCH").ok()?;
-    match v.strip_suffix("..") {
-        Some(from) => Some((from.parse().ok()?, true)),
-        None => Some((v.parse().ok()?, false)),
-    }
 }
 
 /// A pass's scratch, and the event after the last queued use of it: the next batch's same
@@ -214,18 +199,9 @@ impl GpuAligner {
         let l2 = stream.clone_htod(&bwt.l2())?;
         let first_rule = stream.clone_htod(&rule_state(false))?;
         let direct_index = switches.direct_index;
-        let n_slots = match std::env::var("BCUDA_TEST_SLOTS") {
-            Err(_) => BATCHES_IN_FLIGHT,
-            Ok(v) => v.parse().ok().filter(|n| (2..=8).contains(n)).ok_or_else(|| anyhow::anyhow!("BCUDA_TEST_SLOTS={v}: expected 2 to 8 batches in flight"))?,
-        };
+        let n_slots = crate::test_hooks::slots(BATCHES_IN_FLIGHT)?;
         let slots = (0..n_slots).map(|_| Slot::new(&ctx).map(Some)).collect::<Result<Vec<_>>>()?;
-        let test_stacks = match std::env::var("BCUDA_TEST_STACKS") {
-            Err(_) => None,
-            Ok(v) => match v.split(',').map(str::parse).collect::<Result<Vec<usize>, _>>() {
-                Ok(e) if (1..=MAX_PASSES).contains(&e.len()) && e.iter().all(|&x| x > 0) => Some(e),
-                _ => bail!("BCUDA_TEST_STACKS={v}: expected one to {MAX_PASSES} stack sizes (entries), e.g. 64,4096"),
-            },
-        };
+        let test_stacks = crate::test_hooks::stacks(MAX_PASSES)?;
         // SAFETY: filled by the copy below before any kernel reads it.
         let mut words = unsafe { stream.alloc::<u32>(bwt.words().len().max(1)) }?;
         // Through page-locked staging; a plain copy if that memory cannot be had.
@@ -262,7 +238,7 @@ impl GpuAligner {
             slots,
             next_slot: 0,
             submitted: 0,
-            fail_batch: failing_batches(ordinal),
+            fail_batch: crate::test_hooks::failing_batches(ordinal),
             poison: false,
             adapt_first: false,
         };

@@ -61,12 +61,11 @@ pub fn compile_cached(source: &str, defines: &[String], arch: &'static str) -> R
     through_cache(&cache_path(source, defines, arch), || image(format!("{BWT_CUH}\n{source}"), defines, arch))
 }
 
-/// `BCUDA_TEST_LINEINFO=1`: the kernels compiled with source lines (`-lineinfo`), so that
-/// Nsight Compute's source counters name the lines where warps stall (bench/human-like.sh
-/// NCU=1); a cache entry of its own.
+/// The kernels compiled with source lines (`-lineinfo`) under
+/// [`crate::test_hooks::line_info`]; a cache entry of its own.
 fn with_line_info(defines: &[String]) -> Vec<String> {
     let mut d = defines.to_vec();
-    if std::env::var_os("BCUDA_TEST_LINEINFO").is_some() {
+    if crate::test_hooks::line_info() {
         d.push("-lineinfo".to_string());
     }
     d

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -44,6 +45,35 @@ pub fn bwa(args: &[&str]) -> Vec<u8> {
 
 pub fn bcuda(args: &[&str]) -> Vec<u8> {
     run(env!("CARGO_BIN_EXE_bcuda"), args)
+}
+
+/// The development binary `bcuda-dev` (dev/: synth-genome, stack-profile, gpu-bench), built
+/// on first use. Cargo builds only the tested package's binaries for its integration tests
+/// (and `CARGO_BIN_EXE_*` names only those), so it is built here with the profile and target
+/// directory of this test's `bcuda`, and found beside it.
+pub fn bcuda_dev_path() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let profile_dir = Path::new(env!("CARGO_BIN_EXE_bcuda")).parent().unwrap();
+        let profile = profile_dir.file_name().unwrap().to_str().unwrap();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+        let mut build = Command::new(cargo);
+        build.args(["build", "--quiet", "-p", "bcuda-dev", "--bin", "bcuda-dev", "--manifest-path"]);
+        build.arg(repo().join("Cargo.toml")).arg("--target-dir").arg(profile_dir.parent().unwrap());
+        // Cargo's `dev` profile builds into debug/, any other into a directory of its name.
+        if profile != "debug" {
+            build.args(["--profile", profile]);
+        }
+        let status = build.status().expect("cannot run cargo to build bcuda-dev");
+        assert!(status.success(), "building bcuda-dev failed ({status})");
+        profile_dir.join(format!("bcuda-dev{}", std::env::consts::EXE_SUFFIX))
+    })
+    .clone()
+}
+
+/// Runs `bcuda-dev`, returns stdout; panics with its stderr when it fails.
+pub fn bcuda_dev(args: &[&str]) -> Vec<u8> {
+    run(bcuda_dev_path().to_str().unwrap(), args)
 }
 
 /// `bcuda` expected to fail: returns its stderr.

@@ -1,4 +1,4 @@
-//! `bcuda synth-genome` (hidden): a seeded synthetic genome for benchmarks, written as FASTA
+//! `bcuda-dev synth-genome`: a seeded synthetic genome for benchmarks, written as FASTA
 //! to stdout. `--human-like` gives a genome whose repeats make aligners work as on a human one
 //! (interspersed repeat families, satellites, segmental duplications, microsatellites, GC
 //! isochores, N gaps); without it, the same 24 chromosomes of uniform random sequence, a
@@ -29,7 +29,7 @@ pub struct SynthGenomeArgs {
     #[arg(long)]
     pub human_like: bool,
     /// Threads (default and most: all cores); the output does not depend on it.
-    #[arg(short = 't', long, allow_negative_numbers = true, value_parser = crate::option_values::positive_count)]
+    #[arg(short = 't', long, allow_negative_numbers = true, value_parser = bcuda::option_values::positive_count)]
     pub threads: Option<usize>,
 }
 
@@ -60,7 +60,7 @@ pub fn run(args: SynthGenomeArgs) -> Result<()> {
     if !(args.size_mbp > 0.0) {
         bail!("--size-mbp must be positive");
     }
-    let threads = args.threads.map_or(0, |t| crate::threads::capped("synth-genome", t, false));
+    let threads = args.threads.map_or(0, |t| bcuda::threads::capped("synth-genome", t, false));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let chromosomes = pool.install(|| generate(args.size_mbp, args.seed, args.human_like));
     let kind = if args.human_like { "human-like" } else { "uniform random" };
@@ -133,7 +133,7 @@ fn report_composition(families: &[families::Family], chromosomes: &[Chromosome],
     }
     let names = families.iter().map(|f| f.name).chain(["microsatellites"]);
     let shares: Vec<String> = names.zip(&bases).map(|(name, n)| format!("{name} {:.2}%", 100.0 * *n as f64 / total as f64)).collect();
-    eprintln!("[bcuda synth-genome] repeats: {}", shares.join(", "));
+    eprintln!("[bcuda-dev synth-genome] repeats: {}", shares.join(", "));
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `bcuda stack-profile`: how much stack bwa's search needs per read, and whether the GPU's
+//! `bcuda-dev stack-profile`: how much stack bwa's search needs per read, and whether the GPU's
 //! bounded stack ([`BoundedStack`]) of a given size gives bwa's hits. Every read is searched
 //! with bwa's stack (the oracle) and with bounded stacks of each size; a bounded search either
 //! gives the oracle's hits exactly or says the stack was too small, and any other outcome is
@@ -10,12 +10,12 @@ use anyhow::{bail, Context, Result};
 use bcuda_index::IntervalTable;
 use rayon::prelude::*;
 
-use super::level_search::{level_search, GiveUp, LevelCost, CHUNK};
-use super::search::{align_read_with, batch_options, prepare_read, Search, Width};
-use super::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
-use super::CPU_BATCH;
-use crate::reads::{ReadBatchReader, ReadOptions};
-use crate::sai::GapOptions;
+use bcuda::aln::level_search::{level_search, GiveUp, LevelCost, CHUNK};
+use bcuda::aln::search::{align_read_with, batch_options, prepare_read, Search, Width};
+use bcuda::aln::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
+use bcuda::aln::CPU_BATCH;
+use bcuda::reads::{ReadBatchReader, ReadOptions};
+use bcuda::sai::GapOptions;
 
 #[derive(clap::Args, Debug)]
 pub struct StackProfileArgs {
@@ -124,8 +124,20 @@ fn profile_read(bwt: &bcuda_index::Bwt, intervals: Option<&IntervalTable>, read:
             Err(why) => Err(why),
         });
     }
-    let exact = crate::gpu::bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
-    Ok(ReadProfile { exact, pops: oracle.pops, peak: oracle.peak, bounded, level })
+    let exact = crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| {
+        if k == 0 && l == 0 {
+            0
+        } else {
+            l + 1 - k
+        }
+    });
+    Ok(ReadProfile {
+        exact,
+        pops: oracle.pops,
+        peak: oracle.peak,
+        bounded,
+        level,
+    })
 }
 
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
@@ -225,7 +237,10 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         let (pool, p) = (args.level_capacity[last], |q| percentile(&groups, q));
         println!("groups of chains per read (level search, {} lanes, pool {pool}): p50 {}, p90 {}, p99 {}, p99.9 {}, max {}", args.lanes, p(0.5), p(0.9), p(0.99), p(0.999), p(1.0));
         println!("level_max_rounds\treads over it\ttheir critical-path pops (share)");
-        let domain = crate::gpu::InexactSwitches::DOMAINS.iter().find(|d| d.0 == "level_max_rounds").map_or(&[][..], |d| d.1);
+        let domain = bcuda::gpu::InexactSwitches::DOMAINS
+            .iter()
+            .find(|d| d.0 == "level_max_rounds")
+            .map_or(&[][..], |d| d.1);
         for &rounds in domain.iter().filter(|&&r| r > 0) {
             let rounds = rounds as usize;
             let over: Vec<&LevelCost> = costs.iter().filter(|x| x.groups > rounds).collect();
