@@ -158,7 +158,8 @@ fn main() -> Result<()> {
     let per_round = rayon::current_num_threads() * 4;
     let chunks = n.div_ceil(CHUNK);
     for round in (0..chunks).step_by(per_round) {
-        let texts: Vec<Vec<u8>> = (round..chunks.min(round + per_round)).into_par_iter().map(|c| chunk(&genome, seed, c, CHUNK.min(n - c * CHUNK))).collect();
+        let texts: Vec<Vec<u8>> =
+            (round..chunks.min(round + per_round)).into_par_iter().map(|c| chunk(&genome, seed, c, CHUNK.min(n - c * CHUNK))).collect();
         for t in texts {
             out.write_all(&t)?;
         }

@@ -11,10 +11,7 @@ use crate::gpu::InexactSwitches;
 /// `BCUDA_TEST_BATCH_READS=N`: reads per `aln` batch instead of bwa's (sweeps of the
 /// pipeline's fill and drain against its per-batch cost). `None` when unset, not a number, or 0.
 pub(crate) fn batch_reads() -> Option<usize> {
-    std::env::var("BCUDA_TEST_BATCH_READS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
+    std::env::var("BCUDA_TEST_BATCH_READS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0)
 }
 
 /// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."` (spaces or commas between): the inexact
@@ -22,12 +19,8 @@ pub(crate) fn batch_reads() -> Option<usize> {
 pub(crate) fn inexact_switches() -> Result<InexactSwitches> {
     let mut sw = InexactSwitches::default();
     if let Ok(v) = std::env::var("BCUDA_TEST_INEXACT_SWITCHES") {
-        for a in v
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|a| !a.is_empty())
-        {
-            sw.set(a)
-                .map_err(|e| anyhow::anyhow!("BCUDA_TEST_INEXACT_SWITCHES: {e}"))?;
+        for a in v.split(|c: char| c.is_whitespace() || c == ',').filter(|a| !a.is_empty()) {
+            sw.set(a).map_err(|e| anyhow::anyhow!("BCUDA_TEST_INEXACT_SWITCHES: {e}"))?;
         }
     }
     Ok(sw)
@@ -48,9 +41,7 @@ pub(crate) fn slots(default: usize) -> Result<usize> {
             .parse()
             .ok()
             .filter(|n| (2..=8).contains(n))
-            .ok_or_else(|| {
-                anyhow::anyhow!("BCUDA_TEST_SLOTS={v}: expected 2 to 8 batches in flight")
-            }),
+            .ok_or_else(|| anyhow::anyhow!("BCUDA_TEST_SLOTS={v}: expected 2 to 8 batches in flight")),
     }
 }
 
@@ -72,9 +63,7 @@ pub(crate) fn stacks(max_passes: usize) -> Result<Option<Vec<usize>>> {
 /// them to show that a failed batch, or GPU, loses no read. For GPU `ordinal`: the first
 /// failing batch, and whether every later one fails too.
 pub(crate) fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
-    let only = std::env::var("BCUDA_TEST_FAIL_GPU")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok());
+    let only = std::env::var("BCUDA_TEST_FAIL_GPU").ok().and_then(|v| v.parse::<usize>().ok());
     if only.is_some_and(|o| o != ordinal) {
         return None;
     }
@@ -88,8 +77,5 @@ pub(crate) fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
 /// `BCUDA_TEST_FAIL_INDEX_CHUNK=N`: chunk N (from 1) of `index --gpu`'s sort fails on purpose
 /// on the GPU, so that the check sees the CPU take over with the same files.
 pub(crate) fn failing_index_chunk() -> Option<usize> {
-    std::env::var("BCUDA_TEST_FAIL_INDEX_CHUNK")
-        .ok()?
-        .parse()
-        .ok()
+    std::env::var("BCUDA_TEST_FAIL_INDEX_CHUNK").ok()?.parse().ok()
 }

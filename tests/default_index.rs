@@ -63,7 +63,8 @@ fn short_forms_work_in_a_fresh_shell_and_match_the_explicit_forms() {
     assert_eq!(aln.stdout, aln2.stdout);
     assert!(!String::from_utf8_lossy(&aln2.stderr).contains("[bcuda aln] index"));
     let samse2 = ok(bcuda_in(elsewhere.path(), h, &[], &["samse", r.to_str().unwrap(), s.to_str().unwrap(), q.to_str().unwrap()]));
-    let records = |o: &Output| String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
+    let records =
+        |o: &Output| String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
     assert_eq!(records(&samse), records(&samse2));
     assert_eq!(records(&samse).len(), 2 + 300, "two @SQ lines and 300 reads");
 }

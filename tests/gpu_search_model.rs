@@ -17,7 +17,19 @@ fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
 /// `bcuda-dev stack-profile` of the first 20,000 reads, bounded stacks of 16 and 256 entries (256
 /// pops), the level search with these pools and lanes, and `extra` options.
 fn profile(prefix: &str, reads: &str, level_capacities: &str, lanes: &str, extra: &[&str]) -> String {
-    let mut args = vec!["stack-profile", "--capacity", "16,256", "--max-pops", "256", "--level-capacity", level_capacities, "--lanes", lanes, "--max-reads", "20000"];
+    let mut args = vec![
+        "stack-profile",
+        "--capacity",
+        "16,256",
+        "--max-pops",
+        "256",
+        "--level-capacity",
+        level_capacities,
+        "--lanes",
+        lanes,
+        "--max-reads",
+        "20000",
+    ];
     args.extend(extra);
     args.extend([prefix, reads]);
     String::from_utf8(bcuda_dev(&args)).unwrap()
@@ -97,7 +109,9 @@ fn gpu_searches_with_the_interval_table_give_bwas_hits() {
     let dir = tempfile::tempdir().unwrap();
     let fasta = ecoli_index(&dir);
     let reads = data("ecoli536_art.fq");
-    for extra in [&["--interval-depth", "4"][..], &["--interval-depth", "12"], &["--interval-depth", "10", "-m", "300", "--exact-entries-limit"]] {
+    for extra in
+        [&["--interval-depth", "4"][..], &["--interval-depth", "12"], &["--interval-depth", "10", "-m", "300", "--exact-entries-limit"]]
+    {
         let report = profile(&fasta, reads.to_str().unwrap(), "4800,65536", "32", extra);
         assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
     }

@@ -46,9 +46,7 @@ fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output has gone (`| head`): nothing to say.
-        Err(err) if err.chain().any(bcuda_output::is_closed_pipe) => {
-            ExitCode::from(CLOSED_PIPE_STATUS)
-        }
+        Err(err) if err.chain().any(bcuda_output::is_closed_pipe) => ExitCode::from(CLOSED_PIPE_STATUS),
         Err(err) => {
             eprintln!("bcuda-dev: error: {err:#}");
             ExitCode::FAILURE

@@ -98,18 +98,26 @@ struct ReadProfile {
     level: Vec<Result<LevelCost, GiveUp>>,
 }
 
-
-fn profile_read(bwt: &bcuda_index::Bwt, intervals: Option<&IntervalTable>, read: &[u8], opt: &GapOptions, args: &StackProfileArgs) -> Result<ReadProfile> {
+fn profile_read(
+    bwt: &bcuda_index::Bwt,
+    intervals: Option<&IntervalTable>,
+    read: &[u8],
+    opt: &GapOptions,
+    args: &StackProfileArgs,
+) -> Result<ReadProfile> {
     let (capacities, level_capacities) = (&args.capacity, &args.level_capacity);
     let (mut width, mut seed_width, mut seq) = (Vec::<Width>::new(), Vec::new(), Vec::new());
     let mut oracle = Counting::default();
-    let hits = align_read_with(bwt, None, read, opt, &mut oracle, &mut width, &mut seed_width, &mut seq).expect("bwa's stack holds every entry");
+    let hits =
+        align_read_with(bwt, None, read, opt, &mut oracle, &mut width, &mut seed_width, &mut seq).expect("bwa's stack holds every entry");
     let mut bounded = Vec::new();
     for &capacity in capacities {
         let mut stack = BoundedStack::with_max_pops(capacity, args.max_pops);
         bounded.push(match align_read_with(bwt, intervals, read, opt, &mut stack, &mut width, &mut seed_width, &mut seq) {
             Ok(h) if h == hits => Some(stack.peak_stored),
-            Ok(h) => bail!("a bounded stack of {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len()),
+            Ok(h) => {
+                bail!("a bounded stack of {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len())
+            }
             Err(_) => None,
         });
     }
@@ -120,24 +128,14 @@ fn profile_read(bwt: &bcuda_index::Bwt, intervals: Option<&IntervalTable>, read:
         let mut cost = LevelCost::default();
         level.push(match level_search(&search, &mut width, opt, args.lanes, capacity / CHUNK, args.exact_entries_limit, &mut cost) {
             Ok(h) if h == hits => Ok(cost),
-            Ok(h) => bail!("the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len()),
+            Ok(h) => {
+                bail!("the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len())
+            }
             Err(why) => Err(why),
         });
     }
-    let exact = crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| {
-        if k == 0 && l == 0 {
-            0
-        } else {
-            l + 1 - k
-        }
-    });
-    Ok(ReadProfile {
-        exact,
-        pops: oracle.pops,
-        peak: oracle.peak,
-        bounded,
-        level,
-    })
+    let exact = crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
+    Ok(ReadProfile { exact, pops: oracle.pops, peak: oracle.peak, bounded, level })
 }
 
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
@@ -179,7 +177,8 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
             break;
         }
         let batch_opt = batch_options(&opt, batch.iter().map(|r| r.len).max().unwrap_or(0));
-        let done: Result<Vec<_>> = batch.par_iter().map(|r| profile_read(&bwt, intervals.as_ref(), r.aligned(), &batch_opt, &args)).collect();
+        let done: Result<Vec<_>> =
+            batch.par_iter().map(|r| profile_read(&bwt, intervals.as_ref(), r.aligned(), &batch_opt, &args)).collect();
         profiles.extend(done?);
     }
     let n = profiles.len();
@@ -211,12 +210,17 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         let over_pops: usize = over.iter().map(|p| p.pops).sum();
         println!("{capacity}\t{}\t{over_pops}\t{}", over.len(), percentile(&stored, 0.99));
     }
-    println!("level search ({} lanes) entries\tgave up: stack\tgave up: -m\tpops\tcritical-path pops\tthe same for reads of over 10k pops", args.lanes);
+    println!(
+        "level search ({} lanes) entries\tgave up: stack\tgave up: -m\tpops\tcritical-path pops\tthe same for reads of over 10k pops",
+        args.lanes
+    );
     for (c, &capacity) in args.level_capacity.iter().enumerate() {
         let stack = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::StackFull)).count();
         let limit = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::EntriesLimit)).count();
         let done: Vec<(&ReadProfile, LevelCost)> = profiles.iter().filter_map(|p| p.level[c].as_ref().ok().map(|&x| (p, x))).collect();
-        let sum = |heavy: bool, f: fn(&LevelCost) -> usize| done.iter().filter(|(p, _)| !heavy || p.pops > 10_000).map(|(_, x)| f(x)).sum::<usize>();
+        let sum = |heavy: bool, f: fn(&LevelCost) -> usize| {
+            done.iter().filter(|(p, _)| !heavy || p.pops > 10_000).map(|(_, x)| f(x)).sum::<usize>()
+        };
         println!(
             "{capacity}\t{stack}\t{limit}\t{}\t{}\t{} / {} (bwa's pops {})",
             sum(false, |x| x.pops),
@@ -235,12 +239,17 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         groups.sort_unstable();
         let all_critical = costs.iter().map(|x| x.critical_pops).sum::<usize>().max(1);
         let (pool, p) = (args.level_capacity[last], |q| percentile(&groups, q));
-        println!("groups of chains per read (level search, {} lanes, pool {pool}): p50 {}, p90 {}, p99 {}, p99.9 {}, max {}", args.lanes, p(0.5), p(0.9), p(0.99), p(0.999), p(1.0));
+        println!(
+            "groups of chains per read (level search, {} lanes, pool {pool}): p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+            args.lanes,
+            p(0.5),
+            p(0.9),
+            p(0.99),
+            p(0.999),
+            p(1.0)
+        );
         println!("level_max_rounds\treads over it\ttheir critical-path pops (share)");
-        let domain = bcuda::gpu::InexactSwitches::DOMAINS
-            .iter()
-            .find(|d| d.0 == "level_max_rounds")
-            .map_or(&[][..], |d| d.1);
+        let domain = bcuda::gpu::InexactSwitches::DOMAINS.iter().find(|d| d.0 == "level_max_rounds").map_or(&[][..], |d| d.1);
         for &rounds in domain.iter().filter(|&&r| r > 0) {
             let rounds = rounds as usize;
             let over: Vec<&LevelCost> = costs.iter().filter(|x| x.groups > rounds).collect();

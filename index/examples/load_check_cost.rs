@@ -35,6 +35,10 @@ fn main() {
         assert_eq!(sa::first_sample_beyond(&sa_bytes[56..], bwt.seq_len()), None);
         let sa_check = since(t);
         let threads = rayon::current_num_threads();
-        println!("{round}\t{threads}\t{bwt_load:.3}\t{bwt_check:.3}\t{sa_load:.3}\t{sa_check:.3}\t{}\t{}", bwt.words().len() * 4 + 40, sa_bytes.len());
+        println!(
+            "{round}\t{threads}\t{bwt_load:.3}\t{bwt_check:.3}\t{sa_load:.3}\t{sa_check:.3}\t{}\t{}",
+            bwt.words().len() * 4 + 40,
+            sa_bytes.len()
+        );
     }
 }

@@ -58,7 +58,10 @@ impl SuffixArray {
             return Err(IndexError::corrupt(path, format!("{body} bytes of samples, expected {expected}")));
         }
         if let Some(i) = first_sample_beyond(&map[HEADER_BYTES..], bwt.seq_len()) {
-            return Err(IndexError::corrupt(path, format!("sample {} (row {}) lies beyond the text of length {}", i + 1, (i as u64 + 1) * interval, bwt.seq_len())));
+            return Err(IndexError::corrupt(
+                path,
+                format!("sample {} (row {}) lies beyond the text of length {}", i + 1, (i as u64 + 1) * interval, bwt.seq_len()),
+            ));
         }
         Ok(SuffixArray { map, interval, seq_len: bwt.seq_len() })
     }

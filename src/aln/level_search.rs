@@ -146,7 +146,15 @@ pub struct LevelCost {
 /// `lanes` lanes with a pool of `chunks` chunks. With `exact_entries_limit`, a group of chains
 /// within reach of bwa's `-m` is walked pop by pop to find where bwa stops, instead of giving
 /// the read up.
-pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions, lanes: usize, chunks: usize, exact_entries_limit: bool, cost: &mut LevelCost) -> Result<Vec<AlnHit>, GiveUp> {
+pub fn level_search(
+    search: &Search,
+    width: &mut [Width],
+    batch_opt: &GapOptions,
+    lanes: usize,
+    chunks: usize,
+    exact_entries_limit: bool,
+    cost: &mut LevelCost,
+) -> Result<Vec<AlnHit>, GiveUp> {
     let opt = search.opt;
     let mut found = HitList::new(opt);
     if search.too_many_ns(found.max_diff) {

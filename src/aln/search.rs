@@ -161,7 +161,14 @@ pub fn align_read_with<S: SearchStack>(
 
 /// The read's D arrays and reverse complement as bwa prepares them (see [`align_read_with`]),
 /// and the read's own options; for searches other than [`match_gap`].
-pub fn prepare_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, width: &mut Vec<Width>, seed_width: &mut Vec<Width>, seq: &mut Vec<u8>) -> (GapOptions, bool) {
+pub fn prepare_read(
+    bwt: &Bwt,
+    read: &[u8],
+    opt: &GapOptions,
+    width: &mut Vec<Width>,
+    seed_width: &mut Vec<Width>,
+    seq: &mut Vec<u8>,
+) -> (GapOptions, bool) {
     let len = read.len();
     let mut local = *opt;
     seq.clear();
@@ -212,7 +219,19 @@ impl Search<'_> {
         self.opt.mode & MODE_GAPE != 0
     }
 
-    fn new_entry(&self, i: i32, k: u64, l: u64, n_mm: u8, n_gapo: u8, n_gape: u8, n_ins: u16, n_del: u16, state: u8, is_diff: bool) -> Entry {
+    fn new_entry(
+        &self,
+        i: i32,
+        k: u64,
+        l: u64,
+        n_mm: u8,
+        n_gapo: u8,
+        n_gape: u8,
+        n_ins: u16,
+        n_del: u16,
+        state: u8,
+        is_diff: bool,
+    ) -> Entry {
         let score = aln_score(n_mm as i32, n_gapo as i32, n_gape as i32, self.opt) as u32;
         Entry { info: score << 21 | i as u32, n_mm, n_gapo, n_gape, state, n_ins, n_del, last_diff_pos: if is_diff { i } else { 0 }, k, l }
     }
@@ -318,11 +337,8 @@ impl Search<'_> {
         }
 
         // Gaps.
-        let gaps = if opt.mode & MODE_LOGGAP != 0 {
-            int_log2((e.n_gape + e.n_gapo) as u32) / 2 + 1
-        } else {
-            e.n_gapo as i32 + e.n_gape as i32
-        };
+        let gaps =
+            if opt.mode & MODE_LOGGAP != 0 { int_log2((e.n_gape + e.n_gapo) as u32) / 2 + 1 } else { e.n_gapo as i32 + e.n_gape as i32 };
         if allow_diff && i >= opt.indel_end_skip + gaps && len - i >= opt.indel_end_skip + gaps {
             match e.state {
                 STATE_M if (e.n_gapo as i32) < opt.max_gapo => {
@@ -336,8 +352,9 @@ impl Search<'_> {
                 STATE_I if (e.n_gape as i32) < opt.max_gape => {
                     push(self.new_entry(i, e.k, l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, e.n_del, STATE_I, true));
                 }
-                STATE_D if (e.n_gape as i32) < opt.max_gape
-                    && ((e.n_gape as i32 + e.n_gapo as i32) < max_diff || occ < opt.max_del_occ as u64) =>
+                STATE_D
+                    if (e.n_gape as i32) < opt.max_gape
+                        && ((e.n_gape as i32 + e.n_gapo as i32) < max_diff || occ < opt.max_del_occ as u64) =>
                 {
                     for &(nk, nl, field) in &kids {
                         if nk <= nl {
@@ -396,7 +413,12 @@ pub enum AfterHit {
 
 impl HitList {
     pub fn new(opt: &GapOptions) -> HitList {
-        HitList { hits: Vec::new(), best_score: aln_score(opt.max_diff + 1, opt.max_gapo + 1, opt.max_gape + 1, opt), best_cnt: 0, max_diff: opt.max_diff }
+        HitList {
+            hits: Vec::new(),
+            best_score: aln_score(opt.max_diff + 1, opt.max_gapo + 1, opt.max_gape + 1, opt),
+            best_cnt: 0,
+            max_diff: opt.max_diff,
+        }
     }
 
     /// Records entry `e`'s hit [k, l], and narrows the D array as bwa's gap_shadow does.
@@ -424,7 +446,16 @@ impl HitList {
         let seen = e.n_gapo > 0 && self.hits.iter().any(|h| h.k == k && h.l == l);
         if !seen {
             shadow(l - k + 1, seq_len, e.last_diff_pos, width);
-            self.hits.push(AlnHit { n_mm: e.n_mm, n_gapo: e.n_gapo, n_gape: e.n_gape, score: score as u32, n_ins: e.n_ins, n_del: e.n_del, k, l });
+            self.hits.push(AlnHit {
+                n_mm: e.n_mm,
+                n_gapo: e.n_gapo,
+                n_gape: e.n_gape,
+                score: score as u32,
+                n_ins: e.n_ins,
+                n_del: e.n_del,
+                k,
+                l,
+            });
         }
         after
     }
@@ -443,7 +474,12 @@ pub fn n_stacks(batch_opt: &GapOptions) -> usize {
 
 /// bwt_match_gap: best-first search of `seq` (the read's reverse complement) allowing
 /// mismatches and gaps within `opt`'s limits. `batch_opt` sizes the stack as bwa does.
-fn match_gap<S: SearchStack>(search: &Search, width: &mut [Width], batch_opt: &GapOptions, stack: &mut S) -> Result<Vec<AlnHit>, StackFull> {
+fn match_gap<S: SearchStack>(
+    search: &Search,
+    width: &mut [Width],
+    batch_opt: &GapOptions,
+    stack: &mut S,
+) -> Result<Vec<AlnHit>, StackFull> {
     let (bwt, opt) = (search.bwt, search.opt);
     let mut found = HitList::new(opt);
     if search.too_many_ns(found.max_diff) {

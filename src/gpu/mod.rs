@@ -27,18 +27,18 @@ use anyhow::{bail, Context, Result};
 use bcuda_index::Bwt;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
-pub use batch::{complete_on_cpu, pack_reads, HostBatch};
+use crate::reads::ReadSeq;
+use crate::sai::{AlnHit, GapOptions};
 use batch::GpuAnswers;
+pub use batch::{complete_on_cpu, pack_reads, HostBatch};
+pub use first_pass::HAND_ON_SHARE;
+use first_pass::{gave_up, rule_state};
 use inexact::{Pass, Scratchpad};
 use inexact_kernels::InexactKernels;
 use interval_table::{GpuBwt, GpuIntervals};
-pub use first_pass::HAND_ON_SHARE;
-use first_pass::{gave_up, rule_state};
+pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
 pub use open::{warm_kernel_cache, OpenGpu, StartupTimes};
 use slot::{Slot, N_COUNTERS};
-pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
-use crate::reads::ReadSeq;
-use crate::sai::{AlnHit, GapOptions};
 pub use switches::{InexactSwitches, Switches};
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
@@ -189,7 +189,8 @@ impl GpuAligner {
     /// Loads an opened GPU's kernels and copies the BWT to it.
     pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
-        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } = gpu;
+        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } =
+            gpu;
         // A genome too large for compact stack entries gets the 32-byte ones, compiled below.
         let fitted = inexact_switches.fitted_to(bwt.seq_len());
         // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
@@ -307,7 +308,12 @@ impl GpuAligner {
             (what, t.elapsed().as_secs_f64())
         }
         // In this order: the context goes with the last of what holds it.
-        [timed_drop("pass scratch", passes), timed_drop("batch buffers", slots), timed_drop("BWT", (words, l2, intervals.table)), timed_drop("kernels and context", (exact, inexact, first_rule, stream, ctx))]
+        [
+            timed_drop("pass scratch", passes),
+            timed_drop("batch buffers", slots),
+            timed_drop("BWT", (words, l2, intervals.table)),
+            timed_drop("kernels and context", (exact, inexact, first_rule, stream, ctx)),
+        ]
     }
 
     /// Once pass 1 has handed on more than [`HAND_ON_SHARE`] of the reads it finished, it
@@ -387,7 +393,14 @@ impl GpuAligner {
     }
 
     /// Queues exact_match on `stream`.
-    fn launch_exact(&self, stream: &Arc<CudaStream>, f: &CudaFunction, a: ExactArgs, k: &mut CudaSlice<u64>, l: &mut CudaSlice<u64>) -> Result<()> {
+    fn launch_exact(
+        &self,
+        stream: &Arc<CudaStream>,
+        f: &CudaFunction,
+        a: ExactArgs,
+        k: &mut CudaSlice<u64>,
+        l: &mut CudaSlice<u64>,
+    ) -> Result<()> {
         let threads = if self.switches.kl_par { 2 * a.n } else { a.n } as u64;
         let bw = self.switches.block_w;
         let blocks = threads.div_ceil(bw as u64).max(1) as u32;
@@ -463,7 +476,8 @@ impl GpuAligner {
         let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
         let t = std::time::Instant::now();
         for pass in plan {
-            self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None });
+            self.passes
+                .push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None });
         }
         self.startup.scratch_s += t.elapsed().as_secs_f64();
         if self.adapt_first && self.passes.len() < 2 {
@@ -507,7 +521,11 @@ impl GpuAligner {
             t.pass_reads[p] += counters[2 * p] as usize;
             t.pass_lookups[p] += lookups[p];
         }
-        self.last_kernels = format!("kernels: exact_match {:.0} ms, D arrays {widths_ms:.0} ms, passes {} reads", events[0].elapsed_ms(&events[1])?, pass_times.join(" / "));
+        self.last_kernels = format!(
+            "kernels: exact_match {:.0} ms, D arrays {widths_ms:.0} ms, passes {} reads",
+            events[0].elapsed_ms(&events[1])?,
+            pass_times.join(" / ")
+        );
         t.stack_overflow_reads += counters[2 * passes] as usize;
         if self.adapt_first && t.first_pass_gave_up.is_none() {
             // On this batch's stream, which is idle now: the other's kernels run on.
@@ -543,7 +561,10 @@ mod tests {
         }
         // The inexact kernels under each value of their switches (the host-side ones share
         // one compiled kernel) and all the occurrence variants together.
-        let mut inexact = vec![InexactSwitches::default(), InexactSwitches { occ_ldg: true, occ_same_block: true, occ_unroll: true, ..InexactSwitches::default() }];
+        let mut inexact = vec![
+            InexactSwitches::default(),
+            InexactSwitches { occ_ldg: true, occ_same_block: true, occ_unroll: true, ..InexactSwitches::default() },
+        ];
         for (name, values) in InexactSwitches::DOMAINS {
             for v in *values {
                 let mut s = InexactSwitches::default();
@@ -582,5 +603,4 @@ mod tests {
             compile(EXACT_MATCH_CU, &s.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{s:?}: {e}"));
         }
     }
-
 }

@@ -106,16 +106,19 @@ fn image(full_source: String, defines: &[String], arch: &'static str) -> Result<
     unsafe {
         let cubin = match result::compile_program(prog, &options) {
             Err(e) => {
-                let log = result::get_program_log(prog).map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned()).unwrap_or_default();
+                let log =
+                    result::get_program_log(prog).map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned()).unwrap_or_default();
                 Err(anyhow!("NVRTC: {e:?}\n{log}"))
             }
             Ok(()) => {
                 let mut size = 0usize;
-                sys::nvrtcGetCUBINSize(prog, &mut size).result().and_then(|()| {
-                    let mut cubin = vec![0u8; size];
-                    sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut c_char).result().map(|()| cubin)
-                })
-                .map_err(|e| anyhow!("NVRTC (CUBIN): {e:?}"))
+                sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .and_then(|()| {
+                        let mut cubin = vec![0u8; size];
+                        sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut c_char).result().map(|()| cubin)
+                    })
+                    .map_err(|e| anyhow!("NVRTC (CUBIN): {e:?}"))
             }
         };
         let _ = result::destroy_program(prog);
@@ -164,7 +167,6 @@ pub fn arch_for(cc: (i32, i32)) -> &'static str {
         _ => "compute_75",
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -93,13 +93,31 @@ impl OpenGpu {
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let context_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
-        let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
+        let kernels_cached =
+            inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
         let (inexact_images, exact_image) = compile_kernels(&inexact, &switches, arch)?;
         // Loaded here, beside the index load (PTX, on a GPU without a CUBIN target, is compiled by the driver now).
         let inexact_kernels = InexactKernels::load(&ctx, inexact_images)?;
         let exact = exact_image.load(&ctx)?.load_function("exact_match")?;
-        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0, interval_depth: 0, scratch_s: 0.0 };
-        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact: inexact_kernels, exact, startup })
+        let startup = StartupTimes {
+            context_s,
+            kernels_s: t.elapsed().as_secs_f64(),
+            kernels_cached,
+            copy_s: 0.0,
+            interval_depth: 0,
+            scratch_s: 0.0,
+        };
+        Ok(OpenGpu {
+            ctx,
+            device_name,
+            compute_capability,
+            arch,
+            sms,
+            switches,
+            inexact_switches: inexact,
+            inexact: inexact_kernels,
+            exact,
+            startup,
+        })
     }
 }
-

@@ -102,7 +102,8 @@ pub fn head_fastq(src: &Path, n: usize, dst: &Path) {
 /// mismatches, short insertions and deletions, N bases, and some random (unmappable) reads.
 pub fn simulate_reads(fasta: &Path, len: usize, n: usize, seed: u64, dst: &Path) {
     let text = std::fs::read_to_string(fasta).unwrap();
-    let genome: Vec<u8> = text.lines().skip(1).take_while(|l| !l.starts_with('>')).flat_map(|l| l.trim().bytes()).map(|b| b.to_ascii_uppercase()).collect();
+    let genome: Vec<u8> =
+        text.lines().skip(1).take_while(|l| !l.starts_with('>')).flat_map(|l| l.trim().bytes()).map(|b| b.to_ascii_uppercase()).collect();
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut next = move |m: u64| {
         state ^= state << 13;
