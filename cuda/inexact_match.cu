@@ -47,6 +47,14 @@
 // and __syncwarp orders their memory as the block's barrier does for larger teams (defined here
 // for the reason above).
 #define ONE_WARP_TEAM (MAX_TEAM == LANES)
+// The blocks of each kernel that must fit on an SM at once (-D, from the switches), which caps
+// their registers: more resident warps hide more of the lookups' latency.
+#ifndef FIRST_MIN_BLOCKS
+#define FIRST_MIN_BLOCKS 1
+#endif
+#ifndef LEVEL_MIN_BLOCKS
+#define LEVEL_MIN_BLOCKS 1
+#endif
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -851,7 +859,7 @@ extern "C" __global__ void __launch_bounds__(256) read_widths(
 // above). A read that needs more is appended
 // to `next_queue` (next_counters[0] counts them) for inexact_level; n_hits is negative (STACK_FULL,
 // HITS_FULL) for a read without an answer.
-extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
+extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W, FIRST_MIN_BLOCKS) inexact_search(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const ulonglong2 *__restrict__ intervals, int interval_depth,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
@@ -1279,7 +1287,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 // Passes 2 and 3: each team (thread block) takes the next read of `queue` (as inexact_search)
 // and searches it with its pool of `max_chunks` chunks and at most `max_rounds` groups of
 // chains (0: no limit); reads whose search needs more go to `next_queue`.
-extern "C" __global__ void __launch_bounds__(MAX_TEAM) inexact_level(
+extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact_level(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const ulonglong2 *__restrict__ intervals, int interval_depth,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,

@@ -206,6 +206,16 @@ pub struct InexactSwitches {
     /// host-side value. A tuned file from before it existed reads as the default.
     #[serde(default = "default_last_teams_percent")]
     pub last_teams_percent: u32,
+    /// Pass 2's kernel compiled so that this many of its teams fit on an SM at once (the
+    /// launch bounds' minimum blocks, which caps its registers; 0: the compiler's choice, 125
+    /// registers for one-warp teams, so at most 16 per SM). More resident teams hide more of
+    /// the lookups' latency, at the price of spills. A tuned file from before it existed reads
+    /// as 0.
+    #[serde(default)]
+    pub level_min_blocks: u32,
+    /// The same for pass 1's kernel (blocks of `INEXACT_BLOCK_W` threads).
+    #[serde(default)]
+    pub first_min_blocks: u32,
 }
 
 fn default_last_teams_percent() -> u32 {
@@ -267,6 +277,8 @@ impl Default for InexactSwitches {
             heads_shared: false,
             interval_depth: default_interval_depth(),
             last_teams_percent: default_last_teams_percent(),
+            level_min_blocks: 0,
+            first_min_blocks: 0,
         }
     }
 }
@@ -292,6 +304,8 @@ impl InexactSwitches {
         ("heads_shared", &[0, 1]),
         ("interval_depth", &[0, 8, 10, 11, 12, 13, 14]),
         ("last_teams_percent", &[25, 50, 75, 100]),
+        ("level_min_blocks", &[0, 20, 24, 32]),
+        ("first_min_blocks", &[0, 10, 12, 16]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -319,6 +333,9 @@ impl InexactSwitches {
         }
         if !(1..=100).contains(&self.last_teams_percent) {
             return Some("last_teams_percent must be in 1..=100");
+        }
+        if self.level_min_blocks > 32 || self.first_min_blocks > 32 {
+            return Some("level_min_blocks and first_min_blocks must be at most 32 (an SM's blocks)");
         }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
             if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
@@ -376,6 +393,8 @@ impl InexactSwitches {
             "heads_shared" => self.heads_shared = flag()?,
             "interval_depth" => self.interval_depth = n,
             "last_teams_percent" => self.last_teams_percent = n,
+            "level_min_blocks" => self.level_min_blocks = n,
+            "first_min_blocks" => self.first_min_blocks = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -402,6 +421,8 @@ impl InexactSwitches {
             self.heads_shared as u32,
             self.interval_depth,
             self.last_teams_percent,
+            self.level_min_blocks,
+            self.first_min_blocks,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -411,7 +432,7 @@ impl InexactSwitches {
     /// compiled kernel.
     pub fn defines(&self, team: u32) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![
+        let mut defines = vec![
             format!("-DINEXACT_BLOCK_W={}", self.block_w),
             format!("-DMAX_TEAM={team}"),
             flag("occ_ldg", self.occ_ldg),
@@ -422,7 +443,15 @@ impl InexactSwitches {
             flag("entries_limit_exact", self.entries_limit_exact),
             flag("first_lockstep", self.first_lockstep),
             flag("heads_shared", self.heads_shared),
-        ]
+        ];
+        // Only when set, so that the default kernels' defines (and cache entries) stay as they were.
+        if self.first_min_blocks > 0 {
+            defines.push(format!("-DFIRST_MIN_BLOCKS={}", self.first_min_blocks));
+        }
+        if self.level_min_blocks > 0 && team == self.level_team_lanes {
+            defines.push(format!("-DLEVEL_MIN_BLOCKS={}", self.level_min_blocks));
+        }
+        defines
     }
 
     /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
@@ -483,6 +512,8 @@ mod tests {
             heads_shared: true,
             interval_depth: 3,
             last_teams_percent: 1,
+            level_min_blocks: 5,
+            first_min_blocks: 5,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
