@@ -179,7 +179,7 @@ fi
 middle=$(middle_rate $W/$best.summary)
 log "middle half of the batches: $middle reads/s ($(awk -v m=$middle -v n=$reads -v b=$bwa_s 'BEGIN {if (m + 0 > 0) printf "%.1fx", m / (n / b); else print "NA"}') bwa's rate)"
 # The reads the GPU left to the CPU (named by the timeline), profiled on the CPU: bwa's pops
-# and stack peak, and whether the team search's model (src/aln/level_search.rs) with pass 3's
+# and stack peak, and whether the team search's model (src/search/level_search.rs) with pass 3's
 # team and pool holds them.
 pool=$(grep -o 'pass 3 [^;]*teams of [0-9]* threads with [0-9]* entries' $W/$best.summary | head -1)
 for i in $(grep -o 'reads aligned there: reads [0-9, ]*' $W/$best.summary | grep -o '[0-9][0-9]*' | head -3); do

@@ -10,12 +10,13 @@ use anyhow::{bail, Context, Result};
 use bcuda_index::IntervalTable;
 use rayon::prelude::*;
 
-use bcuda::aln::level_search::{level_search, GiveUp, LevelCost, CHUNK};
-use bcuda::aln::search::{align_read_with, batch_options, prepare_read, Search, Width};
-use bcuda::aln::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
 use bcuda::aln::CPU_BATCH;
+use bcuda::aln_options::batch_options;
 use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::GapOptions;
+use bcuda::search::level_search::{level_search, GiveUp, LevelCost, CHUNK};
+use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
+use bcuda::search::{align_read_with, prepare_read, Search, Width};
 
 #[derive(clap::Args, Debug)]
 pub struct StackProfileArgs {

@@ -12,7 +12,6 @@
 //! `collect` of a filtered iterator did that, and the allocator kept the freed buffers, so
 //! from the second chunk on the peak held two chunks.
 
-use std::cmp::Ordering;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -31,35 +30,6 @@ pub struct BwtAndSamples {
 
 /// Rows between suffix-array samples (bwa's default and the only value it writes).
 pub const SA_INTERVAL: u64 = 32;
-
-/// Compares the suffixes starting at `a` and `b` (`a != b`); the end of the text sorts first.
-/// Costs their common prefix: the sort uses [`CoverRanks::compare`]; this is its oracle.
-pub fn compare_suffixes(text: &PackedText, a: u64, b: u64) -> Ordering {
-    compare_suffixes_counting(text, a, b).0
-}
-
-/// [`compare_suffixes`] and the number of 32-base words it read (for profiling).
-pub fn compare_suffixes_counting(text: &PackedText, mut a: u64, mut b: u64) -> (Ordering, u64) {
-    let n = text.len();
-    let mut words = 0;
-    loop {
-        words += 1;
-        let (ra, rb) = (n - a, n - b);
-        let m = ra.min(rb).min(32);
-        if m > 0 {
-            let keep = !0u64 << (64 - 2 * m);
-            let (wa, wb) = (text.window(a) & keep, text.window(b) & keep);
-            if wa != wb {
-                return (wa.cmp(&wb), words);
-            }
-        }
-        if m < 32 {
-            return (ra.cmp(&rb), words);
-        }
-        a += 32;
-        b += 32;
-    }
-}
 
 /// Prefix length of the buckets: about one bucket per 64 suffixes, at most 12 bases.
 pub fn bucket_bases(n: u64) -> u32 {
@@ -512,6 +482,7 @@ fn put_base(bwt: &mut [u32], x: u64, c: u8) {
 mod tests {
     use super::*;
     use crate::chunk_sort::{RadixModel, RADIX_TILE};
+    use crate::text::compare_suffixes;
     use crate::text::tests::text_of;
 
     fn naive_rows(t: &PackedText) -> Vec<u64> {

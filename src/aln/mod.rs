@@ -1,11 +1,9 @@
 //! `bcuda aln`: BWA's aln algorithm. The CPU path (rayon) is the correctness oracle and the
 //! fallback when no GPU is present; its output is byte-identical to `bwa aln` 0.7.17.
 
+mod complete;
 pub mod dealer;
 pub mod gpus;
-pub mod level_search;
-pub mod search;
-pub mod stack;
 pub mod timeline;
 
 use std::path::PathBuf;
@@ -14,10 +12,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use bcuda_output::Output;
 
-use crate::gpu::{complete_on_cpu, HostBatch};
+use crate::gpu::HostBatch;
 use crate::progress::Progress;
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 use crate::sai::{self, AlnHit, GapOptions, MODE_GAPE, MODE_IL13, MODE_LOGGAP, MODE_NONSTOP};
+use complete::complete_on_cpu;
 use dealer::{Finished, InOrder};
 use gpus::GpuChoice;
 

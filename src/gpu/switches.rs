@@ -175,7 +175,7 @@ pub struct InexactSwitches {
     #[serde(default)]
     pub compact_entry: bool,
     /// The team passes find the pop where bwa's `-m` stops a group of chains (instead of
-    /// handing the read to the CPU). `src/aln/level_search.rs` is its model, checked against
+    /// handing the read to the CPU). `src/search/level_search.rs` is its model, checked against
     /// bwa in CI; on the H100 it gave the CPU's .sai at `-m 300` and bwa's at 1 Gbp. A tuned
     /// file from before it existed reads as off.
     #[serde(default)]
