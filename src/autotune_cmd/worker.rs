@@ -169,16 +169,15 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     Ok(())
 }
 
+/// What the GPU part of aln gives on a set of reads: exact_match's intervals, every read's
+/// hits (None: left to the CPU) and the GPU time of the kernels (ms).
+type GpuPart = (Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64);
+
 /// The GPU part of aln on `reads`, once: exact_match's intervals (a call of its own, for the
 /// k,l penalty), the batch's hits through every pass, and the GPU time of the batch's
 /// kernels (exact pass and every inexact pass, GPU events).
 /// Pass 1's rule starts each run from `rule`, so that every run is timed the same.
-fn run_gpu_part(
-    gpu: &mut GpuAligner,
-    reads: &[ReadSeq],
-    opt: &GapOptions,
-    rule: [u64; 4],
-) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
+fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, rule: [u64; 4]) -> Result<GpuPart> {
     let (k, l, _) = gpu.exact_match(reads)?;
     gpu.set_first_pass_rule(rule)?;
     let before = gpu.totals;
@@ -190,13 +189,7 @@ fn run_gpu_part(
 }
 
 /// One warm-up, then the median GPU time of `repeats` runs; the answers of the warm-up.
-fn time_variant(
-    gpu: &mut GpuAligner,
-    reads: &[ReadSeq],
-    opt: &GapOptions,
-    repeats: usize,
-    rule: [u64; 4],
-) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
+fn time_variant(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, repeats: usize, rule: [u64; 4]) -> Result<GpuPart> {
     let (kl, hits, _) = run_gpu_part(gpu, reads, opt, rule)?;
     let mut times = Vec::new();
     for _ in 0..repeats.max(1) {
