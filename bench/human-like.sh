@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs on the device machine (with .carry/ from scripts/gpu-bundle.sh): the human-like
+# Runs on the CUDA host (with bundle/ from scripts/gpu-bundle.sh): the human-like
 # benchmark of issue 11.
 #   bash bench/human-like.sh SIZE_MBP [N_READS=1000000]
 # A seeded human-like genome of SIZE_MBP Mbp (`bcuda-dev synth-genome --human-like`), indexed by
@@ -10,7 +10,7 @@
 # Log: $OUT/human-like.log, ending with a line "done".
 # Env: BCUDA_MODE (default --gpu; --cpu to test the script on a machine without a GPU, which
 # writes human-like-cpu.tsv instead), THREADS (default 16), SORT_GB, COMMIT (default: the
-# commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
+# commit gpu-bundle.sh wrote into bundle/commit), WAIT_FOR=FILE (hold the 16-core part until
 # FILE exists; scripts/gpu-long.sh uses it), GPUS="1 2" (then also bcuda aln --gpus N, twice
 # for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N),
 # SWEEP, ENV_SWEEP, BATCH_SWEEP, VARIANT, NCU, KEEP_W (see the end) and REUSE_INDEX (below).

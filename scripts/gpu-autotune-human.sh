@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs on the device machine (with .carry/ from scripts/gpu-bundle.sh): issue 13's acceptance
+# Runs on the CUDA host (with bundle/ from scripts/gpu-bundle.sh): issue 13's acceptance
 # run. The seeded human-like genome of bench/human-like.sh (SIZE_MBP Mbp), indexed; dwgsim
 # reads as there; `bcuda autotune --reads` on a sample of them (3 batches: 2 train, 1 held
 # out) within BUDGET, evolving exact_match and the inexact kernels together; then

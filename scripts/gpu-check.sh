@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs on the device machine (see README, "GPU"): GPU .sai vs CPU .sai (the oracle) on every
+# Runs on the CUDA host (see README, "GPU"): GPU .sai vs CPU .sai (the oracle) on every
 # read set and option set of the CPU tests, then the exact_match kernel alone and whole
-# `aln` against `bwa aln -t 16`. Needs .carry/ made by scripts/gpu-bundle.sh.
+# `aln` against `bwa aln -t 16`. Needs bundle/ made by scripts/gpu-bundle.sh.
 # Writes everything to $OUT (or ./gpu-out). SKIP_SWITCHES=1 skips the per-switch sweep.
 . "$(dirname "$0")/device-env.sh"
 log() { echo "$@" | tee -a "$OUT/gpu-check.log"; }

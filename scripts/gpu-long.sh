@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs on the device machine: a benchmark longer than one device command (10 minutes), kept
+# Runs on the CUDA host: a benchmark longer than one command may run (10 minutes), kept
 # alive across calls. The machine stays only 30 s idle, so the calls must follow each other.
 #   bash scripts/gpu-long.sh start SCRIPT ARGS...   copy the repo to /tmp/long, start SCRIPT
 #                                         ARGS there detached (setsid; SORT_GB=8); its
