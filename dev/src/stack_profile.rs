@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use bcuda_index::IntervalTable;
 use rayon::prelude::*;
 
@@ -141,7 +141,7 @@ fn profile_read(
 
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
     use std::io::Write;
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?);
+    let mut out = bcuda_output::Output::file(path)?;
     write!(out, "read\tpops\tpeak\texact_interval")?;
     for c in level_capacities {
         write!(out, "\tgroups_{c}\tcritical_pops_{c}")?;
@@ -157,7 +157,7 @@ fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capaci
         }
         writeln!(out)?;
     }
-    out.flush()?;
+    out.commit()?;
     Ok(())
 }
 

@@ -259,7 +259,7 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
         genome: winner,
         kernels: kernels_id(),
     };
-    std::fs::write(args.report.join("winner.json"), serde_json::to_string_pretty(&tuned)?)?;
+    write_whole(&args.report.join("winner.json"), serde_json::to_string_pretty(&tuned)?.as_bytes())?;
     if *penalty != 0 || speedup <= 1.0 + timing.noise {
         eprintln!("[bcuda autotune] no variant beat the reference on held-out reads by more than the noise; nothing saved");
         return Ok(());
@@ -313,6 +313,14 @@ fn evolve(
     runs
 }
 
+/// Writes `bytes` to `path` whole or not at all.
+fn write_whole(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut out = bcuda_output::Output::file(path)?;
+    out.write_all(bytes)?;
+    Ok(out.commit()?)
+}
+
 /// The report folder: report.txt (each restart's history and winner, the changes the winners
 /// share, the final winner) and progress.svg (the best restart's history).
 fn write_report(
@@ -340,9 +348,9 @@ fn write_report(
         text += &format!("{n}\t{change}\n");
     }
     text += &format!("== final winner (fastest restart's, validated)\n{summary}\nworker restarts: {worker_restarts}\n");
-    std::fs::write(dir.join("report.txt"), text)?;
+    write_whole(&dir.join("report.txt"), text.as_bytes())?;
     if let Some(run) = restarts::best(runs).or(runs.first()) {
-        std::fs::write(dir.join("progress.svg"), bcuda_autotune::report::svg(&run.history))?;
+        write_whole(&dir.join("progress.svg"), bcuda_autotune::report::svg(&run.history).as_bytes())?;
     }
     Ok(())
 }
