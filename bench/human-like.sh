@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs on the device machine (with .carry/ from scripts/gpu-bundle.sh): the human-like
+# Runs on the CUDA host (with bundle/ from scripts/gpu-bundle.sh): the human-like
 # benchmark of issue 11.
 #   bash bench/human-like.sh SIZE_MBP [N_READS=1000000]
 # A seeded human-like genome of SIZE_MBP Mbp (`bcuda-dev synth-genome --human-like`), indexed by
@@ -10,7 +10,7 @@
 # Log: $OUT/human-like.log, ending with a line "done".
 # Env: BCUDA_MODE (default --gpu; --cpu to test the script on a machine without a GPU, which
 # writes human-like-cpu.tsv instead), THREADS (default 16), SORT_GB, COMMIT (default: the
-# commit gpu-bundle.sh wrote into .carry/commit), WAIT_FOR=FILE (hold the 16-core part until
+# commit gpu-bundle.sh wrote into bundle/commit), WAIT_FOR=FILE (hold the 16-core part until
 # FILE exists; scripts/gpu-long.sh uses it), GPUS="1 2" (then also bcuda aln --gpus N, twice
 # for each N, one row each in $OUT/multi-gpu.tsv: steady rate and scaling against the first N),
 # SWEEP, ENV_SWEEP, BATCH_SWEEP, VARIANT, NCU, KEEP_W (see the end) and REUSE_INDEX (below).
@@ -179,7 +179,7 @@ fi
 middle=$(middle_rate $W/$best.summary)
 log "middle half of the batches: $middle reads/s ($(awk -v m=$middle -v n=$reads -v b=$bwa_s 'BEGIN {if (m + 0 > 0) printf "%.1fx", m / (n / b); else print "NA"}') bwa's rate)"
 # The reads the GPU left to the CPU (named by the timeline), profiled on the CPU: bwa's pops
-# and stack peak, and whether the team search's model (src/aln/level_search.rs) with pass 3's
+# and stack peak, and whether the team search's model (src/search/level_search.rs) with pass 3's
 # team and pool holds them.
 pool=$(grep -o 'pass 3 [^;]*teams of [0-9]* threads with [0-9]* entries' $W/$best.summary | head -1)
 for i in $(grep -o 'reads aligned there: reads [0-9, ]*' $W/$best.summary | grep -o '[0-9][0-9]*' | head -3); do

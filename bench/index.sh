@@ -2,7 +2,7 @@
 # Index benchmark: wall time and peak memory of `bcuda index` vs `bwa index`, side by side, on
 # E. coli 536 and a seeded synthetic 100 Mbp genome (scripts/synth-genome.py).
 #   bench/index.sh [SIZE_MBP]      (default 100)
-# On the device machine (with .carry/ from scripts/gpu-bundle.sh; no Rust needed there):
+# On the CUDA host (with bundle/ from scripts/gpu-bundle.sh; no Rust needed there):
 #   bash bench/index.sh --gpu [SIZE_MBP]   (default 1000)
 # the GPU sort against the CPU build (--cpu) on lambda, E. coli and a human-like genome of
 # SIZE_MBP Mbp (bcuda-dev synth-genome --human-like, seed 1): the five files compared with cmp

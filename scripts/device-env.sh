@@ -1,8 +1,7 @@
-# Sourced by the scripts that run on the device machine: where the carried files are (.carry/
-# from scripts/gpu-bundle.sh), where results go ($OUT, which the device tool returns), and a
-# scratch folder.
+# Sourced by the scripts that run on the CUDA host: where the bundled files are (bundle/
+# from scripts/gpu-bundle.sh), where results go ($OUT, default gpu-out/), and a scratch folder.
 set -uo pipefail
-C=.carry
+C=bundle
 B=$C/bcuda
 DEV=$C/bcuda-dev  # the development tools (synth-genome, stack-profile, gpu-bench)
 OUT=${OUT:-gpu-out}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs on the device machine (with .carry/ from scripts/gpu-bundle.sh): issue 13's acceptance
+# Runs on the CUDA host (with bundle/ from scripts/gpu-bundle.sh): issue 13's acceptance
 # run. The seeded human-like genome of bench/human-like.sh (SIZE_MBP Mbp), indexed; dwgsim
 # reads as there; `bcuda autotune --reads` on a sample of them (3 batches: 2 train, 1 held
 # out) within BUDGET, evolving exact_match and the inexact kernels together; then
@@ -10,8 +10,8 @@
 #   bash scripts/gpu-long.sh start scripts/gpu-autotune-human.sh 1000 12m; bash scripts/gpu-long.sh wait 585 (repeat)
 #   bash scripts/gpu-autotune-human.sh [SIZE_MBP=1000] [BUDGET=12m] [HELD_OUT_READS=1000000]
 # SWEEP (see the end): other switch settings timed on the same held-out reads.
-# A session has 30 minutes of device time in all, and a machine goes back after 30 minutes
-# held: the budget leaves room for the machine's start, the data and the held-out runs.
+# Sized for a host held 30 minutes at most: the budget leaves room for the host's start, the
+# data and the held-out runs.
 . "$(dirname "$0")/device-env.sh"
 size=${1:-1000}
 budget=${2:-12m}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs on the device machine: a small real autotune run on the E. coli index with the ART
+# Runs on the CUDA host: a small real autotune run on the E. coli index with the ART
 # reads (first batch evolves, second validates), then aln with and without the tuned kernel
-# (the .sai must not change). Needs .carry/ from scripts/gpu-bundle.sh.
+# (the .sai must not change). Needs bundle/ from scripts/gpu-bundle.sh.
 #   bash scripts/gpu-autotune.sh [POP] [GENS] [BUDGET]
 . "$(dirname "$0")/device-env.sh"
 gzip -dc $C/data/ecoli536.fa.gz > $W/ecoli536.fa && $B index -q $W/ecoli536.fa

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs on the device machine (see README, "GPU"): GPU .sai vs CPU .sai (the oracle) on every
+# Runs on the CUDA host (see README, "GPU"): GPU .sai vs CPU .sai (the oracle) on every
 # read set and option set of the CPU tests, then the exact_match kernel alone and whole
-# `aln` against `bwa aln -t 16`. Needs .carry/ made by scripts/gpu-bundle.sh.
+# `aln` against `bwa aln -t 16`. Needs bundle/ made by scripts/gpu-bundle.sh.
 # Writes everything to $OUT (or ./gpu-out). SKIP_SWITCHES=1 skips the per-switch sweep.
 . "$(dirname "$0")/device-env.sh"
 log() { echo "$@" | tee -a "$OUT/gpu-check.log"; }
@@ -59,7 +59,7 @@ BCUDA_TEST_INEXACT_SWITCHES=level_max_rounds=1 BCUDA_TEST_STACKS=16,65536,262144
 BCUDA_TEST_INEXACT_SWITCHES=level_max_rounds=1 BCUDA_TEST_STACKS=16,65536,262144 $B aln --gpu -t 16 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "GPU kernels" | sed "s/^/  level_max_rounds=1: /" | tee -a "$OUT/gpu-check.log"
 # bwa's -m reached inside a group of chains (-m 300): the team passes find where bwa stops
 # (entries_limit_exact, the default), or without it the CPU takes those reads; teams of one
-# warp in both team passes too, and pass 2's teams of two warps (the default before session 10).
+# warp in both team passes too, and pass 2's teams of two warps (the default before 9637011).
 for sw in "" "entries_limit_exact=0" "level_team_lanes=32 last_team_lanes=32" "level_team_lanes=64"; do
     BCUDA_TEST_STACKS=16,65536,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa $C/data/ecoli536_art.fq.gz -m 300
     BCUDA_TEST_STACKS=16,65536,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw $B aln --gpu -t 16 -m 300 $W/ecoli536.fa $C/data/ecoli536_art.fq.gz 2>&1 >/dev/null | grep "reads aligned on the CPU" | sed "s/^/  [$sw]: /" | tee -a "$OUT/gpu-check.log"

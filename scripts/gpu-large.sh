@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs on the device machine: a seeded synthetic genome of SIZE Mbp (default 500) indexed by
+# Runs on the CUDA host: a seeded synthetic genome of SIZE Mbp (default 500) indexed by
 # bcuda there (--sort-memory SORT_GB GiB, default 2) while 1M 100 bp reads are simulated from
 # it; then exact_match alone, GPU vs CPU identity on the first 100k reads, and whole aln vs
-# bwa aln -t 16 (on bcuda's index) with the .sai records compared. Needs .carry/ from
+# bwa aln -t 16 (on bcuda's index) with the .sai records compared. Needs bundle/ from
 # scripts/gpu-bundle.sh. Long runs: start it with setsid in the background and poll
 # $OUT/gpu-large.log (it ends with a line "done").
 . "$(dirname "$0")/device-env.sh"

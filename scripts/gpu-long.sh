@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs on the device machine: a benchmark longer than one device command (10 minutes), kept
+# Runs on the CUDA host: a benchmark longer than one command may run (10 minutes), kept
 # alive across calls. The machine stays only 30 s idle, so the calls must follow each other.
 #   bash scripts/gpu-long.sh start SCRIPT ARGS...   copy the repo to /tmp/long, start SCRIPT
-#                                         ARGS there in its own session (SORT_GB=8); its
+#                                         ARGS there detached (setsid; SORT_GB=8); its
 #                                         16-core part waits until /tmp/long/go exists
 #   bash scripts/gpu-long.sh start SIZE   the same for scripts/gpu-large.sh SIZE
 #   bash scripts/gpu-long.sh wait SECS    release the 16-core part (create /tmp/long/go), wait

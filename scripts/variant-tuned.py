@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Installs a hand-edited variant of cuda/inexact_match.cu as this GPU's tuned kernels, so that
 `bcuda aln` runs it and `bcuda aln --no-tuned` the unmodified kernels: an A/B of a kernel
-change on the device without rebuilding the binary (bench/human-like.sh VARIANT=...).
+change on a CUDA host without rebuilding the binary (bench/human-like.sh VARIANT=...).
 
     python3 scripts/variant-tuned.py VARIANT.cu [--device NAME --cc 9.0] [-o FILE]
 

@@ -1,5 +1,6 @@
 //! bcuda: a GPU port of BWA 0.7.17's `aln` path (via BarraCUDA), with self-tuned kernels.
 
+pub mod aln_options;
 pub mod cli;
 mod decompress;
 pub mod default_index;
@@ -19,4 +20,5 @@ pub mod merge_sai;
 pub mod sam;
 pub mod sampe;
 pub mod samse;
+pub mod search;
 pub mod split_reads;

@@ -6,16 +6,17 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use bcuda_index::IntervalTable;
 use rayon::prelude::*;
 
-use bcuda::aln::level_search::{level_search, GiveUp, LevelCost, CHUNK};
-use bcuda::aln::search::{align_read_with, batch_options, prepare_read, Search, Width};
-use bcuda::aln::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
 use bcuda::aln::CPU_BATCH;
+use bcuda::aln_options::batch_options;
 use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::GapOptions;
+use bcuda::search::level_search::{level_search, GiveUp, LevelCost, CHUNK};
+use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
+use bcuda::search::{align_read_with, prepare_read, Search, Width};
 
 #[derive(clap::Args, Debug)]
 pub struct StackProfileArgs {
@@ -140,7 +141,7 @@ fn profile_read(
 
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
     use std::io::Write;
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?);
+    let mut out = bcuda_output::Output::file(path)?;
     write!(out, "read\tpops\tpeak\texact_interval")?;
     for c in level_capacities {
         write!(out, "\tgroups_{c}\tcritical_pops_{c}")?;
@@ -156,7 +157,7 @@ fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capaci
         }
         writeln!(out)?;
     }
-    out.flush()?;
+    out.commit()?;
     Ok(())
 }
 

@@ -8,7 +8,8 @@
 use std::path::Path;
 
 use bcuda_index::build::pack_fasta;
-use bcuda_index::suffix_sort::{bucket_bases, compare_suffixes_counting};
+use bcuda_index::suffix_sort::bucket_bases;
+use bcuda_index::text::compare_suffixes_counting;
 use bcuda_index::text::PackedText;
 use rayon::prelude::*;
 

@@ -265,7 +265,7 @@ impl ChunkSorter for RadixModel {
 
 /// Compares two slots' suffixes with the plain comparison (tests).
 pub fn plain_order(text: &PackedText, a: u64, b: u64) -> Ordering {
-    crate::suffix_sort::compare_suffixes(text, a & SLOT_POSITION, b & SLOT_POSITION)
+    crate::text::compare_suffixes(text, a & SLOT_POSITION, b & SLOT_POSITION)
 }
 
 #[cfg(test)]

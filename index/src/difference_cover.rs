@@ -403,7 +403,7 @@ pub fn compare_prefixes(text: &PackedText, mut a: u64, mut b: u64, len: u64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suffix_sort::compare_suffixes;
+    use crate::text::compare_suffixes;
     use crate::text::tests::text_of;
 
     fn random_bases(len: usize, seed: u64) -> Vec<u8> {

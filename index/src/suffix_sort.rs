@@ -12,7 +12,6 @@
 //! `collect` of a filtered iterator did that, and the allocator kept the freed buffers, so
 //! from the second chunk on the peak held two chunks.
 
-use std::cmp::Ordering;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -31,35 +30,6 @@ pub struct BwtAndSamples {
 
 /// Rows between suffix-array samples (bwa's default and the only value it writes).
 pub const SA_INTERVAL: u64 = 32;
-
-/// Compares the suffixes starting at `a` and `b` (`a != b`); the end of the text sorts first.
-/// Costs their common prefix: the sort uses [`CoverRanks::compare`]; this is its oracle.
-pub fn compare_suffixes(text: &PackedText, a: u64, b: u64) -> Ordering {
-    compare_suffixes_counting(text, a, b).0
-}
-
-/// [`compare_suffixes`] and the number of 32-base words it read (for profiling).
-pub fn compare_suffixes_counting(text: &PackedText, mut a: u64, mut b: u64) -> (Ordering, u64) {
-    let n = text.len();
-    let mut words = 0;
-    loop {
-        words += 1;
-        let (ra, rb) = (n - a, n - b);
-        let m = ra.min(rb).min(32);
-        if m > 0 {
-            let keep = !0u64 << (64 - 2 * m);
-            let (wa, wb) = (text.window(a) & keep, text.window(b) & keep);
-            if wa != wb {
-                return (wa.cmp(&wb), words);
-            }
-        }
-        if m < 32 {
-            return (ra.cmp(&rb), words);
-        }
-        a += 32;
-        b += 32;
-    }
-}
 
 /// Prefix length of the buckets: about one bucket per 64 suffixes, at most 12 bases.
 pub fn bucket_bases(n: u64) -> u32 {
@@ -242,20 +212,47 @@ pub fn build_with_sorter(
     build_with_sorter_cover(text, budget_bytes, DEFAULT_COVER_ROOT, sorter, events)
 }
 
-fn build_with_sorter_cover(
-    text: &PackedText,
-    budget_bytes: u64,
+/// A sorted chunk on its way to the row loop.
+struct Sorted {
+    index: usize,
+    slots: Vec<u64>,
+    on: SortedOn,
+    sort_s: f64,
+    refine_s: f64,
+    fallback: Option<String>,
+}
+
+impl SortStats {
+    /// Counts a chunk that reached the row loop.
+    fn add(&mut self, sorted: &Sorted, positions: u64) {
+        match sorted.on {
+            SortedOn::Sorter => {
+                self.sorter_chunks += 1;
+                self.sorter_s += sorted.sort_s;
+                self.refine_s += sorted.refine_s;
+                self.sorter_positions += positions;
+            }
+            SortedOn::Cpu => {
+                self.cpu_chunks += 1;
+                self.cpu_s += sorted.sort_s;
+            }
+        }
+    }
+}
+
+/// The sorter takes the text and counts the buckets while the CPU ranks the cover sample.
+/// Returns the cover's ranks, the sorter (none when it failed: the CPU sorts every chunk) and
+/// the bucket counts (none when the sorter did not count them).
+fn prepare_sorter<'t>(
+    text: &'t PackedText,
+    k: u32,
     cover_root: u64,
     mut sorter: Box<dyn ChunkSorter>,
+    stats: &mut SortStats,
     events: &mut dyn FnMut(&SortEvent),
-) -> BwtAndSamples {
+) -> (CoverRanks<'t>, Option<Box<dyn ChunkSorter>>, Option<Vec<u64>>) {
     let n = text.len();
-    assert!(n <= SLOT_POSITION, "text too long for the chunk slots");
-    let k = bucket_bases(n);
     let n_buckets = 1usize << (2 * k);
-    let mut stats = SortStats { sorter: sorter.name(), ..SortStats::default() };
-
-    // The sorter takes the text and counts the buckets while the CPU ranks the cover sample.
     let (cover, prepared) = std::thread::scope(|s| {
         let preparing = s.spawn(|| {
             let t = Instant::now();
@@ -268,8 +265,8 @@ fn build_with_sorter_cover(
         stats.prepare_s = prepare_s;
         (cover, prepared)
     });
-    let (mut sorter, counts) = match prepared {
-        Ok(Some(counts)) if counts.len() == n_buckets && counts.iter().sum::<u64>() == n => (Some(sorter), Some(counts)),
+    match prepared {
+        Ok(Some(counts)) if counts.len() == n_buckets && counts.iter().sum::<u64>() == n => (cover, Some(sorter), Some(counts)),
         Ok(Some(counts)) => {
             let reason = format!(
                 "{} bucket counts adding up to {}, expected {n_buckets} adding up to {n}",
@@ -277,14 +274,19 @@ fn build_with_sorter_cover(
                 counts.iter().sum::<u64>()
             );
             events(&SortEvent::Fallback { chunk: None, reason });
-            (None, None)
+            (cover, None, None)
         }
-        Ok(None) => (Some(sorter), None),
+        Ok(None) => (cover, Some(sorter), None),
         Err(e) => {
             events(&SortEvent::Fallback { chunk: None, reason: e.to_string() });
-            (None, None)
+            (cover, None, None)
         }
-    };
+    }
+}
+
+/// Each bucket's first row (and the text's length last), from `counts` or counted on the CPU.
+fn bucket_starts(text: &PackedText, k: u32, counts: Option<Vec<u64>>, stats: &mut SortStats) -> Vec<u64> {
+    let n_buckets = 1usize << (2 * k);
     let t = Instant::now();
     let mut starts = vec![0u64; n_buckets + 1];
     match counts {
@@ -299,22 +301,63 @@ fn build_with_sorter_cover(
     for b in 1..=n_buckets {
         starts[b] += starts[b - 1];
     }
-    assert_eq!(starts[n_buckets], n, "bucket counts that do not add up to the text");
+    assert_eq!(starts[n_buckets], text.len(), "bucket counts that do not add up to the text");
+    starts
+}
+
+/// Sorts one chunk into `slots`: by the sorter when there is one and the chunk fits it, else
+/// (or when the sorter fails: it is dropped, and the CPU sorts the chunks left) on the CPU.
+fn sort_chunk(
+    chunk: &Chunk,
+    mut slots: Vec<u64>,
+    sorter: &mut Option<Box<dyn ChunkSorter>>,
+    capacity: u64,
+    text: &PackedText,
+    cover: &CoverRanks,
+) -> Sorted {
+    slots.clear();
+    slots.resize(chunk.len() as usize, 0);
+    let mut done = None;
+    let mut fallback = None;
+    if let Some(sorter_now) = sorter.as_mut().filter(|_| chunk.len() <= capacity) {
+        let t = Instant::now();
+        match sorter_now.sort_chunk(chunk, &mut slots) {
+            Ok(()) => done = Some((SortedOn::Sorter, t.elapsed().as_secs_f64())),
+            Err(e) => {
+                fallback = Some(e.to_string());
+                *sorter = None;
+            }
+        }
+    }
+    let (on, sort_s) = done.unwrap_or_else(|| {
+        let t = Instant::now();
+        let base = chunk.first_row();
+        let mut cursors = chunk.starts[chunk.lo..chunk.hi].to_vec();
+        fill_chunk(text, chunk.k, chunk.lo, &mut slots, &mut cursors, base);
+        sort_buckets(cover, &mut slots, base, &cursors);
+        (SortedOn::Cpu, t.elapsed().as_secs_f64())
+    });
+    Sorted { index: chunk.index, slots, on, sort_s, refine_s: 0.0, fallback }
+}
+
+fn build_with_sorter_cover(
+    text: &PackedText,
+    budget_bytes: u64,
+    cover_root: u64,
+    sorter: Box<dyn ChunkSorter>,
+    events: &mut dyn FnMut(&SortEvent),
+) -> BwtAndSamples {
+    let n = text.len();
+    assert!(n <= SLOT_POSITION, "text too long for the chunk slots");
+    let k = bucket_bases(n);
+    let mut stats = SortStats { sorter: sorter.name(), ..SortStats::default() };
+    let (cover, mut sorter, counts) = prepare_sorter(text, k, cover_root, sorter, &mut stats, events);
+    let starts = bucket_starts(text, k, counts, &mut stats);
 
     let plan = plan_chunks(&starts, budget_bytes / (8 * IN_FLIGHT as u64));
     let capacity = sorter.as_ref().map_or(0, |s| s.capacity());
     let chunk_len = |&(lo, hi): &(usize, usize)| starts[hi] - starts[lo];
     let largest = plan.iter().map(chunk_len).filter(|&len| len <= capacity).max().unwrap_or(0);
-
-    /// A sorted chunk on its way to the row loop.
-    struct Sorted {
-        index: usize,
-        slots: Vec<u64>,
-        on: SortedOn,
-        sort_s: f64,
-        refine_s: f64,
-        fallback: Option<String>,
-    }
     let (sorted_tx, sorted_rx) = std::sync::mpsc::sync_channel::<Sorted>(0);
     let (unrefined_tx, unrefined_rx) = std::sync::mpsc::sync_channel::<Sorted>(0);
     let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u64>>();
@@ -329,31 +372,9 @@ fn build_with_sorter_cover(
         let producer = s.spawn(move || {
             for (index, &(lo, hi)) in plan.iter().enumerate() {
                 // A buffer comes back from the row loop (IN_FLIGHT circulate).
-                let Ok(mut slots) = free_rx.recv() else { return };
+                let Ok(slots) = free_rx.recv() else { return };
                 let chunk = Chunk { index, count: plan.len(), k, lo, hi, starts, largest };
-                slots.clear();
-                slots.resize(chunk.len() as usize, 0);
-                let mut done = None;
-                let mut fallback = None;
-                if let Some(sorter_now) = sorter.as_mut().filter(|_| chunk.len() <= capacity) {
-                    let t = Instant::now();
-                    match sorter_now.sort_chunk(&chunk, &mut slots) {
-                        Ok(()) => done = Some((SortedOn::Sorter, t.elapsed().as_secs_f64())),
-                        Err(e) => {
-                            fallback = Some(e.to_string());
-                            sorter = None;
-                        }
-                    }
-                }
-                let (on, sort_s) = done.unwrap_or_else(|| {
-                    let t = Instant::now();
-                    let base = chunk.first_row();
-                    let mut cursors = starts[lo..hi].to_vec();
-                    fill_chunk(text, k, lo, &mut slots, &mut cursors, base);
-                    sort_buckets(cover, &mut slots, base, &cursors);
-                    (SortedOn::Cpu, t.elapsed().as_secs_f64())
-                });
-                if unrefined_tx.send(Sorted { index, slots, on, sort_s, refine_s: 0.0, fallback }).is_err() {
+                if unrefined_tx.send(sort_chunk(&chunk, slots, &mut sorter, capacity, text, cover)).is_err() {
                     return;
                 }
             }
@@ -382,19 +403,7 @@ fn build_with_sorter_cover(
             rows.push(&sorted.slots);
             stats.rows_s += t.elapsed().as_secs_f64();
             let positions = sorted.slots.len() as u64;
-            let _ = free_tx.send(sorted.slots);
-            match sorted.on {
-                SortedOn::Sorter => {
-                    stats.sorter_chunks += 1;
-                    stats.sorter_s += sorted.sort_s;
-                    stats.refine_s += sorted.refine_s;
-                    stats.sorter_positions += positions;
-                }
-                SortedOn::Cpu => {
-                    stats.cpu_chunks += 1;
-                    stats.cpu_s += sorted.sort_s;
-                }
-            }
+            stats.add(&sorted, positions);
             let done = ChunkDone {
                 index: sorted.index,
                 count: plan.len(),
@@ -404,6 +413,7 @@ fn build_with_sorter_cover(
                 refine_s: sorted.refine_s,
                 rows_done: rows.row,
             };
+            let _ = free_tx.send(sorted.slots);
             events(&SortEvent::Chunk(done));
         }
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -512,6 +522,7 @@ fn put_base(bwt: &mut [u32], x: u64, c: u8) {
 mod tests {
     use super::*;
     use crate::chunk_sort::{RadixModel, RADIX_TILE};
+    use crate::text::compare_suffixes;
     use crate::text::tests::text_of;
 
     fn naive_rows(t: &PackedText) -> Vec<u64> {

@@ -1,6 +1,8 @@
 //! The indexed text: forward reference + its reverse complement, 2 bits per base, 32 bases
 //! per u64 word with the first base in the high bits, so 32-base windows compare as integers.
 
+use std::cmp::Ordering;
+
 #[derive(Clone)]
 pub struct PackedText {
     words: Vec<u64>,
@@ -185,6 +187,35 @@ impl ForwardBases {
         }
         out.push((self.len % 4) as u8);
         out
+    }
+}
+
+/// Compares the suffixes starting at `a` and `b` (`a != b`); the end of the text sorts first.
+/// Costs their common prefix: the sort uses [`CoverRanks::compare`]; this is its oracle.
+pub fn compare_suffixes(text: &PackedText, a: u64, b: u64) -> Ordering {
+    compare_suffixes_counting(text, a, b).0
+}
+
+/// [`compare_suffixes`] and the number of 32-base words it read (for profiling).
+pub fn compare_suffixes_counting(text: &PackedText, mut a: u64, mut b: u64) -> (Ordering, u64) {
+    let n = text.len();
+    let mut words = 0;
+    loop {
+        words += 1;
+        let (ra, rb) = (n - a, n - b);
+        let m = ra.min(rb).min(32);
+        if m > 0 {
+            let keep = !0u64 << (64 - 2 * m);
+            let (wa, wb) = (text.window(a) & keep, text.window(b) & keep);
+            if wa != wb {
+                return (wa.cmp(&wb), words);
+            }
+        }
+        if m < 32 {
+            return (ra.cmp(&rb), words);
+        }
+        a += 32;
+        b += 32;
     }
 }
 

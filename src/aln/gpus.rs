@@ -87,7 +87,7 @@ pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
         return None;
     }
     // The GPU's team passes rely on every difference costing something: then each child but
-    // the matching one scores more than its parent (src/aln/level_search.rs).
+    // the matching one scores more than its parent (src/search/level_search.rs).
     if args.s_mm <= 0 || args.s_gapo <= 0 || args.s_gape <= 0 {
         if !args.quiet {
             eprintln!("[bcuda aln] a penalty (-M, -O or -E) of 0 or less: aligning on the CPU (the GPU's search needs every difference to cost something)");
@@ -182,7 +182,7 @@ fn with_tuned_kernel(mut gpu: GpuAligner, args: &AlnArgs, several: bool) -> (Gpu
     let which = if several { format!("GPU {}, ", gpu.ordinal()) } else { String::new() };
     let mut notes = vec![format!("[bcuda aln] aligning on {which}{name} (compute {}.{})", cc.0, cc.1)];
     if !args.no_tuned {
-        match crate::autotune_cmd::use_tuned(&mut gpu) {
+        match crate::gpu::tuned::use_tuned(&mut gpu) {
             Ok(Some((speedup, inexact))) => {
                 let what = if inexact { "the kernels (exact_match and the inexact search)" } else { "the exact_match kernel" };
                 notes.push(format!("[bcuda aln] using {what} tuned for this GPU ({speedup:.2}x on its held-out reads)"));
@@ -251,6 +251,25 @@ pub fn share_lines(gpus: &[GpuAligner], shares: &[Share]) -> Vec<String> {
             line
         })
         .collect()
+}
+
+/// Releases each GPU's memory and context on a thread of its own: one after another, several
+/// GPUs would each add their release (0.15-0.18 s for one H100: its page-locked batch buffers,
+/// then its kernels and context; the timeline has the parts) to the run.
+pub fn release_all(gpus: Vec<GpuAligner>) {
+    if gpus.is_empty() {
+        return;
+    }
+    std::thread::scope(|s| {
+        gpus.into_iter().for_each(|gpu| {
+            s.spawn(move || {
+                let ordinal = gpu.ordinal();
+                let parts: Vec<String> = gpu.release().iter().map(|(what, secs)| format!("{what} {secs:.3} s")).collect();
+                super::timeline::mark_run(format!("GPU {ordinal} released: {}", parts.join(", ")));
+            });
+        })
+    });
+    super::timeline::mark_run("GPUs released");
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! small bounded stack and a pop budget, so the many short searches run at full width; a read
 //! that needs more is listed for pass 2 (`inexact_level`), where a team of threads (a warp)
 //! searches one read, its lanes running the chains of a score level together (see
-//! src/aln/level_search.rs), with a pool of entries per team. Pass 3 is pass 2 with fewer,
+//! src/search/level_search.rs), with a pool of entries per team. Pass 3 is pass 2 with fewer,
 //! larger teams (a block of `last_team_lanes` threads: its reads' levels hold thousands of
 //! chains) and pools as large as bwa's `-m` lets a search grow (when memory permits), so no
 //! read is left to the CPU but for those that reach bwa's `-m` limit. Threads and warps take reads from a queue, so each pass's time
@@ -27,9 +27,9 @@ pub const HIT_BYTES: usize = 24;
 /// Bytes of one D-array cell (`Width`).
 const WIDTH_BYTES: usize = 16;
 /// Lanes of a warp, and entries per chunk of a warp's pool (CHUNK in the kernel and in
-/// src/aln/level_search.rs).
+/// src/search/level_search.rs).
 pub const LANES: usize = 32;
-pub const CHUNK: usize = crate::aln::level_search::CHUNK;
+pub const CHUNK: usize = crate::search::level_search::CHUNK;
 
 /// Pass 1: threads per SM; pass 3: teams per SM (its pools get what bwa's `-m` needs). Pass
 /// 1's stack entries and pop budget, pass 2's warps per SM and pool entries, and the threads

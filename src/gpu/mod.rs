@@ -19,6 +19,7 @@ mod open;
 mod queue;
 mod slot;
 pub mod switches;
+pub mod tuned;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,9 +29,9 @@ use bcuda_index::Bwt;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use crate::reads::ReadSeq;
-use crate::sai::{AlnHit, GapOptions};
+use crate::sai::AlnHit;
 use batch::GpuAnswers;
-pub use batch::{complete_on_cpu, pack_reads, HostBatch};
+pub use batch::{pack_reads, HostBatch};
 pub use first_pass::HAND_ON_SHARE;
 use first_pass::{gave_up, rule_state};
 use inexact::{Pass, Scratchpad};
@@ -489,7 +490,7 @@ impl GpuAligner {
     }
 
     /// Waits for a queued batch; returns its inputs and, per read, the GPU's hits (`None`
-    /// for reads left to the CPU: see [`batch::complete_on_cpu`]).
+    /// for reads left to the CPU, which the pipeline aligns there).
     pub fn collect(&mut self, flight: InFlight) -> Result<(HostBatch, Vec<Option<Vec<AlnHit>>>)> {
         let InFlight { slot, batch, events } = flight;
         let slot = self.slots[slot].as_ref().expect("slots are put back after use");
@@ -537,14 +538,6 @@ impl GpuAligner {
         t.not_taken_reads += n - n_gpu;
         t.batches += 1;
         Ok((batch, hits))
-    }
-
-    /// One batch, start to finish: the GPU's hits, and the CPU oracle's for reads the GPU
-    /// could not hold.
-    pub fn align_batch(&mut self, bwt: &Bwt, reads: &[ReadSeq], opt: &GapOptions) -> Result<Vec<Vec<AlnHit>>> {
-        let flight = self.submit(HostBatch::new(reads, opt, self.switches.sequence_stride))?;
-        let (_, hits) = self.collect(flight)?;
-        Ok(complete_on_cpu(bwt, reads, opt, Some(hits)).0)
     }
 }
 

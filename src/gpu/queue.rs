@@ -2,8 +2,10 @@
 //! order, the D arrays (read_widths), each pass of the inexact search, and the answers copied
 //! back, with GPU events around the kernels ([`InFlight`](super::InFlight)'s).
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
-use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::batch::HostBatch;
 use super::inexact::{self, PassKind, Scratchpad};
@@ -46,25 +48,25 @@ impl<'a> SearchArgs<'a> {
     }
 }
 
+/// The lists that link the passes: each pass's read queue and counters (see
+/// [`Slot::queues`]), each pass's occurrence lookups, and the long hits of the team passes.
+struct PassLists<'a> {
+    queues: &'a CudaSlice<u32>,
+    counters: &'a CudaSlice<u32>,
+    lookups: &'a CudaSlice<u64>,
+    long_hits: &'a CudaSlice<u64>,
+    long_offsets: &'a CudaSlice<u32>,
+    /// Length of each queue: the batch's inexact reads (at least 1).
+    list_len: usize,
+}
+
 impl GpuAligner {
     /// Queues batch `b` on `slot` (its stream, its buffers) with `exact_f` as exact_match;
     /// returns the events around its kernels.
     pub(super) fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction) -> Result<Vec<CudaEvent>> {
         let stream = slot.stream.clone();
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
-        let reads = slot.exact_words.put(&stream, &b.exact_words)?;
-        let starts = slot.exact_starts.put(&stream, &b.exact_starts)?;
-        let lens = slot.lens.put(&stream, &b.lens)?;
-        let k = slot.k.reserve(&stream, n)?;
-        let l = slot.l.reserve(&stream, n)?;
-        if self.poison {
-            buffers::poison(&stream, k)?;
-            buffers::poison(&stream, l)?;
-        }
-        let mut events = vec![timing_event(&stream)?];
-        let args = ExactArgs { reads, starts, lens, n, fixed_len: b.fixed_len.unwrap_or(0) };
-        self.launch_exact(&stream, exact_f, args, k, l)?;
-        events.push(timing_event(&stream)?);
+        let mut events = Vec::from(self.queue_exact(slot, b, exact_f)?);
 
         let opt_words: [u32; 16] = bytemuck::cast(b.opt);
         let d_opt = slot.opt.put(&stream, &opt_words)?;
@@ -89,20 +91,10 @@ impl GpuAligner {
             buffers::poison(&stream, long_hits)?;
             buffers::poison(&stream, long_offsets)?;
         }
-        let list = |p: usize| p * n_gpu.max(1);
-        let counter = |p: usize| 2 * p;
-
         // The first queue: reads without an exact match first (see inexact_order).
         if n_gpu > 0 {
-            let cfg = LaunchConfig { grid_dim: ((n_gpu as u32).div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-            let (k, l) = (slot.k.reserve(&stream, n)?.slice(..), slot.l.reserve(&stream, n)?.slice(..));
-            let n32 = n_gpu as u32;
-            let mut q = queues.slice_mut(..);
-            let mut launch = stream.launch_builder(&self.inexact.order);
-            let (order_counters, queue_counters) = (counters.slice(2 * (MAX_PASSES + 1)..), counters.slice(..2));
-            launch.arg(&k).arg(&l).arg(read_of).arg(&n32).arg(&mut q).arg(&order_counters).arg(&queue_counters);
-            // SAFETY: argument order and types match inexact_order's signature.
-            unsafe { launch.launch(cfg) }.context("launching inexact_order")?;
+            let (k, l) = (&*slot.k.reserve(&stream, n)?, &*slot.l.reserve(&stream, n)?);
+            self.launch_order(&stream, k, l, read_of, n_gpu, queues, counters)?;
         }
         // The D arrays: each read's (its length + 1 cells, after those of the reads before it),
         // then each seed's (reads longer than the seed; seed_stride cells each).
@@ -158,77 +150,139 @@ impl GpuAligner {
             hits_per_read: HITS_PER_READ as i32,
             n_hits,
         };
-        let last = self.passes.len() - 1;
+        let lists = PassLists { queues, counters, lookups, long_hits, long_offsets, list_len: n_gpu.max(1) };
         let mut free_events = Vec::new();
-        for (p, pass) in self.passes.iter().enumerate() {
+        for p in 0..self.passes.len() {
             // The scratchpads are shared by both streams: wait for the previous batch's same
             // pass to finish with this one.
-            if let Some(free) = &pass.free {
+            if let Some(free) = &self.passes[p].free {
                 stream.wait(free)?;
             }
             events.push(timing_event(&stream)?);
-            let threads = pass.scratch.pass.threads as u32;
-            // A team pass's block is one team.
-            let block = match pass.scratch.pass.kind {
-                PassKind::Thread => threads.min(self.inexact_switches.block_w),
-                PassKind::Warp => pass.scratch.pass.team as u32,
-            };
-            // heads_shared: pass 1's list heads, one per score and thread, in shared memory.
-            let shared = match pass.scratch.pass.kind {
-                PassKind::Thread if self.inexact_switches.heads_shared => b.n_buckets as u32 * block * 4,
-                _ => 0,
-            };
-            let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: shared };
-            let (kernel, size) = match pass.scratch.pass.kind {
-                PassKind::Thread => (&self.inexact.search, pass.scratch.pass.entries as i32),
-                PassKind::Warp => (self.inexact.level(pass.scratch.pass.team as u32)?, (pass.scratch.pass.entries / inexact::CHUNK) as i32),
-            };
-            if shared > 48 << 10 {
-                // Past the default limit of dynamic shared memory: opt in (or the launch fails,
-                // and with it the batch, which the CPU then aligns).
-                kernel.set_attribute(sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
-            }
-            let queue = queues.slice(list(p)..list(p + 1));
-            let queue_counters = counters.slice(counter(p)..counter(p) + 2);
-            // After the last pass, the overflow list is the CPU's.
-            let next = p.min(last) + 1;
-            let next_queue = queues.slice(list(next)..list(next + 1));
-            let next_counters = counters.slice(counter(next)..counter(next) + 2);
-            // Pass 2 hands its longest searches on after `level_max_rounds` groups of chains;
-            // the last pass has no such limit.
-            let max_rounds = if p == last { 0 } else { self.inexact_switches.level_max_rounds as i32 };
-            let mut launch = stream.launch_builder(kernel);
-            args.push(&mut launch, &pass.scratch, &size);
-            let lookup_count = lookups.slice(p..p + 1);
-            launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
-            let long_count = counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
-            let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, LONG_HITS as u32);
-            if pass.scratch.pass.kind == PassKind::Warp {
-                launch
-                    .arg(&pass.scratch.hits)
-                    .arg(&warp_hits)
-                    .arg(&*long_hits)
-                    .arg(&long_capacity)
-                    .arg(&long_count)
-                    .arg(&*long_offsets)
-                    .arg(&max_rounds);
-            }
-            // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
-            unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
+            self.launch_pass(&stream, p, &args, &lists, b.n_buckets)?;
             events.push(timing_event(&stream)?);
             free_events.push(stream.record_event(None)?);
         }
         for (pass, free) in self.passes.iter_mut().zip(free_events) {
             pass.free = Some(free);
         }
-        slot.k.fetch(&stream, n)?;
-        slot.l.fetch(&stream, n)?;
-        slot.n_hits.fetch(&stream, n_gpu)?;
-        slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
-        slot.counters.fetch(&stream, N_COUNTERS)?;
-        slot.lookups.fetch(&stream, MAX_PASSES + 1)?;
-        slot.long_hits.fetch(&stream, LONG_HITS * 3)?;
-        slot.long_offsets.fetch(&stream, n_gpu)?;
+        fetch_answers(slot, n, n_gpu)?;
         Ok(events)
     }
+
+    /// exact_match on the batch's reads: their codes copied to the GPU, then the kernel between
+    /// the two events returned.
+    fn queue_exact(&self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction) -> Result<[CudaEvent; 2]> {
+        let stream = &slot.stream;
+        let reads = slot.exact_words.put(stream, &b.exact_words)?;
+        let starts = slot.exact_starts.put(stream, &b.exact_starts)?;
+        let lens = slot.lens.put(stream, &b.lens)?;
+        let k = slot.k.reserve(stream, b.n)?;
+        let l = slot.l.reserve(stream, b.n)?;
+        if self.poison {
+            buffers::poison(stream, k)?;
+            buffers::poison(stream, l)?;
+        }
+        let before = timing_event(stream)?;
+        let args = ExactArgs { reads, starts, lens, n: b.n, fixed_len: b.fixed_len.unwrap_or(0) };
+        self.launch_exact(stream, exact_f, args, k, l)?;
+        Ok([before, timing_event(stream)?])
+    }
+
+    /// inexact_order: the first pass's queue, the reads without an exact match first.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_order(
+        &self,
+        stream: &Arc<CudaStream>,
+        k: &CudaSlice<u64>,
+        l: &CudaSlice<u64>,
+        read_of: &CudaSlice<u32>,
+        n_gpu: usize,
+        queues: &mut CudaSlice<u32>,
+        counters: &CudaSlice<u32>,
+    ) -> Result<()> {
+        let cfg = LaunchConfig { grid_dim: ((n_gpu as u32).div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let (k, l) = (k.slice(..), l.slice(..));
+        let n32 = n_gpu as u32;
+        let mut q = queues.slice_mut(..);
+        let mut launch = stream.launch_builder(&self.inexact.order);
+        let (order_counters, queue_counters) = (counters.slice(2 * (MAX_PASSES + 1)..), counters.slice(..2));
+        launch.arg(&k).arg(&l).arg(read_of).arg(&n32).arg(&mut q).arg(&order_counters).arg(&queue_counters);
+        // SAFETY: argument order and types match inexact_order's signature.
+        unsafe { launch.launch(cfg) }.context("launching inexact_order")?;
+        Ok(())
+    }
+
+    /// Pass `p` of the inexact search: inexact_search (a thread per read) or inexact_level (a
+    /// team per read) on the pass's queue; the reads it hands on go to the next queue, which
+    /// after the last pass is the CPU's.
+    fn launch_pass(&self, stream: &Arc<CudaStream>, p: usize, args: &SearchArgs, lists: &PassLists, n_buckets: i32) -> Result<()> {
+        let pass = &self.passes[p];
+        let last = self.passes.len() - 1;
+        let list = |p: usize| p * lists.list_len;
+        let counter = |p: usize| 2 * p;
+        let threads = pass.scratch.pass.threads as u32;
+        // A team pass's block is one team.
+        let block = match pass.scratch.pass.kind {
+            PassKind::Thread => threads.min(self.inexact_switches.block_w),
+            PassKind::Warp => pass.scratch.pass.team as u32,
+        };
+        // heads_shared: pass 1's list heads, one per score and thread, in shared memory.
+        let shared = match pass.scratch.pass.kind {
+            PassKind::Thread if self.inexact_switches.heads_shared => n_buckets as u32 * block * 4,
+            _ => 0,
+        };
+        let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: shared };
+        let (kernel, size) = match pass.scratch.pass.kind {
+            PassKind::Thread => (&self.inexact.search, pass.scratch.pass.entries as i32),
+            PassKind::Warp => (self.inexact.level(pass.scratch.pass.team as u32)?, (pass.scratch.pass.entries / inexact::CHUNK) as i32),
+        };
+        if shared > 48 << 10 {
+            // Past the default limit of dynamic shared memory: opt in (or the launch fails,
+            // and with it the batch, which the CPU then aligns).
+            kernel.set_attribute(sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
+        }
+        let queue = lists.queues.slice(list(p)..list(p + 1));
+        let queue_counters = lists.counters.slice(counter(p)..counter(p) + 2);
+        // After the last pass, the overflow list is the CPU's.
+        let next = p.min(last) + 1;
+        let next_queue = lists.queues.slice(list(next)..list(next + 1));
+        let next_counters = lists.counters.slice(counter(next)..counter(next) + 2);
+        // Pass 2 hands its longest searches on after `level_max_rounds` groups of chains;
+        // the last pass has no such limit.
+        let max_rounds = if p == last { 0 } else { self.inexact_switches.level_max_rounds as i32 };
+        let mut launch = stream.launch_builder(kernel);
+        args.push(&mut launch, &pass.scratch, &size);
+        let lookup_count = lists.lookups.slice(p..p + 1);
+        launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
+        let long_count = lists.counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
+        let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, LONG_HITS as u32);
+        if pass.scratch.pass.kind == PassKind::Warp {
+            launch
+                .arg(&pass.scratch.hits)
+                .arg(&warp_hits)
+                .arg(lists.long_hits)
+                .arg(&long_capacity)
+                .arg(&long_count)
+                .arg(lists.long_offsets)
+                .arg(&max_rounds);
+        }
+        // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
+        unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
+        Ok(())
+    }
+}
+
+/// The batch's answers copied back to the host (read after the stream's last event).
+fn fetch_answers(slot: &mut Slot, n: usize, n_gpu: usize) -> Result<()> {
+    let stream = slot.stream.clone();
+    slot.k.fetch(&stream, n)?;
+    slot.l.fetch(&stream, n)?;
+    slot.n_hits.fetch(&stream, n_gpu)?;
+    slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
+    slot.counters.fetch(&stream, N_COUNTERS)?;
+    slot.lookups.fetch(&stream, MAX_PASSES + 1)?;
+    slot.long_hits.fetch(&stream, LONG_HITS * 3)?;
+    slot.long_offsets.fetch(&stream, n_gpu)?;
+    Ok(())
 }

@@ -175,7 +175,7 @@ pub struct InexactSwitches {
     #[serde(default)]
     pub compact_entry: bool,
     /// The team passes find the pop where bwa's `-m` stops a group of chains (instead of
-    /// handing the read to the CPU). `src/aln/level_search.rs` is its model, checked against
+    /// handing the read to the CPU). `src/search/level_search.rs` is its model, checked against
     /// bwa in CI; on the H100 it gave the CPU's .sai at `-m 300` and bwa's at 1 Gbp. A tuned
     /// file from before it existed reads as off.
     #[serde(default)]
@@ -197,7 +197,7 @@ pub struct InexactSwitches {
     /// extensions instead of two occurrence lookups (0: none). Its levels take 16 x 4^d bytes
     /// (about 358 MB to depth 12, 1.4 GB to 13, 5.7 GB to 14). A runtime value, not a define.
     /// Off by default: on the H100 at 3.1 Gbp, depths 10-14 cut pass 2's lookups by 5-11 %
-    /// but not its time, in both regimes (docs/gpu.md, "The interval table"); autotune may
+    /// but not its time, in both regimes (docs/gpu-search.md, "The interval table"); autotune may
     /// still choose it. A tuned file from before it existed reads as the default.
     #[serde(default = "default_interval_depth")]
     pub interval_depth: u32,
@@ -241,22 +241,10 @@ fn default_last_team_lanes() -> u32 {
 }
 
 impl Default for InexactSwitches {
-    /// Measured on the H100 with the 1 Gbp human-like benchmark (bench/human-like-h100.log):
-    /// occ_unroll took the inexact search from 10.4 s to 6.3 s; then teams of 256 threads in
-    /// pass 3 and a pop budget of 2048 in pass 1 from 4.5 s to 3.9 s; then (each kernel
-    /// compiled for its team size) teams of 64 threads in pass 2 (1.36 -> 1.15 s), of 1024 in
-    /// pass 3 (0.90 -> 0.57 s), and bwa's `-m` found on the GPU (CPU completion 2.1 -> 0.9 s);
-    /// then pass 1's stacks of 512 entries instead of 2048 (1.51 -> 0.92 s: its 135,168
-    /// stacks spread over a quarter of the memory; interleaving them was slower still); then
-    /// 24-byte entries (`compact_entry`: the kernels' sum 3-4 % lower in each of four sweep
-    /// runs at 1 and 3.1 Gbp; the wall time within noise). A genome too large for them gets
-    /// the 32-byte ones ([`InexactSwitches::fitted_to`]); then pass 2's pools of 32,768
-    /// entries instead of 65,536, found by `bcuda autotune` on that benchmark and confirmed
-    /// by a sweep (GPU busy 1.64 -> 1.58 s, and 1.47 -> 1.39 s with pass 1 skipped: see
-    /// `GpuAligner::adapt_first_pass`; E. coli 0.56 -> 0.44 s); then, once the D arrays had
-    /// their own kernel (read_widths), pass 2's teams of one warp instead of two (pass 2
-    /// 837-852 ms against 1,003-1,027, GPU busy 1.28-1.30 s against 1.40, 1.97-2.03 s against
-    /// 2.09-2.12 end to end: bench/human-like-h100.log, session 10).
+    /// The fastest settings measured on an H100 with the 1 Gbp human-like benchmark, each kept
+    /// only where it beat the one before beyond the noise, with the same `.sai`; how each was
+    /// chosen, with its timings: docs/gpu-measurements.md, "How the inexact kernels' defaults
+    /// were chosen".
     fn default() -> Self {
         InexactSwitches {
             block_w: 64,

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 
-use crate::aln::search::{cal_maxdiff, AVG_ERR};
+use crate::aln_options::{cal_maxdiff, AVG_ERR};
 use crate::reads::ReadSeq;
 use crate::sai::{AlnHit, SaiReader};
 

@@ -148,47 +148,54 @@ pub fn push_record(
     push_seq_qual(read, reverse, out);
     push_common_tags(out);
     if mapped {
-        let xt = if nn > 10 {
-            'N'
-        } else {
-            match p.kind {
-                HitType::Repeat => 'R',
-                HitType::MateRescued => 'M',
-                _ => 'U',
-            }
-        };
-        let (md, nm) = a.md.as_ref().expect("mapped reads have an MD");
-        let _ = write!(out, "\tXT:A:{xt}\t{}:i:{nm}", if opt.mode & MODE_COMPREAD != 0 { "NM" } else { "CM" });
-        if nn > 0 {
-            let _ = write!(out, "\tXN:i:{nn}");
-        }
-        if mate.is_some() {
-            let _ = write!(out, "\tSM:i:{}\tAM:i:{mate_se_mapq}", p.se_mapq);
-        }
-        if p.kind != HitType::MateRescued {
-            let (c1, c2) = (p.c1 & 0xfff_ffff, p.c2 & 0xfff_ffff);
-            let _ = write!(out, "\tX0:i:{c1}");
-            if c1 <= opt.max_top2 as u64 {
-                let _ = write!(out, "\tX1:i:{c2}");
-            }
-        }
-        let _ = write!(out, "\tXM:i:{}\tXO:i:{}\tXG:i:{}\tMD:Z:{md}", p.n_mm, p.n_gapo, p.n_gapo + p.n_gape);
-        if !p.others.is_empty() {
-            out.push_str("\tXA:Z:");
-            for q in &p.others {
-                let span = ref_span(q.cigar.as_deref(), full_len);
-                let (_, id) = refs.count_ambiguous(q.pos, span);
-                let s = &refs.seqs()[id.unwrap_or(0)];
-                let _ = write!(out, "{},{}{},", s.name, if q.reverse { '-' } else { '+' }, q.pos - s.offset + 1);
-                match &q.cigar {
-                    Some(c) => push_cigar(out, c),
-                    None => {
-                        let _ = write!(out, "{full_len}M");
-                    }
-                }
-                let _ = write!(out, ",{};", q.gaps + q.mismatches);
-            }
-        }
+        push_aligned_tags(a, nn, mate.map(|_| mate_se_mapq), refs, opt, full_len, out);
     }
     out.push('\n');
+}
+
+/// The tags of a mapped read after RG and XC: XT, NM (CM in colour space), XN, SM and AM
+/// (`mate_se_mapq` is `Some` for an end of a pair), X0 and X1, XM, XO, XG, MD and XA.
+fn push_aligned_tags(a: &Aligned, nn: u64, mate_se_mapq: Option<u32>, refs: &RefSeqs, opt: &GapOptions, full_len: usize, out: &mut String) {
+    let p = &a.place;
+    let xt = if nn > 10 {
+        'N'
+    } else {
+        match p.kind {
+            HitType::Repeat => 'R',
+            HitType::MateRescued => 'M',
+            _ => 'U',
+        }
+    };
+    let (md, nm) = a.md.as_ref().expect("mapped reads have an MD");
+    let _ = write!(out, "\tXT:A:{xt}\t{}:i:{nm}", if opt.mode & MODE_COMPREAD != 0 { "NM" } else { "CM" });
+    if nn > 0 {
+        let _ = write!(out, "\tXN:i:{nn}");
+    }
+    if let Some(mate_se_mapq) = mate_se_mapq {
+        let _ = write!(out, "\tSM:i:{}\tAM:i:{mate_se_mapq}", p.se_mapq);
+    }
+    if p.kind != HitType::MateRescued {
+        let (c1, c2) = (p.c1 & 0xfff_ffff, p.c2 & 0xfff_ffff);
+        let _ = write!(out, "\tX0:i:{c1}");
+        if c1 <= opt.max_top2 as u64 {
+            let _ = write!(out, "\tX1:i:{c2}");
+        }
+    }
+    let _ = write!(out, "\tXM:i:{}\tXO:i:{}\tXG:i:{}\tMD:Z:{md}", p.n_mm, p.n_gapo, p.n_gapo + p.n_gape);
+    if !p.others.is_empty() {
+        out.push_str("\tXA:Z:");
+        for q in &p.others {
+            let span = ref_span(q.cigar.as_deref(), full_len);
+            let (_, id) = refs.count_ambiguous(q.pos, span);
+            let s = &refs.seqs()[id.unwrap_or(0)];
+            let _ = write!(out, "{},{}{},", s.name, if q.reverse { '-' } else { '+' }, q.pos - s.offset + 1);
+            match &q.cigar {
+                Some(c) => push_cigar(out, c),
+                None => {
+                    let _ = write!(out, "{full_len}M");
+                }
+            }
+            let _ = write!(out, ",{};", q.gaps + q.mismatches);
+        }
+    }
 }

@@ -21,9 +21,10 @@ use crate::progress::{note, Progress};
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 use crate::sai::{AlnHit, GapOptions, MODE_IL13};
 use crate::sam::format::Format;
+use crate::sam::hits::{self, Placement};
 use crate::sam::record::{self, Mate, FLAG_PAIRED, FLAG_READ1, FLAG_READ2};
+use crate::sam::refine;
 use crate::sam::sink::{read_group, Sink};
-use crate::sam::{hits, refine};
 use insert_size::{EndSummary, Failure, InsertSize};
 use mate_rescue::RescueCounts;
 use pairing::{End, PairingOptions};
@@ -170,7 +171,6 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let sai_paths = [names[0].as_path(), names[1].as_path()];
     let reads_paths = [names[2].as_path(), names[3].as_path()];
     let index = Index::load(&choice.prefix, true)?;
-    let sa = index.sa.as_ref().expect("sampe loads the SA");
     let mut sai = [crate::sai::open(&inputs[0])?, crate::sai::open(&inputs[1])?];
     // As bwa: each file is read with its own .sai's options; all else uses the second's.
     let opt = sai[1].options;
@@ -189,7 +189,7 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     };
     let mut rng = Rand48::new(index.refs.seed() as i64);
     let seq_len = index.bwt.seq_len();
-    let (pac, l_pac) = (index.refs.pac(), index.refs.l_pac());
+    let l_pac = index.refs.l_pac();
     let mut last_ii = InsertSize::UNKNOWN;
     let mut totals = RescueCounts::default();
     let mut isize_notes = Vec::new();
@@ -220,65 +220,15 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
             places.push([hits::choose(&h[0], &mut rng, 0), hits::choose(&h[1], &mut rng, 0)]);
             pair_hits.push(h);
         }
-        // Positions of the chosen hits (each SA lookup is kept for pairing).
-        let main_text_pos: Vec<[Option<u64>; 2]> = places
-            .par_iter_mut()
-            .enumerate()
-            .with_min_len(256)
-            .map(|(i, pl)| {
-                [0, 1].map(|j| {
-                    let p = &mut pl[j];
-                    p.flags = FLAG_PAIRED | if j == 0 { FLAG_READ1 } else { FLAG_READ2 };
-                    let text_pos = p.kind.is_mapped().then(|| sa.position(&index.bwt, p.sa));
-                    hits::place_main(p, |_| text_pos.expect("mapped"), l_pac, batch[j][i].len, opt.max_diff, opt.fnr);
-                    text_pos
-                })
-            })
-            .collect();
-
-        let summaries = places
-            .iter()
-            .enumerate()
-            .map(|(i, pl)| [0, 1].map(|j| EndSummary { pos: pl[j].pos, len: batch[j][i].len as u64, mapq: pl[j].mapq }));
-        let (mut ii, result) = insert_size::infer(summaries, args.ap_prior, l_pac as i64);
-        if let Err(f) = result {
-            isize_notes.push(format!("pairs {first}-{}: no insert size estimate ({})", first + b0.len() as u64 - 1, failure_text(f)));
-        }
-        if ii.avg < 0.0 && last_ii.avg > 0.0 {
-            ii = last_ii;
-        }
-        if args.no_isize {
-            ii.low = 0;
-            ii.high = 0;
-            ii.avg = -1.0;
-            ii.std = -1.0;
-        }
-        let sw = !args.no_sw && ii.is_known();
-
+        let main_text_pos = place_ends(&mut places, batch, &index, &opt);
+        let ii = batch_insert_size(&places, batch, first, args, l_pac, last_ii, &mut isize_notes);
+        let pairing = Pairing { index: &index, ii: &ii, popt: &popt, opt: &opt, rg_id, sw: !args.no_sw && ii.is_known() };
         let (lines, counts): (Vec<String>, Vec<RescueCounts>) = places
             .into_par_iter()
             .zip(pair_hits.par_iter().zip(main_text_pos))
             .zip(b0.par_iter().zip(b1.par_iter()))
             .with_min_len(128)
-            .map(|((pl, (h, tp)), (r0, r1))| {
-                let [p0, p1] = pl;
-                let mut ends = [
-                    End { hits: &h[0], place: p0, main_text_pos: tp[0], len: r0.len, full_len: r0.codes.len() },
-                    End { hits: &h[1], place: p1, main_text_pos: tp[1], len: r1.len, full_len: r1.codes.len() },
-                ];
-                pairing::pair(&mut ends, &ii, &popt, &index.bwt, sa, l_pac);
-                let [e0, e1] = ends;
-                let mut pl = [e0.place, e1.place];
-                let mut counts = RescueCounts::default();
-                let [c0, c1] = if sw { mate_rescue::rescue(&mut pl, [r0, r1], &ii, pac, l_pac, &mut counts) } else { [None, None] };
-                let [p0, p1] = pl;
-                let a0 = refine::refine(p0, c0, r0, pac, l_pac);
-                let a1 = refine::refine(p1, c1, r1, pac, l_pac);
-                let mut text = String::with_capacity(4 * (r0.codes.len() + r1.codes.len()) + 512);
-                record::push_record(r0, &a0, Some(&Mate { aligned: &a1, full_len: r1.codes.len() }), &index.refs, &opt, rg_id, &mut text);
-                record::push_record(r1, &a1, Some(&Mate { aligned: &a0, full_len: r0.codes.len() }), &index.refs, &opt, rg_id, &mut text);
-                (text, counts)
-            })
+            .map(|((pl, (h, tp)), (r0, r1))| pairing.pair_and_format(pl, h, tp, [r0, r1]))
             .unzip();
         totals = counts.into_iter().fold(totals, |a, b| a + b);
         // Line by line: one string of the whole batch would be a fresh allocation (and page
@@ -304,4 +254,101 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Places each end's chosen hit (flags, position, strand, mapping quality) as samse does;
+/// returns the text positions of the chosen hits' SA rows (each lookup is kept for pairing).
+fn place_ends(places: &mut [[Placement; 2]], batch: [&Vec<ReadSeq>; 2], index: &Index, opt: &GapOptions) -> Vec<[Option<u64>; 2]> {
+    let sa = index.sa.as_ref().expect("sampe loads the SA");
+    let l_pac = index.refs.l_pac();
+    places
+        .par_iter_mut()
+        .enumerate()
+        .with_min_len(256)
+        .map(|(i, pl)| {
+            [0, 1].map(|j| {
+                let p = &mut pl[j];
+                p.flags = FLAG_PAIRED | if j == 0 { FLAG_READ1 } else { FLAG_READ2 };
+                let text_pos = p.kind.is_mapped().then(|| sa.position(&index.bwt, p.sa));
+                hits::place_main(p, |_| text_pos.expect("mapped"), l_pac, batch[j][i].len, opt.max_diff, opt.fnr);
+                text_pos
+            })
+        })
+        .collect()
+}
+
+/// The batch's insert size as bwa infers it from the placed ends (the last batch's when this
+/// one gives none; none at all with `-s`); a batch without an estimate adds a note.
+fn batch_insert_size(
+    places: &[[Placement; 2]],
+    batch: [&Vec<ReadSeq>; 2],
+    first: u64,
+    args: &SampeArgs,
+    l_pac: u64,
+    last_ii: InsertSize,
+    notes: &mut Vec<String>,
+) -> InsertSize {
+    let summaries = places
+        .iter()
+        .enumerate()
+        .map(|(i, pl)| [0, 1].map(|j| EndSummary { pos: pl[j].pos, len: batch[j][i].len as u64, mapq: pl[j].mapq }));
+    let (mut ii, result) = insert_size::infer(summaries, args.ap_prior, l_pac as i64);
+    if let Err(f) = result {
+        notes.push(format!("pairs {first}-{}: no insert size estimate ({})", first + batch[0].len() as u64 - 1, failure_text(f)));
+    }
+    if ii.avg < 0.0 && last_ii.avg > 0.0 {
+        ii = last_ii;
+    }
+    if args.no_isize {
+        ii.low = 0;
+        ii.high = 0;
+        ii.avg = -1.0;
+        ii.std = -1.0;
+    }
+    ii
+}
+
+/// What pairing the ends of a batch takes: the index, the batch's insert size, the options and
+/// whether unpaired mates are searched for (mate rescue).
+struct Pairing<'a> {
+    index: &'a Index,
+    ii: &'a InsertSize,
+    popt: &'a PairingOptions,
+    opt: &'a GapOptions,
+    rg_id: Option<&'a str>,
+    sw: bool,
+}
+
+impl Pairing<'_> {
+    /// Pairs the two ends of one read pair, rescues an unpaired mate, refines both ends and
+    /// formats their two records.
+    fn pair_and_format(
+        &self,
+        pl: [Placement; 2],
+        h: &[Vec<AlnHit>; 2],
+        tp: [Option<u64>; 2],
+        [r0, r1]: [&ReadSeq; 2],
+    ) -> (String, RescueCounts) {
+        let (index, ii) = (self.index, self.ii);
+        let sa = index.sa.as_ref().expect("sampe loads the SA");
+        let (pac, l_pac) = (index.refs.pac(), index.refs.l_pac());
+        let [p0, p1] = pl;
+        let mut ends = [
+            End { hits: &h[0], place: p0, main_text_pos: tp[0], len: r0.len, full_len: r0.codes.len() },
+            End { hits: &h[1], place: p1, main_text_pos: tp[1], len: r1.len, full_len: r1.codes.len() },
+        ];
+        pairing::pair(&mut ends, ii, self.popt, &index.bwt, sa, l_pac);
+        let [e0, e1] = ends;
+        let mut pl = [e0.place, e1.place];
+        let mut counts = RescueCounts::default();
+        let [c0, c1] = if self.sw { mate_rescue::rescue(&mut pl, [r0, r1], ii, pac, l_pac, &mut counts) } else { [None, None] };
+        let [p0, p1] = pl;
+        let a0 = refine::refine(p0, c0, r0, pac, l_pac);
+        let a1 = refine::refine(p1, c1, r1, pac, l_pac);
+        let mut text = String::with_capacity(4 * (r0.codes.len() + r1.codes.len()) + 512);
+        let (opt, rg_id) = (self.opt, self.rg_id);
+        record::push_record(r0, &a0, Some(&Mate { aligned: &a1, full_len: r1.codes.len() }), &index.refs, opt, rg_id, &mut text);
+        record::push_record(r1, &a1, Some(&Mate { aligned: &a0, full_len: r0.codes.len() }), &index.refs, opt, rg_id, &mut text);
+        (text, counts)
+    }
 }

@@ -20,8 +20,8 @@
 //! short, the highest scores are dropped (counted for `-m`, as in [`super::stack::BoundedStack`])
 //! and the search is exact as long as it never needs them.
 
-use super::search::{n_stacks, AfterHit, HitList, Search, Step, Width};
 use super::stack::Entry;
+use super::{n_stacks, AfterHit, HitList, Search, Step, Width};
 use crate::sai::{AlnHit, GapOptions};
 
 /// Entries per chunk of the pool.
@@ -142,7 +142,7 @@ pub struct LevelCost {
     pub groups: usize,
 }
 
-/// bwa's search of one read (as [`super::search::align_read_with`], after the D arrays) by
+/// bwa's search of one read (as [`super::align_read_with`], after the D arrays) by
 /// `lanes` lanes with a pool of `chunks` chunks. With `exact_entries_limit`, a group of chains
 /// within reach of bwa's `-m` is walked pop by pop to find where bwa stops, instead of giving
 /// the read up.

@@ -6,8 +6,12 @@
 
 use bcuda_index::{Bwt, IntervalTable};
 
-use super::stack::{Entry, GapStack, Next, SearchStack};
+pub mod level_search;
+pub mod stack;
+
+use crate::aln_options::{aln_score, cal_maxdiff, AVG_ERR};
 use crate::sai::{AlnHit, GapOptions, MODE_GAPE, MODE_LOGGAP, MODE_NONSTOP};
+use stack::{Entry, GapStack, Next, SearchStack};
 
 /// One entry of the D array: the SA-interval width of a prefix and its lower bound on differences.
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,42 +31,6 @@ pub struct Scratch {
     width: Vec<Width>,
     seed_width: Vec<Width>,
     seq: Vec<u8>,
-}
-
-pub fn aln_score(n_mm: i32, n_gapo: i32, n_gape: i32, opt: &GapOptions) -> i32 {
-    n_mm * opt.s_mm + n_gapo * opt.s_gapo + n_gape * opt.s_gape
-}
-
-/// bwa_cal_maxdiff: the most differences expected in `len` bases at error rate `err`, with
-/// probability `thres` of missing more. (bwa's factorial is a C int; its overflow is kept.)
-pub fn cal_maxdiff(len: i32, err: f64, thres: f64) -> i32 {
-    let elambda = (-(len as f64) * err).exp();
-    let (mut sum, mut y, mut x) = (elambda, 1.0f64, 1i32);
-    for k in 1..1000 {
-        y *= len as f64 * err;
-        x = x.wrapping_mul(k);
-        sum += elambda * y / x as f64;
-        if 1.0 - sum < thres {
-            return k;
-        }
-    }
-    2
-}
-
-/// bwa's BWA_AVG_ERR.
-pub const AVG_ERR: f64 = 0.02;
-
-/// The options of one batch as bwa_cal_sa_reg_gap derives them: `max_gapo` is capped by the
-/// `max_diff` of the longest read of the batch.
-pub fn batch_options(opt: &GapOptions, max_len: usize) -> GapOptions {
-    let mut local = *opt;
-    if opt.fnr > 0.0 {
-        local.max_diff = cal_maxdiff(max_len as i32, AVG_ERR, opt.fnr as f64);
-    }
-    if local.max_diff < local.max_gapo {
-        local.max_gapo = local.max_diff;
-    }
-    local
 }
 
 /// bwt_cal_width: for each prefix `str[..=i]`, the width of the SA interval of its last exact
@@ -128,7 +96,7 @@ fn int_log2(v: u32) -> i32 {
 }
 
 /// Aligns one read (its aligned part, in read orientation) as bwa aln does; `opt` carries the
-/// batch's options (see [`batch_options`]).
+/// batch's options (see [`crate::aln_options::batch_options`]).
 pub fn align_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, scratch: &mut Scratch) -> Vec<AlnHit> {
     let Scratch { stack, width, seed_width, seq } = scratch;
     match align_read_with(bwt, None, read, opt, stack, width, seed_width, seq) {
@@ -137,7 +105,7 @@ pub fn align_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, scratch: &mut Scratc
     }
 }
 
-/// The search needed an entry its stack had dropped (only a [`super::stack::BoundedStack`]
+/// The search needed an entry its stack had dropped (only a [`stack::BoundedStack`]
 /// drops entries): the read must be searched again with a larger one.
 #[derive(Debug, PartialEq, Eq)]
 pub struct StackFull;

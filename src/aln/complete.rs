@@ -1,0 +1,88 @@
+//! The CPU's part of every batch: the reads the GPU could not hold (or all of them, without a
+//! GPU or after a failed GPU batch) aligned by the CPU search, merged with the GPU's answers in
+//! input order.
+
+use rayon::prelude::*;
+
+use crate::aln_options::batch_options;
+use crate::reads::ReadSeq;
+use crate::sai::{AlnHit, GapOptions};
+use crate::search::{align_read, Scratch};
+
+/// The batch's hits in input order: the GPU's where it has them, the CPU oracle's for the
+/// rest (all reads when the GPU batch failed). Returns the hits and how many reads the CPU did.
+pub fn complete_on_cpu(
+    bwt: &bcuda_index::Bwt,
+    reads: &[ReadSeq],
+    opt: &GapOptions,
+    gpu: Option<Vec<Option<Vec<AlnHit>>>>,
+) -> (Vec<Vec<AlnHit>>, usize) {
+    let gpu = gpu.unwrap_or_else(|| vec![None; reads.len()]);
+    let fallback = gpu.iter().filter(|r| r.is_none()).count();
+    let batch_opt = batch_options(opt, reads.iter().map(|r| r.len).max().unwrap_or(0));
+    let hits = gpu
+        .into_par_iter()
+        .zip(reads)
+        .with_min_len(256)
+        .map_init(Scratch::default, |scratch, (r, read)| r.unwrap_or_else(|| align_read(bwt, read.aligned(), &batch_opt, scratch)))
+        .collect();
+    (hits, fallback)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::batch::GpuAnswers;
+    use crate::gpu::HostBatch;
+
+    /// Reads the GPU answered keep its hits, the others are aligned by the CPU oracle: the
+    /// merged batch equals the CPU's whole answer (demo reference and reads).
+    #[test]
+    fn gpu_answers_merge_with_the_cpu_oracle() {
+        let dir = tempfile::tempdir().unwrap();
+        let testdata = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let prefix = dir.path().join("demo_ref.fa");
+        std::fs::copy(testdata.join("demo_ref.fa"), &prefix).unwrap();
+        bcuda_index::build_index(&prefix, &prefix, bcuda_index::BuildOptions::default()).unwrap();
+        let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&prefix, ".bwt")).unwrap();
+        let mut reader = crate::reads::ReadBatchReader::open(&testdata.join("demo.fq"), Default::default()).unwrap();
+        let reads = reader.next_batch(1 << 20).unwrap();
+        let opt = GapOptions::default();
+        let (cpu, all_on_cpu) = complete_on_cpu(&bwt, &reads, &opt, None);
+        assert_eq!(all_on_cpu, reads.len());
+        assert!(cpu.iter().any(|h| h.len() > 1), "the demo has reads with several hits");
+
+        // The "GPU" answers every other read with the oracle's hits, encoded as the kernel
+        // writes them (one slot per read; reads with more hits in the long list), and flags the
+        // rest as overflowed.
+        let batch = HostBatch::new(&reads, &opt, true);
+        let per_read = 1;
+        let mut n_hits = Vec::new();
+        let mut hits = vec![0u64; batch.gpu_reads.len() * per_read * 3];
+        let (mut long_hits, mut long_offsets) = (Vec::new(), vec![0u32; batch.gpu_reads.len()]);
+        let words = |hit: &AlnHit| hit.to_bytes().chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u64>>();
+        for (j, &i) in batch.gpu_reads.iter().enumerate() {
+            let mine = &cpu[i as usize];
+            if j % 2 == 1 {
+                n_hits.push(-1);
+                continue;
+            }
+            n_hits.push(mine.len() as i32);
+            if mine.len() <= per_read {
+                for (h, hit) in mine.iter().enumerate() {
+                    hits[(j * per_read + h) * 3..][..3].copy_from_slice(&words(hit));
+                }
+            } else {
+                long_offsets[j] = (long_hits.len() / 3) as u32;
+                mine.iter().for_each(|hit| long_hits.extend(words(hit)));
+            }
+        }
+        assert!(!long_hits.is_empty(), "some reads use the long hit list");
+        let answers =
+            GpuAnswers { n_hits: &n_hits, hits: &hits, hits_per_read: per_read, long_hits: &long_hits, long_offsets: &long_offsets };
+        let (merged, on_cpu) = complete_on_cpu(&bwt, &reads, &opt, Some(answers.to_hits(&batch)));
+        assert_eq!(merged, cpu);
+        let answered = n_hits.iter().filter(|&&c| c >= 0).count();
+        assert!(answered > 0 && on_cpu == reads.len() - answered);
+    }
+}
