@@ -2,6 +2,7 @@
 //! They reach the aligner through the `bcuda` library crate.
 
 mod gpu_bench;
+mod input_bench;
 mod stack_profile;
 mod synth_genome;
 
@@ -28,6 +29,8 @@ struct Cli {
 enum Command {
     /// Time the exact_match kernel alone and check it against the CPU.
     GpuBench(gpu_bench::GpuBenchArgs),
+    /// Time parsing and packing reads (plain, gzip, BGZF, several files): bench/input-rate.tsv.
+    InputBench(input_bench::InputBenchArgs),
     /// Profile the search's stack per read and check the GPU's bounded stack on the CPU.
     StackProfile(stack_profile::StackProfileArgs),
     /// Writes a seeded synthetic genome (FASTA, stdout) for benchmarks.
@@ -37,6 +40,7 @@ enum Command {
 fn run() -> Result<()> {
     match Cli::parse().command {
         Command::GpuBench(args) => gpu_bench::run(args),
+        Command::InputBench(args) => input_bench::run(args),
         Command::StackProfile(args) => stack_profile::run(args),
         Command::SynthGenome(args) => synth_genome::run(args),
     }
