@@ -1,7 +1,6 @@
 //! bcuda: a GPU port of BWA 0.7.17's `aln` path (via BarraCUDA), with self-tuned kernels.
 
 pub mod cli;
-mod decompress;
 pub mod default_index;
 pub mod input;
 pub mod option_values;

@@ -158,13 +158,11 @@ fn time_input(files: &[PathBuf], batch_size: usize, parse_only: bool) -> Result<
         }
         reads
     });
-    for file in files {
-        let mut reader = ReadBatchReader::open(file, opts)?;
-        loop {
-            let batch = reader.next_batch(batch_size)?;
-            if batch.is_empty() || tx.send(batch).is_err() {
-                break;
-            }
+    let mut reader = ReadBatchReader::open_all(files, opts)?;
+    loop {
+        let batch = reader.next_batch(batch_size)?;
+        if batch.is_empty() || tx.send(batch).is_err() {
+            break;
         }
     }
     drop(tx);
