@@ -155,8 +155,9 @@ impl ReadBatchReader {
         ReadBatchReader::start(VecDeque::from([Pending { path: name.to_path_buf(), input, len }]), opts, chunk_bytes)
     }
 
-    /// Starts the first files; an empty first file, or one that is not FASTQ or FASTA, is an
-    /// error here, before any batch.
+    /// Starts reading the first files. Their errors (an empty file, or one that is neither
+    /// FASTQ nor FASTA, included) come with the batches: opening waits for no input, so that a
+    /// command reading a pipe has its output started before the input comes.
     fn start(pending: VecDeque<Pending>, opts: ReadOptions, chunk_bytes: usize) -> Result<ReadBatchReader, ReadsError> {
         let total_len = pending.iter().map(|f| f.len).sum();
         let mut reader = ReadBatchReader {
@@ -171,9 +172,6 @@ impl ReadBatchReader {
             empty: EmptyReads::default(),
         };
         reader.start_ahead()?;
-        if let Some(first) = reader.next_chunk()? {
-            reader.left = first.into_iter();
-        }
         Ok(reader)
     }
 
