@@ -35,6 +35,10 @@ pub struct InputBenchArgs {
     /// Time the parser alone, without the packer.
     #[arg(long)]
     pub parse_only: bool,
+    /// Time the one-thread stages alone (reading, decompressing, cutting into chunks of whole
+    /// records): the ceiling of the parallel parse. Reads are counted as lines / 4.
+    #[arg(long, conflicts_with = "parse_only")]
+    pub cut_only: bool,
 }
 
 pub fn run(args: InputBenchArgs) -> Result<()> {
@@ -54,7 +58,7 @@ pub fn run(args: InputBenchArgs) -> Result<()> {
         let files = derived_input(&args.reads, &work, input)?;
         let mut best: Option<(u64, Duration)> = None;
         for _ in 0..args.repeats.max(1) {
-            let (reads, took) = time_input(&files, args.batch_size, args.parse_only)?;
+            let (reads, took) = if args.cut_only { time_cutting(&files)? } else { time_input(&files, args.batch_size, args.parse_only)? };
             if best.is_none_or(|(_, t)| took < t) {
                 best = Some((reads, took));
             }
@@ -168,4 +172,19 @@ fn time_input(files: &[PathBuf], batch_size: usize, parse_only: bool) -> Result<
     drop(tx);
     let reads = packer.join().map_err(|_| anyhow::anyhow!("the packer panicked"))?;
     Ok((reads, started.elapsed()))
+}
+
+/// Reads `files` through decompression and the chunker only.
+fn time_cutting(files: &[PathBuf]) -> Result<(u64, Duration)> {
+    let started = Instant::now();
+    let mut lines = 0;
+    for file in files {
+        let input = Box::new(std::fs::File::open(file)?);
+        let (stream, _) = bcuda::input::decompress::decompressed(input)?;
+        let mut chunker = bcuda::input::chunks::Chunker::new(stream, Box::new(|| 0));
+        while let Some(chunk) = chunker.next_chunk()? {
+            lines += bcuda::input::chunks::count_newlines(&chunk.bytes) as u64;
+        }
+    }
+    Ok((lines / 4, started.elapsed()))
 }
