@@ -151,7 +151,7 @@ pub fn complete_on_cpu(
 const READS_PER_TASK: usize = 4096;
 
 /// `slice` cut in consecutive pieces of the given sizes.
-fn split_by<'a, T>(mut slice: &'a mut [T], sizes: impl Iterator<Item = usize>) -> Vec<&'a mut [T]> {
+fn split_by<T>(mut slice: &mut [T], sizes: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
     sizes
         .map(|n| {
             let (piece, rest) = std::mem::take(&mut slice).split_at_mut(n);
