@@ -9,12 +9,16 @@
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::OnceLock;
 
-/// The pool that maps items: one thread per core. Its jobs never wait on anything, so every
-/// reader in the process can share it.
+/// Most threads the pool gets: parsing runs at about 2.5M reads/s per core, so 32 are far
+/// more than any GPU host needs, and each thread lets two more chunks wait in memory.
+const MAX_THREADS: usize = 32;
+
+/// The pool that maps items: one thread per core, up to [`MAX_THREADS`]. Its jobs never wait
+/// on anything, so every reader in the process can share it.
 fn pool() -> &'static rayon::ThreadPool {
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
     POOL.get_or_init(|| {
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(MAX_THREADS);
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("bcuda-parse-{i}"))
