@@ -147,36 +147,6 @@ pub fn complete_on_cpu(
     (hits, fallback)
 }
 
-/// Reads per piece of work when a batch is laid out on several threads.
-const READS_PER_TASK: usize = 4096;
-
-/// `slice` cut in consecutive pieces of the given sizes.
-fn split_by<T>(mut slice: &mut [T], sizes: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
-    sizes
-        .map(|n| {
-            let (piece, rest) = std::mem::take(&mut slice).split_at_mut(n);
-            slice = rest;
-            piece
-        })
-        .collect()
-}
-
-/// The aligned codes of the reads `picked` (of lengths `lens`) back to back, copied on
-/// several threads.
-fn gather_codes(reads: &[ReadSeq], picked: &[u32], lens: &[u16], total: usize) -> Vec<u8> {
-    let mut codes = vec![0u8; total];
-    let sizes = lens.chunks(READS_PER_TASK).map(|l| l.iter().map(|&n| n as usize).sum());
-    split_by(&mut codes, sizes).into_par_iter().zip(picked.par_chunks(READS_PER_TASK)).for_each(|(out, picked)| {
-        let mut at = 0;
-        for &i in picked {
-            let read = reads[i as usize].aligned();
-            out[at..at + read.len()].copy_from_slice(read);
-            at += read.len();
-        }
-    });
-    codes
-}
-
 /// 4-bit read codes, 8 per u32 (first base in the low bits), in groups of 32 reads with words
 /// interleaved (`stride`) or read after read; returns the words and each read's first index.
 /// Groups are laid out on several threads.
@@ -219,6 +189,36 @@ fn pack_group(group: &[ReadSeq], stride: bool, first: usize, words: &mut [u32], 
             words[if stride { w * 32 + m } else { start + w }] = word;
         }
     }
+}
+
+/// Reads per piece of work when a batch is laid out on several threads.
+const READS_PER_TASK: usize = 4096;
+
+/// `slice` cut in consecutive pieces of the given sizes.
+fn split_by<T>(mut slice: &mut [T], sizes: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    sizes
+        .map(|n| {
+            let (piece, rest) = std::mem::take(&mut slice).split_at_mut(n);
+            slice = rest;
+            piece
+        })
+        .collect()
+}
+
+/// The aligned codes of the reads `picked` (of lengths `lens`) back to back, copied on
+/// several threads.
+fn gather_codes(reads: &[ReadSeq], picked: &[u32], lens: &[u16], total: usize) -> Vec<u8> {
+    let mut codes = vec![0u8; total];
+    let sizes = lens.chunks(READS_PER_TASK).map(|l| l.iter().map(|&n| n as usize).sum());
+    split_by(&mut codes, sizes).into_par_iter().zip(picked.par_chunks(READS_PER_TASK)).for_each(|(out, picked)| {
+        let mut at = 0;
+        for &i in picked {
+            let read = reads[i as usize].aligned();
+            out[at..at + read.len()].copy_from_slice(read);
+            at += read.len();
+        }
+    });
+    codes
 }
 
 #[cfg(test)]
