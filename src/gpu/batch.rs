@@ -151,6 +151,7 @@ pub fn complete_on_cpu(
 /// interleaved (`stride`) or read after read; returns the words and each read's first index.
 /// Groups are laid out on several threads.
 pub fn pack_reads(reads: &[ReadSeq], stride: bool) -> (Vec<u32>, Vec<u64>) {
+    use rayon::prelude::*;
     let words_of = |r: &ReadSeq| r.len.div_ceil(8);
     // Each group's words: 32 times its longest read's (interleaved), or its reads' together.
     let group_words: Vec<usize> = reads
@@ -208,6 +209,7 @@ fn split_by<T>(mut slice: &mut [T], sizes: impl Iterator<Item = usize>) -> Vec<&
 /// The aligned codes of the reads `picked` (of lengths `lens`) back to back, copied on
 /// several threads.
 fn gather_codes(reads: &[ReadSeq], picked: &[u32], lens: &[u16], total: usize) -> Vec<u8> {
+    use rayon::prelude::*;
     let mut codes = vec![0u8; total];
     let sizes = lens.chunks(READS_PER_TASK).map(|l| l.iter().map(|&n| n as usize).sum());
     split_by(&mut codes, sizes).into_par_iter().zip(picked.par_chunks(READS_PER_TASK)).for_each(|(out, picked)| {
