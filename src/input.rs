@@ -1,6 +1,10 @@
 //! Input files named on the command line, where `-` means standard input (as in bwa). A
 //! command reads at most one of its inputs from standard input: there is only one.
 
+pub mod chunks;
+pub mod decompress;
+pub mod ordered;
+
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};

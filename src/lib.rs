@@ -2,7 +2,6 @@
 
 pub mod aln_options;
 pub mod cli;
-mod decompress;
 pub mod default_index;
 pub mod input;
 pub mod option_values;

@@ -1,16 +1,15 @@
-//! Reading reads (FASTQ or FASTA, plain or gzip) in batches, prepared as bwa's bwaseqio.c
+//! Reading reads (FASTQ or FASTA, plain or compressed, from one file or several) in batches, prepared as bwa's bwaseqio.c
 //! prepares them: bases as codes 0..=3 (A C G T, either case) and 4 (N, IUPAC, anything
 //! else), qualities trimmed with `-q`, names cut at the first whitespace and stripped of a
 //! trailing `/1` or `/2`, and records with an empty sequence skipped (bwa_read_seq skips
 //! them, so they have no `.sai` record and no SAM line).
 
-use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+mod batch_reader;
+mod chunk;
 
-use needletail::parser::FastxReader;
+use std::path::PathBuf;
+
+pub use batch_reader::ReadBatchReader;
 
 /// Longest read we align. BWA keeps positions in 16-bit fields of its search stack; GPU
 /// scratch is sized by this, so longer reads are an error, never silently truncated.
@@ -102,120 +101,6 @@ pub enum ReadsError {
     Empty { path: PathBuf },
 }
 
-/// Counts bytes read from the (possibly compressed) file, for progress in percent.
-struct CountingReader<R> {
-    inner: R,
-    count: Arc<AtomicU64>,
-}
-
-impl<R: Read> Read for CountingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
-/// Streams a read file in batches of at most `batch_size` reads.
-pub struct ReadBatchReader {
-    path: PathBuf,
-    parser: Box<dyn FastxReader>,
-    opts: ReadOptions,
-    /// Records of the file so far, for errors.
-    records: u64,
-    /// Reads delivered so far (records less the empty ones).
-    reads: u64,
-    empty: EmptyReads,
-    bytes_read: Arc<AtomicU64>,
-    file_len: u64,
-}
-
-impl ReadBatchReader {
-    /// Opens `path`, or standard input for `-` (as bwa); gzip is recognised by its magic
-    /// bytes either way.
-    pub fn open(path: &Path, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
-        if path.as_os_str() == "-" {
-            return ReadBatchReader::from_reader(Box::new(std::io::stdin()), Path::new("standard input"), 0, opts);
-        }
-        let file = File::open(path).map_err(|error| ReadsError::Open { path: path.to_path_buf(), error })?;
-        let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
-        ReadBatchReader::from_reader(Box::new(file), path, file_len, opts)
-    }
-
-    /// Reads from `input` (plain or gzip); `name` is used in errors, `len` is its size in
-    /// bytes for progress (0 when unknown).
-    pub fn from_reader(input: Box<dyn Read + Send>, name: &Path, len: u64, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
-        let path = name.to_path_buf();
-        let bytes_read = Arc::new(AtomicU64::new(0));
-        let counting = CountingReader { inner: input, count: bytes_read.clone() };
-        let input = crate::decompress::gunzip_ahead(Box::new(counting)).map_err(|error| ReadsError::Open { path: path.clone(), error })?;
-        let parser = needletail::parse_fastx_reader(input).map_err(|e| {
-            if e.kind == needletail::errors::ParseErrorKind::EmptyFile {
-                ReadsError::Empty { path: path.clone() }
-            } else {
-                ReadsError::Parse { path: path.clone(), record: 1, msg: e.to_string() }
-            }
-        })?;
-        Ok(ReadBatchReader { path, parser, opts, records: 0, reads: 0, empty: EmptyReads::default(), bytes_read, file_len: len })
-    }
-
-    /// Reads delivered so far, as bwa counts them (records with an empty sequence skipped).
-    pub fn reads(&self) -> u64 {
-        self.reads
-    }
-
-    /// The records with an empty sequence skipped so far.
-    pub fn empty_reads(&self) -> &EmptyReads {
-        &self.empty
-    }
-
-    /// Bytes of the file consumed and the file's size (0 for standard input), for a percentage.
-    pub fn position(&self) -> (u64, u64) {
-        (self.bytes_read.load(Ordering::Relaxed), self.file_len)
-    }
-
-    /// The next batch (empty at the end of the file).
-    pub fn next_batch(&mut self, batch_size: usize) -> Result<Vec<ReadSeq>, ReadsError> {
-        let mut batch = Vec::with_capacity(batch_size.min(1 << 20));
-        while batch.len() < batch_size {
-            let Some(rec) = self.parser.next() else { break };
-            self.records += 1;
-            let rec = rec.map_err(|e| ReadsError::Parse { path: self.path.clone(), record: self.records, msg: e.to_string() })?;
-            let id = rec.id();
-            let name_end = id.iter().position(|b| b.is_ascii_whitespace()).unwrap_or(id.len());
-            let mut name = &id[..name_end];
-            if name.len() > 2 && name[name.len() - 2] == b'/' && matches!(name[name.len() - 1], b'1' | b'2') {
-                name = &name[..name.len() - 2];
-            }
-            let seq = rec.seq();
-            if seq.is_empty() {
-                self.empty.skip(self.records, name);
-                continue;
-            }
-            if seq.len() > MAX_READ_LEN {
-                let name = String::from_utf8_lossy(name).into_owned();
-                return Err(ReadsError::TooLong { path: self.path.clone(), record: self.records, name, len: seq.len(), max: MAX_READ_LEN });
-            }
-            let codes: Vec<u8> = seq.iter().map(|&b| base_code(b)).collect();
-            let raw_qual = rec.qual().unwrap_or_default();
-            let qual: std::borrow::Cow<[u8]> = if self.opts.illumina13 {
-                raw_qual.iter().map(|q| q.wrapping_sub(31)).collect::<Vec<u8>>().into()
-            } else {
-                raw_qual.into()
-            };
-            // Without qualities (FASTA) nothing is trimmed: the whole read is aligned.
-            let len = if qual.is_empty() { codes.len() } else { trimmed_len(&qual, self.opts.trim_qual) };
-            if self.opts.sequence_only {
-                batch.push(ReadSeq { codes, len, ..Default::default() });
-            } else {
-                batch.push(ReadSeq { name: String::from_utf8_lossy(name).into_owned(), codes, qual: qual.into_owned(), len });
-            }
-            self.reads += 1;
-        }
-        Ok(batch)
-    }
-}
-
 /// Records with an empty sequence that a reader skipped: how many, and the first one.
 #[derive(Clone, Debug, Default)]
 pub struct EmptyReads {
@@ -226,9 +111,14 @@ pub struct EmptyReads {
 
 impl EmptyReads {
     fn skip(&mut self, record: u64, name: &[u8]) {
-        self.count += 1;
+        self.note(1, record, String::from_utf8_lossy(name).into_owned());
+    }
+
+    /// `count` more, the first of them record `record` named `name`.
+    fn note(&mut self, count: u64, record: u64, name: String) {
+        self.count += count;
         if self.first.is_none() {
-            self.first = Some((record, String::from_utf8_lossy(name).into_owned()));
+            self.first = Some((record, name));
         }
     }
 }

@@ -1,7 +1,9 @@
 //! `bcuda-dev`: the tools used to develop and measure bcuda, kept out of the `bcuda` binary.
 //! They reach the aligner through the `bcuda` library crate.
 
+mod dealer_sim;
 mod gpu_bench;
+mod input_bench;
 mod stack_profile;
 mod synth_genome;
 
@@ -26,8 +28,12 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// aln's dealer and writer on simulated GPUs: speed-up with 1 to 8 GPUs, writer's memory.
+    DealerSim(dealer_sim::DealerSimArgs),
     /// Time the exact_match kernel alone and check it against the CPU.
     GpuBench(gpu_bench::GpuBenchArgs),
+    /// Time parsing and packing reads (plain, gzip, BGZF, several files): bench/input-rate.tsv.
+    InputBench(input_bench::InputBenchArgs),
     /// Profile the search's stack per read and check the GPU's bounded stack on the CPU.
     StackProfile(stack_profile::StackProfileArgs),
     /// Writes a seeded synthetic genome (FASTA, stdout) for benchmarks.
@@ -36,7 +42,9 @@ enum Command {
 
 fn run() -> Result<()> {
     match Cli::parse().command {
+        Command::DealerSim(args) => dealer_sim::run(args),
         Command::GpuBench(args) => gpu_bench::run(args),
+        Command::InputBench(args) => input_bench::run(args),
         Command::StackProfile(args) => stack_profile::run(args),
         Command::SynthGenome(args) => synth_genome::run(args),
     }

@@ -6,17 +6,31 @@
 //! answer (the writer aligns it on the CPU); after [`MAX_FAILURES_IN_ROW`] failures in a row a
 //! feeder stops, and the last one to stop hands every batch left to the CPU. Nothing here knows
 //! about GPUs: the tests run it on fake devices.
+//!
+//! The writer holds the batches that come back before their turn. So that a slow device
+//! cannot make it hold more and more while the others go on, the dealer hands out a batch only
+//! within [`WINDOW_PER_SLOT`] times the devices' depths of the oldest batch not yet back: the
+//! writer then never holds more than that many batches, whatever the devices' speeds.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::Mutex;
+use std::sync::mpsc::SyncSender;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 
 /// Failed batches in a row after which a device is given up.
 pub const MAX_FAILURES_IN_ROW: usize = 3;
+
+/// Batches dealt ahead of the oldest one not yet back, per batch the devices hold at once: two
+/// rounds of every device's depth, so that devices of about the same speed never wait on it.
+pub const WINDOW_PER_SLOT: usize = 2;
+
+/// The batches dealt and not yet back, beyond which the dealer waits.
+pub fn window<D: AsyncAligner>(devices: &[D]) -> usize {
+    WINDOW_PER_SLOT * devices.iter().map(|d| d.depth().max(2)).sum::<usize>()
+}
 
 /// Something that aligns batches asynchronously: a batch is submitted, then collected.
 pub trait AsyncAligner {
@@ -71,21 +85,108 @@ pub struct Share {
     pub given_up: bool,
 }
 
+/// What the dealer and the feeders share: the batch dealt and not yet taken, the batches out
+/// (dealt and not yet sent to the writer), and whether dealing is over.
+struct Dealt<B> {
+    ready: Option<Numbered<B>>,
+    out: BTreeSet<u64>,
+    /// The input is done (no batch will come).
+    ended: bool,
+    /// The writer stopped (or a feeder panicked): no batch is taken any more.
+    closed: bool,
+    /// The dealer waits for the oldest batch out: a feeder holding batches collects its
+    /// oldest instead of waiting for a next one.
+    window_full: bool,
+}
+
+/// What a feeder does next.
+enum Next<B> {
+    Batch(Numbered<B>),
+    /// Collect the oldest batch it holds: the dealer waits for it (or for a batch before it).
+    CollectOldest,
+    Done,
+}
+
 /// The queue the feeders pull from, and how many feeders still pull.
 struct Queue<B> {
-    /// `None` once closed (the writer stopped): the dealer's next send fails.
-    batches: Mutex<Option<Receiver<Numbered<B>>>>,
+    dealt: Mutex<Dealt<B>>,
+    changed: Condvar,
     feeding: AtomicUsize,
 }
 
 impl<B> Queue<B> {
-    /// The next batch; `None` when the input is done or the queue closed.
-    fn next(&self) -> Option<Numbered<B>> {
-        self.batches.lock().unwrap_or_else(|e| e.into_inner()).as_ref()?.recv().ok()
+    fn new(feeders: usize) -> Queue<B> {
+        let dealt = Dealt { ready: None, out: BTreeSet::new(), ended: false, closed: false, window_full: false };
+        Queue { dealt: Mutex::new(dealt), changed: Condvar::new(), feeding: AtomicUsize::new(feeders) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Dealt<B>> {
+        self.dealt.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wait<'a>(&self, guard: std::sync::MutexGuard<'a, Dealt<B>>) -> std::sync::MutexGuard<'a, Dealt<B>> {
+        self.changed.wait(guard).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hands out `batch` once the last one was taken and it is within `window` of the oldest
+    /// batch out; false when the queue closed meanwhile.
+    fn deal(&self, batch: Numbered<B>, window: usize) -> bool {
+        let mut dealt = self.lock();
+        loop {
+            if dealt.closed {
+                return false;
+            }
+            let in_window = dealt.out.first().is_none_or(|&oldest| batch.seq < oldest + window as u64);
+            if dealt.ready.is_none() && in_window {
+                break;
+            }
+            dealt.window_full = !in_window;
+            self.changed.notify_all();
+            dealt = self.wait(dealt);
+        }
+        dealt.window_full = false;
+        dealt.out.insert(batch.seq);
+        dealt.ready = Some(batch);
+        self.changed.notify_all();
+        true
+    }
+
+    /// No more batches.
+    fn end(&self) {
+        self.lock().ended = true;
+        self.changed.notify_all();
+    }
+
+    /// The next batch for a feeder that `holds` batches or none.
+    fn next(&self, holds: bool) -> Next<B> {
+        let mut dealt = self.lock();
+        loop {
+            if dealt.closed {
+                return Next::Done;
+            }
+            if let Some(batch) = dealt.ready.take() {
+                self.changed.notify_all();
+                return Next::Batch(batch);
+            }
+            if dealt.ended {
+                return Next::Done;
+            }
+            if holds && dealt.window_full {
+                return Next::CollectOldest;
+            }
+            dealt = self.wait(dealt);
+        }
     }
 
     fn close(&self) {
-        self.batches.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.lock().closed = true;
+        self.changed.notify_all();
+    }
+
+    /// Batch `seq` went to the writer.
+    fn back(&self, seq: u64) {
+        self.lock().out.remove(&seq);
+        self.changed.notify_all();
     }
 }
 
@@ -115,10 +216,9 @@ where
     D::Answer: Send,
     I: IntoIterator<Item = Result<(usize, D::Batch)>>,
 {
-    let (tx, rx) = sync_channel::<Numbered<D::Batch>>(1);
-    let queue = Queue { batches: Mutex::new(Some(rx)), feeding: AtomicUsize::new(devices.len()) };
+    let window = window(devices);
+    let queue = Queue::new(devices.len());
     if devices.is_empty() {
-        drop(tx);
         return pass_to_cpu(batches, &done).map(|()| Vec::new());
     }
     std::thread::scope(|scope| {
@@ -135,7 +235,7 @@ where
         for (seq, batch) in (0u64..).zip(batches) {
             match batch {
                 Ok((reads, batch)) => {
-                    if tx.send(Numbered { seq, reads, batch }).is_err() {
+                    if !queue.deal(Numbered { seq, reads, batch }, window) {
                         break; // closed: a feeder found the writer stopped and says so
                     }
                 }
@@ -145,7 +245,7 @@ where
                 }
             }
         }
-        drop(tx);
+        queue.end();
         let shares: Vec<Result<Share>> =
             feeders.into_iter().map(|f| f.join().unwrap_or_else(|_| Err(anyhow!("a GPU feeder panicked")))).collect();
         dealt?;
@@ -170,7 +270,8 @@ fn writer_stopped() -> anyhow::Error {
 type Submitted<D> = (Numbered<<D as AsyncAligner>::Batch>, Result<<D as AsyncAligner>::Flight>);
 
 /// One device's loop: the next batch is submitted before the oldest one is collected, so
-/// `depth` are on the device at once (one copying while another computes).
+/// `depth` are on the device at once (one copying while another computes); the oldest is
+/// collected sooner when the dealer waits for it to deal more.
 fn feed<D: AsyncAligner>(
     device: &mut D,
     queue: &Queue<D::Batch>,
@@ -198,12 +299,26 @@ fn feed<D: AsyncAligner>(
                 None
             }
         };
-        done.send(Finished { seq: n.seq, batch: n.batch, answer }).map_err(|_| writer_stopped())?;
+        let seq = n.seq;
+        done.send(Finished { seq, batch: n.batch, answer }).map_err(|_| writer_stopped())?;
+        queue.back(seq);
         share.given_up = failures_in_row >= MAX_FAILURES_IN_ROW;
         Ok(())
     };
     let result = (|| -> Result<()> {
-        while let Some(mut next) = queue.next() {
+        loop {
+            let mut next = match queue.next(!in_flight.is_empty()) {
+                Next::Batch(batch) => batch,
+                Next::CollectOldest => {
+                    let oldest = in_flight.pop_front().expect("a feeder collects only what it holds");
+                    finish(device, oldest, &mut share)?;
+                    if share.given_up {
+                        break;
+                    }
+                    continue;
+                }
+                Next::Done => break,
+            };
             busy_since.get_or_insert_with(Instant::now);
             super::timeline::mark(next.seq, "submitted to a GPU");
             let flight = device.submit(&mut next.batch);
@@ -228,8 +343,9 @@ fn feed<D: AsyncAligner>(
     }
     // The last device to give up leaves the rest of the input to the CPU.
     if queue.feeding.fetch_sub(1, Ordering::SeqCst) == 1 && share.given_up {
-        while let Some(n) = queue.next() {
+        while let Next::Batch(n) = queue.next(false) {
             done.send(Finished { seq: n.seq, batch: n.batch, answer: None }).map_err(|_| writer_stopped())?;
+            queue.back(n.seq);
         }
     }
     Ok(share)
@@ -273,6 +389,7 @@ impl<T> Default for InOrder<T> {
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+    use std::sync::mpsc::sync_channel;
 
     /// A CPU stand-in for a GPU: answers a batch of numbers with their squares after a random
     /// delay; fails the batches listed in `fail` (counted from 1 on this device) and every
@@ -345,11 +462,18 @@ mod tests {
     /// Runs the dealer and a writer that completes unanswered batches "on the CPU"; returns
     /// the batches as written, how many the CPU did, and the shares.
     fn run(devices: &mut [FakeDevice], batches: &[Vec<u64>]) -> (Vec<Vec<u64>>, usize, Vec<Share>) {
+        let (written, on_cpu, shares, _) = run_holding(devices, batches);
+        (written, on_cpu, shares)
+    }
+
+    /// As [`run`], with the most batches the writer held at once, waiting for their turn.
+    fn run_holding(devices: &mut [FakeDevice], batches: &[Vec<u64>]) -> (Vec<Vec<u64>>, usize, Vec<Share>, usize) {
         let (tx, rx) = sync_channel::<Finished<Vec<u64>, Vec<u64>>>(1);
         let writer = std::thread::spawn(move || {
-            let (mut order, mut written, mut on_cpu) = (InOrder::new(), Vec::new(), 0);
+            let (mut order, mut written, mut on_cpu, mut most_held) = (InOrder::new(), Vec::new(), 0, 0);
             for f in rx {
                 order.push(f.seq, f);
+                most_held = most_held.max(order.held());
                 while let Some(f) = order.pop() {
                     on_cpu += f.answer.is_none() as usize;
                     let answer = f.answer.unwrap_or_else(|| answer(&f.batch));
@@ -358,12 +482,30 @@ mod tests {
                 }
             }
             assert_eq!(order.held(), 0, "a batch never came");
-            (written, on_cpu)
+            (written, on_cpu, most_held)
         });
         let input = batches.iter().map(|b| Ok((b.len(), b.clone())));
         let shares = deal(devices, input, tx, &|_, _| {}).unwrap();
-        let (written, on_cpu) = writer.join().unwrap();
-        (written, on_cpu, shares)
+        let (written, on_cpu, most_held) = writer.join().unwrap();
+        (written, on_cpu, shares, most_held)
+    }
+
+    /// One device 60 times slower than three others: the writer never holds more batches than
+    /// the window, where it would otherwise hold what the others do while the slow one works
+    /// on one batch (hundreds).
+    #[test]
+    fn the_writer_holds_at_most_the_window_when_one_device_is_slower() {
+        let batches = input(400);
+        let mut devices: Vec<FakeDevice> = (0..4).map(|i| FakeDevice::new(i, 300)).collect();
+        devices[0].max_delay_us = 18_000;
+        for depth in [2, 3] {
+            devices.iter_mut().for_each(|d| d.depth = depth);
+            let window = window(&devices);
+            let (written, on_cpu, shares, most_held) = run_holding(&mut devices, &batches);
+            assert_eq!((written, on_cpu), (batches.clone(), 0));
+            assert!(most_held <= window, "depth {depth}: the writer held {most_held} batches, the window is {window}");
+            assert!(shares[0].batches < shares[1].batches, "{shares:?}");
+        }
     }
 
     #[test]

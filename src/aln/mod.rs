@@ -36,12 +36,25 @@ fn batch_reads() -> usize {
     crate::test_hooks::batch_reads().unwrap_or(CPU_BATCH)
 }
 
+/// The index and the read files of `aln`'s positional arguments: `[INDEX] READS` as every
+/// command takes them, or `INDEX READS...` (several read files, read as their concatenation:
+/// the index is named, so that a forgotten index is never taken for reads).
+fn read_files(args: &[PathBuf]) -> Result<(crate::default_index::IndexChoice, Vec<PathBuf>)> {
+    let names = vec!["reads.fq"; args.len().saturating_sub(1).max(1)];
+    let (index, reads) = crate::default_index::split_positional("aln", args, &names)?;
+    let stdin: Vec<(&str, &std::path::Path)> = reads.iter().map(|p| ("READS", p.as_path())).collect();
+    crate::input::at_most_one_stdin(&stdin)?;
+    Ok((index, reads))
+}
+
 #[derive(clap::Args, Debug)]
-#[command(override_usage = "bcuda aln [OPTIONS] [INDEX] <READS>")]
+#[command(override_usage = "bcuda aln [OPTIONS] [INDEX] <READS>...")]
 pub struct AlnArgs {
-    /// [INDEX] READS: the index prefix (the FASTA given to `index`; left out: the default
-    /// index), then the reads (FASTQ or FASTA, plain or gzip; `-` for standard input).
-    #[arg(value_name = "ARGS", num_args = 1..=2, required = true)]
+    /// [INDEX] READS...: the index prefix (the FASTA given to `index`; left out: the default
+    /// index), then the reads (FASTQ or FASTA, plain, gzip, BGZF, bzip2, xz or zstd; `-` for
+    /// standard input). Several read files give the .sai of their concatenation (give samse
+    /// and sampe the same files concatenated); the index must then be named.
+    #[arg(value_name = "ARGS", num_args = 1.., required = true)]
     pub inputs: Vec<PathBuf>,
     /// Max differences (integer) or missing probability under 0.02 error rate (float).
     #[arg(short = 'n', default_value = "0.04", allow_hyphen_values = true, value_parser = crate::option_values::max_diff)]
@@ -164,14 +177,14 @@ pub fn run(args: AlnArgs) -> Result<()> {
     let started = Instant::now();
     timeline::start();
     let opt = args.gap_options()?;
-    let (index, inputs) = crate::default_index::split_positional("aln", &args.inputs, &["reads.fq"])?;
+    let (index, inputs) = read_files(&args.inputs)?;
     index.announce("aln", args.quiet);
     let opening = gpus::start_opening(&args);
     let index_started = Instant::now();
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&index.prefix, ".bwt"))?;
     let index_load = index_started.elapsed();
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13, sequence_only: true };
-    let reader = ReadBatchReader::open(&inputs[0], read_opts)?;
+    let reader = ReadBatchReader::open_all(&inputs, read_opts)?;
     let input_size = reader.position().1;
     // The reader starts now: the first batches (two for each GPU expected) are also packed
     // for the GPU, in the default layout, while the GPUs open and take the BWT, and each goes

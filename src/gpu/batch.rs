@@ -47,13 +47,14 @@ impl HostBatch {
         // cal_maxdiff depends on the length alone: one value per length seen.
         let mut max_diff_of_len = vec![None; GPU_MAX_LEN + 1];
         let mut b = HostBatch { n, opt: batch_opt, exact_words, exact_starts, lens, fixed_len, stride, ..Default::default() };
+        let mut code_count = 0;
         for (i, read) in reads.iter().enumerate() {
             if read.len == 0 || read.len > GPU_MAX_LEN {
                 continue;
             }
             b.gpu_reads.push(i as u32);
-            b.starts.push(b.codes.len() as u64);
-            b.codes.extend_from_slice(read.aligned());
+            b.starts.push(code_count as u64);
+            code_count += read.len;
             b.gpu_lens.push(read.len as u16);
             let max_diff = if opt.fnr > 0.0 {
                 *max_diff_of_len[read.len].get_or_insert_with(|| cal_maxdiff(read.len as i32, AVG_ERR, opt.fnr as f64))
@@ -63,6 +64,7 @@ impl HostBatch {
             b.max_diffs.push(max_diff);
             b.max_len = b.max_len.max(read.len);
         }
+        b.codes = gather_codes(reads, &b.gpu_reads, &b.gpu_lens, code_count);
         b.n_buckets = aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, &batch_opt).max(1);
         b
     }
@@ -126,29 +128,78 @@ fn hit_from_words(words: &[u64]) -> AlnHit {
 
 /// 4-bit read codes, 8 per u32 (first base in the low bits), in groups of 32 reads with words
 /// interleaved (`stride`) or read after read; returns the words and each read's first index.
+/// Groups are laid out on several threads.
 pub fn pack_reads(reads: &[ReadSeq], stride: bool) -> (Vec<u32>, Vec<u64>) {
+    use rayon::prelude::*;
     let words_of = |r: &ReadSeq| r.len.div_ceil(8);
-    let mut packed = Vec::new();
-    let mut starts = Vec::with_capacity(reads.len());
-    for group in reads.chunks(32) {
-        let wpr = group.iter().map(words_of).max().unwrap_or(0);
-        let base = packed.len();
-        if stride {
-            packed.resize(base + 32 * wpr, 0);
-        }
-        for (m, r) in group.iter().enumerate() {
-            let start = if stride { base } else { packed.len() };
-            starts.push(start as u64);
-            if !stride {
-                packed.resize(packed.len() + words_of(r), 0);
+    // Each group's words: 32 times its longest read's (interleaved), or its reads' together.
+    let group_words: Vec<usize> = reads
+        .chunks(32)
+        .map(|g| if stride { 32 * g.iter().map(words_of).max().unwrap_or(0) } else { g.iter().map(words_of).sum() })
+        .collect();
+    let mut packed = vec![0u32; group_words.iter().sum()];
+    let mut starts = vec![0u64; reads.len()];
+    let firsts: Vec<usize> = group_words.iter().scan(0, |at, &n| Some(std::mem::replace(at, *at + n))).collect();
+    let groups_per_task = READS_PER_TASK / 32;
+    let task_words = group_words.chunks(groups_per_task).map(|w| w.iter().sum());
+    split_by(&mut packed, task_words)
+        .into_par_iter()
+        .zip(reads.par_chunks(READS_PER_TASK))
+        .zip(starts.par_chunks_mut(READS_PER_TASK))
+        .zip(firsts.par_chunks(groups_per_task))
+        .for_each(|(((words, reads), starts), firsts)| {
+            let offset = firsts[0];
+            for ((group, starts), &first) in reads.chunks(32).zip(starts.chunks_mut(32)).zip(firsts) {
+                pack_group(group, stride, first, &mut words[first - offset..], starts);
             }
-            for (w, eight) in r.aligned().chunks(8).enumerate() {
-                let word = eight.iter().rev().fold(0u32, |word, &c| (word << 4) | c as u32);
-                packed[if stride { start + w * 32 + m } else { start + w }] = word;
-            }
+        });
+    (packed, starts)
+}
+
+/// One group of at most 32 reads into `words` (its words and beyond), which start at index
+/// `first` of the whole layout.
+fn pack_group(group: &[ReadSeq], stride: bool, first: usize, words: &mut [u32], starts: &mut [u64]) {
+    let mut at = 0;
+    for (m, r) in group.iter().enumerate() {
+        let start = if stride { 0 } else { at };
+        starts[m] = (first + start) as u64;
+        at += r.len.div_ceil(8);
+        for (w, eight) in r.aligned().chunks(8).enumerate() {
+            let word = eight.iter().rev().fold(0u32, |word, &c| (word << 4) | c as u32);
+            words[if stride { w * 32 + m } else { start + w }] = word;
         }
     }
-    (packed, starts)
+}
+
+/// Reads per piece of work when a batch is laid out on several threads.
+const READS_PER_TASK: usize = 4096;
+
+/// `slice` cut in consecutive pieces of the given sizes.
+fn split_by<T>(mut slice: &mut [T], sizes: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    sizes
+        .map(|n| {
+            let (piece, rest) = std::mem::take(&mut slice).split_at_mut(n);
+            slice = rest;
+            piece
+        })
+        .collect()
+}
+
+/// The aligned codes of the reads `picked` (of lengths `lens`) back to back, copied on
+/// several threads.
+fn gather_codes(reads: &[ReadSeq], picked: &[u32], lens: &[u16], total: usize) -> Vec<u8> {
+    use rayon::prelude::*;
+    let mut codes = vec![0u8; total];
+    let sizes = lens.chunks(READS_PER_TASK).map(|l| l.iter().map(|&n| n as usize).sum());
+    split_by(&mut codes, sizes).into_par_iter().zip(picked.par_chunks(READS_PER_TASK)).for_each(|(out, picked)| {
+        let mut at = 0;
+        for &i in picked {
+            let read = reads[i as usize].aligned();
+            out[at..at + read.len()].copy_from_slice(read);
+            at += read.len();
+        }
+    });
+    codes
 }
 
 #[cfg(test)]
@@ -157,6 +208,46 @@ mod tests {
 
     fn read(codes: Vec<u8>) -> ReadSeq {
         ReadSeq { len: codes.len(), codes, ..Default::default() }
+    }
+
+    /// The layout read after read, on one thread: what [`pack_reads`] must give.
+    fn pack_one_by_one(reads: &[ReadSeq], stride: bool) -> (Vec<u32>, Vec<u64>) {
+        let words_of = |r: &ReadSeq| r.len.div_ceil(8);
+        let (mut packed, mut starts) = (Vec::new(), Vec::new());
+        for group in reads.chunks(32) {
+            let wpr = group.iter().map(words_of).max().unwrap_or(0);
+            let base = packed.len();
+            if stride {
+                packed.resize(base + 32 * wpr, 0);
+            }
+            for (m, r) in group.iter().enumerate() {
+                let start = if stride { base } else { packed.len() };
+                starts.push(start as u64);
+                if !stride {
+                    packed.resize(packed.len() + words_of(r), 0);
+                }
+                for (w, eight) in r.aligned().chunks(8).enumerate() {
+                    let word = eight.iter().rev().fold(0u32, |word, &c| (word << 4) | c as u32);
+                    packed[if stride { start + w * 32 + m } else { start + w }] = word;
+                }
+            }
+        }
+        (packed, starts)
+    }
+
+    #[test]
+    fn packing_on_several_threads_gives_the_layout_read_after_read() {
+        for n in [0, 1, 31, 33, 4096, 4097, 10_000] {
+            let reads: Vec<ReadSeq> = (0..n)
+                .map(|i| ReadSeq { len: (i * 7) % 120, codes: (0..120).map(|j| ((i + j) % 5) as u8).collect(), ..Default::default() })
+                .collect();
+            for stride in [false, true] {
+                assert!(pack_reads(&reads, stride) == pack_one_by_one(&reads, stride), "{n} reads, stride {stride}");
+            }
+            let b = HostBatch::new(&reads, &GapOptions::default(), true);
+            let codes: Vec<u8> = reads.iter().filter(|r| r.len > 0).flat_map(|r| r.aligned().to_vec()).collect();
+            assert!(b.codes == codes, "{n} reads");
+        }
     }
 
     #[test]

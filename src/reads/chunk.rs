@@ -1,0 +1,119 @@
+//! One chunk of a read file (whole records: see [`crate::input::chunks`]) parsed into reads,
+//! on any thread. Record numbers and the parser's line numbers are counted from the chunk's
+//! start; the reader adds the chunks before it.
+
+use std::io;
+
+use needletail::errors::ParseError;
+use needletail::parser::FastxReader;
+
+use super::{base_code, trimmed_len, EmptyReads, ReadOptions, ReadSeq, MAX_READ_LEN};
+use crate::input::chunks::{count_newlines, Chunk};
+
+/// A chunk's reads, and what the reader needs to number records across chunks.
+pub struct ParsedChunk {
+    pub reads: Vec<ReadSeq>,
+    /// Records parsed, empty ones included (before `error`, when there is one).
+    pub records: u64,
+    /// Lines in the chunk.
+    pub lines: u64,
+    /// Records with an empty sequence, numbered in the chunk from 1.
+    pub empty: EmptyReads,
+    /// What stopped the chunk early, after `records` records.
+    pub error: Option<ChunkError>,
+    /// Bytes of the file read when the chunk was cut.
+    pub position: u64,
+}
+
+/// Why a chunk stopped before its end.
+pub enum ChunkError {
+    /// A malformed record; the parser's line is counted in the chunk.
+    Parse(ParseError),
+    /// A read longer than [`MAX_READ_LEN`].
+    TooLong { name: String, len: usize },
+    /// Reading or decompressing the file failed (after the whole records before it).
+    Read(io::Error),
+}
+
+/// Parses `chunk`; `first`: it starts the file, and tells its format.
+pub fn parse(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> ParsedChunk {
+    let mut parsed = ParsedChunk { reads: Vec::new(), records: 0, lines: 0, empty: EmptyReads::default(), error: None, position: 0 };
+    let chunk = match chunk {
+        Ok(chunk) => chunk,
+        Err(e) => {
+            parsed.error = Some(ChunkError::Read(e));
+            return parsed;
+        }
+    };
+    parsed.position = chunk.position;
+    parsed.lines = count_newlines(&chunk.bytes) as u64;
+    let bytes = io::Cursor::new(&chunk.bytes);
+    // The file's first chunk tells its format; the others are read in it, as the rest of the
+    // file would be (the same errors for a chunk that does not start as a record should).
+    let mut parser: Box<dyn FastxReader + '_> = if first {
+        match needletail::parse_fastx_reader(bytes) {
+            Ok(parser) => parser,
+            Err(e) => {
+                parsed.error = Some(ChunkError::Parse(e));
+                return parsed;
+            }
+        }
+    } else if chunk.fasta {
+        Box::new(needletail::parser::FastaReader::new(bytes))
+    } else {
+        Box::new(needletail::parser::FastqReader::new(bytes))
+    };
+    parsed.reads.reserve(chunk.bytes.len() / 128);
+    while let Some(record) = parser.next() {
+        parsed.records += 1;
+        let record = match record {
+            Ok(record) => record,
+            Err(e) => {
+                parsed.error = Some(ChunkError::Parse(e));
+                break;
+            }
+        };
+        match read_of(&record, opts) {
+            Ok(Some(read)) => parsed.reads.push(read),
+            Ok(None) => parsed.empty.skip(parsed.records, name_of(record.id())),
+            Err(e) => {
+                parsed.error = Some(e);
+                break;
+            }
+        }
+    }
+    parsed
+}
+
+/// The name bwa gives a read: the header up to the first whitespace, less a trailing `/1` or `/2`.
+fn name_of(id: &[u8]) -> &[u8] {
+    let end = id.iter().position(|b| b.is_ascii_whitespace()).unwrap_or(id.len());
+    let name = &id[..end];
+    match name {
+        [.., b'/', b'1' | b'2'] if name.len() > 2 => &name[..name.len() - 2],
+        _ => name,
+    }
+}
+
+/// The read of a record as bwa_read_seq prepares it; `None` for an empty sequence (skipped).
+fn read_of(record: &needletail::parser::SequenceRecord, opts: ReadOptions) -> Result<Option<ReadSeq>, ChunkError> {
+    let seq = record.seq();
+    if seq.is_empty() {
+        return Ok(None);
+    }
+    if seq.len() > MAX_READ_LEN {
+        let name = String::from_utf8_lossy(name_of(record.id())).into_owned();
+        return Err(ChunkError::TooLong { name, len: seq.len() });
+    }
+    let codes: Vec<u8> = seq.iter().map(|&b| base_code(b)).collect();
+    let raw_qual = record.qual().unwrap_or_default();
+    let qual: std::borrow::Cow<[u8]> =
+        if opts.illumina13 { raw_qual.iter().map(|q| q.wrapping_sub(31)).collect::<Vec<u8>>().into() } else { raw_qual.into() };
+    // Without qualities (FASTA) nothing is trimmed: the whole read is aligned.
+    let len = if qual.is_empty() { codes.len() } else { trimmed_len(&qual, opts.trim_qual) };
+    if opts.sequence_only {
+        return Ok(Some(ReadSeq { codes, len, ..Default::default() }));
+    }
+    let name = String::from_utf8_lossy(name_of(record.id())).into_owned();
+    Ok(Some(ReadSeq { name, codes, qual: qual.into_owned(), len }))
+}
