@@ -16,6 +16,10 @@ pub struct IndexArgs {
     /// Quiet: no progress on stderr.
     #[arg(short = 'q')]
     pub quiet: bool,
+    /// Leave the default index as it is (by default the index built becomes it): for
+    /// workflows, which name their index in every command.
+    #[arg(long)]
+    pub not_default: bool,
     /// Sort on the CPU even when a GPU is present.
     #[arg(long, conflicts_with = "gpu")]
     pub cpu: bool,
@@ -153,6 +157,9 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         let stages = stages.lock().unwrap();
         let spent: Vec<String> = stages.windows(2).map(|w| format!("{} {:.2} s", w[0].0, (w[1].1 - w[0].1).as_secs_f64())).collect();
         eprintln!("[bcuda index] {} indexed in {:.2} s ({})", crate::input::display_name(&args.fasta).display(), start.elapsed().as_secs_f64(), spent.join(", "));
+    }
+    if args.not_default {
+        return Ok(());
     }
     // The index is built whatever happens here: a config folder we cannot write is a warning.
     match crate::default_index::record_default(&prefix) {
