@@ -14,7 +14,7 @@ use crate::reads::{ReadBatchReader, ReadOptions};
 use crate::sai::MODE_IL13;
 use crate::sam::format::Format;
 use crate::sam::sink::{read_group, Sink};
-use crate::sam::{hits, record, refine};
+use crate::sam::{hits, program, record, refine};
 
 #[derive(clap::Args, Debug)]
 #[command(override_usage = "bcuda samse [OPTIONS] [INDEX] <SAI> <READS>")]
@@ -61,7 +61,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
     let opt = sai.options;
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
-    let mut sink = Sink::create(out_path, format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
+    let mut sink = Sink::create(out_path, format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()), &program::pg_line(&choice))?;
 
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false };
     let mut reader = ReadBatchReader::open(reads_path, read_opts)?;

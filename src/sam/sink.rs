@@ -27,7 +27,7 @@ pub fn read_group(line: &str) -> Result<(String, String)> {
 }
 
 /// Header: @SQ of every sequence, the read group, our @PG.
-fn header_text(refs: &RefSeqs, rg_line: Option<&str>) -> String {
+fn header_text(refs: &RefSeqs, rg_line: Option<&str>, pg_line: &str) -> String {
     let mut h = String::new();
     for s in refs.seqs() {
         let _ = writeln!(h, "@SQ\tSN:{}\tLN:{}", s.name, s.len);
@@ -35,8 +35,7 @@ fn header_text(refs: &RefSeqs, rg_line: Option<&str>) -> String {
     if let Some(rg) = rg_line {
         let _ = writeln!(h, "{rg}");
     }
-    let cl: Vec<String> = std::env::args().collect();
-    let _ = writeln!(h, "@PG\tID:bcuda\tPN:bcuda\tVN:{}\tCL:{}", env!("CARGO_PKG_VERSION"), cl.join(" "));
+    let _ = writeln!(h, "{pg_line}");
     h
 }
 
@@ -48,8 +47,8 @@ pub enum Sink {
 
 impl Sink {
     /// Opens `path` (stdout when `None`) and writes the header.
-    pub fn create(path: Option<&Path>, format: Format, refs: &RefSeqs, rg_line: Option<&str>) -> Result<Sink> {
-        let header = header_text(refs, rg_line);
+    pub fn create(path: Option<&Path>, format: Format, refs: &RefSeqs, rg_line: Option<&str>, pg_line: &str) -> Result<Sink> {
+        let header = header_text(refs, rg_line, pg_line);
         let out = Output::create(path)?;
         if format == Format::Bam {
             let header_parsed: noodles::sam::Header = header.parse().context("building the BAM header")?;

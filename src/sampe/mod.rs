@@ -23,7 +23,7 @@ use crate::sai::{AlnHit, GapOptions, MODE_IL13};
 use crate::sam::record::{self, Mate, FLAG_PAIRED, FLAG_READ1, FLAG_READ2};
 use crate::sam::format::Format;
 use crate::sam::sink::{read_group, Sink};
-use crate::sam::{hits, refine};
+use crate::sam::{hits, program, refine};
 use insert_size::{EndSummary, Failure, InsertSize};
 use mate_rescue::RescueCounts;
 use pairing::{End, PairingOptions};
@@ -168,7 +168,7 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let mut readers = [ReadBatchReader::open(&inputs[2], read_options(&sai[0].options))?, ReadBatchReader::open(&inputs[3], read_options(&opt))?];
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
-    let mut sink = Sink::create(out_path.as_deref(), format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
+    let mut sink = Sink::create(out_path.as_deref(), format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()), &program::pg_line(&choice))?;
 
     let popt = PairingOptions { max_isize: args.max_isize, max_occ, n_multi: args.n_multi, n_multi_discordant: args.n_multi_discordant, s_mm: opt.s_mm };
     let mut rng = Rand48::new(index.refs.seed() as i64);
