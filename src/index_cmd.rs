@@ -110,6 +110,7 @@ fn sort_events(progress: crate::progress::Progress, quiet: bool) -> impl FnMut(&
 }
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
+    let summary = crate::summary::Summary::start("index");
     if let Some(algo) = &args.algo {
         if !matches!(algo.as_str(), "is" | "bwtsw" | "rb2") {
             anyhow::bail!("index: unknown algorithm '{algo}' for -a (bwa knows is, bwtsw, rb2)");
@@ -158,14 +159,27 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         let spent: Vec<String> = stages.windows(2).map(|w| format!("{} {:.2} s", w[0].0, (w[1].1 - w[0].1).as_secs_f64())).collect();
         eprintln!("[bcuda index] {} indexed in {:.2} s ({})", crate::input::display_name(&args.fasta).display(), start.elapsed().as_secs_f64(), spent.join(", "));
     }
-    if args.not_default {
-        return Ok(());
+    if !args.not_default {
+        record_default(&prefix, args.quiet);
     }
-    // The index is built whatever happens here: a config folder we cannot write is a warning.
-    match crate::default_index::record_default(&prefix) {
-        Ok(file) if !args.quiet => eprintln!("[bcuda index] {} is now the default index ({})", prefix.display(), file.display()),
+    summary.print(Some(&prefix), indexed_bases(&prefix)?, "bases", args.quiet);
+    Ok(())
+}
+
+/// Records the index built as the default. The index is built whatever happens here: a
+/// config folder we cannot write is a warning.
+fn record_default(prefix: &std::path::Path, quiet: bool) {
+    match crate::default_index::record_default(prefix) {
+        Ok(file) if !quiet => eprintln!("[bcuda index] {} is now the default index ({})", prefix.display(), file.display()),
         Ok(_) => {}
         Err(e) => eprintln!("[bcuda index] warning: could not record {} as the default index: {e:#}", prefix.display()),
     }
-    Ok(())
+}
+
+/// The reference's length, the first number of PREFIX.ann (`l_pac n_seqs seed`).
+fn indexed_bases(prefix: &std::path::Path) -> anyhow::Result<u64> {
+    let ann = bcuda_index::with_ext(prefix, ".ann");
+    let text = std::fs::read_to_string(&ann).map_err(|e| anyhow::anyhow!("{}: {e}", ann.display()))?;
+    let first = text.split_whitespace().next().and_then(|w| w.parse().ok());
+    first.ok_or_else(|| anyhow::anyhow!("{}: no length on its first line", ann.display()))
 }

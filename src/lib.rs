@@ -8,6 +8,7 @@ pub mod progress;
 pub mod reads;
 mod decompress;
 pub mod sai;
+pub mod summary;
 pub mod threads;
 
 pub mod index_cmd;

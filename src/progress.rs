@@ -1,6 +1,7 @@
 //! Progress on stderr for long work, drawn by `indicatif`: a bar with rate, percent and ETA
-//! when the amount of work is known, a spinner with the rate when it is not (standard input).
-//! Silent with `--quiet` or when stderr is not a terminal.
+//! (once a rate is known) when the amount of work is known, a spinner with the rate when it
+//! is not (standard input). Silent with `--quiet` or when stderr is not a terminal; the
+//! command's summary line (`crate::summary`) is printed either way.
 //!
 //! Every bar joins one process-wide `MultiProgress`, so several at once (one per GPU) each
 //! get a line; [`note`] prints a line above them without tearing them.
@@ -8,9 +9,9 @@
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressState, ProgressStyle};
 
 /// The bars of this process, drawn together on stderr.
 fn bars() -> &'static MultiProgress {
@@ -32,7 +33,6 @@ pub struct Progress {
     total: Option<u64>,
     /// Items finished (the bar's position follows the input instead when none are counted).
     items: Arc<AtomicU64>,
-    start: Instant,
 }
 
 /// Redraws per second, at most.
@@ -54,7 +54,7 @@ impl Progress {
             bar.enable_steady_tick(Duration::from_millis(1000 / REFRESH_HZ as u64));
             bar
         };
-        Progress { what, bar, total, items: Arc::new(AtomicU64::new(0)), start: Instant::now() }
+        Progress { what, bar, total, items: Arc::new(AtomicU64::new(0)) }
     }
 
     /// Adds `n` finished items; `position` is the amount of `total` covered so far, if known.
@@ -81,41 +81,53 @@ impl Progress {
         self.bar.set_position(done);
     }
 
+    /// Items finished so far.
+    pub fn items(&self) -> u64 {
+        self.items.load(Ordering::Relaxed)
+    }
+
     /// A short status shown at the end of the line (e.g. the best kernel time).
     pub fn set_message(&self, msg: impl Into<String>) {
         self.bar.set_message(msg.into());
     }
 
-    /// Clears the line; when items were counted and the bar was shown, prints a final line
-    /// with their number, the time and the rate.
+    /// Clears the line (the command's summary line, `crate::summary`, says the totals).
     pub fn finish(&self) {
-        if self.bar.is_finished() {
-            return;
-        }
-        let shown = !self.bar.is_hidden();
         self.bar.finish_and_clear();
-        let done = self.items.load(Ordering::Relaxed);
-        if shown && done > 0 {
-            let secs = self.start.elapsed().as_secs_f64().max(1e-9);
-            note(&format!("[bcuda] {done} {} in {secs:.1} s ({:.0}/s)", self.what, done as f64 / secs));
-        }
     }
+}
+
+/// Seconds of work before an ETA is shown: the first moments (index loading, the first
+/// batch) give no rate to extrapolate from.
+const ETA_AFTER_S: f64 = 2.0;
+
+/// The `{eta_known}` key: `, ETA 1m 20s` once some work is done and a rate is known, else
+/// nothing (indicatif's `{eta}` extrapolates from nothing at first).
+fn eta_known(state: &ProgressState, out: &mut dyn std::fmt::Write) {
+    let rate_known = state.pos() > 0 && state.elapsed().as_secs_f64() >= ETA_AFTER_S && state.len().is_some();
+    if rate_known {
+        let _ = write!(out, ", ETA {}", indicatif::HumanDuration(state.eta()));
+    }
+}
+
+/// A template with the `{eta_known}` key.
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template).expect("a valid template").with_key("eta_known", eta_known).progress_chars("=> ")
 }
 
 /// Items counted: a bar when the total is estimated from the input position, else a spinner.
 fn counting_style(what: &str, estimated_total: bool) -> ProgressStyle {
     let template = if estimated_total {
-        format!("[bcuda] {what} [{{bar:20}}] {{percent:>3}}% {{human_pos}} {{per_sec:0}} {{elapsed}}, ETA {{eta}} {{msg}}")
+        format!("[bcuda] {what} [{{bar:20}}] {{percent:>3}}% {{human_pos}} {{per_sec:0}} {{elapsed}}{{eta_known}} {{msg}}")
     } else {
         format!("[bcuda] {what} {{spinner}} {{human_pos}} {{per_sec:0}} {{elapsed}} {{msg}}")
     };
-    ProgressStyle::with_template(&template).expect("a valid template").progress_chars("=> ")
+    style(&template)
 }
 
 /// Work measured by position only: percent and ETA.
 fn fraction_style(what: &str) -> ProgressStyle {
-    let template = format!("[bcuda] {what} [{{bar:20}}] {{percent:>3}}% {{elapsed}}, ETA {{eta}} {{msg}}");
-    ProgressStyle::with_template(&template).expect("a valid template").progress_chars("=> ")
+    style(&format!("[bcuda] {what} [{{bar:20}}] {{percent:>3}}% {{elapsed}}{{eta_known}} {{msg}}"))
 }
 
 #[cfg(test)]

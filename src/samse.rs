@@ -44,6 +44,7 @@ pub struct SamseArgs {
 const BATCH: usize = 0x40000;
 
 pub fn run(args: SamseArgs) -> Result<()> {
+    let summary = crate::summary::Summary::start("samse");
     let (choice, inputs) = crate::default_index::split_positional("samse", &args.inputs, &["reads.sai", "reads.fq"])?;
     choice.announce("samse", args.quiet);
     crate::input::at_most_one_stdin(&[("SAI", &inputs[0]), ("READS", &inputs[1])])?;
@@ -102,5 +103,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
     }
     hits::check_sai_end(&mut sai, &sai_name, reader.reads(), &reads_name)?;
     progress.finish();
-    sink.commit()
+    sink.commit()?;
+    summary.print(Some(&choice.prefix), reader.reads(), "reads", args.quiet);
+    Ok(())
 }

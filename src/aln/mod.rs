@@ -193,6 +193,7 @@ fn ends_input(batch: &Result<Parsed>) -> bool {
 }
 
 pub fn run(args: AlnArgs) -> Result<()> {
+    let summary = crate::summary::Summary::start("aln");
     let started = std::time::Instant::now();
     timeline::start();
     let opt = args.gap_options()?;
@@ -420,5 +421,6 @@ pub fn run(args: AlnArgs) -> Result<()> {
         timeline::mark_run("GPUs released");
     }
     timeline::lines().iter().for_each(|line| eprintln!("{line}"));
+    summary.print(Some(&index.prefix), progress.items(), "reads", args.quiet);
     Ok(())
 }

@@ -147,6 +147,7 @@ pub fn run(args: SampeArgs) -> Result<()> {
 }
 
 fn run_in_pool(args: &SampeArgs) -> Result<()> {
+    let summary = crate::summary::Summary::start("sampe");
     let (max_occ, out_path) = max_occ_and_output(args)?;
     // `-f` is bwa's: SAM whatever the name.
     let format = match (&out_path, &args.sam_file) {
@@ -284,5 +285,6 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
             totals.rescued[1], totals.tried[1], totals.rescued[0], totals.tried[0]
         ));
     }
+    summary.print(Some(&choice.prefix), readers[0].reads(), "pairs", args.quiet);
     Ok(())
 }
