@@ -5,7 +5,7 @@
 # On the device machine (with .carry/ from scripts/gpu-bundle.sh; no Rust needed there):
 #   bash bench/index.sh --gpu [SIZE_MBP]   (default 1000)
 # the GPU sort against the CPU build (--cpu) on lambda, E. coli and a human-like genome of
-# SIZE_MBP Mbp (bcuda synth-genome --human-like, seed 1): the five files compared with cmp
+# SIZE_MBP Mbp (bcuda-dev synth-genome --human-like, seed 1): the five files compared with cmp
 # (lambda and E. coli also against bwa index), both timed with their peak memory, and a GPU
 # chunk failed on purpose (BCUDA_TEST_FAIL_INDEX_CHUNK) on E. coli in 15 chunks (FAIL_LARGE=1:
 # the next-to-last chunk of the large genome too). Rows appended to $OUT/index-gpu-h100.tsv
@@ -66,7 +66,7 @@ gpu_index_check() {
     [ "$(same_files $W/fail-ecoli $W/ecoli536-cpu)" = yes ] || failures=$((failures + 1))
 
     local t0=$(date +%s.%N)
-    $B synth-genome --size-mbp "$size" --seed 1 --human-like > $W/human.fa 2> /dev/null
+    $DEV synth-genome --size-mbp "$size" --seed 1 --human-like > $W/human.fa 2> /dev/null
     log "human-like $size Mbp generated in $(awk -v a=$t0 -v b=$(date +%s.%N) 'BEGIN {printf "%.1f", b - a}') s"
     genome human$size $W/human.fa
     if [ -n "${FAIL_LARGE:-}" ]; then

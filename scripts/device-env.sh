@@ -4,6 +4,7 @@
 set -uo pipefail
 C=.carry
 B=$C/bcuda
+DEV=$C/bcuda-dev  # the development tools (synth-genome, stack-profile, gpu-bench)
 OUT=${OUT:-gpu-out}
 W=${W:-$(mktemp -d)}
 mkdir -p "$W"

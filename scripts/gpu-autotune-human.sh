@@ -22,7 +22,7 @@ log() { echo "$@" | tee -a "$OUT/gpu-autotune-human.log"; }
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
 log "autotune on the human-like benchmark: ${size} Mbp, budget $budget, commit $(cat $C/commit 2>/dev/null || echo unknown)"
-$B synth-genome --size-mbp "$size" --seed 1 --human-like > $W/genome.fa 2> $W/synth.log
+$DEV synth-genome --size-mbp "$size" --seed 1 --human-like > $W/genome.fa 2> $W/synth.log
 while [ -n "${WAIT_FOR:-}" ] && [ ! -e "$WAIT_FOR" ]; do sleep 1; done
 n=$((sample + held))
 jobs=16

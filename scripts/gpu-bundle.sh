@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Prepares .carry/ (ignored by git) for the device machine: the release binary, Debian's bwa,
+# Prepares .carry/ (ignored by git) for the device machine: the release binary, the ancient-DNA simulator, Debian's bwa,
 # dwgsim and art_illumina binaries (with the GSL libraries art_illumina needs, in .carry/lib),
 # the test data, compressed, and the commit (.carry/commit, for the benchmark tables). Then
 # run `bash scripts/gpu-check.sh` there with carry [".carry"] (see docs/gpu.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/get-data.sh >/dev/null
-cargo build --release --quiet
+cargo build --release --quiet -p bcuda -p bcuda-dev
 rm -rf .carry && mkdir -p .carry/data
-cp target/release/bcuda .carry/ && strip .carry/bcuda
+cp target/release/bcuda target/release/bcuda-dev .carry/ && strip .carry/bcuda .carry/bcuda-dev
+# The benchmark's ancient-DNA reads (bench/human-like.sh REGIME=adna).
+cargo build --release --quiet --example sim_adna
+cp target/release/examples/sim_adna .carry/ && strip .carry/sim_adna
 tmp=$(mktemp -d)
 (cd "$tmp" && apt-get download bwa dwgsim art-nextgen-simulation-tools libgsl27 libgslcblas0 >/dev/null 2>&1 \
     && for deb in *.deb; do dpkg -x "$deb" root; done)

@@ -74,7 +74,7 @@ head -4 testdata/demo.fq > $W/one.fq
 for run in first second; do t0=$(date +%s.%N); $B aln --gpu --quiet $W/ecoli536.fa $W/one.fq > /dev/null; t1=$(date +%s.%N); log "$run: $(python3 -c "print(round($t1 - $t0, 3))") s"; done
 log "== exact_match alone (kernel time from GPU events), 1M ART reads = 10 x ecoli536_art"
 for i in $(seq 10); do gzip -dc $C/data/ecoli536_art.fq.gz; done > $W/big.fq
-$B gpu-bench $W/ecoli536.fa $W/big.fq 2>&1 | tee -a "$OUT/gpu-check.log"
+$DEV gpu-bench $W/ecoli536.fa $W/big.fq 2>&1 | tee -a "$OUT/gpu-check.log"
 
 [ -n "${SKIP_SWITCHES:-}" ] || {
 log "== exact_match with each switch flipped from BarraCUDA's defaults (same reads, intervals checked)"
@@ -83,7 +83,7 @@ for sw in "BLOCK_W=128" "BLOCK_W=256" "kl_par=1" "many_blocks=1" "direct_sequenc
           "cache_global_bwt=0" "scache_global_bwt=1" "cache_threads=1" "cache_threads=4" "cache_threads=8 occ_par=1" \
           "cache_threads=32 occ_par=1"; do
     args=(); for a in $sw; do args+=(--switch "$a"); done
-    $B gpu-bench --repeats 3 "${args[@]}" $W/ecoli536.fa $W/big.fq 2>&1 | grep -E "switches|reads/s|differing|error" | tr '\n' ' ' | tee -a "$OUT/gpu-check.log"; echo | tee -a "$OUT/gpu-check.log"
+    $DEV gpu-bench --repeats 3 "${args[@]}" $W/ecoli536.fa $W/big.fq 2>&1 | grep -E "switches|reads/s|differing|error" | tr '\n' ' ' | tee -a "$OUT/gpu-check.log"; echo | tee -a "$OUT/gpu-check.log"
 done
 }
 

@@ -20,7 +20,7 @@ sim=$!
 log "bcuda index ($(nproc) cores, --sort-memory $sort_gb): $(cat $W/itime)"
 wait $sim
 log "1M reads simulated"
-$B gpu-bench $W/synth.fa $W/reads.fq 2>&1 | tee -a "$OUT/gpu-large.log"
+$DEV gpu-bench $W/synth.fa $W/reads.fq 2>&1 | tee -a "$OUT/gpu-large.log"
 head -400000 $W/reads.fq > $W/r100k.fq
 $B aln --cpu --quiet -t 16 $W/synth.fa $W/r100k.fq > $W/cpu.sai
 $B aln --gpu --quiet -t 16 $W/synth.fa $W/r100k.fq > $W/gpu.sai

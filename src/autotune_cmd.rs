@@ -100,8 +100,16 @@ struct Request {
 enum Reply {
     /// `first_pass_gives_up`: whether pass 1's rule gave up on the training reads (see
     /// `run_worker`), so that every variant is timed without pass 1's search.
-    Hello { device: String, cc: (i32, i32), #[serde(default)] first_pass_gives_up: bool },
-    Ran { penalty: u64, ms: f64 },
+    Hello {
+        device: String,
+        cc: (i32, i32),
+        #[serde(default)]
+        first_pass_gives_up: bool,
+    },
+    Ran {
+        penalty: u64,
+        ms: f64,
+    },
     WrongHits(String),
     Illegal(String),
     CompileError(String),
@@ -193,7 +201,14 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     let plain = KernelSwitches::default();
     // The kernels on the GPU now (loading a module costs the driver's JIT): sources and switches.
     let mut loaded: Option<(String, Switches, String, InexactSwitches)> = None;
-    fn load(gpu: &mut GpuAligner, loaded: &mut Option<(String, Switches, String, InexactSwitches)>, exact: &str, sw: Switches, inexact: &str, isw: InexactSwitches) -> Result<()> {
+    fn load(
+        gpu: &mut GpuAligner,
+        loaded: &mut Option<(String, Switches, String, InexactSwitches)>,
+        exact: &str,
+        sw: Switches,
+        inexact: &str,
+        isw: InexactSwitches,
+    ) -> Result<()> {
         let want = (exact.to_string(), sw, inexact.to_string(), isw);
         let now = loaded.take();
         if now.as_ref().is_none_or(|n| (&n.0, &n.1) != (&want.0, &want.1)) {
@@ -216,11 +231,12 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
         gpu.collect(flight)?;
     }
     let rule = gpu.first_pass_rule()?;
-    let expected = |gpu: &mut GpuAligner, loaded: &mut Option<(String, Switches, String, InexactSwitches)>, reads: &[ReadSeq]| -> Result<Expected> {
-        load(gpu, loaded, crate::gpu::EXACT_MATCH_CU, plain.exact.clone(), crate::gpu::INEXACT_MATCH_CU, plain.inexact.clone())?;
-        let (kl, hits, _) = run_gpu_part(gpu, reads, &opt, rule)?;
-        Ok(Expected { kl, hits })
-    };
+    let expected =
+        |gpu: &mut GpuAligner, loaded: &mut Option<(String, Switches, String, InexactSwitches)>, reads: &[ReadSeq]| -> Result<Expected> {
+            load(gpu, loaded, crate::gpu::EXACT_MATCH_CU, plain.exact.clone(), crate::gpu::INEXACT_MATCH_CU, plain.inexact.clone())?;
+            let (kl, hits, _) = run_gpu_part(gpu, reads, &opt, rule)?;
+            Ok(Expected { kl, hits })
+        };
     let expected_held = expected(&mut gpu, &mut loaded, &held_out)?;
     let mut subset = (usize::MAX, Vec::new(), Expected { kl: Vec::new(), hits: Vec::new() });
     let mut out = std::io::stdout().lock();
@@ -263,7 +279,12 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
 /// k,l penalty), the batch's hits through every pass, and the GPU time of the batch's
 /// kernels (exact pass and every inexact pass, GPU events).
 /// Pass 1's rule starts each run from `rule`, so that every run is timed the same.
-fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, rule: [u64; 4]) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
+fn run_gpu_part(
+    gpu: &mut GpuAligner,
+    reads: &[ReadSeq],
+    opt: &GapOptions,
+    rule: [u64; 4],
+) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
     let (k, l, _) = gpu.exact_match(reads)?;
     gpu.set_first_pass_rule(rule)?;
     let before = gpu.totals;
@@ -275,7 +296,13 @@ fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, rule:
 }
 
 /// One warm-up, then the median GPU time of `repeats` runs; the answers of the warm-up.
-fn time_variant(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, repeats: usize, rule: [u64; 4]) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
+fn time_variant(
+    gpu: &mut GpuAligner,
+    reads: &[ReadSeq],
+    opt: &GapOptions,
+    repeats: usize,
+    rule: [u64; 4],
+) -> Result<(Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64)> {
     let (kl, hits, _) = run_gpu_part(gpu, reads, opt, rule)?;
     let mut times = Vec::new();
     for _ in 0..repeats.max(1) {
@@ -302,7 +329,12 @@ struct WorkerEvaluator {
 
 impl WorkerEvaluator {
     fn spawn(&mut self) -> Result<()> {
-        let mut child = Command::new(std::env::current_exe()?).args(&self.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()?;
+        let mut child = Command::new(std::env::current_exe()?)
+            .args(&self.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let (tx, rx) = std::sync::mpsc::channel();
@@ -372,7 +404,14 @@ impl WorkerEvaluator {
 
 impl Evaluator for WorkerEvaluator {
     fn evaluate(&mut self, v: &Variant) -> Outcome {
-        let req = Request { exact: v.exact.clone(), inexact: v.inexact.clone(), switches: v.switches.clone(), repeats: self.repeats, held_out: self.held_out, subset: self.subset };
+        let req = Request {
+            exact: v.exact.clone(),
+            inexact: v.inexact.clone(),
+            switches: v.switches.clone(),
+            repeats: self.repeats,
+            held_out: self.held_out,
+            subset: self.subset,
+        };
         match self.ask(&req) {
             Ok(Reply::Ran { penalty, ms }) => Outcome::Ran { penalty, ms },
             Ok(Reply::WrongHits(why)) => Outcome::WrongHits(why),
@@ -392,7 +431,8 @@ impl Evaluator for WorkerEvaluator {
         variants.par_iter().for_each(|v| {
             if let Ok(sw) = switches_from(&v.switches) {
                 let _ = crate::gpu::compile_cached(&v.exact, &sw.exact.defines(), arch);
-                let _ = crate::gpu::inexact_kernels::compile(v.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU), &sw.inexact, arch);
+                let _ =
+                    crate::gpu::inexact_kernels::compile(v.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU), &sw.inexact, arch);
             }
         });
     }
@@ -482,7 +522,17 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
         "--batch-size".into(),
         args.batch_size.to_string(),
     ];
-    let mut eval = WorkerEvaluator { args: worker_args, child: None, timeout: Duration::from_secs(args.variant_timeout), held_out: false, repeats: 5, subset: 0, device: None, first_pass_gives_up: None, restarts: 0 };
+    let mut eval = WorkerEvaluator {
+        args: worker_args,
+        child: None,
+        timeout: Duration::from_secs(args.variant_timeout),
+        held_out: false,
+        repeats: 5,
+        subset: 0,
+        device: None,
+        first_pass_gives_up: None,
+        restarts: 0,
+    };
     eval.spawn()?;
     let (device, cc) = eval.device.clone().context("the worker did not name its GPU")?;
     // Timing noise: spread of the reference's times. The reference that variants are timed
@@ -490,13 +540,16 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     // has them); the worker's expected answers come from the plain kernels, and the guards must
     // not change them.
     let reference = Genome::reference(&specs);
-    let ref_variant = Variant { exact: apply(&g, &[]), inexact: sources.inexact.map(|ig| apply(ig, &[])), switches: reference.assignments(&specs) };
+    let ref_variant =
+        Variant { exact: apply(&g, &[]), inexact: sources.inexact.map(|ig| apply(ig, &[])), switches: reference.assignments(&specs) };
     let mut times = Vec::new();
     let t = std::time::Instant::now();
     for _ in 0..5 {
         match eval.evaluate(&ref_variant) {
             Outcome::Ran { ms, penalty: 0 } => times.push(ms),
-            Outcome::Ran { penalty, .. } => bail!("the guarded reference exact_match answers differently from the plain kernel (penalty {penalty})"),
+            Outcome::Ran { penalty, .. } => {
+                bail!("the guarded reference exact_match answers differently from the plain kernel (penalty {penalty})")
+            }
             Outcome::WrongHits(why) => bail!("the guarded reference inexact kernels answer differently from the plain kernels: {why}"),
             other => bail!("the reference kernels do not run on {device}: {other:?}"),
         }
@@ -545,7 +598,8 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
             plan.population
         );
     }
-    let settings = Settings { population: plan.population, generations: plan.generations, budget: plan.per_restart, seed: args.seed, noise };
+    let settings =
+        Settings { population: plan.population, generations: plan.generations, budget: plan.per_restart, seed: args.seed, noise };
     let quiet = args.quiet;
     let progress = crate::progress::Progress::new("generations", Some((plan.generations * plan.restarts) as u64), quiet);
     let mut done = 0u64;
@@ -597,12 +651,20 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     let speedup = ref_ms / win_ms;
     let changes = describe(&winner);
     let defs = phenotype.switches.clone();
-    let summary = format!("{:?} with {} patches [{}]; held-out penalty {penalty}, hits identical, speed-up {speedup:.3}x", defs, changes.len(), changes.join("; "));
+    let summary = format!(
+        "{:?} with {} patches [{}]; held-out penalty {penalty}, hits identical, speed-up {speedup:.3}x",
+        defs,
+        changes.len(),
+        changes.join("; ")
+    );
     std::fs::create_dir_all(&args.report)?;
     let mut text = String::new();
     for (r, run) in runs.iter().enumerate() {
         text += &format!("== restart {} (seed {})\n", r + 1, run.seed);
-        let w = run.winner.as_ref().map_or("none beat the reference".to_string(), |w| format!("{:?} [{}]", w.assignments(&specs), describe(w).join("; ")));
+        let w = run
+            .winner
+            .as_ref()
+            .map_or("none beat the reference".to_string(), |w| format!("{:?} [{}]", w.assignments(&specs), describe(w).join("; ")));
         text += &bcuda_autotune::report::text(&run.history, &w);
     }
     text += "== changes of the restarts' winners (how many winners have each)\n";
@@ -617,7 +679,16 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     if !args.quiet {
         eprintln!("[bcuda autotune] winner: {summary}; report in {}", args.report.display());
     }
-    let tuned = Tuned { device: device.clone(), compute_capability: cc, switches: defs, source: phenotype.exact.clone(), inexact_source: phenotype.inexact.clone(), speedup, genome: winner, kernels: kernels_id() };
+    let tuned = Tuned {
+        device: device.clone(),
+        compute_capability: cc,
+        switches: defs,
+        source: phenotype.exact.clone(),
+        inexact_source: phenotype.inexact.clone(),
+        speedup,
+        genome: winner,
+        kernels: kernels_id(),
+    };
     std::fs::write(args.report.join("winner.json"), serde_json::to_string_pretty(&tuned)?)?;
     if *penalty != 0 || speedup <= 1.0 + noise {
         eprintln!("[bcuda autotune] no variant beat the reference on held-out reads by more than the noise; nothing saved");
@@ -714,7 +785,8 @@ mod tests {
         let mut compiled = 0;
         for genome in genomes {
             let Ok(sw) = switches_of(&genome, &specs) else { continue };
-            crate::gpu::compile(&source, &sw.exact.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{:?}\n{e}", genome.assignments(&specs)));
+            crate::gpu::compile(&source, &sw.exact.defines(), Some("sm_90"))
+                .unwrap_or_else(|e| panic!("{:?}\n{e}", genome.assignments(&specs)));
             compiled += 1;
         }
         assert!(compiled >= 30, "{compiled}");
@@ -744,7 +816,11 @@ mod tests {
                 }
             }
         }
-        assert!(defines.iter().any(|d| d.contains(&"-DMAX_TEAM=1024".to_string())) && defines.iter().any(|d| d.contains(&"-DMAX_TEAM=32".to_string())), "{defines:?}");
+        assert!(
+            defines.iter().any(|d| d.contains(&"-DMAX_TEAM=1024".to_string()))
+                && defines.iter().any(|d| d.contains(&"-DMAX_TEAM=32".to_string())),
+            "{defines:?}"
+        );
         for d in &defines {
             crate::gpu::compile(&source, d, Some("sm_90")).unwrap_or_else(|e| panic!("{d:?}\n{e}"));
         }
@@ -767,7 +843,8 @@ mod tests {
             let sw = switches_of(&genome, &specs).unwrap();
             let v = bcuda_autotune::evolution::phenotype(sources, &specs, &genome);
             let (team, defines) = sw.inexact.modules().pop().expect("a team kernel");
-            crate::gpu::compile(v.inexact.as_deref().unwrap(), &defines, Some("sm_90")).unwrap_or_else(|e| panic!("teams of {team}, {:?}\n{e}", genome.inexact_patches));
+            crate::gpu::compile(v.inexact.as_deref().unwrap(), &defines, Some("sm_90"))
+                .unwrap_or_else(|e| panic!("teams of {team}, {:?}\n{e}", genome.inexact_patches));
             compiled += 1;
         }
         assert_eq!(compiled, n);
@@ -784,7 +861,10 @@ mod tests {
         std::fs::write(&variant, "// a variant\n").unwrap();
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/variant-tuned.py");
         // The cache directory as cache_dir() finds it from XDG_CACHE_HOME, set for the script alone.
-        let status = std::process::Command::new("python3").args([script, variant.to_str().unwrap(), "--device", "Test GPU", "--cc", "9.0"]).env("XDG_CACHE_HOME", &dir).status();
+        let status = std::process::Command::new("python3")
+            .args([script, variant.to_str().unwrap(), "--device", "Test GPU", "--cc", "9.0"])
+            .env("XDG_CACHE_HOME", &dir)
+            .status();
         let Ok(status) = status else {
             eprintln!("skipped: no python3");
             return;
@@ -804,8 +884,17 @@ mod tests {
     fn switches_split_between_the_kernels() {
         let specs = all_switches(false);
         assert_eq!(specs.len(), 15 + InexactSwitches::DOMAINS.len());
-        assert_eq!(switches_of(&Genome::reference(&specs), &specs).unwrap(), KernelSwitches { exact: Switches { cache_threads: None, ..Switches::default() }, inexact: InexactSwitches::default() });
-        let sw = switches_from(&[("BLOCK_W".into(), 128), ("INEXACT_BLOCK_W".into(), 256), ("occ_ldg".into(), 1), ("first_max_pops".into(), 4096)]).unwrap();
+        assert_eq!(
+            switches_of(&Genome::reference(&specs), &specs).unwrap(),
+            KernelSwitches { exact: Switches { cache_threads: None, ..Switches::default() }, inexact: InexactSwitches::default() }
+        );
+        let sw = switches_from(&[
+            ("BLOCK_W".into(), 128),
+            ("INEXACT_BLOCK_W".into(), 256),
+            ("occ_ldg".into(), 1),
+            ("first_max_pops".into(), 4096),
+        ])
+        .unwrap();
         assert_eq!((sw.exact.block_w, sw.inexact.block_w, sw.inexact.occ_ldg, sw.inexact.first_max_pops), (128, 256, true, 4096));
         assert!(switches_from(&[("INEXACT_BLOCK_W".into(), 100)]).is_err());
         assert_eq!(all_switches(true).len(), 15);
@@ -825,7 +914,16 @@ mod tests {
     /// A tuned file from an exact_match-only run (no inexact source) still loads.
     #[test]
     fn tuned_files_without_inexact_kernels_load() {
-        let t = Tuned { device: "d".into(), compute_capability: (9, 0), switches: vec![("BLOCK_W".into(), 64)], source: "s".into(), inexact_source: None, speedup: 1.5, genome: Genome::reference(&barracuda_switches()), kernels: kernels_id() };
+        let t = Tuned {
+            device: "d".into(),
+            compute_capability: (9, 0),
+            switches: vec![("BLOCK_W".into(), 64)],
+            source: "s".into(),
+            inexact_source: None,
+            speedup: 1.5,
+            genome: Genome::reference(&barracuda_switches()),
+            kernels: kernels_id(),
+        };
         let mut json: serde_json::Value = serde_json::to_value(&t).unwrap();
         json.as_object_mut().unwrap().remove("inexact_source");
         json["genome"].as_object_mut().unwrap().remove("inexact_patches");
@@ -838,7 +936,16 @@ mod tests {
     /// check: its kernels may take other arguments than this bcuda passes.
     #[test]
     fn tuned_files_name_the_kernels_they_came_from() {
-        let t = Tuned { device: "d".into(), compute_capability: (9, 0), switches: vec![], source: "s".into(), inexact_source: None, speedup: 1.5, genome: Genome::reference(&barracuda_switches()), kernels: kernels_id() };
+        let t = Tuned {
+            device: "d".into(),
+            compute_capability: (9, 0),
+            switches: vec![],
+            source: "s".into(),
+            inexact_source: None,
+            speedup: 1.5,
+            genome: Genome::reference(&barracuda_switches()),
+            kernels: kernels_id(),
+        };
         let mut json: serde_json::Value = serde_json::to_value(&t).unwrap();
         assert_eq!(serde_json::from_value::<Tuned>(json.clone()).unwrap().kernels, kernels_id());
         json.as_object_mut().unwrap().remove("kernels");

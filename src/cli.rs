@@ -34,15 +34,6 @@ pub enum Command {
     Sampe(crate::sampe::SampeArgs),
     /// Evolve the CUDA kernels for the installed GPU.
     Autotune(crate::autotune_cmd::AutotuneArgs),
-    /// Time the exact_match kernel alone and check it against the CPU.
-    #[command(hide = true)]
-    GpuBench(crate::gpu::bench::GpuBenchArgs),
-    /// Profile the search's stack per read and check the GPU's bounded stack on the CPU.
-    #[command(hide = true)]
-    StackProfile(crate::aln::stack_profile::StackProfileArgs),
-    /// Writes a seeded synthetic genome (FASTA, stdout) for benchmarks.
-    #[command(hide = true)]
-    SynthGenome(crate::synth_genome::SynthGenomeArgs),
     /// Evaluates kernel variants for `autotune` (internal).
     #[command(hide = true)]
     AutotuneWorker(crate::autotune_cmd::WorkerArgs),
@@ -57,9 +48,6 @@ pub fn run() -> Result<()> {
         Command::MergeSai(args) => crate::merge_sai::run(args),
         Command::Sampe(args) => crate::sampe::run(args),
         Command::Autotune(args) => crate::autotune_cmd::run(args),
-        Command::GpuBench(args) => crate::gpu::bench::run(args),
-        Command::StackProfile(args) => crate::aln::stack_profile::run(args),
-        Command::SynthGenome(args) => crate::synth_genome::run(args),
         Command::AutotuneWorker(args) => crate::autotune_cmd::run_worker(args),
     }
 }

@@ -98,7 +98,9 @@ pub fn record_default(prefix: &Path) -> Result<PathBuf> {
 /// `$XDG_CONFIG_HOME/bcuda/default-index`, else `$HOME/.config/bcuda/default-index`.
 pub fn config_file() -> Option<PathBuf> {
     let non_empty = |v: OsString| (!v.is_empty()).then(|| PathBuf::from(v));
-    let base = std::env::var_os("XDG_CONFIG_HOME").and_then(non_empty).or_else(|| std::env::var_os("HOME").and_then(non_empty).map(|h| h.join(".config")))?;
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .and_then(non_empty)
+        .or_else(|| std::env::var_os("HOME").and_then(non_empty).map(|h| h.join(".config")))?;
     Some(base.join("bcuda").join("default-index"))
 }
 

@@ -36,7 +36,9 @@ type GpuTimes = std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<std::sync:
 /// `--cpu` or no CUDA driver (with `--gpu`, opened first: an error when it cannot be); the
 /// slot of its step times; the slot of why it could not be opened.
 #[allow(clippy::type_complexity)]
-fn gpu_sorter(args: &IndexArgs) -> anyhow::Result<(Option<bcuda_index::build::SorterSource>, GpuTimes, std::sync::Arc<std::sync::Mutex<Option<String>>>)> {
+fn gpu_sorter(
+    args: &IndexArgs,
+) -> anyhow::Result<(Option<bcuda_index::build::SorterSource>, GpuTimes, std::sync::Arc<std::sync::Mutex<Option<String>>>)> {
     use crate::gpu::index_sort::GpuChunkSorter;
     let times = GpuTimes::default();
     let error = std::sync::Arc::new(std::sync::Mutex::new(None));
@@ -90,7 +92,13 @@ fn sort_events(progress: crate::progress::Progress, quiet: bool) -> impl FnMut(&
         SortEvent::Chunk(c) => {
             let secs = (c.sort_s + c.refine_s).max(1e-9);
             let on = if c.on == SortedOn::Sorter { "GPU" } else { "CPU" };
-            let msg = format!("chunk {}/{} on the {on}, {:.1} M suffixes, {:.2} GB/s", c.index + 1, c.count, c.positions as f64 / 1e6, c.positions as f64 * 8.0 / secs / 1e9);
+            let msg = format!(
+                "chunk {}/{} on the {on}, {:.1} M suffixes, {:.2} GB/s",
+                c.index + 1,
+                c.count,
+                c.positions as f64 / 1e6,
+                c.positions as f64 * 8.0 / secs / 1e9
+            );
             progress.set_message(msg.clone());
             if plain {
                 eprintln!("[bcuda index] {msg} ({:.1} s sort, {:.1} s ties), {} rows done", c.sort_s, c.refine_s, c.rows_done);
@@ -157,7 +165,12 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
         }
         let stages = stages.lock().unwrap();
         let spent: Vec<String> = stages.windows(2).map(|w| format!("{} {:.2} s", w[0].0, (w[1].1 - w[0].1).as_secs_f64())).collect();
-        eprintln!("[bcuda index] {} indexed in {:.2} s ({})", crate::input::display_name(&args.fasta).display(), start.elapsed().as_secs_f64(), spent.join(", "));
+        eprintln!(
+            "[bcuda index] {} indexed in {:.2} s ({})",
+            crate::input::display_name(&args.fasta).display(),
+            start.elapsed().as_secs_f64(),
+            spent.join(", ")
+        );
     }
     if !args.not_default {
         record_default(&prefix, args.quiet);

@@ -62,9 +62,15 @@ pub fn merge<W: Write>(shards: &[PathBuf], out: &mut W) -> Result<u64> {
                 Ok(true) => out.write_all(&record)?,
                 Ok(false) => break,
                 Err(SaiError::Truncated(what)) => {
-                    bail!("{}: read record {} is cut short ({what}): the shard is truncated; re-run its `aln`", shard.display(), reader.reads_done() + 1)
+                    bail!(
+                        "{}: read record {} is cut short ({what}): the shard is truncated; re-run its `aln`",
+                        shard.display(),
+                        reader.reads_done() + 1
+                    )
                 }
-                Err(e) => return Err(anyhow::Error::from(e).context(format!("{}: read record {}", shard.display(), reader.reads_done() + 1))),
+                Err(e) => {
+                    return Err(anyhow::Error::from(e).context(format!("{}: read record {}", shard.display(), reader.reads_done() + 1)))
+                }
             }
         }
         reads += reader.reads_done();

@@ -5,8 +5,17 @@
 
 /// An integer from `MIN` to `MAX`.
 fn integer<T: TryFrom<i64>>(s: &str, min: i64, max: i64) -> Result<T, String> {
-    let range = if max == i32::MAX as i64 || max == i64::MAX { format!("an integer of at least {min}") } else { format!("an integer from {min} to {max}") };
-    s.trim().parse::<i64>().ok().filter(|v| (min..=max).contains(v)).and_then(|v| T::try_from(v).ok()).ok_or_else(|| format!("must be {range}"))
+    let range = if max == i32::MAX as i64 || max == i64::MAX {
+        format!("an integer of at least {min}")
+    } else {
+        format!("an integer from {min} to {max}")
+    };
+    s.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|v| (min..=max).contains(v))
+        .and_then(|v| T::try_from(v).ok())
+        .ok_or_else(|| format!("must be {range}"))
 }
 
 /// 0 or more (bwa's int options: counts, lengths, thresholds).
@@ -46,7 +55,8 @@ pub fn diffs(s: &str) -> Result<i32, String> {
 /// aln's -e: gap extensions, up to [`MAX_DIFFS`]; 0 or less (bwa's default -1) disables long
 /// gaps (k-difference mode).
 pub fn max_gape(s: &str) -> Result<i32, String> {
-    integer(s, i32::MIN as i64, MAX_DIFFS).map_err(|_| format!("must be an integer up to {MAX_DIFFS} (0 or less: k-difference mode, no long gaps)"))
+    integer(s, i32::MIN as i64, MAX_DIFFS)
+        .map_err(|_| format!("must be an integer up to {MAX_DIFFS} (0 or less: k-difference mode, no long gaps)"))
 }
 
 /// A seed of 0 or more.
@@ -64,7 +74,11 @@ pub fn penalty(s: &str) -> Result<i32, String> {
 
 /// A real number from `min` to `max` (finite: not nan or inf).
 fn real(s: &str, min: f64, max: f64, what: &str) -> Result<f64, String> {
-    s.trim().parse::<f64>().ok().filter(|v| v.is_finite() && (min..=max).contains(v)).ok_or_else(|| format!("must be {what} from {min} to {max}"))
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && (min..=max).contains(v))
+        .ok_or_else(|| format!("must be {what} from {min} to {max}"))
 }
 
 /// A probability (0 to 1).

@@ -64,7 +64,8 @@ pub fn split(reads_path: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
         let mut out = ShardWriter::create(shard, gzip)?;
         for _ in 0..size {
             record_no += 1;
-            let rec = parser.next().with_context(|| format!("{}: ended before record {record_no} on the second reading", reads.display()))?;
+            let rec =
+                parser.next().with_context(|| format!("{}: ended before record {record_no} on the second reading", reads.display()))?;
             let rec = rec.map_err(|e| parse_error(reads, record_no, e))?;
             // Through a buffer: needletail's errors keep only the text of an io::Error.
             record.clear();
@@ -140,7 +141,9 @@ fn gzipped(shard: &Path) -> Result<bool> {
     let ext = shard.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
     match ext.as_deref() {
         Some("gz") => Ok(true),
-        Some("bgz" | "bz2" | "xz" | "zst") => bail!("{}: shards are written plain or gzip-compressed (.gz), not in this compression", shard.display()),
+        Some("bgz" | "bz2" | "xz" | "zst") => {
+            bail!("{}: shards are written plain or gzip-compressed (.gz), not in this compression", shard.display())
+        }
         _ => Ok(false),
     }
 }

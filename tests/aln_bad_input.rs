@@ -17,7 +17,8 @@ fn check(name: &str, content: &[u8], expect: &[&str]) {
         assert!(err.contains(e), "{name}: error lacks '{e}': {err}");
     }
     assert!(!out.exists(), "{name}: a .sai was left behind");
-    let left = std::fs::read_dir(tmp.path()).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp")).count();
+    let left =
+        std::fs::read_dir(tmp.path()).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp")).count();
     assert_eq!(left, 0, "{name}: temporary file left behind");
 }
 
@@ -70,7 +71,13 @@ fn missing_index_names_the_file() {
 fn bcuda_with_stdin(args: &[&str], stdin: &[u8]) -> (bool, Vec<u8>, String) {
     use std::io::Write;
     use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut input = child.stdin.take().unwrap();
     let data = stdin.to_vec();
     // Written from another thread: bcuda may stop reading early (an error) or write a lot first.

@@ -19,7 +19,18 @@ fn assert_same_sai(prefix: &Path, reads: &Path, opts: &[&str]) {
 #[test]
 fn lambda_art_reads_with_option_sets() {
     let Fixture { dir: _dir, prefix, reads } = fixture("lambda.fa", "lambda_art.fq", 5000);
-    for opts in [&[][..], &["-n", "2"], &["-o", "0"], &["-l", "25", "-k", "1"], &["-R", "5"], &["-t", "2"], &["-q", "15"], &["-e", "3", "-L"], &["-n", "0.01", "-M", "4", "-O", "9", "-E", "3"], &["-i", "10", "-d", "5"]] {
+    for opts in [
+        &[][..],
+        &["-n", "2"],
+        &["-o", "0"],
+        &["-l", "25", "-k", "1"],
+        &["-R", "5"],
+        &["-t", "2"],
+        &["-q", "15"],
+        &["-e", "3", "-L"],
+        &["-n", "0.01", "-M", "4", "-O", "9", "-E", "3"],
+        &["-i", "10", "-d", "5"],
+    ] {
         assert_same_sai(&prefix, &reads, opts);
     }
 }

@@ -63,7 +63,8 @@ fn short_forms_work_in_a_fresh_shell_and_match_the_explicit_forms() {
     assert_eq!(aln.stdout, aln2.stdout);
     assert!(!String::from_utf8_lossy(&aln2.stderr).contains("[bcuda aln] index"));
     let samse2 = ok(bcuda_in(elsewhere.path(), h, &[], &["samse", r.to_str().unwrap(), s.to_str().unwrap(), q.to_str().unwrap()]));
-    let records = |o: &Output| String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
+    let records =
+        |o: &Output| String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
     assert_eq!(records(&samse), records(&samse2));
     assert_eq!(records(&samse).len(), 2 + 300, "two @SQ lines and 300 reads");
 }
@@ -147,13 +148,21 @@ fn pg_names_the_index_even_the_default_one() {
     assert_eq!(pg_line(&named), format!("@PG\tID:bcuda\tPN:bcuda\tVN:{version}\tCL:{bin} samse --quiet ref.fa reads.sai reads.fq"));
     // The default: the absolute prefix where the index argument goes.
     let default = ok(bcuda_in(w, h, &[], &["samse", "--quiet", "reads.sai", "reads.fq"]));
-    assert_eq!(pg_line(&default), format!("@PG\tID:bcuda\tPN:bcuda\tVN:{version}\tCL:{bin} samse {} --quiet reads.sai reads.fq", prefix.display()));
-    let records = |o: &Output| String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        pg_line(&default),
+        format!("@PG\tID:bcuda\tPN:bcuda\tVN:{version}\tCL:{bin} samse {} --quiet reads.sai reads.fq", prefix.display())
+    );
+    let records =
+        |o: &Output| String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
     assert_eq!(records(&named), records(&default));
     // sampe too, with the default from BCUDA_INDEX given relative.
     let env = [("BCUDA_INDEX", Path::new("ref.fa"))];
     let sampe = ok(bcuda_in(w, h, &env, &["sampe", "--quiet", "reads.sai", "reads.sai", "reads.fq", "reads.fq"]));
-    assert!(pg_line(&sampe).ends_with(&format!("CL:{bin} sampe {} --quiet reads.sai reads.sai reads.fq reads.fq", prefix.display())), "{}", pg_line(&sampe));
+    assert!(
+        pg_line(&sampe).ends_with(&format!("CL:{bin} sampe {} --quiet reads.sai reads.sai reads.fq reads.fq", prefix.display())),
+        "{}",
+        pg_line(&sampe)
+    );
 }
 
 #[test]

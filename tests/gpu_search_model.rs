@@ -1,37 +1,22 @@
-//! The GPU's inexact search, checked on the CPU: `bcuda stack-profile` runs every read with
+//! The GPU's inexact search, checked on the CPU: `bcuda-dev stack-profile` runs every read with
 //! bwa's stack and with the GPU's algorithms in Rust (the bounded stack of pass 1, with a pop
 //! budget, and the team's level search of passes 2 and 3), and fails if any of them finishes
 //! with hits other than bwa's. Small stacks and pools force every give-up and drop path.
 
 mod common;
 
-use common::{bcuda, data};
+use common::{bcuda, bcuda_dev, data};
 
 /// The stack-profile table's row for `size` under `heading`: its columns after the first.
 fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
-    let section = report
-        .split(heading)
-        .nth(1)
-        .unwrap_or_else(|| panic!("no {heading:?} in:\n{report}"));
-    let line = section
-        .lines()
-        .find(|l| l.split('\t').next() == Some(size))
-        .unwrap_or_else(|| panic!("no row {size} in:\n{report}"));
-    line.split('\t')
-        .skip(1)
-        .map(|x| x.split_whitespace().next().unwrap().parse().unwrap())
-        .collect()
+    let section = report.split(heading).nth(1).unwrap_or_else(|| panic!("no {heading:?} in:\n{report}"));
+    let line = section.lines().find(|l| l.split('\t').next() == Some(size)).unwrap_or_else(|| panic!("no row {size} in:\n{report}"));
+    line.split('\t').skip(1).map(|x| x.split_whitespace().next().unwrap().parse().unwrap()).collect()
 }
 
-/// `bcuda stack-profile` of the first 20,000 reads, bounded stacks of 16 and 256 entries (256
+/// `bcuda-dev stack-profile` of the first 20,000 reads, bounded stacks of 16 and 256 entries (256
 /// pops), the level search with these pools and lanes, and `extra` options.
-fn profile(
-    prefix: &str,
-    reads: &str,
-    level_capacities: &str,
-    lanes: &str,
-    extra: &[&str],
-) -> String {
+fn profile(prefix: &str, reads: &str, level_capacities: &str, lanes: &str, extra: &[&str]) -> String {
     let mut args = vec![
         "stack-profile",
         "--capacity",
@@ -47,7 +32,7 @@ fn profile(
     ];
     args.extend(extra);
     args.extend([prefix, reads]);
-    String::from_utf8(bcuda(&args)).unwrap()
+    String::from_utf8(bcuda_dev(&args)).unwrap()
 }
 
 /// E. coli indexed in `dir`; its FASTA's path, the index prefix.
@@ -63,17 +48,8 @@ fn ecoli_index(dir: &tempfile::TempDir) -> String {
 fn gpu_searches_give_bwas_hits_on_ecoli() {
     let dir = tempfile::tempdir().unwrap();
     let fasta = ecoli_index(&dir);
-    let report = profile(
-        &fasta,
-        data("ecoli536_art.fq").to_str().unwrap(),
-        "4800,65536",
-        "32",
-        &[],
-    );
-    assert!(
-        report.contains("every bounded search that finished gave bwa's hits"),
-        "{report}"
-    );
+    let report = profile(&fasta, data("ecoli536_art.fq").to_str().unwrap(), "4800,65536", "32", &[]);
+    assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
     // With 16 entries most reads give up, with 256 some (256 pops also end some); with a 4800-entry pool (75 chunks, about what one group reserves) some do.
     assert!(row(&report, "bounded entries", "16")[0] > 1000, "{report}");
     let r256 = row(&report, "bounded entries", "256")[0];
@@ -85,42 +61,17 @@ fn gpu_searches_give_bwas_hits_on_ecoli() {
 fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     let dir = tempfile::tempdir().unwrap();
     let fasta = dir.path().join("hl.fa");
-    let genome = bcuda(&[
-        "synth-genome",
-        "--size-mbp",
-        "12",
-        "--seed",
-        "3",
-        "--human-like",
-    ]);
+    let genome = bcuda_dev(&["synth-genome", "--size-mbp", "12", "--seed", "3", "--human-like"]);
     std::fs::write(&fasta, genome).unwrap();
     bcuda(&["index", "-q", fasta.to_str().unwrap()]);
     let reads = dir.path().join("reads.fq");
     let sim = common::repo().join("scripts/sim-reads.py");
-    let fq = common::run(
-        "python3",
-        &[
-            sim.to_str().unwrap(),
-            fasta.to_str().unwrap(),
-            "100",
-            "20000",
-            "5",
-        ],
-    );
+    let fq = common::run("python3", &[sim.to_str().unwrap(), fasta.to_str().unwrap(), "100", "20000", "5"]);
     std::fs::write(&reads, fq).unwrap();
     // Pass 3's teams are larger than a warp (last_team_lanes): more chains per group, and more
     // run again after a hit.
-    let report = profile(
-        fasta.to_str().unwrap(),
-        reads.to_str().unwrap(),
-        "4800,65536,2000000",
-        "128",
-        &[],
-    );
-    assert!(
-        report.contains("every bounded search that finished gave bwa's hits"),
-        "{report}"
-    );
+    let report = profile(fasta.to_str().unwrap(), reads.to_str().unwrap(), "4800,65536,2000000", "128", &[]);
+    assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
     // Repeat families make some searches outgrow pass 2's pool; pass 3's (as large as bwa's
     // -m lets a search grow) holds every read.
     assert!(row(&report, "level search", "65536")[0] > 0, "{report}");
@@ -129,10 +80,7 @@ fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     // searches take more than 64 groups of chains here.
     let handed_on = |rounds: &str| row(&report, "level_max_rounds", rounds)[0];
     assert!(handed_on("64") > 0, "{report}");
-    assert!(
-        handed_on("64") >= handed_on("256") && handed_on("256") >= handed_on("4096"),
-        "{report}"
-    );
+    assert!(handed_on("64") >= handed_on("256") && handed_on("256") >= handed_on("4096"), "{report}");
 }
 
 /// bwa's -m inside a group of chains: with a small -m many searches reach it; the level
@@ -145,18 +93,9 @@ fn the_level_search_stops_where_bwas_max_entries_does() {
     let fasta = ecoli_index(&dir);
     let reads = data("ecoli536_art.fq");
     let run = |extra: &[&str]| profile(&fasta, reads.to_str().unwrap(), "65536", "128", extra);
-    let (inexact, exact) = (
-        run(&["-m", "300"]),
-        run(&["-m", "300", "--exact-entries-limit"]),
-    );
-    assert!(
-        exact.contains("every bounded search that finished gave bwa's hits"),
-        "{exact}"
-    );
-    assert!(
-        row(&inexact, "level search", "65536")[1] > 0,
-        "some reads reach -m 300 inside a group:\n{inexact}"
-    );
+    let (inexact, exact) = (run(&["-m", "300"]), run(&["-m", "300", "--exact-entries-limit"]));
+    assert!(exact.contains("every bounded search that finished gave bwa's hits"), "{exact}");
+    assert!(row(&inexact, "level search", "65536")[1] > 0, "some reads reach -m 300 inside a group:\n{inexact}");
     assert_eq!(row(&exact, "level search", "65536")[1], 0, "{exact}");
 }
 
@@ -170,62 +109,18 @@ fn gpu_searches_with_the_interval_table_give_bwas_hits() {
     let dir = tempfile::tempdir().unwrap();
     let fasta = ecoli_index(&dir);
     let reads = data("ecoli536_art.fq");
-    for extra in [
-        &["--interval-depth", "4"][..],
-        &["--interval-depth", "12"],
-        &[
-            "--interval-depth",
-            "10",
-            "-m",
-            "300",
-            "--exact-entries-limit",
-        ],
-    ] {
+    for extra in
+        [&["--interval-depth", "4"][..], &["--interval-depth", "12"], &["--interval-depth", "10", "-m", "300", "--exact-entries-limit"]]
+    {
         let report = profile(&fasta, reads.to_str().unwrap(), "4800,65536", "32", extra);
-        assert!(
-            report.contains("every bounded search that finished gave bwa's hits"),
-            "{extra:?}: {report}"
-        );
+        assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
     }
     let hl = dir.path().join("hl.fa");
-    std::fs::write(
-        &hl,
-        bcuda(&[
-            "synth-genome",
-            "--size-mbp",
-            "12",
-            "--seed",
-            "3",
-            "--human-like",
-        ]),
-    )
-    .unwrap();
+    std::fs::write(&hl, bcuda_dev(&["synth-genome", "--size-mbp", "12", "--seed", "3", "--human-like"])).unwrap();
     bcuda(&["index", "-q", hl.to_str().unwrap()]);
     let hl_reads = dir.path().join("reads.fq");
     let sim = common::repo().join("scripts/sim-reads.py");
-    std::fs::write(
-        &hl_reads,
-        common::run(
-            "python3",
-            &[
-                sim.to_str().unwrap(),
-                hl.to_str().unwrap(),
-                "100",
-                "20000",
-                "5",
-            ],
-        ),
-    )
-    .unwrap();
-    let report = profile(
-        hl.to_str().unwrap(),
-        hl_reads.to_str().unwrap(),
-        "65536",
-        "32",
-        &["--interval-depth", "11"],
-    );
-    assert!(
-        report.contains("every bounded search that finished gave bwa's hits"),
-        "{report}"
-    );
+    std::fs::write(&hl_reads, common::run("python3", &[sim.to_str().unwrap(), hl.to_str().unwrap(), "100", "20000", "5"])).unwrap();
+    let report = profile(hl.to_str().unwrap(), hl_reads.to_str().unwrap(), "65536", "32", &["--interval-depth", "11"]);
+    assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
 }

@@ -74,7 +74,13 @@ fn cpu_and_gpu_flags() {
     let fa = tmp.path().join("demo.fa");
     std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo_ref.fa"), &fa).unwrap();
     let run = |flags: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).arg("index").args(flags).arg(&fa).env("XDG_CONFIG_HOME", tmp.path()).output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+            .arg("index")
+            .args(flags)
+            .arg(&fa)
+            .env("XDG_CONFIG_HOME", tmp.path())
+            .output()
+            .unwrap();
         (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
     let (ok, err) = run(&["--cpu", "--gpu"]);

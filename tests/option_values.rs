@@ -10,7 +10,12 @@ use std::process::Command;
 
 /// `bcuda args` (GPUs hidden): (success, stderr).
 fn outcome(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).env("CUDA_VISIBLE_DEVICES", "").env("XDG_CONFIG_HOME", std::env::temp_dir()).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+        .args(args)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .env("XDG_CONFIG_HOME", std::env::temp_dir())
+        .output()
+        .unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -69,7 +74,9 @@ fn values_bwa_gives_a_meaning_match_bwa() {
     let (p, r) = (prefix.to_str().unwrap(), testdata("demo.fq"));
     let r = r.to_str().unwrap();
     // -e -1 is bwa's default (any value of 0 or less: no long gaps); -e 0 and -e -5 as bwa too.
-    for opts in [&["-e", "-1"][..], &["-e", "-5"], &["-e", "0"], &["-e", "3", "-o", "2"], &["-n", "0"], &["-M", "0"], &["-q", "0", "-l", "1"]] {
+    for opts in
+        [&["-e", "-1"][..], &["-e", "-5"], &["-e", "0"], &["-e", "3", "-o", "2"], &["-n", "0"], &["-M", "0"], &["-q", "0", "-l", "1"]]
+    {
         let args = command_line("aln", opts, &[p, r]);
         assert_eq!(bcuda(&quiet(args.clone())), bwa(&args), "{opts:?}");
     }
@@ -106,7 +113,8 @@ fn a_huge_thread_count_is_capped_and_said_once() {
 fn autotune_without_a_gpu_says_so_once() {
     let tmp = tempfile::tempdir().unwrap();
     let prefix = bwa_index(&testdata("demo_ref.fa"), tmp.path());
-    let (success, err) = outcome(&["autotune", "--quiet", "--index", prefix.to_str().unwrap(), "--reads", testdata("demo.fq").to_str().unwrap()]);
+    let (success, err) =
+        outcome(&["autotune", "--quiet", "--index", prefix.to_str().unwrap(), "--reads", testdata("demo.fq").to_str().unwrap()]);
     assert!(!success && err.matches("no usable GPU found").count() == 1, "{err}");
     assert!(!err.contains("channel") && !err.contains("worker"), "{err}");
 }

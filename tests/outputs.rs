@@ -25,21 +25,13 @@ struct Demo {
 impl Demo {
     fn new() -> Demo {
         let dir = tempfile::tempdir().unwrap();
-        let prefix = bwa_index(&testdata("demo_ref.fa"), dir.path())
-            .to_str()
-            .unwrap()
-            .to_string();
+        let prefix = bwa_index(&testdata("demo_ref.fa"), dir.path()).to_str().unwrap().to_string();
         let reads = dir.path().join("reads.fq");
         head_fastq(&testdata("demo.fq"), 200, &reads);
         let reads = reads.to_str().unwrap().to_string();
         let sai = dir.path().join("bwa.sai");
         fs::write(&sai, bwa(&["aln", &prefix, &reads])).unwrap();
-        Demo {
-            dir,
-            prefix,
-            reads,
-            sai: sai.to_str().unwrap().to_string(),
-        }
+        Demo { dir, prefix, reads, sai: sai.to_str().unwrap().to_string() }
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -52,14 +44,7 @@ impl Demo {
 
     /// `bcuda aln -f OUT` of the reads.
     fn aln_to(&self, out: &Path) -> Output {
-        bcuda_output(&[
-            "aln",
-            "--quiet",
-            "-f",
-            out.to_str().unwrap(),
-            &self.prefix,
-            &self.reads,
-        ])
+        bcuda_output(&["aln", "--quiet", "-f", out.to_str().unwrap(), &self.prefix, &self.reads])
     }
 
     /// `bcuda samse OPTIONS` of bwa's .sai.
@@ -72,10 +57,7 @@ impl Demo {
 }
 
 fn bcuda_output(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .args(args)
-        .output()
-        .unwrap()
+    Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).output().unwrap()
 }
 
 fn stderr(out: &Output) -> String {
@@ -110,10 +92,7 @@ fn drain(fifo: &Path) -> std::thread::JoinHandle<Vec<u8>> {
     let fifo = fifo.to_path_buf();
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
-        fs::File::open(fifo)
-            .unwrap()
-            .read_to_end(&mut bytes)
-            .unwrap();
+        fs::File::open(fifo).unwrap().read_to_end(&mut bytes).unwrap();
         bytes
     })
 }
@@ -121,20 +100,12 @@ fn drain(fifo: &Path) -> std::thread::JoinHandle<Vec<u8>> {
 /// What the reader got, once `fifo` is known to be a FIFO still (had it been replaced, the
 /// reader would wait for a writer forever).
 fn drained(fifo: &Path, reader: std::thread::JoinHandle<Vec<u8>>) -> Vec<u8> {
-    assert!(
-        fs::metadata(fifo).unwrap().file_type().is_fifo(),
-        "{} was replaced",
-        fifo.display()
-    );
+    assert!(fs::metadata(fifo).unwrap().file_type().is_fifo(), "{} was replaced", fifo.display());
     reader.join().unwrap()
 }
 
 fn without_pg(sam: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(sam)
-        .lines()
-        .filter(|l| !l.starts_with("@PG"))
-        .map(str::to_string)
-        .collect()
+    String::from_utf8_lossy(sam).lines().filter(|l| !l.starts_with("@PG")).map(str::to_string).collect()
 }
 
 #[test]
@@ -150,19 +121,10 @@ fn a_fifo_is_written_through() {
     let bwa_sam = bwa(&["samse", &demo.prefix, &demo.sai, &demo.reads]);
     assert_eq!(without_pg(&drained(&fifo, reader)), without_pg(&bwa_sam));
     let reader = drain(&fifo);
-    assert_ok(&bcuda_output(&[
-        "merge-sai",
-        &demo.sai,
-        "-o",
-        fifo.to_str().unwrap(),
-    ]));
+    assert_ok(&bcuda_output(&["merge-sai", &demo.sai, "-o", fifo.to_str().unwrap()]));
     assert_eq!(drained(&fifo, reader), demo.bwa_sai());
     let reader = drain(&fifo);
-    assert_ok(&bcuda_output(&[
-        "split-reads",
-        &demo.reads,
-        fifo.to_str().unwrap(),
-    ]));
+    assert_ok(&bcuda_output(&["split-reads", &demo.reads, fifo.to_str().unwrap()]));
     assert_eq!(drained(&fifo, reader), fs::read(&demo.reads).unwrap());
     assert!(temporaries(demo.dir.path()).is_empty());
 }
@@ -200,14 +162,8 @@ fn a_symlink_is_followed_and_kept() {
     // Dangling, then pointing at a file: both times the target is written.
     for _ in 0..2 {
         assert_ok(&demo.aln_to(&link));
-        assert!(fs::symlink_metadata(&link)
-            .unwrap()
-            .file_type()
-            .is_symlink());
-        assert_eq!(
-            fs::read(demo.path("real/target.sai")).unwrap(),
-            demo.bwa_sai()
-        );
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read(demo.path("real/target.sai")).unwrap(), demo.bwa_sai());
     }
     // A link to a FIFO leads to the FIFO.
     let fifo = demo.path("real/fifo");
@@ -228,29 +184,14 @@ fn permissions_are_those_of_fopen() {
     fs::write(&kept, b"old").unwrap();
     fs::set_permissions(&kept, fs::Permissions::from_mode(0o600)).unwrap();
     assert_ok(&demo.aln_to(&kept));
-    assert_eq!(
-        fs::metadata(&kept).unwrap().permissions().mode() & 0o777,
-        0o600
-    );
+    assert_eq!(fs::metadata(&kept).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(fs::read(&kept).unwrap(), demo.bwa_sai());
     // A new one: 0666 less the umask.
     let new = demo.path("new.sai");
-    let script = format!(
-        "umask 027; exec '{}' aln --quiet -f '{}' '{}' '{}'",
-        env!("CARGO_BIN_EXE_bcuda"),
-        new.display(),
-        demo.prefix,
-        demo.reads
-    );
-    assert!(Command::new("sh")
-        .args(["-c", &script])
-        .status()
-        .unwrap()
-        .success());
-    assert_eq!(
-        fs::metadata(&new).unwrap().permissions().mode() & 0o777,
-        0o640
-    );
+    let script =
+        format!("umask 027; exec '{}' aln --quiet -f '{}' '{}' '{}'", env!("CARGO_BIN_EXE_bcuda"), new.display(), demo.prefix, demo.reads);
+    assert!(Command::new("sh").args(["-c", &script]).status().unwrap().success());
+    assert_eq!(fs::metadata(&new).unwrap().permissions().mode() & 0o777, 0o640);
     // A file we may not write is an error, as for fopen (root may write it, as with fopen).
     let read_only = demo.path("read_only.sai");
     fs::write(&read_only, b"old").unwrap();
@@ -262,17 +203,10 @@ fn permissions_are_those_of_fopen() {
         assert_eq!(fs::read(&read_only).unwrap(), demo.bwa_sai());
     } else {
         let err = stderr(&out);
-        assert!(
-            !out.status.success()
-                && err.contains(&format!("{}: Permission denied", read_only.display())),
-            "{err}"
-        );
+        assert!(!out.status.success() && err.contains(&format!("{}: Permission denied", read_only.display())), "{err}");
         assert_eq!(fs::read(&read_only).unwrap(), b"old");
     }
-    assert_eq!(
-        fs::metadata(&read_only).unwrap().permissions().mode() & 0o777,
-        0o444
-    );
+    assert_eq!(fs::metadata(&read_only).unwrap().permissions().mode() & 0o777, 0o444);
     assert!(temporaries(demo.dir.path()).is_empty());
 }
 
@@ -281,19 +215,10 @@ fn errors_name_the_path_given() {
     let demo = Demo::new();
     fs::create_dir(demo.path("folder")).unwrap();
     let cases = [
-        (
-            format!("{}/", demo.path("new_folder").display()),
-            "Is a directory",
-        ),
-        (
-            format!("{}/", demo.path("folder").display()),
-            "Is a directory",
-        ),
+        (format!("{}/", demo.path("new_folder").display()), "Is a directory"),
+        (format!("{}/", demo.path("folder").display()), "Is a directory"),
         (demo.path("folder").display().to_string(), "Is a directory"),
-        (
-            demo.path("missing/out").display().to_string(),
-            "No such file or directory",
-        ),
+        (demo.path("missing/out").display().to_string(), "No such file or directory"),
         (format!("{}/out", demo.sai), "Not a directory"),
     ];
     for (path, why) in &cases {
@@ -306,28 +231,13 @@ fn errors_name_the_path_given() {
             bcuda_output(&["split-reads", &demo.reads, path]),
         ] {
             let err = stderr(&out);
-            assert!(
-                !out.status.success() && err.contains(&expected) && !err.contains(".bcuda-"),
-                "{expected}: {err}"
-            );
+            assert!(!out.status.success() && err.contains(&expected) && !err.contains(".bcuda-"), "{expected}: {err}");
         }
     }
     let prefix = demo.path("missing/ref").display().to_string();
-    let out = bcuda_output(&[
-        "index",
-        "-q",
-        "--cpu",
-        "-p",
-        &prefix,
-        &testdata("demo_ref.fa").to_string_lossy(),
-    ]);
+    let out = bcuda_output(&["index", "-q", "--cpu", "-p", &prefix, &testdata("demo_ref.fa").to_string_lossy()]);
     let err = stderr(&out);
-    assert!(
-        !out.status.success()
-            && err.contains(&format!("{prefix}.pac: No such file"))
-            && !err.contains(".bcuda-"),
-        "{err}"
-    );
+    assert!(!out.status.success() && err.contains(&format!("{prefix}.pac: No such file")) && !err.contains(".bcuda-"), "{err}");
     assert!(!demo.path("new_folder").exists());
     assert!(temporaries(demo.dir.path()).is_empty());
 }
@@ -335,28 +245,15 @@ fn errors_name_the_path_given() {
 /// Whether this process ignores `signal` (its children then do too).
 fn ignored(signal: u32) -> bool {
     let status = fs::read_to_string("/proc/self/status").unwrap();
-    let mask = status
-        .lines()
-        .find_map(|l| l.strip_prefix("SigIgn:"))
-        .unwrap();
+    let mask = status.lines().find_map(|l| l.strip_prefix("SigIgn:")).unwrap();
     u64::from_str_radix(mask.trim(), 16).unwrap() >> (signal - 1) & 1 == 1
 }
 
 /// `bcuda aln -f out.sai` of reads on standard input, once its temporary file exists; the
 /// input stays open while the handle returned lives.
-fn aln_waiting_on_stdin(
-    demo: &Demo,
-    out: &Path,
-) -> (std::process::Child, std::process::ChildStdin) {
+fn aln_waiting_on_stdin(demo: &Demo, out: &Path) -> (std::process::Child, std::process::ChildStdin) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .args([
-            "aln",
-            "--quiet",
-            "-f",
-            out.to_str().unwrap(),
-            &demo.prefix,
-            "-",
-        ])
+        .args(["aln", "--quiet", "-f", out.to_str().unwrap(), &demo.prefix, "-"])
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -365,10 +262,7 @@ fn aln_waiting_on_stdin(
     input.write_all(&fs::read(&demo.reads).unwrap()).unwrap();
     let start = Instant::now();
     while temporaries(demo.dir.path()).is_empty() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no temporary file after 60 s"
-        );
+        assert!(start.elapsed() < Duration::from_secs(60), "no temporary file after 60 s");
         std::thread::sleep(Duration::from_millis(20));
     }
     (child, input)
@@ -377,11 +271,7 @@ fn aln_waiting_on_stdin(
 /// The shell's `kill`, which every machine has.
 fn kill(child: &std::process::Child, signal: &str) {
     let command = format!("kill -{signal} {}", child.id());
-    assert!(Command::new("sh")
-        .args(["-c", &command])
-        .status()
-        .unwrap()
-        .success());
+    assert!(Command::new("sh").args(["-c", &command]).status().unwrap().success());
 }
 
 #[test]
@@ -398,16 +288,8 @@ fn signals_remove_temporary_files() {
         kill(&child, signal);
         // The input still open: the run cannot end but by the signal.
         let status = child.wait().unwrap();
-        assert_eq!(
-            (status.code(), status.signal()),
-            (Some(128 + number as i32), None),
-            "SIG{signal}"
-        );
-        assert!(
-            temporaries(demo.dir.path()).is_empty(),
-            "SIG{signal} left {:?}",
-            temporaries(demo.dir.path())
-        );
+        assert_eq!((status.code(), status.signal()), (Some(128 + number as i32), None), "SIG{signal}");
+        assert!(temporaries(demo.dir.path()).is_empty(), "SIG{signal} left {:?}", temporaries(demo.dir.path()));
         assert!(!out.exists());
     }
 }
@@ -428,16 +310,9 @@ fn a_temporary_file_left_by_sigkill_does_not_stop_a_later_run() {
 
 /// Runs `bcuda args`, reads one line of its standard output and closes the pipe.
 fn first_line_then_close(args: &[&str]) -> (Output, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     (child.wait_with_output().unwrap(), line)
 }
 
@@ -447,42 +322,20 @@ fn a_closed_pipe_ends_quietly() {
     let all_reads = testdata("demo.fq").to_str().unwrap().to_string();
     let sai = demo.path("all.sai");
     fs::write(&sai, bwa(&["aln", &demo.prefix, &all_reads])).unwrap();
-    let (ends, pairs) = (
-        ["demo_1.fq", "demo_2.fq"].map(|r| testdata(r).to_str().unwrap().to_string()),
-        ["1.sai", "2.sai"].map(|s| demo.path(s)),
-    );
+    let (ends, pairs) =
+        (["demo_1.fq", "demo_2.fq"].map(|r| testdata(r).to_str().unwrap().to_string()), ["1.sai", "2.sai"].map(|s| demo.path(s)));
     for (end, sai) in ends.iter().zip(&pairs) {
         fs::write(sai, bwa(&["aln", &demo.prefix, end])).unwrap();
     }
     let [sai1, sai2] = pairs.map(|p| p.to_str().unwrap().to_string());
     // Several hundred kB of SAM, more than a pipe holds.
     for args in [
-        vec![
-            "samse",
-            "--quiet",
-            &demo.prefix,
-            sai.to_str().unwrap(),
-            &all_reads,
-        ],
-        vec![
-            "sampe",
-            "--quiet",
-            &demo.prefix,
-            &sai1,
-            &sai2,
-            &ends[0],
-            &ends[1],
-        ],
+        vec!["samse", "--quiet", &demo.prefix, sai.to_str().unwrap(), &all_reads],
+        vec!["sampe", "--quiet", &demo.prefix, &sai1, &sai2, &ends[0], &ends[1]],
     ] {
         let (out, line) = first_line_then_close(&args);
         assert!(line.starts_with("@SQ"), "{line}");
-        assert_eq!(
-            out.status.code(),
-            Some(141),
-            "{}: {}",
-            args[0],
-            stderr(&out)
-        );
+        assert_eq!(out.status.code(), Some(141), "{}: {}", args[0], stderr(&out));
         assert_eq!(stderr(&out), "", "{}", args[0]);
     }
 }
@@ -494,39 +347,19 @@ fn bam_in_any_case_and_no_format_written_as_plain_sam() {
         let bam = demo.path(name);
         assert_ok(&demo.samse(&["-o", bam.to_str().unwrap()]));
         let mut text = Vec::new();
-        flate2::read::MultiGzDecoder::new(fs::File::open(&bam).unwrap())
-            .read_to_end(&mut text)
-            .unwrap();
+        flate2::read::MultiGzDecoder::new(fs::File::open(&bam).unwrap()).read_to_end(&mut text).unwrap();
         assert!(text.starts_with(b"BAM\x01"), "{name} is not BAM");
     }
     for name in ["x.cram", "x.CRAM", "x.sam.gz", "x.bam.gz", "x.sam.bz2"] {
         let path = demo.path(name);
         let out = demo.samse(&["-o", path.to_str().unwrap()]);
         let err = stderr(&out);
-        assert!(
-            !out.status.success()
-                && err.contains(&format!("{}: ", path.display()))
-                && err.contains("not supported"),
-            "{name}: {err}"
-        );
+        assert!(!out.status.success() && err.contains(&format!("{}: ", path.display())) && err.contains("not supported"), "{name}: {err}");
         assert!(!path.exists(), "{name} was written");
     }
     let path = demo.path("pairs.sam.GZ");
-    let out = bcuda_output(&[
-        "sampe",
-        "--quiet",
-        "-o",
-        path.to_str().unwrap(),
-        &demo.prefix,
-        &demo.sai,
-        &demo.sai,
-        &demo.reads,
-        &demo.reads,
-    ]);
-    assert!(
-        !out.status.success() && stderr(&out).contains("not supported") && !path.exists(),
-        "{}",
-        stderr(&out)
-    );
+    let out =
+        bcuda_output(&["sampe", "--quiet", "-o", path.to_str().unwrap(), &demo.prefix, &demo.sai, &demo.sai, &demo.reads, &demo.reads]);
+    assert!(!out.status.success() && stderr(&out).contains("not supported") && !path.exists(), "{}", stderr(&out));
     assert!(temporaries(demo.dir.path()).is_empty());
 }

@@ -68,7 +68,8 @@ impl Rng {
 const INTERESTING_BYTES: &[u8] = b"\0\n\r\t @+>ACGTNacgtn#I~\x7f\x80\xff\x1f\x8b";
 
 /// Values that break size and count fields.
-const INTERESTING_WORDS: &[u64] = &[0, 1, 2, 3, 4, 31, 32, 33, 0x7f, 0xff, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1_0000_0000, i64::MAX as u64, u64::MAX, u64::MAX - 1];
+const INTERESTING_WORDS: &[u64] =
+    &[0, 1, 2, 3, 4, 31, 32, 33, 0x7f, 0xff, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1_0000_0000, i64::MAX as u64, u64::MAX, u64::MAX - 1];
 
 /// 1 to 4 mutations of `data`; `header` is the length of a binary header whose fields are
 /// the likeliest to matter (0: none), `body_ok` whether bytes past it may change.
@@ -143,7 +144,8 @@ fn run_cases(kind: &str, cases: u64, mut make: impl FnMut(&mut Rng) -> Vec<u8>, 
         let outcome = catch_unwind(AssertUnwindSafe(|| check(&mut rng, case, &input)));
         IN_CASE.with(|c| c.set(false));
         if let Err(panic) = outcome {
-            let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+            let msg =
+                panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
             let kept = std::env::temp_dir().join(format!("bcuda-fuzz-{kind}-{case}"));
             let _ = std::fs::write(&kept, &input);
             failures.push(format!("{kind} case {case}: {msg} (input in {})", kept.display()));
@@ -196,7 +198,8 @@ fn fastq_seed() -> Vec<u8> {
 /// All reads of `input`, in random batch sizes, or the first error.
 fn read_all(rng: &mut Rng, input: Vec<u8>, opts: ReadOptions) -> Result<Vec<ReadSeq>, String> {
     let len = input.len() as u64;
-    let mut reader = ReadBatchReader::from_reader(Box::new(std::io::Cursor::new(input)), Path::new("fuzz.fq"), len, opts).map_err(|e| e.to_string())?;
+    let mut reader =
+        ReadBatchReader::from_reader(Box::new(std::io::Cursor::new(input)), Path::new("fuzz.fq"), len, opts).map_err(|e| e.to_string())?;
     let mut all = Vec::new();
     loop {
         let batch = reader.next_batch(1 + rng.below(5)).map_err(|e| e.to_string())?;
@@ -238,19 +241,30 @@ fn fastq_plain_and_gzip() {
         if let Ok(reads) = &plain {
             check_reads(reads, false);
             if input == seed.as_slice() && opts.trim_qual == 0 && !opts.illumina13 {
-                assert_eq!(reads.iter().map(|r| (&r.name, &r.codes, &r.qual)).collect::<Vec<_>>(), expected.iter().map(|r| (&r.name, &r.codes, &r.qual)).collect::<Vec<_>>());
+                assert_eq!(
+                    reads.iter().map(|r| (&r.name, &r.codes, &r.qual)).collect::<Vec<_>>(),
+                    expected.iter().map(|r| (&r.name, &r.codes, &r.qual)).collect::<Vec<_>>()
+                );
             }
         }
         // The same bytes gzip-compressed, and aln's sequence-only reading, agree with it.
         let gz = read_all(rng, gzip(input), opts);
         match (&plain, &gz) {
-            (Ok(a), Ok(b)) => assert!(a.iter().zip(b).all(|(x, y)| x.codes == y.codes && x.qual == y.qual && x.name == y.name) && a.len() == b.len(), "plain and gzip differ"),
+            (Ok(a), Ok(b)) => assert!(
+                a.iter().zip(b).all(|(x, y)| x.codes == y.codes && x.qual == y.qual && x.name == y.name) && a.len() == b.len(),
+                "plain and gzip differ"
+            ),
             (Err(_), Err(_)) => {}
-            _ => panic!("plain {} but gzip {}", if plain.is_ok() { "parses" } else { "fails" }, if gz.is_ok() { "parses" } else { "fails" }),
+            _ => {
+                panic!("plain {} but gzip {}", if plain.is_ok() { "parses" } else { "fails" }, if gz.is_ok() { "parses" } else { "fails" })
+            }
         }
         let codes_only = read_all(rng, input.to_vec(), ReadOptions { sequence_only: true, ..opts });
         match (&plain, &codes_only) {
-            (Ok(a), Ok(b)) => assert!(a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.codes == y.codes && x.len == y.len), "sequence-only reading differs"),
+            (Ok(a), Ok(b)) => assert!(
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.codes == y.codes && x.len == y.len),
+                "sequence-only reading differs"
+            ),
             (Err(_), Err(_)) => {}
             _ => panic!("sequence-only reading disagrees on whether the input parses"),
         }
@@ -334,7 +348,16 @@ fn sai_seed() -> Vec<u8> {
         let hits: Vec<AlnHit> = (0..[0, 1, 1, 2, 5][read % 5])
             .map(|_| {
                 let k = rng.next() % 100_000;
-                AlnHit { n_mm: rng.below(3) as u8, n_gapo: rng.below(2) as u8, n_gape: 0, score: rng.below(40) as u32, n_ins: 0, n_del: rng.below(2) as u16, k, l: k + rng.next() % 4 }
+                AlnHit {
+                    n_mm: rng.below(3) as u8,
+                    n_gapo: rng.below(2) as u8,
+                    n_gape: 0,
+                    score: rng.below(40) as u32,
+                    n_ins: 0,
+                    n_del: rng.below(2) as u16,
+                    k,
+                    l: k + rng.next() % 4,
+                }
             })
             .collect();
         sai::write_read(&mut out, &hits).unwrap();
@@ -387,7 +410,8 @@ fn index_files() {
     let base = dir.path().join("base.fa");
     std::fs::copy(testdata("multi.fa"), &base).unwrap();
     build_index(&base, &base, BuildOptions::default()).unwrap();
-    let files: Vec<(&str, Vec<u8>)> = [".bwt", ".sa", ".pac", ".ann", ".amb"].iter().map(|&ext| (ext, std::fs::read(with_ext(&base, ext)).unwrap())).collect();
+    let files: Vec<(&str, Vec<u8>)> =
+        [".bwt", ".sa", ".pac", ".ann", ".amb"].iter().map(|&ext| (ext, std::fs::read(with_ext(&base, ext)).unwrap())).collect();
     let original = Index::load(&base, true).unwrap();
     let queries = queries_from(&original);
     let expected = answers(&original, &queries);
@@ -417,7 +441,11 @@ fn index_files() {
                     let got = answers(&index, &queries);
                     if input == seed.as_slice() || *ext == ".ann" || *ext == ".amb" {
                         // Names and holes do not change where a sequence is found.
-                        assert_eq!(got.iter().map(|a| a.0).collect::<Vec<_>>(), expected.iter().map(|a| a.0).collect::<Vec<_>>(), "intervals differ");
+                        assert_eq!(
+                            got.iter().map(|a| a.0).collect::<Vec<_>>(),
+                            expected.iter().map(|a| a.0).collect::<Vec<_>>(),
+                            "intervals differ"
+                        );
                     }
                 }
             }
@@ -547,8 +575,16 @@ fn index_bodies_through_aln_samse_sampe() {
                 let bytes = if e == ext { input.to_vec() } else { std::fs::read(with_ext(&good, e)).unwrap() };
                 std::fs::write(with_ext(&prefix, e), bytes).unwrap();
             }
-            let (p, r1, r2, s1, s2) = (prefix.to_str().unwrap(), reads[0].to_str().unwrap(), reads[1].to_str().unwrap(), sai[0].to_str().unwrap(), sai[1].to_str().unwrap());
-            for args in [vec!["aln", "--cpu", "--quiet", p, r1], vec!["samse", "--quiet", p, s1, r1], vec!["sampe", "--quiet", p, s1, s2, r1, r2]] {
+            let (p, r1, r2, s1, s2) = (
+                prefix.to_str().unwrap(),
+                reads[0].to_str().unwrap(),
+                reads[1].to_str().unwrap(),
+                sai[0].to_str().unwrap(),
+                sai[1].to_str().unwrap(),
+            );
+            for args in
+                [vec!["aln", "--cpu", "--quiet", p, r1], vec!["samse", "--quiet", p, s1, r1], vec!["sampe", "--quiet", p, s1, s2, r1, r2]]
+            {
                 if let Err(err) = bcuda_outcome(&args) {
                     // A load that notices names the corrupted file.
                     let noticed = err.contains("corrupt index file") || err.contains("does not belong") || err.contains("truncated");

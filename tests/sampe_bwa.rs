@@ -58,7 +58,9 @@ fn lambda_dwgsim_pairs_under_option_sets() {
     assert!(sam.iter().any(|l| l.contains("XT:A:M")), "no mate rescued");
     assert!(records(&sam).any(|f| f[1].parse::<u32>().unwrap() & 0x2 != 0), "no proper pair");
     assert!(records(&sam).any(|f| f[1].parse::<u32>().unwrap() & 0xc == 0xc), "no unmapped pair");
-    for opts in [&["-a", "300"][..], &["-n", "1", "-N", "2"], &["-s"], &["-A"], &["-r", "@RG\\tID:x\\tSM:y"], &["-o", "10", "-c", "0.01"], &["-P"]] {
+    for opts in
+        [&["-a", "300"][..], &["-n", "1", "-N", "2"], &["-s"], &["-A"], &["-r", "@RG\\tID:x\\tSM:y"], &["-o", "10", "-c", "0.01"], &["-P"]]
+    {
         assert_same_sam(&prefix, &reads, &sai, opts);
     }
     let sai = align_ends(&prefix, &reads, Aln::Bcuda, [&[], &[]]);
@@ -197,7 +199,11 @@ fn default_index_short_form() {
     let sai = align_ends(&prefix, &reads, Aln::Bcuda, [&[], &[]]);
     let args = [&sai[0], &sai[1], &reads[0], &reads[1]].map(|p| p.to_str().unwrap());
     let explicit = bcuda(&[&["sampe", "--quiet", prefix.to_str().unwrap()][..], &args].concat());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bcuda")).env("BCUDA_INDEX", &prefix).args([&["sampe"][..], &args].concat()).output().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bcuda"))
+        .env("BCUDA_INDEX", &prefix)
+        .args([&["sampe"][..], &args].concat())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("[bcuda sampe] index"));
     assert_eq!(without_pg(&out.stdout), without_pg(&explicit));
@@ -260,7 +266,29 @@ fn pairs_in_a_tandem_repeat() {
     std::fs::write(&prefix, format!(">rep\n{}{array}{}\n", &lambda[..20000], &lambda[20000..])).unwrap();
     bwa(&["index", prefix.to_str().unwrap()]);
     let sim = tmp.path().join("sim");
-    run("dwgsim", &["-z", "9", "-N", "3000", "-1", "70", "-2", "70", "-d", "300", "-s", "30", "-y", "0.02", "-o", "1", prefix.to_str().unwrap(), sim.to_str().unwrap()]);
+    run(
+        "dwgsim",
+        &[
+            "-z",
+            "9",
+            "-N",
+            "3000",
+            "-1",
+            "70",
+            "-2",
+            "70",
+            "-d",
+            "300",
+            "-s",
+            "30",
+            "-y",
+            "0.02",
+            "-o",
+            "1",
+            prefix.to_str().unwrap(),
+            sim.to_str().unwrap(),
+        ],
+    );
     let reads = [1, 2].map(|e| {
         let gz = tmp.path().join(format!("sim.bwa.read{e}.fastq.gz"));
         let fq = tmp.path().join(format!("sim_{e}.fq"));

@@ -43,7 +43,10 @@ fn gapped_multi_hit_and_unmapped_reads() {
     let sam = assert_same_sam(&prefix, &testdata("demo.fq"), &["-o", "2"], &["-n", "5"]);
     let fields = |l: &String| l.split('\t').map(str::to_string).collect::<Vec<_>>();
     assert!(sam.iter().any(|l| l.contains("XA:Z:")), "no XA hits");
-    assert!(sam.iter().filter(|l| !l.starts_with('@')).any(|l| fields(l)[5].contains('D') || fields(l)[5].contains('I')), "no gapped CIGAR");
+    assert!(
+        sam.iter().filter(|l| !l.starts_with('@')).any(|l| fields(l)[5].contains('D') || fields(l)[5].contains('I')),
+        "no gapped CIGAR"
+    );
     assert!(sam.iter().any(|l| !l.starts_with('@') && fields(l)[1] == "4"), "no unmapped read");
     assert!(sam.iter().any(|l| l.contains("XN:i:") || l.contains("MD:Z:")));
     for len in [36, 150, 250] {

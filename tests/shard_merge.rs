@@ -75,5 +75,8 @@ fn mismatched_or_cut_shards_are_refused_and_nothing_is_written() {
     let err = bcuda_fails(&["merge-sai", "-o", s(&out), s(&sais[0]), s(&sais[1])]);
     assert!(err.contains("shard1.sai: read record 150 is cut short"), "{err}");
     assert!(!out.exists());
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp")).count(), 0);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp")).count(),
+        0
+    );
 }

@@ -12,7 +12,14 @@ use std::process::{Command, Stdio};
 
 /// `bcuda args` with `stdin` piped in (config files kept in `config`): (success, stdout, stderr).
 fn bcuda_stdin(args: &[&str], stdin: &[u8], config: &Path) -> (bool, Vec<u8>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).env("XDG_CONFIG_HOME", config).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut input = child.stdin.take().unwrap();
     let data = stdin.to_vec();
     // Written from another thread: bcuda may stop reading early (an error) or write a lot first.

@@ -71,7 +71,9 @@ fn assert_same_alignments(workflow_bam: &Path, expected: &Path) {
 fn sharded_workflow_equals_one_aln_and_samse_or_sampe() {
     let Some(snakemake) = snakemake() else {
         assert!(std::env::var_os("CI").is_none(), "snakemake is not installed, and CI must run this test: .ci/run installs it with pip");
-        eprintln!("SKIPPED sharded_workflow_equals_one_aln_and_samse_or_sampe: snakemake not found (pip install snakemake, or set SNAKEMAKE)");
+        eprintln!(
+            "SKIPPED sharded_workflow_equals_one_aln_and_samse_or_sampe: snakemake not found (pip install snakemake, or set SNAKEMAKE)"
+        );
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -116,7 +118,13 @@ fn sharded_workflow_equals_one_aln_and_samse_or_sampe() {
     assert!(!dir.join("shards/coli_se/1/0000.fq.gz").exists(), "the shards are temporary");
     assert!(!dir.join("results/ecoli.bam").exists(), "the example's sample was added");
     assert!(!config_home.join("bcuda").join("default-index").exists(), "the workflow changed the default index");
-    for file in ["results/coli_se.bam.bai", "results/coli_pe.bam.bai", "benchmarks/aln/coli_pe.2.0002.tsv", "benchmarks/sampe/coli_pe.tsv", "logs/coli_pe/sampe.log"] {
+    for file in [
+        "results/coli_se.bam.bai",
+        "results/coli_pe.bam.bai",
+        "benchmarks/aln/coli_pe.2.0002.tsv",
+        "benchmarks/sampe/coli_pe.tsv",
+        "logs/coli_pe/sampe.log",
+    ] {
         assert!(dir.join(file).exists(), "{file} is missing");
     }
     let versions = std::fs::read_to_string(dir.join("results/versions.yml")).unwrap();
@@ -148,7 +156,19 @@ fn sharded_workflow_equals_one_aln_and_samse_or_sampe() {
     let sai: Vec<String> = [1, 2].map(|end| whole_sai(&format!("pe_{end}.fq"), &format!("coli_pe.{end}.sai"))).to_vec();
     let pe = [1, 2].map(|end| dir.join(format!("pe_{end}.fq")));
     let pair_bam = dir.join("pair.bam");
-    bcuda(&["sampe", "--quiet", "-r", read_group, "-o", pair_bam.to_str().unwrap(), p, &sai[0], &sai[1], pe[0].to_str().unwrap(), pe[1].to_str().unwrap()]);
+    bcuda(&[
+        "sampe",
+        "--quiet",
+        "-r",
+        read_group,
+        "-o",
+        pair_bam.to_str().unwrap(),
+        p,
+        &sai[0],
+        &sai[1],
+        pe[0].to_str().unwrap(),
+        pe[1].to_str().unwrap(),
+    ]);
     assert_same_alignments(&dir.join("results/coli_pe.bam"), &pair_bam);
     let (header, records) = header_and_records(&dir.join("results/coli_pe.bam"));
     assert_eq!(records.len(), 8_000);

@@ -220,7 +220,10 @@ fn parameters(signature: &str) -> (String, Vec<Param>) {
 /// with nothing that binds tighter than `+`.
 fn left_operand(before: &str) -> bool {
     let t = before.trim_end();
-    t.is_empty() || t.ends_with(['(', ',', '=', '?', ':', '{', ';', '<', '>', '|']) || t.ends_with("return") || cast_before(before).is_some()
+    t.is_empty()
+        || t.ends_with(['(', ',', '=', '?', ':', '{', ';', '<', '>', '|'])
+        || t.ends_with("return")
+        || cast_before(before).is_some()
 }
 
 /// The type of a pointer cast `(T *)` right before, if any.
@@ -354,7 +357,13 @@ fn functions(g: &Grammar) -> Vec<Function> {
             let text: Vec<&str> = pending.iter().map(|&l| g.lines[l].text.as_str()).collect();
             let text = text.join("\n");
             let (name, params) = parameters(&text);
-            out.push(Function { name, params, kernel: text.contains("__global__"), body: Vec::new(), signature: std::mem::take(&mut pending) });
+            out.push(Function {
+                name,
+                params,
+                kernel: text.contains("__global__"),
+                body: Vec::new(),
+                signature: std::mem::take(&mut pending),
+            });
             out.len() - 1
         });
         if !line.signature {
@@ -397,13 +406,21 @@ pub fn guard(source: &str) -> String {
     };
     let bound = |dims: Vec<String>| Bound { dims, window: None };
     // Struct members: declarations outside functions.
-    let outside: Vec<usize> = (0..g.lines.len()).filter(|&i| g.lines[i].function.is_none() && g.lines[i].depth > 0 && !g.lines[i].signature).collect();
+    let outside: Vec<usize> =
+        (0..g.lines.len()).filter(|&i| g.lines[i].function.is_none() && g.lines[i].depth > 0 && !g.lines[i].signature).collect();
     let members: BTreeMap<String, Bound> = decls(&outside).into_iter().filter_map(|(n, d)| Some((n, bound(d?)))).collect();
-    let kernel_arrays: BTreeMap<String, Vec<String>> = fns.iter().filter(|f| f.kernel).flat_map(|f| decls(&f.body)).filter_map(|(n, d)| Some((n, d?))).collect();
+    let kernel_arrays: BTreeMap<String, Vec<String>> =
+        fns.iter().filter(|f| f.kernel).flat_map(|f| decls(&f.body)).filter_map(|(n, d)| Some((n, d?))).collect();
     let param_bound = |name: &str| PARAM_BOUNDS.iter().find(|(n, _, _)| *n == name);
     let mut threaded: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
     for f in fns.iter().filter(|f| !f.kernel) {
-        let t: Vec<(usize, String)> = f.params.iter().enumerate().filter(|(_, p)| p.pointer && p.dims.is_empty() && param_bound(&p.name).is_some()).map(|(i, p)| (i, p.name.clone())).collect();
+        let t: Vec<(usize, String)> = f
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.pointer && p.dims.is_empty() && param_bound(&p.name).is_some())
+            .map(|(i, p)| (i, p.name.clone()))
+            .collect();
         if !t.is_empty() {
             threaded.insert(f.name.clone(), t);
         }
@@ -413,7 +430,12 @@ pub fn guard(source: &str) -> String {
         let mut bounds: BTreeMap<String, Bound> = BTreeMap::new();
         // A kernel's bound is an expression of its own arguments (and macros): a kernel
         // without them (inexact_search has no n_reads) leaves that pointer unguarded.
-        let known = |expr: &str| !f.kernel || crate::grammar::identifiers(expr).iter().all(|id| id.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') || f.params.iter().any(|p| p.name == *id));
+        let known = |expr: &str| {
+            !f.kernel
+                || crate::grammar::identifiers(expr).iter().all(|id| {
+                    id.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') || f.params.iter().any(|p| p.name == *id)
+                })
+        };
         for p in &f.params {
             if let (Some((_, n, w)), true) = (param_bound(&p.name).filter(|(_, n, _)| known(n)), p.pointer && p.dims.is_empty()) {
                 let n = if f.kernel { n.to_string() } else { format!("gi_n_{}", p.name) };
@@ -518,7 +540,10 @@ mod tests {
         bounds.insert("p".to_string(), Bound { dims: vec!["n".into()], window: Some("16".into()) });
         let ctx = Ctx { bounds, members: &members, threaded: &threaded };
         assert_eq!(ctx.rewrite("__ldg(p + i * 2)", None), "__ldg(p + gi_clamp(i * 2, n))");
-        assert_eq!(ctx.rewrite("x = (const uint4 *)p + q;", None), "x = (const uint4 *)p + gi_clamp(q, n * sizeof(*p) / sizeof(const uint4));");
+        assert_eq!(
+            ctx.rewrite("x = (const uint4 *)p + q;", None),
+            "x = (const uint4 *)p + gi_clamp(q, n * sizeof(*p) / sizeof(const uint4));"
+        );
         assert_eq!(ctx.rewrite("const u32 *b = p + k * 16;", Some("p")), "const u32 *b = p + gi_clamp(k * 16, n - 16 + 1);");
         assert_eq!(ctx.rewrite("y = 2 * p + 1;", None), "y = 2 * p + 1;");
         assert_eq!(ctx.rewrite("y = p + a < b;", None), "y = p + gi_clamp(a, n) < b;");

@@ -154,7 +154,11 @@ impl History {
 
 /// The sources (patched and guarded) and defines of a genome.
 pub fn phenotype(sources: Sources, specs: &[SwitchSpec], genome: &Genome) -> Variant {
-    Variant { exact: apply(sources.exact, &genome.patches), inexact: sources.inexact.map(|g| apply(g, &genome.inexact_patches)), switches: genome.assignments(specs) }
+    Variant {
+        exact: apply(sources.exact, &genome.patches),
+        inexact: sources.inexact.map(|g| apply(g, &genome.inexact_patches)),
+        switches: genome.assignments(specs),
+    }
 }
 
 /// Further mutations of a refused child before breeding starts again from the parents.
@@ -184,7 +188,17 @@ fn hash_of(s: &str) -> u64 {
 impl<'a, E: Evaluator> Evolution<'a, E> {
     pub fn new(sources: Sources<'a>, specs: &'a [SwitchSpec], evaluator: E, settings: Settings) -> Self {
         let rng = StdRng::seed_from_u64(settings.seed);
-        Evolution { sources, specs, evaluator, settings, rng, genotypes: HashSet::new(), phenotypes: HashSet::new(), history: History::default(), generation_reference_ms: f64::INFINITY }
+        Evolution {
+            sources,
+            specs,
+            evaluator,
+            settings,
+            rng,
+            genotypes: HashSet::new(),
+            phenotypes: HashSet::new(),
+            history: History::default(),
+            generation_reference_ms: f64::INFINITY,
+        }
     }
 
     /// Sources and defines of a genome.

@@ -26,7 +26,12 @@ pub fn barracuda_switches() -> Vec<SwitchSpec> {
     let flag = |name, default: bool| SwitchSpec { name, values: vec![Some(0), Some(1)], default: Some(default as u32), ordered: false };
     vec![
         SwitchSpec { name: "BLOCK_W", values: (1..=16).map(|i| Some(32 * i)).collect(), default: Some(64), ordered: true },
-        SwitchSpec { name: "cache_threads", values: vec![None, Some(1), Some(2), Some(4), Some(8), Some(16), Some(32)], default: None, ordered: true },
+        SwitchSpec {
+            name: "cache_threads",
+            values: vec![None, Some(1), Some(2), Some(4), Some(8), Some(16), Some(32)],
+            default: None,
+            ordered: true,
+        },
         flag("kl_par", false),
         flag("occ_par", false),
         flag("many_blocks", false),
@@ -107,7 +112,8 @@ pub fn random_patch(g: &Grammar, rng: &mut StdRng) -> Option<Patch> {
 /// only be refused by the phenotype tabu list.
 pub fn random_patch_within(g: &Grammar, active: &[bool], rng: &mut StdRng) -> Option<Patch> {
     let editable: Vec<usize> = g.editable().filter(|&i| active[i]).collect();
-    let of_kind = |pred: &dyn Fn(&LineKind) -> bool| -> Vec<usize> { editable.iter().copied().filter(|&i| pred(&g.lines[i].kind)).collect() };
+    let of_kind =
+        |pred: &dyn Fn(&LineKind) -> bool| -> Vec<usize> { editable.iter().copied().filter(|&i| pred(&g.lines[i].kind)).collect() };
     let statements = of_kind(&|k| matches!(k, LineKind::Statement));
     let ifs = of_kind(&|k| matches!(k, LineKind::If { .. }));
     let fors = of_kind(&|k| matches!(k, LineKind::For { .. }));
@@ -138,7 +144,9 @@ fn no_op(patch: &Patch, g: &Grammar) -> bool {
     let text = |i: usize| g.lines[i].text.trim();
     match patch {
         Patch::Replace { line, with } => text(*line) == text(*with),
-        Patch::IfCond { line, from } => matches!((&g.lines[*line].kind, &g.lines[*from].kind), (LineKind::If { cond: a }, LineKind::If { cond: b }) if a == b),
+        Patch::IfCond { line, from } => {
+            matches!((&g.lines[*line].kind, &g.lines[*from].kind), (LineKind::If { cond: a }, LineKind::If { cond: b }) if a == b)
+        }
         Patch::ForPart { line, from, part } => match (&g.lines[*line].kind, &g.lines[*from].kind) {
             (LineKind::For { init: i1, cond: c1, step: s1 }, LineKind::For { init: i2, cond: c2, step: s2 }) => match part {
                 ForPart::Init => i1 == i2,
@@ -171,7 +179,11 @@ pub fn mutate(genome: &Genome, specs: &[SwitchSpec], sources: Sources, rng: &mut
                 let at = spec.values.iter().position(|v| *v == current).unwrap_or(0) as i64;
                 let step = if rng.random_bool(0.5) { 1 } else { -1 };
                 let to = (at + step).clamp(0, spec.values.len() as i64 - 1) as usize;
-                if spec.values[to] == current { any } else { spec.values[to] }
+                if spec.values[to] == current {
+                    any
+                } else {
+                    spec.values[to]
+                }
             } else {
                 any
             };

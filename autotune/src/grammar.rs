@@ -96,7 +96,8 @@ fn declared_names(s: &str, types: &BTreeSet<String>) -> BTreeSet<String> {
     let s = s.trim().trim_end_matches(';').trim_end_matches('{').trim_end_matches(')');
     for part in s.split(',') {
         let part = part.split('=').next().unwrap_or("").trim();
-        let words: Vec<&str> = part.split(|c: char| c.is_whitespace() || c == '*' || c == '&' || c == '(').filter(|w| !w.is_empty()).collect();
+        let words: Vec<&str> =
+            part.split(|c: char| c.is_whitespace() || c == '*' || c == '&' || c == '(').filter(|w| !w.is_empty()).collect();
         if words.len() >= 2 && words[..words.len() - 1].iter().any(|w| types.contains(*w) || *w == "const") {
             let name = words[words.len() - 1].split('[').next().unwrap_or("");
             if !name.is_empty() {
@@ -114,8 +115,12 @@ fn declared_names(s: &str, types: &BTreeSet<String>) -> BTreeSet<String> {
 /// with a binary operator, or the line before ends inside an expression. Such a line is
 /// never edited nor copied: alone it is not a statement.
 fn continues(prev: &str, t: &str) -> bool {
-    let starts_with_operator = ["|", "&", "+", "-", "?", ":", "*", "/", "<<", ">>", ".", ",", "^"].iter().any(|op| t.starts_with(op)) && !t.starts_with("++") && !t.starts_with("--");
-    let open = [',', '(', '|', '&', '+', '=', '?', ':', '-', '*', '/', '<', '>', '^'].iter().any(|&c| prev.ends_with(c)) && !prev.ends_with("++") && !prev.ends_with("--");
+    let starts_with_operator = ["|", "&", "+", "-", "?", ":", "*", "/", "<<", ">>", ".", ",", "^"].iter().any(|op| t.starts_with(op))
+        && !t.starts_with("++")
+        && !t.starts_with("--");
+    let open = [',', '(', '|', '&', '+', '=', '?', ':', '-', '*', '/', '<', '>', '^'].iter().any(|&c| prev.ends_with(c))
+        && !prev.ends_with("++")
+        && !prev.ends_with("--");
     starts_with_operator || open
 }
 
@@ -201,7 +206,8 @@ impl Grammar {
                         let parts: Vec<&str> = t[a..b].splitn(3, ';').collect();
                         if parts.len() == 3 {
                             declares = declared_names(parts[0], &types);
-                            kind = LineKind::For { init: parts[0].trim().into(), cond: parts[1].trim().into(), step: parts[2].trim().into() };
+                            kind =
+                                LineKind::For { init: parts[0].trim().into(), cond: parts[1].trim().into(), step: parts[2].trim().into() };
                         }
                     }
                 } else if t.starts_with("if (") || t.starts_with("} else if (") {
@@ -212,7 +218,13 @@ impl Grammar {
                 } else if t.starts_with("} else") || t.starts_with("else") {
                     // Else branches, also `else if (c) stmt;`: nothing may come between them and their if.
                     kind = LineKind::Else;
-                } else if t.ends_with(';') && !t.contains('{') && !t.contains('}') && !t.starts_with("return") && !t.starts_with("case ") && !t.starts_with("default") {
+                } else if t.ends_with(';')
+                    && !t.contains('{')
+                    && !t.contains('}')
+                    && !t.starts_with("return")
+                    && !t.starts_with("case ")
+                    && !t.starts_with("default")
+                {
                     declares = declared_names(t, &types);
                     kind = LineKind::Statement;
                 }
@@ -274,7 +286,9 @@ impl Grammar {
         let visible = self.visible(at);
         let target_pp = &self.lines[at].pp;
         let uses = &self.lines[donor].uses;
-        let functions_ok = self.conditional_functions.iter().filter(|(name, _)| uses.contains(name)).all(|(_, pp)| target_pp.starts_with(pp));
-        functions_ok && uses.iter().filter(|u| self.locals.contains(*u) && !self.lines[donor].declares.contains(*u)).all(|u| visible.contains(u))
+        let functions_ok =
+            self.conditional_functions.iter().filter(|(name, _)| uses.contains(name)).all(|(_, pp)| target_pp.starts_with(pp));
+        functions_ok
+            && uses.iter().filter(|u| self.locals.contains(*u) && !self.lines[donor].declares.contains(*u)).all(|u| visible.contains(u))
     }
 }

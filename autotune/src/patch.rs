@@ -43,7 +43,9 @@ impl Patch {
         let kind = |i: usize| g.lines.get(i).map(|l| &l.kind);
         // Declarations stay (later lines need them); break/continue only where they stand.
         let plain = |i: usize| {
-            matches!(kind(i), Some(LineKind::Statement)) && g.lines[i].declares.is_empty() && !matches!(g.lines[i].text.trim(), "break;" | "continue;")
+            matches!(kind(i), Some(LineKind::Statement))
+                && g.lines[i].declares.is_empty()
+                && !matches!(g.lines[i].text.trim(), "break;" | "continue;")
         };
         match *self {
             Patch::Delete { line } => plain(line),
@@ -55,10 +57,15 @@ impl Patch {
                     && g.fits(from, before)
             }
             Patch::IfCond { line, from } => {
-                line != from && matches!(kind(line), Some(LineKind::If { .. })) && matches!(kind(from), Some(LineKind::If { .. })) && g.fits(from, line)
+                line != from
+                    && matches!(kind(line), Some(LineKind::If { .. }))
+                    && matches!(kind(from), Some(LineKind::If { .. }))
+                    && g.fits(from, line)
             }
             Patch::ForPart { line, from, ref part } => {
-                let (Some((_, _, _)), Some((fi, fc, fs))) = (for_parts(&g.lines[line].kind), for_parts(&g.lines[from].kind)) else { return false };
+                let (Some((_, _, _)), Some((fi, fc, fs))) = (for_parts(&g.lines[line].kind), for_parts(&g.lines[from].kind)) else {
+                    return false;
+                };
                 // The new part may use the target loop's own variable and what is visible there.
                 let mut visible = g.visible(line);
                 visible.extend(g.lines[line].declares.iter().cloned());
@@ -118,7 +125,8 @@ pub fn apply(g: &Grammar, patches: &[Patch]) -> String {
     let mut before: Vec<Vec<String>> = vec![Vec::new(); g.lines.len()];
     let mut restrict: Option<bool> = None;
     let mut bounds: Option<u8> = None;
-    let mut for_override: Vec<Option<(String, String, String)>> = g.lines.iter().map(|l| for_parts(&l.kind).map(|(a, b, c)| (a.into(), b.into(), c.into()))).collect();
+    let mut for_override: Vec<Option<(String, String, String)>> =
+        g.lines.iter().map(|l| for_parts(&l.kind).map(|(a, b, c)| (a.into(), b.into(), c.into()))).collect();
     for p in patches.iter().filter(|p| p.valid(g)) {
         match p {
             Patch::Delete { line } => text[*line] = None,

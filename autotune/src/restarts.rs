@@ -21,7 +21,15 @@ pub struct Restart {
 /// Runs `n` restarts of `per_restart` each, seeds `settings.seed`, `+1`, ...; each is a fresh
 /// evolution (its own tabu lists) on the same evaluator, and its best variant is minimised.
 /// `progress(restart, generation, history)`.
-pub fn run<E: Evaluator>(sources: Sources, specs: &[SwitchSpec], evaluator: &mut E, settings: &Settings, n: usize, per_restart: Duration, progress: &mut dyn FnMut(usize, usize, &History)) -> Vec<Restart> {
+pub fn run<E: Evaluator>(
+    sources: Sources,
+    specs: &[SwitchSpec],
+    evaluator: &mut E,
+    settings: &Settings,
+    n: usize,
+    per_restart: Duration,
+    progress: &mut dyn FnMut(usize, usize, &History),
+) -> Vec<Restart> {
     let mut out = Vec::new();
     for r in 0..n.max(1) {
         let seed = settings.seed + r as u64;
@@ -43,7 +51,12 @@ pub fn run<E: Evaluator>(sources: Sources, specs: &[SwitchSpec], evaluator: &mut
 pub fn recurring(winners: &[&Genome], specs: &[SwitchSpec], describe: &dyn Fn(&Genome) -> Vec<String>) -> Vec<(String, usize)> {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for w in winners {
-        let mut changes: Vec<String> = specs.iter().zip(&w.switches).filter(|(s, v)| s.default != **v).map(|(s, v)| format!("{}={}", s.name, v.map_or("unset".to_string(), |v| v.to_string()))).collect();
+        let mut changes: Vec<String> = specs
+            .iter()
+            .zip(&w.switches)
+            .filter(|(s, v)| s.default != **v)
+            .map(|(s, v)| format!("{}={}", s.name, v.map_or("unset".to_string(), |v| v.to_string())))
+            .collect();
         changes.extend(describe(w));
         changes.sort();
         changes.dedup();

@@ -106,7 +106,10 @@ fn parameter_bounds_name_kernel_pointers_passed_on_by_name() {
     let src = kernel();
     let sig: String = src.lines().skip_while(|l| !l.contains("__global__")).take_while(|l| !l.starts_with('{')).collect();
     for (name, _, _) in PARAM_BOUNDS {
-        assert!(sig.contains(&format!("*__restrict__ {name},")) || sig.contains(&format!("*__restrict__ {name})")), "{name} is not a pointer parameter of the kernel");
+        assert!(
+            sig.contains(&format!("*__restrict__ {name},")) || sig.contains(&format!("*__restrict__ {name})")),
+            "{name} is not a pointer parameter of the kernel"
+        );
     }
     // Every call that takes a bounded pointer passes it under its own name, so the bound that
     // follows it is the caller's (never 0, "unknown").
@@ -204,4 +207,3 @@ fn guarding_is_deterministic() {
     }
     assert!(g.lines.iter().any(|l| matches!(l.kind, LineKind::For { .. })));
 }
-

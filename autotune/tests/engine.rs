@@ -34,7 +34,8 @@ fn grammar_types_the_kernel_lines() {
     assert!(g.lines.iter().filter(|l| l.text.trim_start().starts_with('#')).all(|l| l.kind == LineKind::Fixed));
     // Scope: search_pop's `next` exists only after its declaration, `int next = step(...);`.
     let uses_next = line_of(&g, "if (next == STEP_HIT) {");
-    let declared = (0..uses_next).rev().find(|&i| g.lines[i].text.trim().starts_with("int next = step(")).expect("search_pop declares next");
+    let declared =
+        (0..uses_next).rev().find(|&i| g.lines[i].text.trim().starts_with("int next = step(")).expect("search_pop declares next");
     let before = line_of(&g, "bool has_matching;");
     assert!(before < declared && g.fits(uses_next, declared + 1));
     assert!(!g.fits(uses_next, before));
@@ -122,7 +123,8 @@ impl Evaluator for FakeGpu {
         let source = &v.exact;
         let switches = &v.switches;
         let block_w = switches.iter().find(|(n, _)| n == "BLOCK_W").map_or(64, |s| s.1);
-        let is_reference = *source == self.reference && v.inexact.is_none() && block_w == 64 && switches.iter().all(|(n, _)| n == "BLOCK_W" || true);
+        let is_reference =
+            *source == self.reference && v.inexact.is_none() && block_w == 64 && switches.iter().all(|(n, _)| n == "BLOCK_W" || true);
         if !(is_reference && switches == &Genome::reference(&barracuda_switches()).assignments(&barracuda_switches())) {
             self.calls += 1;
             self.seen.insert(preprocess(source, switches) + &format!("{switches:?}"));
@@ -158,12 +160,16 @@ fn evolution_selects_correct_faster_variants_without_repeats() {
     assert!(matches!(best.outcome, Outcome::Ran { penalty: 0, ms } if ms <= 1.02), "{:?}", best);
     // Parsimony: within the noise of the best, none has fewer changes than the first.
     let within: Vec<_> = population.iter().filter(|s| s.relative.is_some_and(|r| r <= best.relative.unwrap() + 0.02)).collect();
-    assert!(within.iter().all(|s| s.genome.size(&specs) >= best.genome.size(&specs) || (s.relative.unwrap() / 0.02).floor() > (best.relative.unwrap() / 0.02).floor()));
+    assert!(within.iter().all(|s| s.genome.size(&specs) >= best.genome.size(&specs)
+        || (s.relative.unwrap() / 0.02).floor() > (best.relative.unwrap() / 0.02).floor()));
     let minimal = evo.minimise(&best.genome);
     assert!(minimal.patches.is_empty(), "useless patches kept: {:?}", minimal.patches);
     let assignments = minimal.assignments(&specs);
     assert!(assignments.iter().any(|(n, v)| n == "BLOCK_W" && *v >= 256), "{assignments:?}");
-    assert_eq!(assignments.iter().filter(|(n, v)| n != "BLOCK_W" && specs.iter().find(|s| s.name == n).unwrap().default != Some(*v)).count(), 0);
+    assert_eq!(
+        assignments.iter().filter(|(n, v)| n != "BLOCK_W" && specs.iter().find(|s| s.name == n).unwrap().default != Some(*v)).count(),
+        0
+    );
     assert_eq!(evo.history.reference_ms, 2.0);
     // A fresh subset of reads for the initial population and each generation.
     assert_eq!(evo.evaluator.generations, (0..=6).collect::<Vec<_>>());
@@ -181,7 +187,15 @@ fn few_draws_hit_the_tabu_list() {
     assert_eq!(progress_rates.len(), 10);
     let h = &evo.history;
     assert!(h.evaluated > 200, "{h:?}");
-    assert!(h.tabu_rate() < 0.1, "tabu-hit rate {:.3} ({} hits, {} of phenotypes, {} evaluated, {} redraws)", h.tabu_rate(), h.tabu_hits, h.phenotype_hits, h.evaluated, h.redraws);
+    assert!(
+        h.tabu_rate() < 0.1,
+        "tabu-hit rate {:.3} ({} hits, {} of phenotypes, {} evaluated, {} redraws)",
+        h.tabu_rate(),
+        h.tabu_hits,
+        h.phenotype_hits,
+        h.evaluated,
+        h.redraws
+    );
     let mut rng = StdRng::seed_from_u64(2);
     let reference = Genome::reference(&specs);
     for _ in 0..500 {
@@ -197,7 +211,8 @@ fn the_inexact_kernels_evolve_beside_exact_match() {
     let exact = Grammar::parse(&source("exact_match.cu"));
     let inexact_src = source("inexact_match.cu");
     let inexact = Grammar::parse(&inexact_src);
-    let untouchable: Vec<usize> = inexact.lines.iter().enumerate().filter(|(_, l)| UNTOUCHABLE.iter().any(|u| l.text.contains(u))).map(|(i, _)| i).collect();
+    let untouchable: Vec<usize> =
+        inexact.lines.iter().enumerate().filter(|(_, l)| UNTOUCHABLE.iter().any(|u| l.text.contains(u))).map(|(i, _)| i).collect();
     assert!(untouchable.len() >= 15, "{untouchable:?}");
     assert!(untouchable.iter().all(|&i| inexact.lines[i].kind == LineKind::Fixed));
     let domains: &[(&'static str, &[u32])] = &[("INEXACT_BLOCK_W", &[64, 128, 256]), ("occ_ldg", &[0, 1])];
@@ -241,9 +256,10 @@ fn restarts_run_within_the_budget_and_their_winners_are_compared() {
     let specs = barracuda_switches();
     let mut gpu = FakeGpu::new(&g);
     let mut seen_restarts = HashSet::new();
-    let runs = restarts::run(Sources::exact_only(&g), &specs, &mut gpu, &settings(30, 8, 11), 3, Duration::from_secs(20), &mut |r, _, _| {
-        seen_restarts.insert(r);
-    });
+    let runs =
+        restarts::run(Sources::exact_only(&g), &specs, &mut gpu, &settings(30, 8, 11), 3, Duration::from_secs(20), &mut |r, _, _| {
+            seen_restarts.insert(r);
+        });
     assert_eq!(runs.len(), 3);
     assert_eq!(seen_restarts.len(), 3);
     assert_eq!(runs.iter().map(|r| r.seed).collect::<Vec<_>>(), [11, 12, 13]);

@@ -79,6 +79,9 @@ fn sorted_by_keys(text: &PackedText, k: u32, lo: usize, hi: usize, len: u64) -> 
         assert_eq!(keyed.len() as u64, len);
         // Equal keys in a scrambled order (the GPU leaves them in any order).
         keyed.par_sort_unstable_by_key(|&(key, p)| (key, p.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
-        (0..keyed.len()).into_par_iter().map(|j| slot_of(text, keyed[j].1) | if j > 0 && keyed[j].0 == keyed[j - 1].0 { TIED } else { 0 }).collect()
+        (0..keyed.len())
+            .into_par_iter()
+            .map(|j| slot_of(text, keyed[j].1) | if j > 0 && keyed[j].0 == keyed[j - 1].0 { TIED } else { 0 })
+            .collect()
     }
 }

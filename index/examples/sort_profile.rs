@@ -102,9 +102,27 @@ fn main() {
         })
         .reduce(Stats::default, Stats::merge);
     let n_bases: usize = in_n.iter().filter(|&&x| x).count();
-    println!("{fasta}: n = {n} suffixes, K = {k}, {} buckets; N-run bases {} of {} ({:.2} %)", n_buckets, n_bases, in_n.len(), 100.0 * n_bases as f64 / in_n.len() as f64);
-    println!("plain sort: {:.1} s (threads {}), {} comparisons, {} words ({:.1} per comparison)", t0.elapsed().as_secs_f64(), rayon::current_num_threads(), stats.comparisons, stats.words, stats.words as f64 / stats.comparisons as f64);
-    println!("words by suffixes starting in N runs: both {:.1} %, one {:.1} %, neither {:.1} %", 100.0 * stats.by_n[0] as f64 / stats.words as f64, 100.0 * stats.by_n[1] as f64 / stats.words as f64, 100.0 * stats.by_n[2] as f64 / stats.words as f64);
+    println!(
+        "{fasta}: n = {n} suffixes, K = {k}, {} buckets; N-run bases {} of {} ({:.2} %)",
+        n_buckets,
+        n_bases,
+        in_n.len(),
+        100.0 * n_bases as f64 / in_n.len() as f64
+    );
+    println!(
+        "plain sort: {:.1} s (threads {}), {} comparisons, {} words ({:.1} per comparison)",
+        t0.elapsed().as_secs_f64(),
+        rayon::current_num_threads(),
+        stats.comparisons,
+        stats.words,
+        stats.words as f64 / stats.comparisons as f64
+    );
+    println!(
+        "words by suffixes starting in N runs: both {:.1} %, one {:.1} %, neither {:.1} %",
+        100.0 * stats.by_n[0] as f64 / stats.words as f64,
+        100.0 * stats.by_n[1] as f64 / stats.words as f64,
+        100.0 * stats.by_n[2] as f64 / stats.words as f64
+    );
     println!("depth (words read)\tcomparisons\twords\tshare of words");
     for (b, &(c, w)) in stats.by_depth.iter().enumerate().filter(|(_, &(c, _))| c > 0) {
         let lo = if b == 0 { 0 } else { 1u64 << (b - 1) };

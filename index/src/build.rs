@@ -165,7 +165,17 @@ fn pack_fasta_sized(path: &Path, batch_bytes: usize, piece_bytes: usize) -> Resu
                 }
             }
         });
-        let mut packer = Packer { piece_bytes, forward, seqs: Vec::new(), holes: Vec::new(), names: HashSet::new(), open: None, drawn: 0, last_byte: 0, path };
+        let mut packer = Packer {
+            piece_bytes,
+            forward,
+            seqs: Vec::new(),
+            holes: Vec::new(),
+            names: HashSet::new(),
+            open: None,
+            drawn: 0,
+            last_byte: 0,
+            path,
+        };
         for batch in batch_rx {
             let batch = batch?;
             packer.pack(&batch)?;
@@ -224,7 +234,8 @@ impl Packer<'_> {
         }
         bounds.push(bytes.len());
         let pieces: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
-        let ambiguous: Vec<u64> = pieces.par_iter().map(|&(s, e)| bytes[s..e].iter().map(|&b| (NT4[b as usize] >> 2) as u64).sum()).collect();
+        let ambiguous: Vec<u64> =
+            pieces.par_iter().map(|&(s, e)| bytes[s..e].iter().map(|&b| (NT4[b as usize] >> 2) as u64).sum()).collect();
         let mut drawn_before = Vec::with_capacity(pieces.len());
         let mut drawn = self.drawn;
         for &a in &ambiguous {
@@ -268,7 +279,12 @@ impl Packer<'_> {
         for (piece, f) in pieces.iter().zip(found) {
             take_records_before(self, first + piece.0 as u64)?;
             if f.continued > 0 {
-                let hole = self.holes.last_mut().ok_or_else(|| IndexError::bad_fasta(self.path, "a 0 byte starts the sequences, which bwa would count into a run of ambiguous bases before it (there is none)"))?;
+                let hole = self.holes.last_mut().ok_or_else(|| {
+                    IndexError::bad_fasta(
+                        self.path,
+                        "a 0 byte starts the sequences, which bwa would count into a run of ambiguous bases before it (there is none)",
+                    )
+                })?;
                 hole.len += f.continued;
             }
             for h in f.holes {
@@ -295,7 +311,10 @@ impl Packer<'_> {
     fn close_record_at(&mut self, end: u64) -> Result<()> {
         let Some(rec) = self.open.take() else { return Ok(()) };
         if !self.names.insert(rec.name.clone()) {
-            return Err(IndexError::bad_fasta(self.path, format!("sequence name '{}' appears twice (record {})", rec.name, self.seqs.len() + 1)));
+            return Err(IndexError::bad_fasta(
+                self.path,
+                format!("sequence name '{}' appears twice (record {})", rec.name, self.seqs.len() + 1),
+            ));
         }
         let n_ambs = self.holes.len() - self.holes.partition_point(|h| h.offset < rec.offset);
         let anno = if rec.comment.is_empty() { "(null)".to_string() } else { rec.comment };
@@ -506,7 +525,11 @@ mod tests {
             if header.is_none() {
                 loop {
                     let Some(line) = lines.pop() else {
-                        return if seqs.is_empty() && names.is_empty() { Err("empty".into()) } else { Ok((forward.bytes().to_vec(), forward.len(), seqs, holes)) };
+                        return if seqs.is_empty() && names.is_empty() {
+                            Err("empty".into())
+                        } else {
+                            Ok((forward.bytes().to_vec(), forward.len(), seqs, holes))
+                        };
                     };
                     if line[0] == b'>' {
                         header = Some(line);
@@ -572,7 +595,11 @@ mod tests {
             let anno = if comment.is_empty() { "(null)".to_string() } else { comment };
             seqs.push(RefSeq { gi: 0, name, anno, offset, len: seq.len() as u64, n_ambs });
             if header.is_none() && lines.is_empty() {
-                return if forward.is_empty() { Err("all empty".into()) } else { Ok((forward.bytes().to_vec(), forward.len(), seqs, holes)) };
+                return if forward.is_empty() {
+                    Err("all empty".into())
+                } else {
+                    Ok((forward.bytes().to_vec(), forward.len(), seqs, holes))
+                };
             }
         }
     }
@@ -658,7 +685,11 @@ mod tests {
                         assert_eq!(&p.holes, holes, "seed {seed} batch {batch} piece {piece}");
                     }
                     (Err(_), Err(_)) => {}
-                    (e, g) => panic!("seed {seed} batch {batch} piece {piece}: expected {:?}, got {:?}", e.as_ref().err(), g.err().map(|e| e.to_string())),
+                    (e, g) => panic!(
+                        "seed {seed} batch {batch} piece {piece}: expected {:?}, got {:?}",
+                        e.as_ref().err(),
+                        g.err().map(|e| e.to_string())
+                    ),
                 }
             }
             if expected.is_ok() {

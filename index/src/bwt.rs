@@ -123,10 +123,19 @@ impl Bwt {
         // searches stay within the BWT whatever they look for.
         let counts = bwt.occ4(seq_len);
         if (0..4).any(|c| l2[c + 1] - l2[c] != counts[c]) {
-            return Err(IndexError::corrupt(path, format!("base counts {:?} of the header are not those of the BWT {counts:?}", [l2[1], l2[2] - l2[1], l2[3] - l2[2], l2[4] - l2[3]])));
+            return Err(IndexError::corrupt(
+                path,
+                format!(
+                    "base counts {:?} of the header are not those of the BWT {counts:?}",
+                    [l2[1], l2[2] - l2[1], l2[3] - l2[2], l2[4] - l2[3]]
+                ),
+            ));
         }
         if let Some(pos) = crate::bwt_check::first_bad_checkpoint(bwt.words(), seq_len) {
-            return Err(IndexError::corrupt(path, format!("the occurrence counts at BWT position {pos} are not those of the bases before it")));
+            return Err(IndexError::corrupt(
+                path,
+                format!("the occurrence counts at BWT position {pos} are not those of the bases before it"),
+            ));
         }
         Ok(bwt)
     }

@@ -341,7 +341,11 @@ mod tests {
         let mut seq: Vec<u8> = (0..3000)
             .map(|i| {
                 state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                if i % 5 == 0 { (state >> 62) as u8 } else { 0 }
+                if i % 5 == 0 {
+                    (state >> 62) as u8
+                } else {
+                    0
+                }
             })
             .collect();
         let unit: Vec<u8> = seq[100..111].to_vec();

@@ -55,15 +55,20 @@ impl<'t> CoverRanks<'t> {
         // Sorted by the first v bases: by their first 32 as a key read once per sample (a
         // comparison would read two scattered windows), then the ties by comparison. Ties on v
         // bases (long repeats) are refined by doubling below.
-        let mut keyed: Vec<(u64, u64)> =
-            (0..blocks).into_par_iter().flat_map_iter(|b| cover.iter().map(move |&r| b * v + r)).filter(|&p| p < n).map(|p| (text.window(p), p)).collect();
+        let mut keyed: Vec<(u64, u64)> = (0..blocks)
+            .into_par_iter()
+            .flat_map_iter(|b| cover.iter().map(move |&r| b * v + r))
+            .filter(|&p| p < n)
+            .map(|p| (text.window(p), p))
+            .collect();
         assert!(keyed.len() < u32::MAX as usize, "too many samples for u32 ranks");
         keyed.par_sort_unstable_by_key(|&(key, _)| key);
         keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|g| g.sort_unstable_by(|&(_, a), &(_, b)| compare_prefixes(text, a, b, v)));
         let mut positions: Vec<u64> = keyed.par_iter().map(|&(_, p)| p).collect();
         drop(keyed);
         let mut ties = Vec::new();
-        let tied_to_previous: Vec<bool> = positions.par_windows(2).map(|w| compare_prefixes(text, w[0], w[1], v) == Ordering::Equal).collect();
+        let tied_to_previous: Vec<bool> =
+            positions.par_windows(2).map(|w| compare_prefixes(text, w[0], w[1], v) == Ordering::Equal).collect();
         let mut start = 0;
         for i in 1..=positions.len() {
             if i == positions.len() || !tied_to_previous[i - 1] {
@@ -401,7 +406,6 @@ mod tests {
     use crate::suffix_sort::compare_suffixes;
     use crate::text::tests::text_of;
 
-
     fn random_bases(len: usize, seed: u64) -> Vec<u8> {
         let mut state = seed;
         (0..len)
@@ -535,7 +539,11 @@ mod tests {
                     if p == leader || p + cap > n || compare_prefixes(&t, p, leader, from) != Ordering::Equal {
                         continue;
                     }
-                    assert_eq!(words.first_difference(&t, p), first_difference(&t, p, leader, from, cap), "leader {leader} p {p} from {from} cap {cap}");
+                    assert_eq!(
+                        words.first_difference(&t, p),
+                        first_difference(&t, p, leader, from, cap),
+                        "leader {leader} p {p} from {from} cap {cap}"
+                    );
                 }
             }
         }

@@ -199,7 +199,13 @@ impl FastaReader {
                     }
                     b'@' | b'+' => {
                         let c = data[0] as char;
-                        return Err(IndexError::bad_fasta(&self.path, format!("line {line}: a line starting with '{c}' in sequence {}: FASTQ is not accepted as a reference", self.record_name)));
+                        return Err(IndexError::bad_fasta(
+                            &self.path,
+                            format!(
+                                "line {line}: a line starting with '{c}' in sequence {}: FASTQ is not accepted as a reference",
+                                self.record_name
+                            ),
+                        ));
                     }
                     _ => {
                         self.line_no += 1;

@@ -36,28 +36,17 @@ impl IntervalTable {
     /// Builds levels 1 to `depth` from `bwt`, each from the one before, as bwa's backward
     /// search extends an interval: `k' = L2[c] + occ(k - 1, c) + 1`, `l' = L2[c] + occ(l, c)`.
     pub fn build(bwt: &Bwt, depth: u32) -> IntervalTable {
-        assert!(
-            depth <= MAX_DEPTH,
-            "interval tables go to depth {MAX_DEPTH}"
-        );
+        assert!(depth <= MAX_DEPTH, "interval tables go to depth {MAX_DEPTH}");
         let mut pairs = vec![EMPTY; Self::len_for(depth)];
         for d in 0..depth {
             let (parents, children) = pairs.split_at_mut(Self::level_start(d + 1));
             let children = &mut children[..1 << (2 * (d + 1))];
             for (w, kids) in children.chunks_exact_mut(4).enumerate() {
-                let parent = if d == 0 {
-                    (0, bwt.seq_len())
-                } else {
-                    parents[Self::level_start(d) + w]
-                };
+                let parent = if d == 0 { (0, bwt.seq_len()) } else { parents[Self::level_start(d) + w] };
                 kids.copy_from_slice(&extensions(bwt, parent));
             }
         }
-        IntervalTable {
-            depth,
-            seq_len: bwt.seq_len(),
-            pairs,
-        }
+        IntervalTable { depth, seq_len: bwt.seq_len(), pairs }
     }
 
     pub fn depth(&self) -> u32 {

@@ -163,7 +163,8 @@ fn parse_ann(path: &Path, text: &str) -> Result<(u64, u32, Vec<RefSeq>)> {
         if offset != end {
             return Err(bad(&format!("sequence {} starts at {offset}, not where the previous one ends ({end})", i + 1)));
         }
-        end = offset.checked_add(len).filter(|&e| e <= l_pac).ok_or_else(|| bad("sequence lengths add up to more than the total length"))?;
+        end =
+            offset.checked_add(len).filter(|&e| e <= l_pac).ok_or_else(|| bad("sequence lengths add up to more than the total length"))?;
         seqs.push(RefSeq { gi, name, anno, offset, len, n_ambs });
     }
     if end != l_pac {
@@ -187,7 +188,10 @@ fn parse_amb(path: &Path, bytes: &[u8], l_pac: u64, n_seqs: usize) -> Result<Vec
     let n_holes: usize = head[2].parse().map_err(|_| bad("bad hole count"))?;
     let mut holes: Vec<Hole> = Vec::with_capacity(n_holes.min(1 << 16));
     for i in 0..n_holes {
-        let line = lines.next().filter(|l| !l.is_empty()).ok_or_else(|| IndexError::truncated(path, format!("hole {} of {n_holes} is missing", i + 1)))?;
+        let line = lines
+            .next()
+            .filter(|l| !l.is_empty())
+            .ok_or_else(|| IndexError::truncated(path, format!("hole {} of {n_holes} is missing", i + 1)))?;
         let hole = parse_hole(line).ok_or_else(|| bad(&format!("hole line {} is not `offset length char`", i + 2)))?;
         // Holes are in order and within the reference (samse searches them by position).
         let after_previous = holes.last().is_none_or(|h| h.offset + h.len <= hole.offset);

@@ -18,9 +18,10 @@ pub struct SuffixArray {
     seq_len: u64,
 }
 
-/// Index of the first sample of `body` (u64 each) that is not a text position below
-/// `seq_len`. One parallel pass, memory-bound (samse and sampe read these pages anyway).
-fn first_sample_beyond(body: &[u8], seq_len: u64) -> Option<usize> {
+/// Index of the first sample of `body` (the samples after the header, u64 each) that is not
+/// a text position below `seq_len`. One parallel pass, memory-bound (samse and sampe read
+/// these pages anyway).
+pub fn first_sample_beyond(body: &[u8], seq_len: u64) -> Option<usize> {
     use rayon::prelude::*;
     body.par_chunks_exact(8).with_min_len(1 << 14).position_first(|b| u64::from_le_bytes(b.try_into().unwrap()) >= seq_len)
 }
@@ -57,7 +58,10 @@ impl SuffixArray {
             return Err(IndexError::corrupt(path, format!("{body} bytes of samples, expected {expected}")));
         }
         if let Some(i) = first_sample_beyond(&map[HEADER_BYTES..], bwt.seq_len()) {
-            return Err(IndexError::corrupt(path, format!("sample {} (row {}) lies beyond the text of length {}", i + 1, (i as u64 + 1) * interval, bwt.seq_len())));
+            return Err(IndexError::corrupt(
+                path,
+                format!("sample {} (row {}) lies beyond the text of length {}", i + 1, (i as u64 + 1) * interval, bwt.seq_len()),
+            ));
         }
         Ok(SuffixArray { map, interval, seq_len: bwt.seq_len() })
     }

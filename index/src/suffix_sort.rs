@@ -220,7 +220,10 @@ pub struct ChunkDone {
 pub enum SortEvent {
     /// The sorter failed (from chunk `chunk`, from 0; `None`: before the first): the CPU
     /// sorts the chunks left.
-    Fallback { chunk: Option<usize>, reason: String },
+    Fallback {
+        chunk: Option<usize>,
+        reason: String,
+    },
     Chunk(ChunkDone),
     Done(SortStats),
 }
@@ -230,11 +233,22 @@ pub enum SortEvent {
 /// next are refined (CPU) and the one after is sorted (the sorter, which so does not wait for
 /// the refinement): each gets a third of `budget_bytes`. A sorter error sends this chunk and
 /// the rest to the CPU ([`SortEvent::Fallback`]).
-pub fn build_with_sorter(text: &PackedText, budget_bytes: u64, sorter: Box<dyn ChunkSorter>, events: &mut dyn FnMut(&SortEvent)) -> BwtAndSamples {
+pub fn build_with_sorter(
+    text: &PackedText,
+    budget_bytes: u64,
+    sorter: Box<dyn ChunkSorter>,
+    events: &mut dyn FnMut(&SortEvent),
+) -> BwtAndSamples {
     build_with_sorter_cover(text, budget_bytes, DEFAULT_COVER_ROOT, sorter, events)
 }
 
-fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut sorter: Box<dyn ChunkSorter>, events: &mut dyn FnMut(&SortEvent)) -> BwtAndSamples {
+fn build_with_sorter_cover(
+    text: &PackedText,
+    budget_bytes: u64,
+    cover_root: u64,
+    mut sorter: Box<dyn ChunkSorter>,
+    events: &mut dyn FnMut(&SortEvent),
+) -> BwtAndSamples {
     let n = text.len();
     assert!(n <= SLOT_POSITION, "text too long for the chunk slots");
     let k = bucket_bases(n);
@@ -257,7 +271,11 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
     let (mut sorter, counts) = match prepared {
         Ok(Some(counts)) if counts.len() == n_buckets && counts.iter().sum::<u64>() == n => (Some(sorter), Some(counts)),
         Ok(Some(counts)) => {
-            let reason = format!("{} bucket counts adding up to {}, expected {n_buckets} adding up to {n}", counts.len(), counts.iter().sum::<u64>());
+            let reason = format!(
+                "{} bucket counts adding up to {}, expected {n_buckets} adding up to {n}",
+                counts.len(),
+                counts.iter().sum::<u64>()
+            );
             events(&SortEvent::Fallback { chunk: None, reason });
             (None, None)
         }
@@ -377,7 +395,15 @@ fn build_with_sorter_cover(text: &PackedText, budget_bytes: u64, cover_root: u64
                     stats.cpu_s += sorted.sort_s;
                 }
             }
-            let done = ChunkDone { index: sorted.index, count: plan.len(), positions, on: sorted.on, sort_s: sorted.sort_s, refine_s: sorted.refine_s, rows_done: rows.row };
+            let done = ChunkDone {
+                index: sorted.index,
+                count: plan.len(),
+                positions,
+                on: sorted.on,
+                sort_s: sorted.sort_s,
+                refine_s: sorted.refine_s,
+                rows_done: rows.row,
+            };
             events(&SortEvent::Chunk(done));
         }
         producer.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -488,7 +514,6 @@ mod tests {
     use crate::chunk_sort::{RadixModel, RADIX_TILE};
     use crate::text::tests::text_of;
 
-
     fn naive_rows(t: &PackedText) -> Vec<u64> {
         let seq: Vec<u8> = (0..t.len()).map(|i| t.base(i)).collect();
         let mut rows: Vec<u64> = (0..=t.len()).collect();
@@ -538,7 +563,8 @@ mod tests {
                     assert_eq!(out.samples[r / SA_INTERVAL as usize - 1], p);
                 }
             }
-            let bwt_chars: Vec<u8> = rows.iter().filter(|&&p| p != 0).map(|&p| if p == t.len() { t.base(t.len() - 1) } else { t.base(p - 1) }).collect();
+            let bwt_chars: Vec<u8> =
+                rows.iter().filter(|&&p| p != 0).map(|&p| if p == t.len() { t.base(t.len() - 1) } else { t.base(p - 1) }).collect();
             for (x, &c) in bwt_chars.iter().enumerate() {
                 assert_eq!((out.bwt[x >> 4] >> ((15 - (x & 15)) * 2) & 3) as u8, c, "n {} budget {budget} x {x}", t.len());
             }
@@ -553,7 +579,11 @@ mod tests {
                 .map(|i| {
                     state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     // Low-entropy text (mostly A) makes long common prefixes and runs past the end.
-                    if i % 7 == 0 { (state >> 62) as u8 } else { 0 }
+                    if i % 7 == 0 {
+                        (state >> 62) as u8
+                    } else {
+                        0
+                    }
                 })
                 .collect();
             let t = text_of(&seq);

@@ -215,7 +215,10 @@ pub(crate) mod tests {
                 counts[3 - seq[i] as usize] += 1;
             }
             assert_eq!(t.base_counts(), counts, "len {len}");
-            assert!(t.words()[(2 * len) / 32 + 1..].iter().all(|&w| w == 0) && t.words()[(2 * len) / 32] << (2 * (2 * len % 32)) == 0 || 2 * len % 32 == 0);
+            assert!(
+                t.words()[(2 * len) / 32 + 1..].iter().all(|&w| w == 0) && t.words()[(2 * len) / 32] << (2 * (2 * len % 32)) == 0
+                    || 2 * len % 32 == 0
+            );
         }
     }
 }

@@ -49,7 +49,11 @@ fn assert_sorter_build_same_as_bwa(fasta: &std::path::Path, budget: u64, fail_fr
     let theirs = copy_into(fasta, &mkdir(tmp.path().join("bwa")));
     bwa(&["index", theirs.to_str().unwrap()]);
     for ext in INDEX_EXTS {
-        assert!(std::fs::read(with_ext(&ours, ext)).unwrap() == std::fs::read(with_ext(&theirs, ext)).unwrap(), "{}{ext} differs from bwa's (sorter build)", fasta.display());
+        assert!(
+            std::fs::read(with_ext(&ours, ext)).unwrap() == std::fs::read(with_ext(&theirs, ext)).unwrap(),
+            "{}{ext} differs from bwa's (sorter build)",
+            fasta.display()
+        );
     }
     let events = events.borrow();
     let chunks: Vec<_> = events.iter().filter_map(|e| if let SortEvent::Chunk(c) = e { Some(c.clone()) } else { None }).collect();

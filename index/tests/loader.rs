@@ -16,10 +16,7 @@ fn lambda_index(dir: &std::path::Path) -> std::path::PathBuf {
 fn text_of(index: &Index) -> Vec<u8> {
     let n = index.refs.l_pac();
     let fwd: Vec<u8> = (0..n).map(|i| index.refs.base(i)).collect();
-    fwd.iter()
-        .copied()
-        .chain(fwd.iter().rev().map(|&c| 3 - c))
-        .collect()
+    fwd.iter().copied().chain(fwd.iter().rev().map(|&c| 3 - c)).collect()
 }
 
 #[test]
@@ -37,15 +34,9 @@ fn occ_sa_and_exact_match_agree_with_naive_model() {
     let mut sorted = positions.clone();
     sorted.sort_unstable();
     let expected: Vec<u64> = (0..n).chain([u64::MAX]).collect();
-    assert_eq!(
-        sorted, expected,
-        "every text position appears once; row 0 is the `$`"
-    );
+    assert_eq!(sorted, expected, "every text position appears once; row 0 is the `$`");
     for w in positions.windows(2).skip(1) {
-        assert!(
-            text[w[0] as usize..] < text[w[1] as usize..],
-            "rows out of order"
-        );
+        assert!(text[w[0] as usize..] < text[w[1] as usize..], "rows out of order");
     }
 
     // occ: counts of each base in the BWT (the base before each row's suffix), `$` excluded.
@@ -68,15 +59,10 @@ fn occ_sa_and_exact_match_agree_with_naive_model() {
     // Exact matches of substrings: the interval's rows are exactly the occurrences.
     for start in (0..n as usize - 40).step_by(997) {
         let pat = &text[start..start + 25];
-        let (k, l) = bwt
-            .match_exact(pat)
-            .expect("a substring of the text occurs");
+        let (k, l) = bwt.match_exact(pat).expect("a substring of the text occurs");
         let mut hits: Vec<u64> = (k..=l).map(|r| positions[r as usize]).collect();
         hits.sort_unstable();
-        let naive: Vec<u64> = (0..=n as usize - 25)
-            .filter(|&i| &text[i..i + 25] == pat)
-            .map(|i| i as u64)
-            .collect();
+        let naive: Vec<u64> = (0..=n as usize - 25).filter(|&i| &text[i..i + 25] == pat).map(|i| i as u64).collect();
         assert_eq!(hits, naive);
     }
 }
@@ -114,11 +100,7 @@ fn missing_truncated_and_foreign_files_are_rejected() {
     let lambda_sa = std::fs::read(with_ext(&lambda, ".sa")).unwrap();
     let other_prefix = copy_into(&testdata("multi.fa"), &mkdir(tmp.path().join("c")));
     build_index(&other_prefix, &other_prefix, BuildOptions::default()).unwrap();
-    std::fs::write(
-        with_ext(&lambda, ".sa"),
-        std::fs::read(with_ext(&other_prefix, ".sa")).unwrap(),
-    )
-    .unwrap();
+    std::fs::write(with_ext(&lambda, ".sa"), std::fs::read(with_ext(&other_prefix, ".sa")).unwrap()).unwrap();
     let err = Index::load(&lambda, true).err().unwrap();
     assert!(matches!(err, IndexError::Mismatch { .. }), "{err}");
     std::fs::write(with_ext(&lambda, ".sa"), lambda_sa).unwrap();
@@ -126,20 +108,10 @@ fn missing_truncated_and_foreign_files_are_rejected() {
     // Truncated .pac and .ann
     let pac = std::fs::read(with_ext(&lambda, ".pac")).unwrap();
     std::fs::write(with_ext(&lambda, ".pac"), &pac[..pac.len() / 2]).unwrap();
-    assert!(matches!(
-        Index::load(&lambda, false).err().unwrap(),
-        IndexError::Truncated { .. }
-    ));
+    assert!(matches!(Index::load(&lambda, false).err().unwrap(), IndexError::Truncated { .. }));
     std::fs::write(with_ext(&lambda, ".pac"), &pac).unwrap();
-    std::fs::write(
-        with_ext(&lambda, ".ann"),
-        "48502 1 11\n0 gi|9626243|ref|NC_001416.1|\n",
-    )
-    .unwrap();
-    assert!(matches!(
-        Index::load(&lambda, false).err().unwrap(),
-        IndexError::Truncated { .. }
-    ));
+    std::fs::write(with_ext(&lambda, ".ann"), "48502 1 11\n0 gi|9626243|ref|NC_001416.1|\n").unwrap();
+    assert!(matches!(Index::load(&lambda, false).err().unwrap(), IndexError::Truncated { .. }));
 }
 
 /// The interval table holds, for every string of up to its depth, the interval bwa's backward
@@ -179,8 +151,5 @@ fn interval_table_matches_backward_search() {
             }
         }
     }
-    assert!(
-        found > 10_000 && empty > 500,
-        "{found} strings found, {empty} absent"
-    );
+    assert!(found > 10_000 && empty > 500, "{found} strings found, {empty} absent");
 }

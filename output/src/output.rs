@@ -38,10 +38,7 @@ impl Output {
     pub fn stdout() -> Output {
         Output {
             name: "standard output".into(),
-            writer: Some(BufWriter::with_capacity(
-                BUFFER,
-                Destination::Stdout(io::stdout()),
-            )),
+            writer: Some(BufWriter::with_capacity(BUFFER, Destination::Stdout(io::stdout()))),
             replacing: None,
         }
     }
@@ -51,20 +48,14 @@ impl Output {
     pub fn file(path: &Path) -> io::Result<Output> {
         let name = path.display().to_string();
         let (file, replacing) = open(path).map_err(|e| named(&name, e))?;
-        Ok(Output {
-            name,
-            writer: Some(BufWriter::with_capacity(BUFFER, Destination::File(file))),
-            replacing,
-        })
+        Ok(Output { name, writer: Some(BufWriter::with_capacity(BUFFER, Destination::File(file))), replacing })
     }
 
     /// Flushes and, for a regular file, syncs the temporary file and renames it over the
     /// target. An output dropped without this leaves no temporary file behind.
     pub fn commit(mut self) -> io::Result<()> {
         let writer = self.writer.take().expect("an output is committed once");
-        let mut destination = writer
-            .into_inner()
-            .map_err(|e| self.error(e.into_error()))?;
+        let mut destination = writer.into_inner().map_err(|e| self.error(e.into_error()))?;
         destination.flush().map_err(|e| self.error(e))?;
         if let Some((temporary, file)) = self.replacing.take() {
             if let Destination::File(handle) = &destination {
@@ -82,12 +73,7 @@ impl Output {
     /// Errors name the output; a closed pipe is told apart (see `ClosedPipe`).
     fn error(&self, e: io::Error) -> io::Error {
         if e.kind() == io::ErrorKind::BrokenPipe {
-            return io::Error::new(
-                e.kind(),
-                ClosedPipe {
-                    output: self.name.clone(),
-                },
-            );
+            return io::Error::new(e.kind(), ClosedPipe { output: self.name.clone() });
         }
         named(&self.name, e)
     }
@@ -114,20 +100,14 @@ fn open(path: &Path) -> io::Result<(File, Option<(Temporary, PathBuf)>)> {
             Ok((handle, Some((temporary, file))))
         }
         // A file we may write in a folder we may not: fopen writes it in place.
-        (Err(e), Some(_)) if e.kind() == io::ErrorKind::PermissionDenied => {
-            Ok((open_as_fopen(&file)?, None))
-        }
+        (Err(e), Some(_)) if e.kind() == io::ErrorKind::PermissionDenied => Ok((open_as_fopen(&file)?, None)),
         (Err(e), _) => Err(e),
     }
 }
 
 /// `fopen(path, "w")`: created with mode 0666 less the umask, truncated.
 fn open_as_fopen(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
+    OpenOptions::new().write(true).create(true).truncate(true).open(path)
 }
 
 /// The replacement keeps the replaced file's mode, and its owner where we may set it (root).
@@ -182,10 +162,8 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn files_in(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         names
     }
@@ -222,10 +200,7 @@ mod tests {
         out.write_all(b"new").unwrap();
         out.commit().unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
-        assert_eq!(
-            std::fs::metadata(&target).unwrap().permissions().mode() & 0o777,
-            0o640
-        );
+        assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o640);
     }
 
     #[test]
@@ -233,10 +208,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("no/such/out.sai");
         let err = Output::file(&missing).err().unwrap().to_string();
-        assert!(
-            err.starts_with(&missing.display().to_string()) && !err.contains(".bcuda-"),
-            "{err}"
-        );
+        assert!(err.starts_with(&missing.display().to_string()) && !err.contains(".bcuda-"), "{err}");
         let folder = format!("{}/", dir.path().display());
         let err = Output::file(Path::new(&folder)).err().unwrap().to_string();
         assert!(err.starts_with(&folder), "{err}");

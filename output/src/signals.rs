@@ -10,19 +10,14 @@ use signal_hook::iterator::Signals;
 /// shell's status for the signal, 128 + its number. A signal ignored when the process
 /// started (`nohup`, SIGINT in a background job) stays ignored.
 pub fn remove_temporaries_on_signals() -> std::io::Result<()> {
-    let caught: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
-        .into_iter()
-        .filter(|&s| !ignored(s))
-        .collect();
+    let caught: Vec<i32> = [SIGINT, SIGTERM, SIGHUP].into_iter().filter(|&s| !ignored(s)).collect();
     let mut signals = Signals::new(caught)?;
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                let _held = crate::temporary::remove_all_for_good();
-                std::process::exit(128 + signal);
-            }
-        })?;
+    std::thread::Builder::new().name("signals".into()).spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let _held = crate::temporary::remove_all_for_good();
+            std::process::exit(128 + signal);
+        }
+    })?;
     Ok(())
 }
 
@@ -31,7 +26,6 @@ fn ignored(signal: i32) -> bool {
     // SAFETY: sigaction with no new action only reads the current one into `current`.
     unsafe {
         let mut current: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, std::ptr::null(), &mut current) == 0
-            && current.sa_sigaction == libc::SIG_IGN
+        libc::sigaction(signal, std::ptr::null(), &mut current) == 0 && current.sa_sigaction == libc::SIG_IGN
     }
 }

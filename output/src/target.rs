@@ -13,10 +13,7 @@ pub(crate) enum Target {
     /// that opening it fails as fopen does), a name ending in `/`.
     Direct,
     /// A regular file, or none yet: `file` is where the path's symlinks lead.
-    Replace {
-        file: PathBuf,
-        existing: Option<Metadata>,
-    },
+    Replace { file: PathBuf, existing: Option<Metadata> },
 }
 
 /// Follows `path`'s symlinks to what they name.
@@ -29,10 +26,7 @@ pub(crate) fn resolve(path: &Path) -> std::io::Result<Target> {
         let meta = match fs::symlink_metadata(&file) {
             Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && file.file_name().is_some() => {
-                return Ok(Target::Replace {
-                    file,
-                    existing: None,
-                });
+                return Ok(Target::Replace { file, existing: None });
             }
             // fopen gets the same error.
             Err(_) => return Ok(Target::Direct),
@@ -43,19 +37,14 @@ pub(crate) fn resolve(path: &Path) -> std::io::Result<Target> {
                 return Ok(Target::Direct);
             }
             let link = fs::read_link(&file)?;
-            file = file
-                .parent()
-                .map_or_else(|| link.clone(), |dir| dir.join(&link));
+            file = file.parent().map_or_else(|| link.clone(), |dir| dir.join(&link));
             continue;
         }
         // Renaming over a file with other names would part it from them.
         if !kind.is_file() || meta.nlink() > 1 {
             return Ok(Target::Direct);
         }
-        return Ok(Target::Replace {
-            file,
-            existing: Some(meta),
-        });
+        return Ok(Target::Replace { file, existing: Some(meta) });
     }
     Ok(Target::Direct)
 }
@@ -63,12 +52,8 @@ pub(crate) fn resolve(path: &Path) -> std::io::Result<Target> {
 /// A link in a process's descriptor table (`/proc/self/fd/1`, what `/dev/fd/N` and
 /// `/dev/stdout` lead to): it names an open file, which may be a pipe with no path.
 fn names_descriptor(link: &Path) -> bool {
-    let dir = link
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::canonicalize(dir)
-        .is_ok_and(|dir| dir.starts_with("/proc") && dir.file_name().is_some_and(|n| n == "fd"))
+    let dir = link.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::canonicalize(dir).is_ok_and(|dir| dir.starts_with("/proc") && dir.file_name().is_some_and(|n| n == "fd"))
 }
 
 #[cfg(test)]
@@ -104,11 +89,7 @@ mod tests {
         assert!(replaced_file(dir.path()).is_none());
         assert!(replaced_file(&dir.path().join("new/")).is_none());
         let fifo = dir.path().join("fifo");
-        assert!(std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success());
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         assert!(replaced_file(&fifo).is_none());
         let loop_link = dir.path().join("loop");
         symlink(&loop_link, &loop_link).unwrap();

@@ -32,19 +32,12 @@ impl Temporary {
         loop {
             let path = name_beside(target, attempt);
             let mut live = live();
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o666)
-                .open(&path)
-            {
+            match OpenOptions::new().write(true).create_new(true).mode(0o666).open(&path) {
                 Ok(file) => {
                     live.push(path.clone());
                     return Ok((Temporary { path }, file));
                 }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt + 1 < ATTEMPTS => {
-                    attempt += 1
-                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt + 1 < ATTEMPTS => attempt += 1,
                 Err(e) => return Err(e),
             }
         }

@@ -103,7 +103,12 @@ impl<B> Drop for CloseOnPanic<'_, B> {
 /// Deals `batches` to `devices` (in input order, numbered from 0) and sends every batch to
 /// `done`, answered or not; with no device, all go unanswered (the CPU's). Returns each
 /// device's share, or the first error of the input or of sending to the writer.
-pub fn deal<D, I>(devices: &mut [D], batches: I, done: SyncSender<Finished<D::Batch, D::Answer>>, on_answer: &(dyn Fn(usize, usize) + Sync)) -> Result<Vec<Share>>
+pub fn deal<D, I>(
+    devices: &mut [D],
+    batches: I,
+    done: SyncSender<Finished<D::Batch, D::Answer>>,
+    on_answer: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<Share>>
 where
     D: AsyncAligner + Send,
     D::Batch: Send,
@@ -141,7 +146,8 @@ where
             }
         }
         drop(tx);
-        let shares: Vec<Result<Share>> = feeders.into_iter().map(|f| f.join().unwrap_or_else(|_| Err(anyhow!("a GPU feeder panicked")))).collect();
+        let shares: Vec<Result<Share>> =
+            feeders.into_iter().map(|f| f.join().unwrap_or_else(|_| Err(anyhow!("a GPU feeder panicked")))).collect();
         dealt?;
         shares.into_iter().collect()
     })
@@ -165,7 +171,12 @@ type Submitted<D> = (Numbered<<D as AsyncAligner>::Batch>, Result<<D as AsyncAli
 
 /// One device's loop: the next batch is submitted before the oldest one is collected, so
 /// `depth` are on the device at once (one copying while another computes).
-fn feed<D: AsyncAligner>(device: &mut D, queue: &Queue<D::Batch>, done: &SyncSender<Finished<D::Batch, D::Answer>>, on_answer: &dyn Fn(usize)) -> Result<Share> {
+fn feed<D: AsyncAligner>(
+    device: &mut D,
+    queue: &Queue<D::Batch>,
+    done: &SyncSender<Finished<D::Batch, D::Answer>>,
+    on_answer: &dyn Fn(usize),
+) -> Result<Share> {
     let _guard = CloseOnPanic(queue);
     let mut share = Share::default();
     let mut failures_in_row = 0;
@@ -281,7 +292,17 @@ mod tests {
 
     impl FakeDevice {
         fn new(seed: u64, max_delay_us: u64) -> FakeDevice {
-            FakeDevice { rng: rand::rngs::StdRng::seed_from_u64(seed), max_delay_us, submitted: 0, fail: Vec::new(), fail_from: None, recovered: 0, depth: 2, in_flight: 0, most_in_flight: 0 }
+            FakeDevice {
+                rng: rand::rngs::StdRng::seed_from_u64(seed),
+                max_delay_us,
+                submitted: 0,
+                fail: Vec::new(),
+                fail_from: None,
+                recovered: 0,
+                depth: 2,
+                in_flight: 0,
+                most_in_flight: 0,
+            }
         }
     }
 
@@ -369,7 +390,11 @@ mod tests {
             let (written, on_cpu, _) = run(&mut devices, &batches);
             assert_eq!(written, batches, "depth {depth}");
             assert_eq!(on_cpu, 1, "depth {depth}: the failed batch, on the CPU");
-            assert!(devices.iter().all(|d| d.most_in_flight == depth), "depth {depth}: {:?}", devices.iter().map(|d| d.most_in_flight).collect::<Vec<_>>());
+            assert!(
+                devices.iter().all(|d| d.most_in_flight == depth),
+                "depth {depth}: {:?}",
+                devices.iter().map(|d| d.most_in_flight).collect::<Vec<_>>()
+            );
         }
     }
 

@@ -1,7 +1,7 @@
 //! bwa's search for one read by a group of lanes (a GPU warp): the model of `inexact_level` in
 //! cuda/inexact_match.cu, which searches the reads whose search is long (repeat families,
 //! satellites: up to millions of pops) so that their time is not one thread's chain of
-//! memory lookups. Checked against bwa's own search on the CPU (`bcuda stack-profile`, tests).
+//! memory lookups. Checked against bwa's own search on the CPU (`bcuda-dev stack-profile`, tests).
 //!
 //! Why it gives bwa's answer: bwa pops its lowest score first, and every child scores more
 //! than its parent except the one that matches the read's next base, which bwa pushes last and
@@ -146,7 +146,15 @@ pub struct LevelCost {
 /// `lanes` lanes with a pool of `chunks` chunks. With `exact_entries_limit`, a group of chains
 /// within reach of bwa's `-m` is walked pop by pop to find where bwa stops, instead of giving
 /// the read up.
-pub fn level_search(search: &Search, width: &mut [Width], batch_opt: &GapOptions, lanes: usize, chunks: usize, exact_entries_limit: bool, cost: &mut LevelCost) -> Result<Vec<AlnHit>, GiveUp> {
+pub fn level_search(
+    search: &Search,
+    width: &mut [Width],
+    batch_opt: &GapOptions,
+    lanes: usize,
+    chunks: usize,
+    exact_entries_limit: bool,
+    cost: &mut LevelCost,
+) -> Result<Vec<AlnHit>, GiveUp> {
     let opt = search.opt;
     let mut found = HitList::new(opt);
     if search.too_many_ns(found.max_diff) {

@@ -3,10 +3,9 @@
 
 pub mod dealer;
 pub mod gpus;
-pub mod search;
 pub mod level_search;
+pub mod search;
 pub mod stack;
-pub mod stack_profile;
 pub mod timeline;
 
 use std::path::PathBuf;
@@ -15,10 +14,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use bcuda_output::Output;
 
+use crate::gpu::{complete_on_cpu, HostBatch};
 use crate::progress::Progress;
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 use crate::sai::{self, AlnHit, GapOptions, MODE_GAPE, MODE_IL13, MODE_LOGGAP, MODE_NONSTOP};
-use crate::gpu::{complete_on_cpu, HostBatch};
 use dealer::{Finished, InOrder};
 use gpus::GpuChoice;
 
@@ -36,12 +35,12 @@ fn read_batch(reader: &mut ReadBatchReader, n: usize) -> Result<Parsed> {
     Ok(Parsed { gpu_input: None, reads, position: reader.position().0 })
 }
 
-/// Reads per batch: [`CPU_BATCH`], or `BCUDA_TEST_BATCH_READS` (device sweeps of the
+/// Reads per batch: [`CPU_BATCH`], or [`crate::test_hooks::batch_reads`] (sweeps of the
 /// pipeline's fill and drain against its per-batch cost). Other batches than bwa's may change
 /// the answers for reads of mixed lengths (the cap on gap opens above), so the batch is never
 /// smaller by default, not even the first (which would start the GPU sooner).
 fn batch_reads() -> usize {
-    std::env::var("BCUDA_TEST_BATCH_READS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(CPU_BATCH)
+    crate::test_hooks::batch_reads().unwrap_or(CPU_BATCH)
 }
 
 #[derive(clap::Args, Debug)]
@@ -296,7 +295,9 @@ pub fn run(args: AlnArgs) -> Result<()> {
                 while let Some(Finished { seq, batch, answer }) = order.pop() {
                     // The timeline names the first reads the GPU left to the CPU (from 0, in input order).
                     let left: Vec<String> = match (&answer, timeline::enabled()) {
-                        (Some(a), true) => a.iter().enumerate().filter(|(_, h)| h.is_none()).take(5).map(|(i, _)| (reads_before + i).to_string()).collect(),
+                        (Some(a), true) => {
+                            a.iter().enumerate().filter(|(_, h)| h.is_none()).take(5).map(|(i, _)| (reads_before + i).to_string()).collect()
+                        }
                         _ => Vec::new(),
                     };
                     reads_before += batch.reads.len();
@@ -353,11 +354,19 @@ pub fn run(args: AlnArgs) -> Result<()> {
                 .map(|(p, pass)| {
                     let searchers = match pass.kind {
                         crate::gpu::inexact::PassKind::Thread => format!("{} threads with {} entries each", pass.threads, pass.entries),
-                        crate::gpu::inexact::PassKind::Warp => format!("{} teams of {} threads with {} entries each", pass.searchers(), pass.team, pass.entries),
+                        crate::gpu::inexact::PassKind::Warp => {
+                            format!("{} teams of {} threads with {} entries each", pass.searchers(), pass.team, pass.entries)
+                        }
                     };
                     // Lookups per second of kernel time, to compare with the GPU's random-gather rate.
                     let rate = t.pass_lookups[p] as f64 / (t.pass_ms[p] as f64 / 1000.0).max(1e-9) / 1e9;
-                    format!("pass {} {:.1} ms on {} reads ({searchers}; {:.2} G occurrence lookups, {rate:.1} G/s)", p + 1, t.pass_ms[p], t.pass_reads[p], t.pass_lookups[p] as f64 / 1e9)
+                    format!(
+                        "pass {} {:.1} ms on {} reads ({searchers}; {:.2} G occurrence lookups, {rate:.1} G/s)",
+                        p + 1,
+                        t.pass_ms[p],
+                        t.pass_reads[p],
+                        t.pass_lookups[p] as f64 / 1e9
+                    )
                 })
                 .collect();
             let which = if gpus.len() > 1 { format!("GPU {} kernels", gpu.ordinal()) } else { "GPU kernels".to_string() };
@@ -378,7 +387,8 @@ pub fn run(args: AlnArgs) -> Result<()> {
         }
         gpus::share_lines(&gpus, &shares).iter().for_each(|line| eprintln!("{line}"));
         let sum = |f: fn(&crate::gpu::BatchTimes) -> usize| gpus.iter().map(|g| f(&g.totals)).sum::<usize>();
-        let (stack, hits, limit, not_taken) = (sum(|t| t.stack_overflow_reads), sum(|t| t.hits_full_reads), sum(|t| t.entries_limit_reads), sum(|t| t.not_taken_reads));
+        let (stack, hits, limit, not_taken) =
+            (sum(|t| t.stack_overflow_reads), sum(|t| t.hits_full_reads), sum(|t| t.entries_limit_reads), sum(|t| t.not_taken_reads));
         eprintln!(
             "[bcuda aln] {} reads aligned on the CPU: {stack} over the last pass's stack, {hits} over the GPU's hit list, {limit} where bwa's -m may stop inside a group of chains, {not_taken} the GPU does not take (empty or too long), {} in failed GPU batches; {:.2} s in all",
             cpu_reads,

@@ -82,10 +82,7 @@ pub fn cal_width(bwt: &Bwt, s: &[u8], width: &mut [Width]) -> i32 {
             l = bwt.seq_len();
             bid += 1;
         }
-        width[i] = Width {
-            w: l.wrapping_sub(k).wrapping_add(1),
-            bid,
-        };
+        width[i] = Width { w: l.wrapping_sub(k).wrapping_add(1), bid };
     }
     bid += 1;
     width[s.len()] = Width { w: 0, bid };
@@ -133,12 +130,7 @@ fn int_log2(v: u32) -> i32 {
 /// Aligns one read (its aligned part, in read orientation) as bwa aln does; `opt` carries the
 /// batch's options (see [`batch_options`]).
 pub fn align_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, scratch: &mut Scratch) -> Vec<AlnHit> {
-    let Scratch {
-        stack,
-        width,
-        seed_width,
-        seq,
-    } = scratch;
+    let Scratch { stack, width, seed_width, seq } = scratch;
     match align_read_with(bwt, None, read, opt, stack, width, seed_width, seq) {
         Ok(hits) => hits,
         Err(StackFull) => unreachable!("bwa's stack holds every entry"),
@@ -163,13 +155,7 @@ pub fn align_read_with<S: SearchStack>(
 ) -> Result<Vec<AlnHit>, StackFull> {
     // bwa works on the reversed read for the D arrays, then on its reverse complement.
     let (local, use_seed) = prepare_read(bwt, read, opt, width, seed_width, seq);
-    let search = Search {
-        bwt,
-        seq,
-        seed_width: use_seed.then_some(&seed_width[..]),
-        opt: &local,
-        intervals,
-    };
+    let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals };
     match_gap(&search, width, opt, stack)
 }
 
@@ -193,11 +179,7 @@ pub fn prepare_read(
         local.max_diff = cal_maxdiff(len as i32, AVG_ERR, opt.fnr as f64);
     }
     let seed_len = opt.seed_len.max(0) as usize;
-    local.seed_len = if seed_len < len {
-        opt.seed_len
-    } else {
-        i32::MAX
-    };
+    local.seed_len = if seed_len < len { opt.seed_len } else { i32::MAX };
     let use_seed = len > seed_len;
     if use_seed {
         seed_width.resize(seed_len + 1, Width::default());
@@ -251,18 +233,7 @@ impl Search<'_> {
         is_diff: bool,
     ) -> Entry {
         let score = aln_score(n_mm as i32, n_gapo as i32, n_gape as i32, self.opt) as u32;
-        Entry {
-            info: score << 21 | i as u32,
-            n_mm,
-            n_gapo,
-            n_gape,
-            state,
-            n_ins,
-            n_del,
-            last_diff_pos: if is_diff { i } else { 0 },
-            k,
-            l,
-        }
+        Entry { info: score << 21 | i as u32, n_mm, n_gapo, n_gape, state, n_ins, n_del, last_diff_pos: if is_diff { i } else { 0 }, k, l }
     }
 
     /// The bases of the BWT entry `e` has matched: the read's bases it consumed, less those it
@@ -278,35 +249,17 @@ impl Search<'_> {
 
     /// The intervals of the four one-base extensions of [k, l], with what each child keeps in
     /// place of `k`: its string while it holds one, else its `k`. `string`: the parent's.
-    fn extensions(
-        &self,
-        k: u64,
-        l: u64,
-        matched: u32,
-        string: Option<u64>,
-    ) -> [(u64, u64, u64); 4] {
+    fn extensions(&self, k: u64, l: u64, matched: u32, string: Option<u64>) -> [(u64, u64, u64); 4] {
         match (string, self.intervals) {
             (Some(w), Some(t)) => {
                 let kids = t.extensions(matched, w);
                 let child_holds = self.holds_string(matched + 1);
-                std::array::from_fn(|c| {
-                    (
-                        kids[c].0,
-                        kids[c].1,
-                        if child_holds {
-                            4 * w + c as u64
-                        } else {
-                            kids[c].0
-                        },
-                    )
-                })
+                std::array::from_fn(|c| (kids[c].0, kids[c].1, if child_holds { 4 * w + c as u64 } else { kids[c].0 }))
             }
             _ => {
                 let l2 = self.bwt.l2();
                 let (cnt_k, cnt_l) = self.bwt.occ4_pair(k.wrapping_sub(1), l);
-                std::array::from_fn(|c| {
-                    (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c], l2[c] + cnt_k[c] + 1)
-                })
+                std::array::from_fn(|c| (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c], l2[c] + cnt_k[c] + 1))
             }
         }
     }
@@ -318,30 +271,13 @@ impl Search<'_> {
 
     /// The entry the search starts from: nothing matched yet.
     pub fn root(&self) -> Entry {
-        self.new_entry(
-            self.seq.len() as i32,
-            0,
-            self.bwt.seq_len(),
-            0,
-            0,
-            0,
-            0,
-            0,
-            STATE_M,
-            false,
-        )
+        self.new_entry(self.seq.len() as i32, 0, self.bwt.seq_len(), 0, 0, 0, 0, 0, STATE_M, false)
     }
 
     /// One pop of bwt_match_gap's loop (after its cut-offs): checks entry `e` against the
     /// differences left (`max_diff`) and the D arrays, and expands it, pushing its children in
     /// bwa's order through `push`.
-    pub fn step(
-        &self,
-        e: &Entry,
-        max_diff: i32,
-        width: &[Width],
-        push: &mut impl FnMut(Entry),
-    ) -> Step {
+    pub fn step(&self, e: &Entry, max_diff: i32, width: &[Width], push: &mut impl FnMut(Entry)) -> Step {
         let (bwt, seq, opt) = (self.bwt, self.seq, self.opt);
         let len = seq.len() as i32;
         let gape_counts = self.gape_counts();
@@ -375,11 +311,7 @@ impl Search<'_> {
             return Step::Hit(k, l);
         }
         if m == 0 && (e.state == STATE_M || gape_counts || e.n_gape as i32 == opt.max_gape) {
-            return if extend_exact(bwt, &seq[..i as usize], &mut k, &mut l) {
-                Step::Hit(k, l)
-            } else {
-                Step::Done
-            };
+            return if extend_exact(bwt, &seq[..i as usize], &mut k, &mut l) { Step::Hit(k, l) } else { Step::Done };
         }
 
         i -= 1;
@@ -390,10 +322,7 @@ impl Search<'_> {
             let iu = i as usize;
             if width[iu - 1].bid > m - 1 {
                 allow_diff = false;
-            } else if width[iu - 1].bid == m - 1
-                && width[iu].bid == m - 1
-                && width[iu - 1].w == width[iu].w
-            {
+            } else if width[iu - 1].bid == m - 1 && width[iu].bid == m - 1 && width[iu - 1].w == width[iu].w {
                 allow_m = false;
             }
             let ii = i - (len - opt.seed_len);
@@ -401,86 +330,35 @@ impl Search<'_> {
                 let ii = ii as usize;
                 if sw[ii - 1].bid > m_seed - 1 {
                     allow_diff = false;
-                } else if sw[ii - 1].bid == m_seed - 1
-                    && sw[ii].bid == m_seed - 1
-                    && sw[ii - 1].w == sw[ii].w
-                {
+                } else if sw[ii - 1].bid == m_seed - 1 && sw[ii].bid == m_seed - 1 && sw[ii - 1].w == sw[ii].w {
                     allow_m = false;
                 }
             }
         }
 
         // Gaps.
-        let gaps = if opt.mode & MODE_LOGGAP != 0 {
-            int_log2((e.n_gape + e.n_gapo) as u32) / 2 + 1
-        } else {
-            e.n_gapo as i32 + e.n_gape as i32
-        };
+        let gaps =
+            if opt.mode & MODE_LOGGAP != 0 { int_log2((e.n_gape + e.n_gapo) as u32) / 2 + 1 } else { e.n_gapo as i32 + e.n_gape as i32 };
         if allow_diff && i >= opt.indel_end_skip + gaps && len - i >= opt.indel_end_skip + gaps {
             match e.state {
                 STATE_M if (e.n_gapo as i32) < opt.max_gapo => {
-                    push(self.new_entry(
-                        i,
-                        e.k,
-                        l,
-                        e.n_mm,
-                        e.n_gapo + 1,
-                        e.n_gape,
-                        e.n_ins + 1,
-                        e.n_del,
-                        STATE_I,
-                        true,
-                    ));
+                    push(self.new_entry(i, e.k, l, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins + 1, e.n_del, STATE_I, true));
                     for &(nk, nl, field) in &kids {
                         if nk <= nl {
-                            push(self.new_entry(
-                                i + 1,
-                                field,
-                                nl,
-                                e.n_mm,
-                                e.n_gapo + 1,
-                                e.n_gape,
-                                e.n_ins,
-                                e.n_del + 1,
-                                STATE_D,
-                                true,
-                            ));
+                            push(self.new_entry(i + 1, field, nl, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins, e.n_del + 1, STATE_D, true));
                         }
                     }
                 }
                 STATE_I if (e.n_gape as i32) < opt.max_gape => {
-                    push(self.new_entry(
-                        i,
-                        e.k,
-                        l,
-                        e.n_mm,
-                        e.n_gapo,
-                        e.n_gape + 1,
-                        e.n_ins + 1,
-                        e.n_del,
-                        STATE_I,
-                        true,
-                    ));
+                    push(self.new_entry(i, e.k, l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, e.n_del, STATE_I, true));
                 }
                 STATE_D
                     if (e.n_gape as i32) < opt.max_gape
-                        && ((e.n_gape as i32 + e.n_gapo as i32) < max_diff
-                            || occ < opt.max_del_occ as u64) =>
+                        && ((e.n_gape as i32 + e.n_gapo as i32) < max_diff || occ < opt.max_del_occ as u64) =>
                 {
                     for &(nk, nl, field) in &kids {
                         if nk <= nl {
-                            push(self.new_entry(
-                                i + 1,
-                                field,
-                                nl,
-                                e.n_mm,
-                                e.n_gapo,
-                                e.n_gape + 1,
-                                e.n_ins,
-                                e.n_del + 1,
-                                STATE_D,
-                                true,
-                            ));
+                            push(self.new_entry(i + 1, field, nl, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins, e.n_del + 1, STATE_D, true));
                         }
                     }
                 }
@@ -497,18 +375,7 @@ impl Search<'_> {
                 let is_mm = j != 4 || base > 3;
                 let (nk, nl, field) = kids[c];
                 if nk <= nl {
-                    let child = self.new_entry(
-                        i,
-                        field,
-                        nl,
-                        e.n_mm + is_mm as u8,
-                        e.n_gapo,
-                        e.n_gape,
-                        e.n_ins,
-                        e.n_del,
-                        STATE_M,
-                        is_mm,
-                    );
+                    let child = self.new_entry(i, field, nl, e.n_mm + is_mm as u8, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, is_mm);
                     if is_mm {
                         push(child);
                     } else {
@@ -519,9 +386,7 @@ impl Search<'_> {
         } else if base < 4 {
             let (nk, nl, field) = kids[base as usize];
             if nk <= nl {
-                matching = Some(self.new_entry(
-                    i, field, nl, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, false,
-                ));
+                matching = Some(self.new_entry(i, field, nl, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, false));
             }
         }
         Step::Expanded(matching)
@@ -557,15 +422,7 @@ impl HitList {
     }
 
     /// Records entry `e`'s hit [k, l], and narrows the D array as bwa's gap_shadow does.
-    pub fn record(
-        &mut self,
-        e: &Entry,
-        k: u64,
-        l: u64,
-        width: &mut [Width],
-        seq_len: u64,
-        opt: &GapOptions,
-    ) -> AfterHit {
+    pub fn record(&mut self, e: &Entry, k: u64, l: u64, width: &mut [Width], seq_len: u64, opt: &GapOptions) -> AfterHit {
         let gape_counts = opt.mode & MODE_GAPE != 0;
         let score = aln_score(e.n_mm as i32, e.n_gapo as i32, e.n_gape as i32, opt);
         let mut after = AfterHit::Go;
@@ -576,11 +433,7 @@ impl HitList {
                 best_diff += e.n_gape as i32;
             }
             if opt.mode & MODE_NONSTOP == 0 {
-                self.max_diff = if best_diff + 1 > opt.max_diff {
-                    opt.max_diff
-                } else {
-                    best_diff + 1
-                };
+                self.max_diff = if best_diff + 1 > opt.max_diff { opt.max_diff } else { best_diff + 1 };
                 after = AfterHit::FirstHit(self.best_score + opt.s_mm);
             }
         }
@@ -616,13 +469,7 @@ impl HitList {
 
 /// Stack scores of a batch (bwa sizes its gap stack by the batch's options).
 pub fn n_stacks(batch_opt: &GapOptions) -> usize {
-    aln_score(
-        batch_opt.max_diff + 1,
-        batch_opt.max_gapo + 1,
-        batch_opt.max_gape + 1,
-        batch_opt,
-    )
-    .max(1) as usize
+    aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, batch_opt).max(1) as usize
 }
 
 /// bwt_match_gap: best-first search of `seq` (the read's reverse complement) allowing

@@ -15,7 +15,11 @@ static TIMELINE: OnceLock<Option<Timeline>> = OnceLock::new();
 
 fn timeline() -> Option<&'static Timeline> {
     TIMELINE
-        .get_or_init(|| std::env::var_os("BCUDA_TIMELINE").filter(|v| v != "0").map(|_| Timeline { start: Instant::now(), events: Mutex::new(Vec::new()) }))
+        .get_or_init(|| {
+            std::env::var_os("BCUDA_TIMELINE")
+                .filter(|v| v != "0")
+                .map(|_| Timeline { start: Instant::now(), events: Mutex::new(Vec::new()) })
+        })
         .as_ref()
 }
 

@@ -127,7 +127,12 @@ fn hit_from_words(words: &[u64]) -> AlnHit {
 
 /// The batch's hits in input order: the GPU's where it has them, the CPU oracle's for the
 /// rest (all reads when the GPU batch failed). Returns the hits and how many reads the CPU did.
-pub fn complete_on_cpu(bwt: &bcuda_index::Bwt, reads: &[ReadSeq], opt: &GapOptions, gpu: Option<Vec<Option<Vec<AlnHit>>>>) -> (Vec<Vec<AlnHit>>, usize) {
+pub fn complete_on_cpu(
+    bwt: &bcuda_index::Bwt,
+    reads: &[ReadSeq],
+    opt: &GapOptions,
+    gpu: Option<Vec<Option<Vec<AlnHit>>>>,
+) -> (Vec<Vec<AlnHit>>, usize) {
     let gpu = gpu.unwrap_or_else(|| vec![None; reads.len()]);
     let fallback = gpu.iter().filter(|r| r.is_none()).count();
     let batch_opt = batch_options(opt, reads.iter().map(|r| r.len).max().unwrap_or(0));
@@ -276,7 +281,8 @@ mod tests {
             }
         }
         assert!(!long_hits.is_empty(), "some reads use the long hit list");
-        let answers = GpuAnswers { n_hits: &n_hits, hits: &hits, hits_per_read: per_read, long_hits: &long_hits, long_offsets: &long_offsets };
+        let answers =
+            GpuAnswers { n_hits: &n_hits, hits: &hits, hits_per_read: per_read, long_hits: &long_hits, long_offsets: &long_offsets };
         let (merged, on_cpu) = complete_on_cpu(&bwt, &reads, &opt, Some(answers.to_hits(&batch)));
         assert_eq!(merged, cpu);
         let answered = n_hits.iter().filter(|&&c| c >= 0).count();

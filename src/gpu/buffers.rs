@@ -121,11 +121,20 @@ const STAGING_BYTES: usize = 64 << 20;
 /// its length through two page-locked staging buffers: all cores fill one piece while the GPU
 /// takes the other. A plain (pageable) copy of the 3.1 Gbp BWT, 1.7 GB, ran at about 4 GB/s on
 /// the H100 host: 0.41 s of every run's start-up.
-pub fn copy_large<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(stream: &Arc<CudaStream>, data: &[T], dev: &mut CudaSlice<T>) -> Result<()> {
+pub fn copy_large<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(
+    stream: &Arc<CudaStream>,
+    data: &[T],
+    dev: &mut CudaSlice<T>,
+) -> Result<()> {
     use rayon::prelude::*;
     let piece = (STAGING_BYTES / std::mem::size_of::<T>().max(1)).clamp(1, data.len().max(1));
     // SAFETY: each staging buffer is written (below) before its copy is queued.
-    let mut staging = unsafe { [stream.context().alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?, stream.context().alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?] };
+    let mut staging = unsafe {
+        [
+            stream.context().alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?,
+            stream.context().alloc_pinned_with_flags::<T>(piece, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?,
+        ]
+    };
     let mut in_flight: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
     for (i, chunk) in data.chunks(piece).enumerate() {
         let b = i % 2;

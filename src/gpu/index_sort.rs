@@ -62,12 +62,6 @@ pub fn stride_blocks(items: u64, sms: u32) -> u32 {
     items.div_ceil(BLOCK as u64).clamp(1, sms as u64 * 32) as u32
 }
 
-/// `BCUDA_TEST_FAIL_INDEX_CHUNK=N`: chunk N (from 1) fails on purpose on the GPU, so that the
-/// device check sees the CPU take over with the same files.
-fn failing_chunk() -> Option<usize> {
-    std::env::var("BCUDA_TEST_FAIL_INDEX_CHUNK").ok()?.parse().ok()
-}
-
 struct Kernels {
     count_buckets: CudaFunction,
     gather_chunk: CudaFunction,
@@ -150,7 +144,22 @@ impl GpuChunkSorter {
             finish: f("finish")?,
         };
         let stream = ctx.default_stream();
-        Ok(GpuChunkSorter { ctx, stream, name, arch: arch_for(cc), sms, kernels, text: None, n: 0, k: 0, cursors: None, buffers: None, capacity: 0, fail_chunk: failing_chunk(), times: Arc::default() })
+        Ok(GpuChunkSorter {
+            ctx,
+            stream,
+            name,
+            arch: arch_for(cc),
+            sms,
+            kernels,
+            text: None,
+            n: 0,
+            k: 0,
+            cursors: None,
+            buffers: None,
+            capacity: 0,
+            fail_chunk: crate::test_hooks::failing_index_chunk(),
+            times: Arc::default(),
+        })
     }
 
     /// The GPU's architecture, as NVRTC names it.
@@ -242,7 +251,8 @@ impl GpuChunkSorter {
             bail!("sort_chunk before prepare");
         };
         let k_ = &self.kernels;
-        let cfg = |items: u64| LaunchConfig { grid_dim: (stride_blocks(items, self.sms), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let cfg =
+            |items: u64| LaunchConfig { grid_dim: (stride_blocks(items, self.sms), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
 
         // gather_chunk: positions into their buckets' slots.
         stream.memcpy_htod(&cursor_init, &mut cursors.slice_mut(..cursor_init.len()))?;
@@ -269,7 +279,8 @@ impl GpuChunkSorter {
         let n_tiles = tiles(m);
         let tiles32 = n_tiles as u32;
         let hist_len = 256 * n_tiles;
-        let tile_cfg = LaunchConfig { grid_dim: (n_tiles.div_ceil(TILE_WARPS) as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let tile_cfg =
+            LaunchConfig { grid_dim: (n_tiles.div_ceil(TILE_WARPS) as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let (mut cur_keys, mut cur_vals, mut alt_keys, mut alt_vals) = (keys0, vals0, keys1, vals1);
         let (mut passes, mut skipped) = (0, 0);
         for d in 0..16u32 {
@@ -309,7 +320,14 @@ impl GpuChunkSorter {
     }
 
     /// Exclusive scan of `data[..len]` in place, by levels of block sums (see [`scan_levels`]).
-    fn scan_with(k: &Kernels, cfg: &dyn Fn(u64) -> LaunchConfig, stream: &Arc<CudaStream>, data: &mut CudaSlice<u32>, sums: &mut [CudaSlice<u32>], len: u64) -> Result<()> {
+    fn scan_with(
+        k: &Kernels,
+        cfg: &dyn Fn(u64) -> LaunchConfig,
+        stream: &Arc<CudaStream>,
+        data: &mut CudaSlice<u32>,
+        sums: &mut [CudaSlice<u32>],
+        len: u64,
+    ) -> Result<()> {
         let blocks = len.div_ceil(SCAN_PER_BLOCK);
         let scan_cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let (level, rest) = sums.split_first_mut().ok_or_else(|| anyhow!("no scan level left"))?;
@@ -365,7 +383,17 @@ mod tests {
             return;
         }
         let ptx = super::super::nvrtc::compile_alone(SUFFIX_SORT_CU, &[], Some("sm_90")).unwrap();
-        for k in ["count_buckets", "gather_chunk", "make_keys", "varying_bits", "tile_histograms", "scan_blocks", "add_block_offsets", "scatter", "finish"] {
+        for k in [
+            "count_buckets",
+            "gather_chunk",
+            "make_keys",
+            "varying_bits",
+            "tile_histograms",
+            "scan_blocks",
+            "add_block_offsets",
+            "scatter",
+            "finish",
+        ] {
             assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing from the PTX");
         }
     }
@@ -416,7 +444,11 @@ mod tests {
 
     #[test]
     fn varying_digits_from_the_mask_match_the_model() {
-        let keys = [0x0102_0000_0000_0000_0000_0000_0000_00ffu128, 0x0103_0000_0000_0000_0000_0000_0000_0000, 0x0102_0000_0000_0000_0000_0000_0000_00ff];
+        let keys = [
+            0x0102_0000_0000_0000_0000_0000_0000_00ffu128,
+            0x0103_0000_0000_0000_0000_0000_0000_0000,
+            0x0102_0000_0000_0000_0000_0000_0000_00ff,
+        ];
         let first = keys[0];
         let diff = keys.iter().fold(0u128, |acc, &k| acc | (k ^ first));
         assert_eq!(varying_digits_of_mask((diff >> 64) as u64, diff as u64), varying_digits(&keys));

@@ -43,7 +43,7 @@ const LAST_TEAMS_PER_SM: usize = 1;
 /// first entry still in its level's chunks, and its last pop may push 9; and the pool is handed
 /// out in chunks: each score's last chunk may be part-filled, and a commit keeps a free chunk
 /// per score in reserve (two chunks per score, and some to spare). 128 chunks in all is short
-/// of that at 68 scores and teams of 1024 (`bcuda stack-profile --lanes 1024`).
+/// of that at 68 scores and teams of 1024 (`bcuda-dev stack-profile --lanes 1024`).
 fn entries_beyond_max(n_buckets: usize, team: usize) -> usize {
     16 + team + (2 * n_buckets + 64) * CHUNK
 }
@@ -87,7 +87,11 @@ pub fn bytes_per_searcher(kind: PassKind, entries: usize, team: usize, max_len: 
         PassKind::Thread => entries * entry_bytes + read + 4 * n_buckets,
         PassKind::Warp => {
             let chunks = entries / CHUNK;
-            entries * entry_bytes + read + 4 * (n_buckets * chunks + chunks + n_buckets) + team * lane_entries(max_len) * entry_bytes + WARP_HITS * HIT_BYTES
+            entries * entry_bytes
+                + read
+                + 4 * (n_buckets * chunks + chunks + n_buckets)
+                + team * lane_entries(max_len) * entry_bytes
+                + WARP_HITS * HIT_BYTES
         }
     }
 }
@@ -103,7 +107,15 @@ pub fn lane_entries(max_len: usize) -> usize {
 /// stack sizes (the device checks force small stacks this way; warp pools are rounded to whole
 /// chunks). Each pass gets at most a third of the budget; a warp pass whose pools would be no
 /// larger than the one before is left out.
-pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_entries: usize, sw: &InexactSwitches, entries: Option<&[usize]>) -> Result<Vec<Pass>> {
+pub fn plan(
+    sms: usize,
+    budget: usize,
+    max_len: usize,
+    n_buckets: usize,
+    max_entries: usize,
+    sw: &InexactSwitches,
+    entries: Option<&[usize]>,
+) -> Result<Vec<Pass>> {
     let block_w = sw.block_w as usize;
     let last = (max_entries + entries_beyond_max(n_buckets, sw.last_team_lanes as usize)).next_multiple_of(CHUNK);
     let wanted: Vec<usize> = match entries {
@@ -129,7 +141,8 @@ pub fn plan(sms: usize, budget: usize, max_len: usize, n_buckets: usize, max_ent
             } else {
                 (LAST_TEAMS_PER_SM, sw.last_team_lanes as usize)
             };
-            let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets, sw.entry_bytes())).min(sms * per_sm);
+            let most = if p == 1 { sms * per_sm } else { (sms * per_sm * sw.last_teams_percent as usize / 100).max(1) };
+            let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets, sw.entry_bytes())).min(most);
             Pass { kind: PassKind::Warp, threads: teams * team, entries: want, team }
         };
         // A thread pass runs whole blocks; a team is a block.
@@ -216,7 +229,9 @@ mod tests {
     const GB: usize = 1 << 30;
 
     fn total(p: &[Pass]) -> usize {
-        p.iter().map(|x| x.searchers() * bytes_per_searcher(x.kind, x.entries, x.team, 100, 68, InexactSwitches::default().entry_bytes())).sum()
+        p.iter()
+            .map(|x| x.searchers() * bytes_per_searcher(x.kind, x.entries, x.team, 100, 68, InexactSwitches::default().entry_bytes()))
+            .sum()
     }
 
     /// On an H100-sized budget: a thread pass, then two warp passes, the last with pools as
@@ -255,13 +270,20 @@ mod tests {
     #[test]
     fn forced_stack_sizes_are_kept() {
         let p = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), Some(&[64, 16384])).unwrap();
-        assert_eq!(p, [Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 64, team: 1 }, Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 16384, team: 32 }]);
+        assert_eq!(
+            p,
+            [
+                Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 64, team: 1 },
+                Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 16384, team: 32 }
+            ]
+        );
     }
 
     /// The switches shape the plan: pass 1's stacks, pass 2's warps, whole blocks.
     #[test]
     fn switches_shape_the_plan() {
-        let sw = InexactSwitches { block_w: 256, first_entries: 512, level_warps_per_sm: 4, last_team_lanes: 64, ..InexactSwitches::default() };
+        let sw =
+            InexactSwitches { block_w: 256, first_entries: 512, level_warps_per_sm: 4, last_team_lanes: 64, ..InexactSwitches::default() };
         let wide = InexactSwitches { level_team_lanes: 64, ..sw.clone() };
         let q = plan(132, 40 * GB, 100, 68, 2_000_000, &wide, None).unwrap();
         assert_eq!((q[1].team, q[1].threads), (64, 132 * 2 * 64), "pass 2: 4 warps' worth of 64-thread teams per SM");

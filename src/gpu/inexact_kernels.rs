@@ -25,7 +25,11 @@ pub struct InexactKernels {
 /// or NVRTC (at once: NVRTC takes seconds for these kernels).
 pub fn compile(source: &str, switches: &InexactSwitches, arch: &'static str) -> Result<Vec<(u32, Image)>> {
     std::thread::scope(|s| {
-        let jobs: Vec<_> = switches.modules().into_iter().map(|(team, defines)| s.spawn(move || compile_cached(source, &defines, arch).map(|ptx| (team, ptx)))).collect();
+        let jobs: Vec<_> = switches
+            .modules()
+            .into_iter()
+            .map(|(team, defines)| s.spawn(move || compile_cached(source, &defines, arch).map(|ptx| (team, ptx))))
+            .collect();
         jobs.into_iter().map(|j| j.join().map_err(|_| anyhow!("NVRTC panicked"))?).collect()
     })
 }
@@ -43,7 +47,14 @@ impl InexactKernels {
             let module = image.load(ctx)?;
             let level = module.load_function("inexact_level")?;
             match &mut kernels {
-                None => kernels = Some(InexactKernels { widths: module.load_function("read_widths")?, search: module.load_function("inexact_search")?, order: module.load_function("inexact_order")?, level: HashMap::from([(team, level)]) }),
+                None => {
+                    kernels = Some(InexactKernels {
+                        widths: module.load_function("read_widths")?,
+                        search: module.load_function("inexact_search")?,
+                        order: module.load_function("inexact_order")?,
+                        level: HashMap::from([(team, level)]),
+                    })
+                }
                 Some(k) => {
                     k.level.insert(team, level);
                 }

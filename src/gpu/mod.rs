@@ -8,7 +8,6 @@
 //! .sai is identical whatever the GPU does.
 
 pub mod batch;
-pub mod bench;
 mod buffers;
 mod first_pass;
 pub mod index_sort;
@@ -28,18 +27,18 @@ use anyhow::{bail, Context, Result};
 use bcuda_index::Bwt;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
-pub use batch::{complete_on_cpu, pack_reads, HostBatch};
+use crate::reads::ReadSeq;
+use crate::sai::{AlnHit, GapOptions};
 use batch::GpuAnswers;
+pub use batch::{complete_on_cpu, pack_reads, HostBatch};
+pub use first_pass::HAND_ON_SHARE;
+use first_pass::{gave_up, rule_state};
 use inexact::{Pass, Scratchpad};
 use inexact_kernels::InexactKernels;
 use interval_table::{GpuBwt, GpuIntervals};
-pub use first_pass::HAND_ON_SHARE;
-use first_pass::{gave_up, rule_state};
+pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
 pub use open::{warm_kernel_cache, OpenGpu, StartupTimes};
 use slot::{Slot, N_COUNTERS};
-pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
-use crate::reads::ReadSeq;
-use crate::sai::{AlnHit, GapOptions};
 pub use switches::{InexactSwitches, Switches};
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
@@ -112,6 +111,12 @@ struct ExactArgs<'a> {
     fixed_len: u32,
 }
 
+/// Batches in flight on a GPU. The passes' scratch is shared by the batches, so with more in
+/// flight the next batches' pass 2 fills the SMs that a batch's long pass 3 leaves idle: on
+/// the H100 at 3.1 Gbp, 8M 100 bp reads, GPU busy 10.17 s with four against 11.02 s with two
+/// (bench/steady-h100.log).
+const BATCHES_IN_FLIGHT: usize = 4;
+
 pub struct GpuAligner {
     ctx: Arc<CudaContext>,
     /// Stream of the index copy and of the one-off `exact_match` calls.
@@ -142,17 +147,18 @@ pub struct GpuAligner {
     pub last_kernels: String,
     pub startup: StartupTimes,
     /// The passes of the inexact search, with their scratch (sized at the first batch), and
-    /// `BCUDA_TEST_STACKS=a,b[,c]`: stack entries per pass, forced small so that the device
+    /// [`crate::test_hooks::stacks`]: stack entries per pass, forced small so that the GPU
     /// checks show that every pass and the CPU give the same hits.
     passes: Vec<PassScratch>,
     test_stacks: Option<Vec<usize>>,
     /// Share of the free GPU memory the passes' stacks take (halved after a failed batch).
     scratch_share: f64,
-    /// A slot per batch in flight (`BCUDA_TEST_SLOTS`, default 2): one copying while another
-    /// computes.
+    /// A slot per batch in flight ([`crate::test_hooks::slots`], default [`BATCHES_IN_FLIGHT`]): one copying while
+    /// others compute.
     slots: Vec<Option<Slot>>,
     next_slot: usize,
-    /// Batches submitted so far, and those that fail on purpose (see [`failing_batches`]).
+    /// Batches submitted so far, and those that fail on purpose (see
+    /// [`crate::test_hooks::failing_batches`]).
     submitted: usize,
     fail_batch: Option<(usize, bool)>,
     /// Whether every batch's answer buffers are filled with 0xFF before its kernels run (see
@@ -161,21 +167,6 @@ pub struct GpuAligner {
     /// Whether pass 1 gives up once it hands on too many reads (see
     /// [`GpuAligner::adapt_first_pass`]).
     adapt_first: bool,
-}
-
-/// `BCUDA_TEST_FAIL_BATCH=N`: the N-th batch (from 1) fails, `N..`: every batch from the N-th
-/// on (a GPU that dies); `BCUDA_TEST_FAIL_GPU=ORDINAL` keeps that to one GPU. The device checks
-/// use them to show that a failed batch, or GPU, loses no read.
-fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
-    let only = std::env::var("BCUDA_TEST_FAIL_GPU").ok().and_then(|v| v.parse::<usize>().ok());
-    if only.is_some_and(|o| o != ordinal) {
-        return None;
-    }
-    let v = std::env::var("BCUDA_TEST_FAIL_BATCH").ok()?;
-    match v.strip_suffix("..") {
-        Some(from) => Some((from.parse().ok()?, true)),
-        None => Some((v.parse().ok()?, false)),
-    }
 }
 
 /// A pass's scratch, and the event after the last queued use of it: the next batch's same
@@ -198,7 +189,8 @@ impl GpuAligner {
     /// Loads an opened GPU's kernels and copies the BWT to it.
     pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
-        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } = gpu;
+        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } =
+            gpu;
         // A genome too large for compact stack entries gets the 32-byte ones, compiled below.
         let fitted = inexact_switches.fitted_to(bwt.seq_len());
         // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
@@ -208,18 +200,9 @@ impl GpuAligner {
         let l2 = stream.clone_htod(&bwt.l2())?;
         let first_rule = stream.clone_htod(&rule_state(false))?;
         let direct_index = switches.direct_index;
-        let n_slots = match std::env::var("BCUDA_TEST_SLOTS") {
-            Err(_) => 2,
-            Ok(v) => v.parse().ok().filter(|n| (2..=8).contains(n)).ok_or_else(|| anyhow::anyhow!("BCUDA_TEST_SLOTS={v}: expected 2 to 8 batches in flight"))?,
-        };
+        let n_slots = crate::test_hooks::slots(BATCHES_IN_FLIGHT)?;
         let slots = (0..n_slots).map(|_| Slot::new(&ctx).map(Some)).collect::<Result<Vec<_>>>()?;
-        let test_stacks = match std::env::var("BCUDA_TEST_STACKS") {
-            Err(_) => None,
-            Ok(v) => match v.split(',').map(str::parse).collect::<Result<Vec<usize>, _>>() {
-                Ok(e) if (1..=MAX_PASSES).contains(&e.len()) && e.iter().all(|&x| x > 0) => Some(e),
-                _ => bail!("BCUDA_TEST_STACKS={v}: expected one to {MAX_PASSES} stack sizes (entries), e.g. 64,4096"),
-            },
-        };
+        let test_stacks = crate::test_hooks::stacks(MAX_PASSES)?;
         // SAFETY: filled by the copy below before any kernel reads it.
         let mut words = unsafe { stream.alloc::<u32>(bwt.words().len().max(1)) }?;
         // Through page-locked staging; a plain copy if that memory cannot be had.
@@ -256,7 +239,7 @@ impl GpuAligner {
             slots,
             next_slot: 0,
             submitted: 0,
-            fail_batch: failing_batches(ordinal),
+            fail_batch: crate::test_hooks::failing_batches(ordinal),
             poison: false,
             adapt_first: false,
         };
@@ -325,7 +308,12 @@ impl GpuAligner {
             (what, t.elapsed().as_secs_f64())
         }
         // In this order: the context goes with the last of what holds it.
-        [timed_drop("pass scratch", passes), timed_drop("batch buffers", slots), timed_drop("BWT", (words, l2, intervals.table)), timed_drop("kernels and context", (exact, inexact, first_rule, stream, ctx))]
+        [
+            timed_drop("pass scratch", passes),
+            timed_drop("batch buffers", slots),
+            timed_drop("BWT", (words, l2, intervals.table)),
+            timed_drop("kernels and context", (exact, inexact, first_rule, stream, ctx)),
+        ]
     }
 
     /// Once pass 1 has handed on more than [`HAND_ON_SHARE`] of the reads it finished, it
@@ -405,7 +393,14 @@ impl GpuAligner {
     }
 
     /// Queues exact_match on `stream`.
-    fn launch_exact(&self, stream: &Arc<CudaStream>, f: &CudaFunction, a: ExactArgs, k: &mut CudaSlice<u64>, l: &mut CudaSlice<u64>) -> Result<()> {
+    fn launch_exact(
+        &self,
+        stream: &Arc<CudaStream>,
+        f: &CudaFunction,
+        a: ExactArgs,
+        k: &mut CudaSlice<u64>,
+        l: &mut CudaSlice<u64>,
+    ) -> Result<()> {
         let threads = if self.switches.kl_par { 2 * a.n } else { a.n } as u64;
         let bw = self.switches.block_w;
         let blocks = threads.div_ceil(bw as u64).max(1) as u32;
@@ -481,7 +476,8 @@ impl GpuAligner {
         let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
         let t = std::time::Instant::now();
         for pass in plan {
-            self.passes.push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None });
+            self.passes
+                .push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None });
         }
         self.startup.scratch_s += t.elapsed().as_secs_f64();
         if self.adapt_first && self.passes.len() < 2 {
@@ -525,7 +521,11 @@ impl GpuAligner {
             t.pass_reads[p] += counters[2 * p] as usize;
             t.pass_lookups[p] += lookups[p];
         }
-        self.last_kernels = format!("kernels: exact_match {:.0} ms, D arrays {widths_ms:.0} ms, passes {} reads", events[0].elapsed_ms(&events[1])?, pass_times.join(" / "));
+        self.last_kernels = format!(
+            "kernels: exact_match {:.0} ms, D arrays {widths_ms:.0} ms, passes {} reads",
+            events[0].elapsed_ms(&events[1])?,
+            pass_times.join(" / ")
+        );
         t.stack_overflow_reads += counters[2 * passes] as usize;
         if self.adapt_first && t.first_pass_gave_up.is_none() {
             // On this batch's stream, which is idle now: the other's kernels run on.
@@ -561,7 +561,10 @@ mod tests {
         }
         // The inexact kernels under each value of their switches (the host-side ones share
         // one compiled kernel) and all the occurrence variants together.
-        let mut inexact = vec![InexactSwitches::default(), InexactSwitches { occ_ldg: true, occ_same_block: true, occ_unroll: true, ..InexactSwitches::default() }];
+        let mut inexact = vec![
+            InexactSwitches::default(),
+            InexactSwitches { occ_ldg: true, occ_same_block: true, occ_unroll: true, ..InexactSwitches::default() },
+        ];
         for (name, values) in InexactSwitches::DOMAINS {
             for v in *values {
                 let mut s = InexactSwitches::default();
@@ -600,5 +603,4 @@ mod tests {
             compile(EXACT_MATCH_CU, &s.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{s:?}: {e}"));
         }
     }
-
 }

@@ -61,12 +61,11 @@ pub fn compile_cached(source: &str, defines: &[String], arch: &'static str) -> R
     through_cache(&cache_path(source, defines, arch), || image(format!("{BWT_CUH}\n{source}"), defines, arch))
 }
 
-/// `BCUDA_TEST_LINEINFO=1`: the kernels compiled with source lines (`-lineinfo`), so that
-/// Nsight Compute's source counters name the lines where warps stall (bench/human-like.sh
-/// NCU=1); a cache entry of its own.
+/// The kernels compiled with source lines (`-lineinfo`) under
+/// [`crate::test_hooks::line_info`]; a cache entry of its own.
 fn with_line_info(defines: &[String]) -> Vec<String> {
     let mut d = defines.to_vec();
-    if std::env::var_os("BCUDA_TEST_LINEINFO").is_some() {
+    if crate::test_hooks::line_info() {
         d.push("-lineinfo".to_string());
     }
     d
@@ -107,16 +106,19 @@ fn image(full_source: String, defines: &[String], arch: &'static str) -> Result<
     unsafe {
         let cubin = match result::compile_program(prog, &options) {
             Err(e) => {
-                let log = result::get_program_log(prog).map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned()).unwrap_or_default();
+                let log =
+                    result::get_program_log(prog).map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned()).unwrap_or_default();
                 Err(anyhow!("NVRTC: {e:?}\n{log}"))
             }
             Ok(()) => {
                 let mut size = 0usize;
-                sys::nvrtcGetCUBINSize(prog, &mut size).result().and_then(|()| {
-                    let mut cubin = vec![0u8; size];
-                    sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut c_char).result().map(|()| cubin)
-                })
-                .map_err(|e| anyhow!("NVRTC (CUBIN): {e:?}"))
+                sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .and_then(|()| {
+                        let mut cubin = vec![0u8; size];
+                        sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut c_char).result().map(|()| cubin)
+                    })
+                    .map_err(|e| anyhow!("NVRTC (CUBIN): {e:?}"))
             }
         };
         let _ = result::destroy_program(prog);
@@ -165,7 +167,6 @@ pub fn arch_for(cc: (i32, i32)) -> &'static str {
         _ => "compute_75",
     }
 }
-
 
 #[cfg(test)]
 mod tests {

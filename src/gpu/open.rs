@@ -31,18 +31,6 @@ pub fn warm_kernel_cache(arch: &'static str) {
     let _ = compile_cached(super::interval_table::INTERVAL_TABLE_CU, &[], arch);
 }
 
-/// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."` (spaces or commas between): the inexact kernels' switches for a device
-/// sweep (scripts/gpu-check.sh times `aln` with each), without a tuning run.
-fn test_inexact_switches() -> Result<InexactSwitches> {
-    let mut sw = InexactSwitches::default();
-    if let Ok(v) = std::env::var("BCUDA_TEST_INEXACT_SWITCHES") {
-        for a in v.split(|c: char| c.is_whitespace() || c == ',').filter(|a| !a.is_empty()) {
-            sw.set(a).map_err(|e| anyhow::anyhow!("BCUDA_TEST_INEXACT_SWITCHES: {e}"))?;
-        }
-    }
-    Ok(sw)
-}
-
 /// Where start-up went (seconds), for the aln summary.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StartupTimes {
@@ -78,9 +66,9 @@ pub struct OpenGpu {
 
 impl OpenGpu {
     /// Opens GPU `ordinal` and compiles the kernels (default sources, `switches`, the inexact
-    /// kernels' default switches, or those of `BCUDA_TEST_INEXACT_SWITCHES`).
+    /// kernels' default switches, or those of [`crate::test_hooks::inexact_switches`]).
     pub fn open(ordinal: usize, switches: Switches) -> Result<OpenGpu> {
-        OpenGpu::open_with(ordinal, switches, test_inexact_switches()?)
+        OpenGpu::open_with(ordinal, switches, crate::test_hooks::inexact_switches()?)
     }
 
     /// Opens GPU `ordinal` and compiles the kernels (default sources) with these switches.
@@ -105,13 +93,31 @@ impl OpenGpu {
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let context_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
-        let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
+        let kernels_cached =
+            inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
         let (inexact_images, exact_image) = compile_kernels(&inexact, &switches, arch)?;
         // Loaded here, beside the index load (PTX, on a GPU without a CUBIN target, is compiled by the driver now).
         let inexact_kernels = InexactKernels::load(&ctx, inexact_images)?;
         let exact = exact_image.load(&ctx)?.load_function("exact_match")?;
-        let startup = StartupTimes { context_s, kernels_s: t.elapsed().as_secs_f64(), kernels_cached, copy_s: 0.0, interval_depth: 0, scratch_s: 0.0 };
-        Ok(OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches: inexact, inexact: inexact_kernels, exact, startup })
+        let startup = StartupTimes {
+            context_s,
+            kernels_s: t.elapsed().as_secs_f64(),
+            kernels_cached,
+            copy_s: 0.0,
+            interval_depth: 0,
+            scratch_s: 0.0,
+        };
+        Ok(OpenGpu {
+            ctx,
+            device_name,
+            compute_capability,
+            arch,
+            sms,
+            switches,
+            inexact_switches: inexact,
+            inexact: inexact_kernels,
+            exact,
+            startup,
+        })
     }
 }
-

@@ -120,7 +120,15 @@ impl GpuAligner {
             let lookup_count = lookups.slice(MAX_PASSES..MAX_PASSES + 1);
             let mut launch = stream.launch_builder(&self.inexact.widths);
             launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
-            launch.arg(codes).arg(starts).arg(gpu_lens).arg(&n32).arg(&mut *widths).arg(&mut *seed_widths).arg(&stride32).arg(&lookup_count);
+            launch
+                .arg(codes)
+                .arg(starts)
+                .arg(gpu_lens)
+                .arg(&n32)
+                .arg(&mut *widths)
+                .arg(&mut *seed_widths)
+                .arg(&stride32)
+                .arg(&lookup_count);
             // SAFETY: argument order and types match read_widths' signature.
             unsafe { launch.launch(cfg) }.context("launching read_widths")?;
         }
@@ -196,7 +204,14 @@ impl GpuAligner {
             let long_count = counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
             let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, LONG_HITS as u32);
             if pass.scratch.pass.kind == PassKind::Warp {
-                launch.arg(&pass.scratch.hits).arg(&warp_hits).arg(&*long_hits).arg(&long_capacity).arg(&long_count).arg(&*long_offsets).arg(&max_rounds);
+                launch
+                    .arg(&pass.scratch.hits)
+                    .arg(&warp_hits)
+                    .arg(&*long_hits)
+                    .arg(&long_capacity)
+                    .arg(&long_count)
+                    .arg(&*long_offsets)
+                    .arg(&max_rounds);
             }
             // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
             unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
@@ -216,5 +231,4 @@ impl GpuAligner {
         slot.long_offsets.fetch(&stream, n_gpu)?;
         Ok(events)
     }
-
 }

@@ -83,7 +83,8 @@ impl Switches {
         match name {
             "BLOCK_W" => self.block_w = value.parse().map_err(|_| format!("BLOCK_W={value}: not a number"))?,
             "cache_threads" => {
-                self.cache_threads = if value == "unset" { None } else { Some(value.parse().map_err(|_| format!("cache_threads={value}: not a number"))?) }
+                self.cache_threads =
+                    if value == "unset" { None } else { Some(value.parse().map_err(|_| format!("cache_threads={value}: not a number"))?) }
             }
             "kl_par" => self.kl_par = flag()?,
             "occ_par" => self.occ_par = flag()?,
@@ -200,6 +201,15 @@ pub struct InexactSwitches {
     /// still choose it. A tuned file from before it existed reads as the default.
     #[serde(default = "default_interval_depth")]
     pub interval_depth: u32,
+    /// Pass 3's teams, in percent of the SMs (one team of `last_team_lanes` threads each): with
+    /// fewer, the next batches' pass 2 has SMs to itself while a batch's heaviest reads run. A
+    /// host-side value. A tuned file from before it existed reads as the default.
+    #[serde(default = "default_last_teams_percent")]
+    pub last_teams_percent: u32,
+}
+
+fn default_last_teams_percent() -> u32 {
+    100
 }
 
 fn default_interval_depth() -> u32 {
@@ -256,6 +266,7 @@ impl Default for InexactSwitches {
             first_lockstep: false,
             heads_shared: false,
             interval_depth: default_interval_depth(),
+            last_teams_percent: default_last_teams_percent(),
         }
     }
 }
@@ -280,6 +291,7 @@ impl InexactSwitches {
         ("first_lockstep", &[0, 1]),
         ("heads_shared", &[0, 1]),
         ("interval_depth", &[0, 8, 10, 11, 12, 13, 14]),
+        ("last_teams_percent", &[25, 50, 75, 100]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -304,6 +316,9 @@ impl InexactSwitches {
         }
         if self.interval_depth > bcuda_index::interval_table::MAX_DEPTH {
             return Some("interval_depth must be at most 14 (level 15 alone is 16 GiB)");
+        }
+        if !(1..=100).contains(&self.last_teams_percent) {
+            return Some("last_teams_percent must be in 1..=100");
         }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
             if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
@@ -360,6 +375,7 @@ impl InexactSwitches {
             "first_lockstep" => self.first_lockstep = flag()?,
             "heads_shared" => self.heads_shared = flag()?,
             "interval_depth" => self.interval_depth = n,
+            "last_teams_percent" => self.last_teams_percent = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -367,7 +383,26 @@ impl InexactSwitches {
 
     /// Every switch as `(name, value)`, in [`InexactSwitches::DOMAINS`]' order.
     pub fn values(&self) -> Vec<(&'static str, u32)> {
-        let v = [self.block_w, self.first_entries, self.first_max_pops, self.level_warps_per_sm, self.level_entries, self.level_team_lanes, self.last_team_lanes, self.level_max_rounds, self.occ_ldg as u32, self.occ_same_block as u32, self.occ_unroll as u32, self.stack_interleave as u32, self.compact_entry as u32, self.entries_limit_exact as u32, self.first_lockstep as u32, self.heads_shared as u32, self.interval_depth];
+        let v = [
+            self.block_w,
+            self.first_entries,
+            self.first_max_pops,
+            self.level_warps_per_sm,
+            self.level_entries,
+            self.level_team_lanes,
+            self.last_team_lanes,
+            self.level_max_rounds,
+            self.occ_ldg as u32,
+            self.occ_same_block as u32,
+            self.occ_unroll as u32,
+            self.stack_interleave as u32,
+            self.compact_entry as u32,
+            self.entries_limit_exact as u32,
+            self.first_lockstep as u32,
+            self.heads_shared as u32,
+            self.interval_depth,
+            self.last_teams_percent,
+        ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
 
@@ -376,7 +411,18 @@ impl InexactSwitches {
     /// compiled kernel.
     pub fn defines(&self, team: u32) -> Vec<String> {
         let flag = |name: &str, on: bool| format!("-D{name}={}", on as u8);
-        vec![format!("-DINEXACT_BLOCK_W={}", self.block_w), format!("-DMAX_TEAM={team}"), flag("occ_ldg", self.occ_ldg), flag("occ_same_block", self.occ_same_block), flag("occ_unroll", self.occ_unroll), flag("stack_interleave", self.stack_interleave), flag("compact_entry", self.compact_entry), flag("entries_limit_exact", self.entries_limit_exact), flag("first_lockstep", self.first_lockstep), flag("heads_shared", self.heads_shared)]
+        vec![
+            format!("-DINEXACT_BLOCK_W={}", self.block_w),
+            format!("-DMAX_TEAM={team}"),
+            flag("occ_ldg", self.occ_ldg),
+            flag("occ_same_block", self.occ_same_block),
+            flag("occ_unroll", self.occ_unroll),
+            flag("stack_interleave", self.stack_interleave),
+            flag("compact_entry", self.compact_entry),
+            flag("entries_limit_exact", self.entries_limit_exact),
+            flag("first_lockstep", self.first_lockstep),
+            flag("heads_shared", self.heads_shared),
+        ]
     }
 
     /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
@@ -418,7 +464,26 @@ mod tests {
             }
             s.set(&format!("{name}={}", values[0])).unwrap();
         }
-        let mut back = InexactSwitches { block_w: 0, first_entries: 0, first_max_pops: 0, level_warps_per_sm: 0, level_entries: 0, level_team_lanes: 0, last_team_lanes: 0, level_max_rounds: 7, occ_ldg: true, occ_same_block: true, occ_unroll: true, stack_interleave: true, compact_entry: true, entries_limit_exact: true, first_lockstep: true, heads_shared: true, interval_depth: 3 };
+        let mut back = InexactSwitches {
+            block_w: 0,
+            first_entries: 0,
+            first_max_pops: 0,
+            level_warps_per_sm: 0,
+            level_entries: 0,
+            level_team_lanes: 0,
+            last_team_lanes: 0,
+            level_max_rounds: 7,
+            occ_ldg: true,
+            occ_same_block: true,
+            occ_unroll: true,
+            stack_interleave: true,
+            compact_entry: true,
+            entries_limit_exact: true,
+            first_lockstep: true,
+            heads_shared: true,
+            interval_depth: 3,
+            last_teams_percent: 1,
+        };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
                 let mut t = InexactSwitches::default();
@@ -434,12 +499,29 @@ mod tests {
             assert_eq!(t, d);
         }
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
-        assert_eq!(d.defines(64), ["-DINEXACT_BLOCK_W=64", "-DMAX_TEAM=64", "-Docc_ldg=0", "-Docc_same_block=0", "-Docc_unroll=1", "-Dstack_interleave=0", "-Dcompact_entry=1", "-Dentries_limit_exact=1", "-Dfirst_lockstep=0", "-Dheads_shared=0"]);
+        assert_eq!(
+            d.defines(64),
+            [
+                "-DINEXACT_BLOCK_W=64",
+                "-DMAX_TEAM=64",
+                "-Docc_ldg=0",
+                "-Docc_same_block=0",
+                "-Docc_unroll=1",
+                "-Dstack_interleave=0",
+                "-Dcompact_entry=1",
+                "-Dentries_limit_exact=1",
+                "-Dfirst_lockstep=0",
+                "-Dheads_shared=0"
+            ]
+        );
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [32, 1024], "pass 2's team kernel, then pass 3's");
         assert_eq!(InexactSwitches { last_team_lanes: 32, ..d.clone() }.modules().len(), 1, "one size, one compilation");
         let compact = InexactSwitches { compact_entry: true, ..d.clone() };
-        assert_eq!((compact.unfit_for((1 << 34) - 1), InexactSwitches { compact_entry: false, ..d.clone() }.unfit_for(1 << 40)), (None, None));
+        assert_eq!(
+            (compact.unfit_for((1 << 34) - 1), InexactSwitches { compact_entry: false, ..d.clone() }.unfit_for(1 << 40)),
+            (None, None)
+        );
         assert!(compact.unfit_for(1 << 34).is_some());
     }
 }

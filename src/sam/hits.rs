@@ -157,7 +157,11 @@ pub fn approx_mapq(p: &Placement, max_diff: i32) -> u32 {
         return 37;
     }
     let g = log_n(p.c2.min(255));
-    if 23 < g { 0 } else { (23 - g) as u32 }
+    if 23 < g {
+        0
+    } else {
+        (23 - g) as u32
+    }
 }
 
 /// bwa_sa2pos: forward position and strand of SA row `row` for a hit spanning `ref_len`
@@ -230,7 +234,12 @@ pub fn next_read_hits<R: std::io::Read>(
     seq_len: u64,
 ) -> anyhow::Result<Vec<AlnHit>> {
     let Some(hits) = sai.next_read().with_context(|| format!("{}", sai_path.display()))? else {
-        bail!("{}: ends before read {record} ('{}') of {}: the .sai is for other reads", sai_path.display(), read.name, reads_path.display());
+        bail!(
+            "{}: ends before read {record} ('{}') of {}: the .sai is for other reads",
+            sai_path.display(),
+            read.name,
+            reads_path.display()
+        );
     };
     // Row 0 is the `$` alone, which no read matches.
     if let Some(h) = hits.iter().find(|h| h.k == 0 || h.k > h.l || h.l > seq_len) {

@@ -40,12 +40,18 @@ mod tests {
     #[test]
     fn a_named_index_leaves_argv_as_it_is() {
         let index = IndexChoice { prefix: PathBuf::from("ref.fa"), origin: Origin::Argument };
-        assert_eq!(command_line(&argv(&["bcuda", "samse", "-n", "5", "ref.fa", "x.sai", "x.fq"]), &index), "bcuda samse -n 5 ref.fa x.sai x.fq");
+        assert_eq!(
+            command_line(&argv(&["bcuda", "samse", "-n", "5", "ref.fa", "x.sai", "x.fq"]), &index),
+            "bcuda samse -n 5 ref.fa x.sai x.fq"
+        );
     }
 
     #[test]
     fn a_default_index_is_named_first() {
         let index = IndexChoice { prefix: PathBuf::from("/data/ref.fa"), origin: Origin::Environment };
-        assert_eq!(command_line(&argv(&["bcuda", "samse", "-n", "5", "x.sai", "x.fq"]), &index), "bcuda samse /data/ref.fa -n 5 x.sai x.fq");
+        assert_eq!(
+            command_line(&argv(&["bcuda", "samse", "-n", "5", "x.sai", "x.fq"]), &index),
+            "bcuda samse /data/ref.fa -n 5 x.sai x.fq"
+        );
     }
 }

@@ -60,7 +60,15 @@ fn push_seq_qual(read: &ReadSeq, reverse: bool, out: &mut String) {
 }
 
 /// Appends the SAM line of `read`; `mate` is the other end for `sampe`, `None` for `samse`.
-pub fn push_record(read: &ReadSeq, a: &Aligned, mate: Option<&Mate>, refs: &RefSeqs, opt: &GapOptions, rg_id: Option<&str>, out: &mut String) {
+pub fn push_record(
+    read: &ReadSeq,
+    a: &Aligned,
+    mate: Option<&Mate>,
+    refs: &RefSeqs,
+    opt: &GapOptions,
+    rg_id: Option<&str>,
+    out: &mut String,
+) {
     let p = &a.place;
     let full_len = read.codes.len();
     let mapped = p.kind.is_mapped();

@@ -62,7 +62,8 @@ pub fn infer(pairs: impl Iterator<Item = [EndSummary; 2]>, ap_prior: f64, l_pac:
     let mut max_len = 1u64;
     for [a, b] in pairs {
         if a.mapq >= 20 && b.mapq >= 20 {
-            let x = if a.pos < b.pos { b.pos.wrapping_add(b.len).wrapping_sub(a.pos) } else { a.pos.wrapping_add(a.len).wrapping_sub(b.pos) };
+            let x =
+                if a.pos < b.pos { b.pos.wrapping_add(b.len).wrapping_sub(a.pos) } else { a.pos.wrapping_add(a.len).wrapping_sub(b.pos) };
             if x < 100_000 {
                 isizes.push(x);
             }

@@ -149,7 +149,14 @@ fn diff_score(n_mm: u32, n_gapo: u32, n_gape: u32, clip: u32) -> i32 {
 }
 
 /// bwa_paired_sw for one pair; returns the SW CIGAR of a rescued end.
-pub fn rescue(places: &mut [Placement; 2], reads: [&ReadSeq; 2], ii: &InsertSize, pac: &[u8], l_pac: u64, counts: &mut RescueCounts) -> [Option<Vec<u32>>; 2] {
+pub fn rescue(
+    places: &mut [Placement; 2],
+    reads: [&ReadSeq; 2],
+    ii: &InsertSize,
+    pac: &[u8],
+    l_pac: u64,
+    counts: &mut RescueCounts,
+) -> [Option<Vec<u32>>; 2] {
     let mut out = [None, None];
     if !((places[0].mapq >= MIN_MAPQ || places[1].mapq >= MIN_MAPQ) && places[0].flags & FLAG_PROPER_PAIR == 0) {
         return out;

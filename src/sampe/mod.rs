@@ -20,8 +20,8 @@ use rayon::prelude::*;
 use crate::progress::{note, Progress};
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
 use crate::sai::{AlnHit, GapOptions, MODE_IL13};
-use crate::sam::record::{self, Mate, FLAG_PAIRED, FLAG_READ1, FLAG_READ2};
 use crate::sam::format::Format;
+use crate::sam::record::{self, Mate, FLAG_PAIRED, FLAG_READ1, FLAG_READ2};
 use crate::sam::sink::{read_group, Sink};
 use crate::sam::{hits, program, refine};
 use insert_size::{EndSummary, Failure, InsertSize};
@@ -112,8 +112,14 @@ fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 
         );
     }
     if b0.len() != b1.len() {
-        let (short, long, n) = if b0.len() < b1.len() { (reads_paths[0], reads_paths[1], b0.len()) } else { (reads_paths[1], reads_paths[0], b1.len()) };
-        bail!("{} ends after read {} but {} has more reads: the two files are not pairs", short.display(), first + n as u64 - 1, long.display());
+        let (short, long, n) =
+            if b0.len() < b1.len() { (reads_paths[0], reads_paths[1], b0.len()) } else { (reads_paths[1], reads_paths[0], b1.len()) };
+        bail!(
+            "{} ends after read {} but {} has more reads: the two files are not pairs",
+            short.display(),
+            first + n as u64 - 1,
+            long.display()
+        );
     }
     Ok(())
 }
@@ -124,10 +130,10 @@ fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 
 fn empty_mates_note(readers: &[ReadBatchReader; 2], reads_paths: [&Path; 2]) -> Option<String> {
     let (j, empty) = (0..2).map(|j| (j, readers[j].empty_reads())).find(|(_, e)| e.count > 0)?;
     let (record, name) = empty.first.as_ref()?;
+    let records = if empty.count == 1 { "1 record".to_string() } else { format!("{} records", empty.count) };
     Some(format!(
-        "{}: {} records with an empty sequence, the first record {record} ('{name}'), skipped as bwa skips them; a pair with one empty mate puts the two files out of step: drop such pairs from both files, e.g. with cutadapt --minimum-length 1",
-        reads_paths[j].display(),
-        empty.count
+        "{}: {records} with an empty sequence skipped as bwa skips them, the first record {record} ('{name}'); a pair with one empty mate puts the two files out of step: drop such pairs from both files, e.g. with cutadapt --minimum-length 1",
+        reads_paths[j].display()
     ))
 }
 
@@ -141,7 +147,10 @@ fn failure_text(f: Failure) -> &'static str {
 
 pub fn run(args: SampeArgs) -> Result<()> {
     match args.threads {
-        Some(t) => rayon::ThreadPoolBuilder::new().num_threads(crate::threads::capped("sampe", t, args.quiet)).build()?.install(|| run_in_pool(&args)),
+        Some(t) => rayon::ThreadPoolBuilder::new()
+            .num_threads(crate::threads::capped("sampe", t, args.quiet))
+            .build()?
+            .install(|| run_in_pool(&args)),
         None => run_in_pool(&args),
     }
 }
@@ -166,12 +175,20 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let mut sai = [crate::sai::open(&inputs[0])?, crate::sai::open(&inputs[1])?];
     // As bwa: each file is read with its own .sai's options; all else uses the second's.
     let opt = sai[1].options;
-    let mut readers = [ReadBatchReader::open(&inputs[2], read_options(&sai[0].options))?, ReadBatchReader::open(&inputs[3], read_options(&opt))?];
+    let mut readers =
+        [ReadBatchReader::open(&inputs[2], read_options(&sai[0].options))?, ReadBatchReader::open(&inputs[3], read_options(&opt))?];
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
-    let mut sink = Sink::create(out_path.as_deref(), format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()), &program::pg_line(&choice))?;
+    let mut sink =
+        Sink::create(out_path.as_deref(), format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()), &program::pg_line(&choice))?;
 
-    let popt = PairingOptions { max_isize: args.max_isize, max_occ, n_multi: args.n_multi, n_multi_discordant: args.n_multi_discordant, s_mm: opt.s_mm };
+    let popt = PairingOptions {
+        max_isize: args.max_isize,
+        max_occ,
+        n_multi: args.n_multi,
+        n_multi_discordant: args.n_multi_discordant,
+        s_mm: opt.s_mm,
+    };
     let mut rng = Rand48::new(index.refs.seed() as i64);
     let seq_len = index.bwt.seq_len();
     let (pac, l_pac) = (index.refs.pac(), index.refs.l_pac());
@@ -221,7 +238,10 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
             })
             .collect();
 
-        let summaries = places.iter().enumerate().map(|(i, pl)| [0, 1].map(|j| EndSummary { pos: pl[j].pos, len: batch[j][i].len as u64, mapq: pl[j].mapq }));
+        let summaries = places
+            .iter()
+            .enumerate()
+            .map(|(i, pl)| [0, 1].map(|j| EndSummary { pos: pl[j].pos, len: batch[j][i].len as u64, mapq: pl[j].mapq }));
         let (mut ii, result) = insert_size::infer(summaries, args.ap_prior, l_pac as i64);
         if let Err(f) = result {
             isize_notes.push(format!("pairs {first}-{}: no insert size estimate ({})", first + b0.len() as u64 - 1, failure_text(f)));

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -46,6 +47,35 @@ pub fn bcuda(args: &[&str]) -> Vec<u8> {
     run(env!("CARGO_BIN_EXE_bcuda"), args)
 }
 
+/// The development binary `bcuda-dev` (dev/: synth-genome, stack-profile, gpu-bench), built
+/// on first use. Cargo builds only the tested package's binaries for its integration tests
+/// (and `CARGO_BIN_EXE_*` names only those), so it is built here with the profile and target
+/// directory of this test's `bcuda`, and found beside it.
+pub fn bcuda_dev_path() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let profile_dir = Path::new(env!("CARGO_BIN_EXE_bcuda")).parent().unwrap();
+        let profile = profile_dir.file_name().unwrap().to_str().unwrap();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+        let mut build = Command::new(cargo);
+        build.args(["build", "--quiet", "-p", "bcuda-dev", "--bin", "bcuda-dev", "--manifest-path"]);
+        build.arg(repo().join("Cargo.toml")).arg("--target-dir").arg(profile_dir.parent().unwrap());
+        // Cargo's `dev` profile builds into debug/, any other into a directory of its name.
+        if profile != "debug" {
+            build.args(["--profile", profile]);
+        }
+        let status = build.status().expect("cannot run cargo to build bcuda-dev");
+        assert!(status.success(), "building bcuda-dev failed ({status})");
+        profile_dir.join(format!("bcuda-dev{}", std::env::consts::EXE_SUFFIX))
+    })
+    .clone()
+}
+
+/// Runs `bcuda-dev`, returns stdout; panics with its stderr when it fails.
+pub fn bcuda_dev(args: &[&str]) -> Vec<u8> {
+    run(bcuda_dev_path().to_str().unwrap(), args)
+}
+
 /// `bcuda` expected to fail: returns its stderr.
 pub fn bcuda_fails(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).output().unwrap();
@@ -72,7 +102,8 @@ pub fn head_fastq(src: &Path, n: usize, dst: &Path) {
 /// mismatches, short insertions and deletions, N bases, and some random (unmappable) reads.
 pub fn simulate_reads(fasta: &Path, len: usize, n: usize, seed: u64, dst: &Path) {
     let text = std::fs::read_to_string(fasta).unwrap();
-    let genome: Vec<u8> = text.lines().skip(1).take_while(|l| !l.starts_with('>')).flat_map(|l| l.trim().bytes()).map(|b| b.to_ascii_uppercase()).collect();
+    let genome: Vec<u8> =
+        text.lines().skip(1).take_while(|l| !l.starts_with('>')).flat_map(|l| l.trim().bytes()).map(|b| b.to_ascii_uppercase()).collect();
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut next = move |m: u64| {
         state ^= state << 13;
@@ -115,7 +146,17 @@ pub fn simulate_reads(fasta: &Path, len: usize, n: usize, seed: u64, dst: &Path)
         }
         read.truncate(len);
         if next(2) == 0 {
-            read = read.iter().rev().map(|&b| match b { b'A' => b'T', b'C' => b'G', b'G' => b'C', b'T' => b'A', x => x }).collect();
+            read = read
+                .iter()
+                .rev()
+                .map(|&b| match b {
+                    b'A' => b'T',
+                    b'C' => b'G',
+                    b'G' => b'C',
+                    b'T' => b'A',
+                    x => x,
+                })
+                .collect();
         }
         let qual: String = (0..len).map(|i| (33 + if i > len - 10 { 2 + next(20) } else { 20 + next(21) }) as u8 as char).collect();
         out.push_str(&format!("@sim{r}/1\n{}\n+\n{qual}\n", String::from_utf8(read).unwrap()));

@@ -1,4 +1,4 @@
-//! `bcuda stack-profile`: how much stack bwa's search needs per read, and whether the GPU's
+//! `bcuda-dev stack-profile`: how much stack bwa's search needs per read, and whether the GPU's
 //! bounded stack ([`BoundedStack`]) of a given size gives bwa's hits. Every read is searched
 //! with bwa's stack (the oracle) and with bounded stacks of each size; a bounded search either
 //! gives the oracle's hits exactly or says the stack was too small, and any other outcome is
@@ -10,23 +10,19 @@ use anyhow::{bail, Context, Result};
 use bcuda_index::IntervalTable;
 use rayon::prelude::*;
 
-use super::level_search::{level_search, GiveUp, LevelCost, CHUNK};
-use super::search::{align_read_with, batch_options, prepare_read, Search, Width};
-use super::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
-use super::CPU_BATCH;
-use crate::reads::{ReadBatchReader, ReadOptions};
-use crate::sai::GapOptions;
+use bcuda::aln::level_search::{level_search, GiveUp, LevelCost, CHUNK};
+use bcuda::aln::search::{align_read_with, batch_options, prepare_read, Search, Width};
+use bcuda::aln::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
+use bcuda::aln::CPU_BATCH;
+use bcuda::reads::{ReadBatchReader, ReadOptions};
+use bcuda::sai::GapOptions;
 
 #[derive(clap::Args, Debug)]
 pub struct StackProfileArgs {
     pub prefix: PathBuf,
     pub reads: PathBuf,
     /// Bounded stack sizes (entries) to check, comma-separated.
-    #[arg(
-        long,
-        default_value = "256,1024,2048,8192,32768",
-        value_delimiter = ','
-    )]
+    #[arg(long, default_value = "256,1024,2048,8192,32768", value_delimiter = ',')]
     pub capacity: Vec<usize>,
     /// Pop budget of the bounded stacks (the GPU's first pass hands longer searches on).
     #[arg(long, default_value_t = usize::MAX)]
@@ -112,68 +108,39 @@ fn profile_read(
     let (capacities, level_capacities) = (&args.capacity, &args.level_capacity);
     let (mut width, mut seed_width, mut seq) = (Vec::<Width>::new(), Vec::new(), Vec::new());
     let mut oracle = Counting::default();
-    let hits = align_read_with(
-        bwt,
-        None,
-        read,
-        opt,
-        &mut oracle,
-        &mut width,
-        &mut seed_width,
-        &mut seq,
-    )
-    .expect("bwa's stack holds every entry");
+    let hits =
+        align_read_with(bwt, None, read, opt, &mut oracle, &mut width, &mut seed_width, &mut seq).expect("bwa's stack holds every entry");
     let mut bounded = Vec::new();
     for &capacity in capacities {
         let mut stack = BoundedStack::with_max_pops(capacity, args.max_pops);
         bounded.push(match align_read_with(bwt, intervals, read, opt, &mut stack, &mut width, &mut seed_width, &mut seq) {
             Ok(h) if h == hits => Some(stack.peak_stored),
-            Ok(h) => bail!("a bounded stack of {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len()),
+            Ok(h) => {
+                bail!("a bounded stack of {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len())
+            }
             Err(_) => None,
         });
     }
     let mut level = Vec::new();
     for &capacity in level_capacities {
         let (local, use_seed) = prepare_read(bwt, read, opt, &mut width, &mut seed_width, &mut seq);
-        let search = Search {
-            bwt,
-            seq: &seq,
-            seed_width: use_seed.then_some(&seed_width[..]),
-            opt: &local,
-            intervals,
-        };
+        let search = Search { bwt, seq: &seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals };
         let mut cost = LevelCost::default();
         level.push(match level_search(&search, &mut width, opt, args.lanes, capacity / CHUNK, args.exact_entries_limit, &mut cost) {
             Ok(h) if h == hits => Ok(cost),
-            Ok(h) => bail!("the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len()),
+            Ok(h) => {
+                bail!("the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len())
+            }
             Err(why) => Err(why),
         });
     }
-    let exact = crate::gpu::bench::exact_search(bwt, read).map_or(0, |(k, l)| {
-        if k == 0 && l == 0 {
-            0
-        } else {
-            l + 1 - k
-        }
-    });
-    Ok(ReadProfile {
-        exact,
-        pops: oracle.pops,
-        peak: oracle.peak,
-        bounded,
-        level,
-    })
+    let exact = crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
+    Ok(ReadProfile { exact, pops: oracle.pops, peak: oracle.peak, bounded, level })
 }
 
-fn write_per_read(
-    path: &std::path::Path,
-    profiles: &[ReadProfile],
-    level_capacities: &[usize],
-) -> Result<()> {
+fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
     use std::io::Write;
-    let mut out = std::io::BufWriter::new(
-        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
-    );
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?);
     write!(out, "read\tpops\tpeak\texact_interval")?;
     for c in level_capacities {
         write!(out, "\tgroups_{c}\tcritical_pops_{c}")?;
@@ -194,20 +161,13 @@ fn write_per_read(
 }
 
 fn percentile(sorted: &[usize], p: f64) -> usize {
-    sorted
-        .get(((sorted.len() as f64 - 1.0) * p).round() as usize)
-        .copied()
-        .unwrap_or(0)
+    sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0)
 }
 
 pub fn run(args: StackProfileArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
-    let opt = GapOptions {
-        max_entries: args.max_entries,
-        ..GapOptions::default()
-    };
-    let intervals =
-        (args.interval_depth > 0).then(|| IntervalTable::build(&bwt, args.interval_depth));
+    let opt = GapOptions { max_entries: args.max_entries, ..GapOptions::default() };
+    let intervals = (args.interval_depth > 0).then(|| IntervalTable::build(&bwt, args.interval_depth));
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let limit = args.max_reads.unwrap_or(usize::MAX);
     let mut profiles = Vec::new();
@@ -217,10 +177,8 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
             break;
         }
         let batch_opt = batch_options(&opt, batch.iter().map(|r| r.len).max().unwrap_or(0));
-        let done: Result<Vec<_>> = batch
-            .par_iter()
-            .map(|r| profile_read(&bwt, intervals.as_ref(), r.aligned(), &batch_opt, &args))
-            .collect();
+        let done: Result<Vec<_>> =
+            batch.par_iter().map(|r| profile_read(&bwt, intervals.as_ref(), r.aligned(), &batch_opt, &args)).collect();
         profiles.extend(done?);
     }
     let n = profiles.len();
@@ -234,22 +192,14 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
     println!("{n} reads; every bounded search that finished gave bwa's hits");
     println!("percentile\tpops\tbwa stack peak");
     for p in [0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
-        println!(
-            "{}\t{}\t{}",
-            p * 100.0,
-            percentile(&pops, p),
-            percentile(&peaks, p)
-        );
+        println!("{}\t{}\t{}", p * 100.0, percentile(&pops, p), percentile(&peaks, p));
     }
     println!("pops in all: {}", pops.iter().sum::<usize>());
     if std::env::var_os("BCUDA_PROFILE_TOP").is_some() {
         let mut idx: Vec<usize> = (0..n).collect();
         idx.sort_by_key(|&i| std::cmp::Reverse(profiles[i].pops));
         for &i in idx.iter().take(20) {
-            println!(
-                "read {i}: pops {} peak {}",
-                profiles[i].pops, profiles[i].peak
-            );
+            println!("read {i}: pops {} peak {}", profiles[i].pops, profiles[i].peak);
         }
     }
     println!("bounded entries\treads too large\tpops of those\tpeak stored (p99 of the rest)");
@@ -258,31 +208,18 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         let mut stored: Vec<usize> = profiles.iter().filter_map(|p| p.bounded[c]).collect();
         stored.sort_unstable();
         let over_pops: usize = over.iter().map(|p| p.pops).sum();
-        println!(
-            "{capacity}\t{}\t{over_pops}\t{}",
-            over.len(),
-            percentile(&stored, 0.99)
-        );
+        println!("{capacity}\t{}\t{over_pops}\t{}", over.len(), percentile(&stored, 0.99));
     }
-    println!("level search ({} lanes) entries\tgave up: stack\tgave up: -m\tpops\tcritical-path pops\tthe same for reads of over 10k pops", args.lanes);
+    println!(
+        "level search ({} lanes) entries\tgave up: stack\tgave up: -m\tpops\tcritical-path pops\tthe same for reads of over 10k pops",
+        args.lanes
+    );
     for (c, &capacity) in args.level_capacity.iter().enumerate() {
-        let stack = profiles
-            .iter()
-            .filter(|p| p.level[c] == Err(GiveUp::StackFull))
-            .count();
-        let limit = profiles
-            .iter()
-            .filter(|p| p.level[c] == Err(GiveUp::EntriesLimit))
-            .count();
-        let done: Vec<(&ReadProfile, LevelCost)> = profiles
-            .iter()
-            .filter_map(|p| p.level[c].as_ref().ok().map(|&x| (p, x)))
-            .collect();
+        let stack = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::StackFull)).count();
+        let limit = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::EntriesLimit)).count();
+        let done: Vec<(&ReadProfile, LevelCost)> = profiles.iter().filter_map(|p| p.level[c].as_ref().ok().map(|&x| (p, x))).collect();
         let sum = |heavy: bool, f: fn(&LevelCost) -> usize| {
-            done.iter()
-                .filter(|(p, _)| !heavy || p.pops > 10_000)
-                .map(|(_, x)| f(x))
-                .sum::<usize>()
+            done.iter().filter(|(p, _)| !heavy || p.pops > 10_000).map(|(_, x)| f(x)).sum::<usize>()
         };
         println!(
             "{capacity}\t{stack}\t{limit}\t{}\t{}\t{} / {} (bwa's pops {})",
@@ -290,39 +227,34 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
             sum(false, |x| x.critical_pops),
             sum(true, |x| x.pops),
             sum(true, |x| x.critical_pops),
-            done.iter()
-                .filter(|(p, _)| p.pops > 10_000)
-                .map(|(p, _)| p.pops)
-                .sum::<usize>()
+            done.iter().filter(|(p, _)| p.pops > 10_000).map(|(p, _)| p.pops).sum::<usize>()
         );
     }
     // Pass 2's `level_max_rounds` hands a read on after that many groups: how many reads each
     // value would hand on, and their share of the critical path (the largest pool, where the
     // fewest searches give up, so that their groups are counted to the end).
     if let Some(last) = args.level_capacity.len().checked_sub(1) {
-        let costs: Vec<LevelCost> = profiles
-            .iter()
-            .filter_map(|p| p.level[last].as_ref().ok().copied())
-            .collect();
+        let costs: Vec<LevelCost> = profiles.iter().filter_map(|p| p.level[last].as_ref().ok().copied()).collect();
         let mut groups: Vec<usize> = costs.iter().map(|x| x.groups).collect();
         groups.sort_unstable();
         let all_critical = costs.iter().map(|x| x.critical_pops).sum::<usize>().max(1);
         let (pool, p) = (args.level_capacity[last], |q| percentile(&groups, q));
-        println!("groups of chains per read (level search, {} lanes, pool {pool}): p50 {}, p90 {}, p99 {}, p99.9 {}, max {}", args.lanes, p(0.5), p(0.9), p(0.99), p(0.999), p(1.0));
+        println!(
+            "groups of chains per read (level search, {} lanes, pool {pool}): p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+            args.lanes,
+            p(0.5),
+            p(0.9),
+            p(0.99),
+            p(0.999),
+            p(1.0)
+        );
         println!("level_max_rounds\treads over it\ttheir critical-path pops (share)");
-        let domain = crate::gpu::InexactSwitches::DOMAINS
-            .iter()
-            .find(|d| d.0 == "level_max_rounds")
-            .map_or(&[][..], |d| d.1);
+        let domain = bcuda::gpu::InexactSwitches::DOMAINS.iter().find(|d| d.0 == "level_max_rounds").map_or(&[][..], |d| d.1);
         for &rounds in domain.iter().filter(|&&r| r > 0) {
             let rounds = rounds as usize;
             let over: Vec<&LevelCost> = costs.iter().filter(|x| x.groups > rounds).collect();
             let critical = over.iter().map(|x| x.critical_pops).sum::<usize>();
-            println!(
-                "{rounds}\t{}\t{critical} ({:.1} %)",
-                over.len(),
-                100.0 * critical as f64 / all_critical as f64
-            );
+            println!("{rounds}\t{}\t{critical} ({:.1} %)", over.len(), 100.0 * critical as f64 / all_critical as f64);
         }
     }
     Ok(())

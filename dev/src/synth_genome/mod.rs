@@ -1,4 +1,4 @@
-//! `bcuda synth-genome` (hidden): a seeded synthetic genome for benchmarks, written as FASTA
+//! `bcuda-dev synth-genome`: a seeded synthetic genome for benchmarks, written as FASTA
 //! to stdout. `--human-like` gives a genome whose repeats make aligners work as on a human one
 //! (interspersed repeat families, satellites, segmental duplications, microsatellites, GC
 //! isochores, N gaps); without it, the same 24 chromosomes of uniform random sequence, a
@@ -29,19 +29,37 @@ pub struct SynthGenomeArgs {
     #[arg(long)]
     pub human_like: bool,
     /// Threads (default and most: all cores); the output does not depend on it.
-    #[arg(short = 't', long, allow_negative_numbers = true, value_parser = crate::option_values::positive_count)]
+    #[arg(short = 't', long, allow_negative_numbers = true, value_parser = bcuda::option_values::positive_count)]
     pub threads: Option<usize>,
 }
 
 /// GRCh38 chromosome lengths in Mbp and centromere positions (fraction of the length);
 /// acrocentric ones have their centromere near the start.
 const HUMAN: [(&str, f64, f64); 24] = [
-    ("chr1", 248.96, 0.50), ("chr2", 242.19, 0.39), ("chr3", 198.30, 0.46), ("chr4", 190.21, 0.26),
-    ("chr5", 181.54, 0.27), ("chr6", 170.81, 0.35), ("chr7", 159.35, 0.38), ("chr8", 145.14, 0.31),
-    ("chr9", 138.39, 0.33), ("chr10", 133.80, 0.30), ("chr11", 135.09, 0.39), ("chr12", 133.28, 0.27),
-    ("chr13", 114.36, 0.15), ("chr14", 107.04, 0.16), ("chr15", 101.99, 0.18), ("chr16", 90.34, 0.41),
-    ("chr17", 83.26, 0.30), ("chr18", 80.37, 0.23), ("chr19", 58.62, 0.45), ("chr20", 64.44, 0.46),
-    ("chr21", 46.71, 0.26), ("chr22", 50.82, 0.28), ("chrX", 156.04, 0.39), ("chrY", 57.23, 0.18),
+    ("chr1", 248.96, 0.50),
+    ("chr2", 242.19, 0.39),
+    ("chr3", 198.30, 0.46),
+    ("chr4", 190.21, 0.26),
+    ("chr5", 181.54, 0.27),
+    ("chr6", 170.81, 0.35),
+    ("chr7", 159.35, 0.38),
+    ("chr8", 145.14, 0.31),
+    ("chr9", 138.39, 0.33),
+    ("chr10", 133.80, 0.30),
+    ("chr11", 135.09, 0.39),
+    ("chr12", 133.28, 0.27),
+    ("chr13", 114.36, 0.15),
+    ("chr14", 107.04, 0.16),
+    ("chr15", 101.99, 0.18),
+    ("chr16", 90.34, 0.41),
+    ("chr17", 83.26, 0.30),
+    ("chr18", 80.37, 0.23),
+    ("chr19", 58.62, 0.45),
+    ("chr20", 64.44, 0.46),
+    ("chr21", 46.71, 0.26),
+    ("chr22", 50.82, 0.28),
+    ("chrX", 156.04, 0.39),
+    ("chrY", 57.23, 0.18),
 ];
 const ACROCENTRIC: [&str; 5] = ["chr13", "chr14", "chr15", "chr21", "chr22"];
 /// Acrocentric pairs that share their centromeric higher-order repeat (as 13/21 and 14/22 do).
@@ -60,7 +78,7 @@ pub fn run(args: SynthGenomeArgs) -> Result<()> {
     if !(args.size_mbp > 0.0) {
         bail!("--size-mbp must be positive");
     }
-    let threads = args.threads.map_or(0, |t| crate::threads::capped("synth-genome", t, false));
+    let threads = args.threads.map_or(0, |t| bcuda::threads::capped("synth-genome", t, false));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let chromosomes = pool.install(|| generate(args.size_mbp, args.seed, args.human_like));
     let kind = if args.human_like { "human-like" } else { "uniform random" };
@@ -133,7 +151,7 @@ fn report_composition(families: &[families::Family], chromosomes: &[Chromosome],
     }
     let names = families.iter().map(|f| f.name).chain(["microsatellites"]);
     let shares: Vec<String> = names.zip(&bases).map(|(name, n)| format!("{name} {:.2}%", 100.0 * *n as f64 / total as f64)).collect();
-    eprintln!("[bcuda synth-genome] repeats: {}", shares.join(", "));
+    eprintln!("[bcuda-dev synth-genome] repeats: {}", shares.join(", "));
 }
 
 #[cfg(test)]

@@ -1,11 +1,11 @@
-//! `bcuda gpu-bench`: times the exact_match kernel alone (GPU events) on real reads and checks
+//! `bcuda-dev gpu-bench`: times the exact_match kernel alone (GPU events) on real reads and checks
 //! every interval against the CPU's backward search.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-use crate::reads::{ReadBatchReader, ReadOptions};
+use bcuda::reads::{ReadBatchReader, ReadOptions};
 
 #[derive(clap::Args, Debug)]
 pub struct GpuBenchArgs {
@@ -47,11 +47,11 @@ pub(crate) fn exact_search(bwt: &bcuda_index::Bwt, read: &[u8]) -> Option<(u64, 
 
 pub fn run(args: GpuBenchArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
-    let mut switches = super::Switches::default();
+    let mut switches = bcuda::gpu::Switches::default();
     for s in &args.switches {
         switches.set(s).map_err(|e| anyhow::anyhow!("--switch {e}"))?;
     }
-    let mut gpu = super::GpuAligner::new(&bwt, switches.clone(), args.gpu_id)?;
+    let mut gpu = bcuda::gpu::GpuAligner::new(&bwt, switches.clone(), args.gpu_id)?;
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let (mut reads_timed, mut ms_total, mut mismatches, mut exact) = (0u64, 0f64, 0u64, 0u64);
     // Reads that match exactly walk all their bases: the kernel's worst case, timed apart.

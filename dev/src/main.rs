@@ -1,0 +1,55 @@
+//! `bcuda-dev`: the tools used to develop and measure bcuda, kept out of the `bcuda` binary.
+//! They reach the aligner through the `bcuda` library crate.
+
+mod gpu_bench;
+mod stack_profile;
+mod synth_genome;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+/// The shell's status for a process that SIGPIPE ended (128 + 13), as `bcuda`'s.
+const CLOSED_PIPE_STATUS: u8 = 141;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "bcuda-dev",
+    version,
+    about = "Development tools for bcuda: benchmark genomes, CPU models of the GPU search, kernel timing"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Time the exact_match kernel alone and check it against the CPU.
+    GpuBench(gpu_bench::GpuBenchArgs),
+    /// Profile the search's stack per read and check the GPU's bounded stack on the CPU.
+    StackProfile(stack_profile::StackProfileArgs),
+    /// Writes a seeded synthetic genome (FASTA, stdout) for benchmarks.
+    SynthGenome(synth_genome::SynthGenomeArgs),
+}
+
+fn run() -> Result<()> {
+    match Cli::parse().command {
+        Command::GpuBench(args) => gpu_bench::run(args),
+        Command::StackProfile(args) => stack_profile::run(args),
+        Command::SynthGenome(args) => synth_genome::run(args),
+    }
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output has gone (`| head`): nothing to say.
+        Err(err) if err.chain().any(bcuda_output::is_closed_pipe) => ExitCode::from(CLOSED_PIPE_STATUS),
+        Err(err) => {
+            eprintln!("bcuda-dev: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

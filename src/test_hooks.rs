@@ -1,0 +1,81 @@
+//! The `BCUDA_TEST_*` environment variables, read here and nowhere else. They are hooks for
+//! the GPU checks and benchmarks (scripts/gpu-check.sh, bench/*.sh): they force paths that
+//! real inputs rarely take (small stacks, a failed batch, GPU or index chunk) or set what a
+//! sweep varies, without a tuning run. Unset, each leaves bcuda as documented; none is an
+//! option a user needs.
+
+use anyhow::{bail, Result};
+
+use crate::gpu::InexactSwitches;
+
+/// `BCUDA_TEST_BATCH_READS=N`: reads per `aln` batch instead of bwa's (sweeps of the
+/// pipeline's fill and drain against its per-batch cost). `None` when unset, not a number, or 0.
+pub(crate) fn batch_reads() -> Option<usize> {
+    std::env::var("BCUDA_TEST_BATCH_READS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0)
+}
+
+/// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."` (spaces or commas between): the inexact
+/// kernels' switches, set over their defaults (scripts/gpu-check.sh times `aln` with each).
+pub(crate) fn inexact_switches() -> Result<InexactSwitches> {
+    let mut sw = InexactSwitches::default();
+    if let Ok(v) = std::env::var("BCUDA_TEST_INEXACT_SWITCHES") {
+        for a in v.split(|c: char| c.is_whitespace() || c == ',').filter(|a| !a.is_empty()) {
+            sw.set(a).map_err(|e| anyhow::anyhow!("BCUDA_TEST_INEXACT_SWITCHES: {e}"))?;
+        }
+    }
+    Ok(sw)
+}
+
+/// `BCUDA_TEST_LINEINFO` (any value): the kernels are compiled with source lines
+/// (`-lineinfo`), so that Nsight Compute's source counters name the lines where warps stall
+/// (bench/human-like.sh NCU=1).
+pub(crate) fn line_info() -> bool {
+    std::env::var_os("BCUDA_TEST_LINEINFO").is_some()
+}
+
+/// `BCUDA_TEST_SLOTS=N`: batches in flight per GPU, 2 to 8 (`default` when unset).
+pub(crate) fn slots(default: usize) -> Result<usize> {
+    match std::env::var("BCUDA_TEST_SLOTS") {
+        Err(_) => Ok(default),
+        Ok(v) => v
+            .parse()
+            .ok()
+            .filter(|n| (2..=8).contains(n))
+            .ok_or_else(|| anyhow::anyhow!("BCUDA_TEST_SLOTS={v}: expected 2 to 8 batches in flight")),
+    }
+}
+
+/// `BCUDA_TEST_STACKS=a,b[,c]`: stack entries per pass of the inexact search (one to
+/// `max_passes` sizes), forced small so that the checks show that every pass and the CPU give
+/// the same hits. `None` when unset.
+pub(crate) fn stacks(max_passes: usize) -> Result<Option<Vec<usize>>> {
+    match std::env::var("BCUDA_TEST_STACKS") {
+        Err(_) => Ok(None),
+        Ok(v) => match v.split(',').map(str::parse).collect::<Result<Vec<usize>, _>>() {
+            Ok(e) if (1..=max_passes).contains(&e.len()) && e.iter().all(|&x| x > 0) => Ok(Some(e)),
+            _ => bail!("BCUDA_TEST_STACKS={v}: expected one to {max_passes} stack sizes (entries), e.g. 64,4096"),
+        },
+    }
+}
+
+/// `BCUDA_TEST_FAIL_BATCH=N`: the N-th batch (from 1) fails, `N..`: every batch from the N-th
+/// on (a GPU that dies); `BCUDA_TEST_FAIL_GPU=ORDINAL` keeps that to one GPU. The checks use
+/// them to show that a failed batch, or GPU, loses no read. For GPU `ordinal`: the first
+/// failing batch, and whether every later one fails too.
+pub(crate) fn failing_batches(ordinal: usize) -> Option<(usize, bool)> {
+    let only = std::env::var("BCUDA_TEST_FAIL_GPU").ok().and_then(|v| v.parse::<usize>().ok());
+    if only.is_some_and(|o| o != ordinal) {
+        return None;
+    }
+    let v = std::env::var("BCUDA_TEST_FAIL_BATCH").ok()?;
+    match v.strip_suffix("..") {
+        Some(from) => Some((from.parse().ok()?, true)),
+        None => Some((v.parse().ok()?, false)),
+    }
+}
+
+/// `BCUDA_TEST_FAIL_INDEX_CHUNK=N`: chunk N (from 1) of `index --gpu`'s sort fails on purpose
+/// on the GPU, so that the check sees the CPU take over with the same files.
+pub(crate) fn failing_index_chunk() -> Option<usize> {
+    std::env::var("BCUDA_TEST_FAIL_INDEX_CHUNK").ok()?.parse().ok()
+}
