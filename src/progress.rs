@@ -33,6 +33,32 @@ pub struct Progress {
     total: Option<u64>,
     /// Items finished (the bar's position follows the input instead when none are counted).
     items: Arc<AtomicU64>,
+    /// The input position of the last batch finished, where the next one starts.
+    last_position: Arc<AtomicU64>,
+}
+
+/// Items between two moves of the bar within a batch.
+const TICK_EVERY: u64 = 4096;
+
+/// The items of one batch, counted by the workers that finish them (see [`Progress::batch`]).
+pub struct BatchTicker<'a> {
+    progress: &'a Progress,
+    done: AtomicU64,
+    len: u64,
+    /// The batch's span of the input, over which the position is spread evenly.
+    start: u64,
+    end: u64,
+}
+
+impl BatchTicker<'_> {
+    /// One more item of the batch done; the bar moves every [`TICK_EVERY`] items.
+    pub fn tick(&self) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if done.is_multiple_of(TICK_EVERY) && done < self.len {
+            let at = self.start + ((self.end - self.start) as f64 * done as f64 / self.len as f64) as u64;
+            self.progress.show(self.progress.items() + done, Some(at));
+        }
+    }
 }
 
 /// Redraws per second, at most.
@@ -54,7 +80,7 @@ impl Progress {
             bar.enable_steady_tick(Duration::from_millis(1000 / REFRESH_HZ as u64));
             bar
         };
-        Progress { what, bar, total, items: Arc::new(AtomicU64::new(0)) }
+        Progress { what, bar, total, items: Arc::new(AtomicU64::new(0)), last_position: Arc::new(AtomicU64::new(0)) }
     }
 
     /// Adds `n` finished items; `position` is the amount of `total` covered so far, if known.
@@ -63,6 +89,22 @@ impl Progress {
     /// (work measured by position, such as index construction).
     pub fn advance(&self, n: u64, position: Option<u64>) {
         let done = self.items.fetch_add(n, Ordering::Relaxed) + n;
+        if let Some(at) = position {
+            self.last_position.store(at, Ordering::Relaxed);
+        }
+        self.show(done, position);
+    }
+
+    /// Counts the items of a batch of `len` as workers finish them, for a bar that moves
+    /// while a large batch is worked on; `end_position` is where the batch ends in the input.
+    /// The batch's items are still added with [`advance`](Self::advance) when it is done.
+    pub fn batch(&self, len: usize, end_position: u64) -> BatchTicker<'_> {
+        let start = self.last_position.load(Ordering::Relaxed);
+        BatchTicker { progress: self, done: AtomicU64::new(0), len: len as u64, start, end: end_position.max(start) }
+    }
+
+    /// Draws `done` items at input `position`.
+    fn show(&self, done: u64, position: Option<u64>) {
         match (self.total, position) {
             (Some(total), Some(at)) if done == 0 => {
                 if self.bar.length() != Some(total) {
@@ -104,10 +146,16 @@ const ETA_AFTER_S: f64 = 2.0;
 /// The `{eta_known}` key: `, ETA 1m 20s` once some work is done and a rate is known, else
 /// nothing (indicatif's `{eta}` extrapolates from nothing at first).
 fn eta_known(state: &ProgressState, out: &mut dyn std::fmt::Write) {
-    let rate_known = state.pos() > 0 && state.elapsed().as_secs_f64() >= ETA_AFTER_S && state.len().is_some();
-    if rate_known {
-        let _ = write!(out, ", ETA {}", indicatif::HumanDuration(state.eta()));
+    if let Some(text) = eta_text(state.pos(), state.len(), state.elapsed(), state.eta()) {
+        let _ = write!(out, "{text}");
     }
+}
+
+/// The ETA shown after `elapsed` with `pos` of `len` done: none before [`ETA_AFTER_S`] nor
+/// before anything is done, nor without a length.
+fn eta_text(pos: u64, len: Option<u64>, elapsed: Duration, eta: Duration) -> Option<String> {
+    let rate_known = pos > 0 && elapsed.as_secs_f64() >= ETA_AFTER_S && len.is_some();
+    rate_known.then(|| format!(", ETA {}", indicatif::HumanDuration(eta)))
 }
 
 /// A template with the `{eta_known}` key.
@@ -153,5 +201,31 @@ mod tests {
         let f = Progress::new("index", Some(1000), true);
         f.advance(0, Some(250));
         assert_eq!((f.bar.position(), f.bar.length()), (250, Some(1000)));
+    }
+
+    /// A batch's items move the bar as they are done, its input span spread over them, long
+    /// before the batch ends; the items count only when the batch is added.
+    #[test]
+    fn a_batch_moves_the_bar_before_it_ends() {
+        let p = Progress::new("reads", Some(4000), true);
+        p.advance(10_000, Some(1000));
+        let batch = p.batch(3 * TICK_EVERY as usize, 2500);
+        (0..TICK_EVERY).for_each(|_| batch.tick());
+        assert_eq!(p.bar.position(), 10_000 + TICK_EVERY);
+        let at = 1000 + 1500 / 3;
+        assert_eq!(p.bar.length(), Some(((10_000 + TICK_EVERY) as f64 * 4000.0 / at as f64).ceil() as u64));
+        assert_eq!(p.items(), 10_000);
+        (TICK_EVERY..3 * TICK_EVERY).for_each(|_| batch.tick());
+        p.advance(3 * TICK_EVERY, Some(2500));
+        assert_eq!((p.items(), p.bar.position()), (10_000 + 3 * TICK_EVERY, 10_000 + 3 * TICK_EVERY));
+    }
+
+    #[test]
+    fn no_eta_until_a_rate_is_known() {
+        let (second, minute) = (Duration::from_secs(1), Duration::from_secs(60));
+        assert_eq!(eta_text(0, Some(100), 10 * second, minute), None, "nothing done");
+        assert_eq!(eta_text(5, Some(100), second, minute), None, "too soon");
+        assert_eq!(eta_text(5, None, 10 * second, minute), None, "no length");
+        assert_eq!(eta_text(5, Some(100), 10 * second, minute).as_deref(), Some(", ETA 60 seconds"));
     }
 }

@@ -81,6 +81,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
             let hits = hits::next_read_hits(&mut sai, &sai_name, read, record, &reads_name, seq_len)?;
             chosen.push(hits::choose(&hits, &mut rng, args.max_xa));
         }
+        let ticker = progress.batch(batch.len(), reader.position().0);
         let lines: Vec<String> = chosen
             .into_par_iter()
             .zip(batch.par_iter())
@@ -91,6 +92,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
                 let aligned = refine::refine(place, None, read, pac, l_pac);
                 let mut line = String::with_capacity(2 * read.codes.len() + 128);
                 record::push_record(read, &aligned, None, &index.refs, &opt, rg_id, &mut line);
+                ticker.tick();
                 line
             })
             .collect();

@@ -248,7 +248,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
 
     let mut out = Output::create(args.output.as_deref())?;
     sai::write_header(&mut out, &opt)?;
-    let mut progress = Progress::new("reads aligned", Some(input_size), args.quiet);
+    let progress = Progress::new("reads aligned", Some(input_size), args.quiet);
     let start_up = started.elapsed();
     // With several GPUs, a line of progress each.
     let gpu_progress: Vec<Progress> = match gpus.len() {
@@ -286,7 +286,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
             }
             busy
         });
-        let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &mut progress);
+        let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &progress);
         let writer = scope.spawn(move || -> Result<(Output, usize, Duration, Duration)> {
             let (mut cpu_reads, mut complete, mut write, mut order) = (0, Duration::ZERO, Duration::ZERO, InOrder::new());
             let mut reads_before = 0;
@@ -302,7 +302,8 @@ pub fn run(args: AlnArgs) -> Result<()> {
                     };
                     reads_before += batch.reads.len();
                     let t = Instant::now();
-                    let (hits, on_cpu) = pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, answer));
+                    let ticker = progress.batch(batch.reads.len(), batch.position);
+                    let (hits, on_cpu) = pool.install(|| complete_on_cpu(bwt, &batch.reads, opt, answer, &|| ticker.tick()));
                     complete += t.elapsed();
                     let named = if left.is_empty() { String::new() } else { format!(": reads {}", left.join(", ")) };
                     timeline::mark(seq, format!("completed on the CPU ({on_cpu} reads aligned there{named})"));

@@ -544,7 +544,7 @@ impl GpuAligner {
     pub fn align_batch(&mut self, bwt: &Bwt, reads: &[ReadSeq], opt: &GapOptions) -> Result<Vec<Vec<AlnHit>>> {
         let flight = self.submit(HostBatch::new(reads, opt, self.switches.sequence_stride))?;
         let (_, hits) = self.collect(flight)?;
-        Ok(complete_on_cpu(bwt, reads, opt, Some(hits)).0)
+        Ok(complete_on_cpu(bwt, reads, opt, Some(hits), &|| {}).0)
     }
 }
 

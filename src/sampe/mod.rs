@@ -257,6 +257,7 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
         }
         let sw = !args.no_sw && ii.is_known();
 
+        let ticker = progress.batch(b0.len(), readers[0].position().0);
         let (lines, counts): (Vec<String>, Vec<RescueCounts>) = places
             .into_par_iter()
             .zip(pair_hits.par_iter().zip(main_text_pos))
@@ -279,6 +280,7 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
                 let mut text = String::with_capacity(4 * (r0.codes.len() + r1.codes.len()) + 512);
                 record::push_record(r0, &a0, Some(&Mate { aligned: &a1, full_len: r1.codes.len() }), &index.refs, &opt, rg_id, &mut text);
                 record::push_record(r1, &a1, Some(&Mate { aligned: &a0, full_len: r0.codes.len() }), &index.refs, &opt, rg_id, &mut text);
+                ticker.tick();
                 (text, counts)
             })
             .unzip();
