@@ -16,6 +16,7 @@ pub mod aln;
 pub mod autotune_cmd;
 pub mod gpu;
 pub mod index_cmd;
+pub mod map;
 pub mod merge_sai;
 pub mod sam;
 pub mod sampe;

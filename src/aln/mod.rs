@@ -8,7 +8,8 @@ pub mod search;
 pub mod stack;
 pub mod timeline;
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -29,10 +30,11 @@ pub const CPU_BATCH: usize = 0x40000;
 /// parsed and packed while the GPUs open.
 const BATCHES_PER_GPU: usize = 2;
 
-/// The next batch of up to `n` reads (none at the end of the input), with the input's position after it.
-fn read_batch(reader: &mut ReadBatchReader, n: usize) -> Result<Parsed> {
-    let reads = reader.next_batch(n)?;
-    Ok(Parsed { gpu_input: None, reads, position: reader.position().0 })
+/// Batch `seq`: the next batch of up to `n` reads of its end (the ends take turns; none at
+/// the end of the input), with the position reached in all the inputs together.
+fn read_batch(readers: &mut [ReadBatchReader], seq: u64, n: usize) -> Result<Parsed> {
+    let reads = readers[seq as usize % readers.len()].next_batch(n)?;
+    Ok(Parsed { gpu_input: None, reads, position: readers.iter().map(|r| r.position().0).sum() })
 }
 
 /// Reads per batch: [`CPU_BATCH`], or [`crate::test_hooks::batch_reads`] (sweeps of the
@@ -193,32 +195,47 @@ fn ends_input(batch: &Result<Parsed>) -> bool {
 
 pub fn run(args: AlnArgs) -> Result<()> {
     let summary = crate::summary::Summary::start("aln");
+    let (index, inputs) = crate::default_index::split_positional("aln", &args.inputs, &["reads.fq"])?;
+    index.announce("aln", args.quiet);
+    let out = Output::create(args.output.as_deref())?;
+    let (outs, reads) = align(&args, &index.prefix, &inputs, vec![out])?;
+    // Only a complete .sai is committed; on any error the temporary file is removed.
+    outs.into_iter().try_for_each(Output::commit).with_context(|| "writing the .sai")?;
+    summary.print(Some(&index.prefix), reads, "reads", args.quiet);
+    Ok(())
+}
+
+/// Aligns the reads of each file of `reads` against the index at `prefix`, writing each
+/// file's .sai into its writer of `outs` (one per file); returns the writers and the reads
+/// aligned. The files take turns batch by batch through one pipeline (each batch is one
+/// file's, as bwa's batches are), so a paired run opens the GPUs once and both .sai grow
+/// together, as `sampe` reads them.
+pub fn align<W: Write + Send>(args: &AlnArgs, prefix: &Path, reads: &[PathBuf], outs: Vec<W>) -> Result<(Vec<W>, u64)> {
+    assert_eq!(reads.len(), outs.len(), "one .sai per reads file");
     let started = std::time::Instant::now();
     timeline::start();
     let opt = args.gap_options()?;
-    let (index, inputs) = crate::default_index::split_positional("aln", &args.inputs, &["reads.fq"])?;
-    index.announce("aln", args.quiet);
-    let opening = gpus::start_opening(&args);
-    let bwt_path = bcuda_index::with_ext(&index.prefix, ".bwt");
+    let opening = gpus::start_opening(args);
+    let bwt_path = bcuda_index::with_ext(prefix, ".bwt");
     let index_started = Instant::now();
     let bwt = bcuda_index::Bwt::load(&bwt_path)?;
     let index_load = index_started.elapsed();
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13, sequence_only: true };
-    let reader = ReadBatchReader::open(&inputs[0], read_opts)?;
-    let input_size = reader.position().1;
+    let readers = reads.iter().map(|path| ReadBatchReader::open(path, read_opts)).collect::<Result<Vec<_>, _>>()?;
+    let input_size = readers.iter().map(|r| r.position().1).sum();
     let batch_reads = batch_reads();
     // The reader starts now: the first batches (two for each GPU expected) are also packed
     // for the GPU, in the default layout, while the GPUs open and take the BWT, and each goes
     // on as soon as it is ready. The channel holds all but one of them, the reader the last;
     // later on it keeps as far ahead of the GPUs.
     let pack_ahead = opening.is_some();
-    let parsed_ahead = if pack_ahead { BATCHES_PER_GPU * gpus::expected_count(&args) } else { 2 };
+    let parsed_ahead = if pack_ahead { BATCHES_PER_GPU * gpus::expected_count(args) } else { 2 };
     let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(parsed_ahead - 1);
     let parser = std::thread::spawn(move || {
-        let (mut reader, mut busy) = (reader, Duration::ZERO);
+        let (mut readers, mut busy) = (readers, Duration::ZERO);
         for seq in 0u64.. {
             let t = Instant::now();
-            let mut batch = read_batch(&mut reader, batch_reads);
+            let mut batch = read_batch(&mut readers, seq, batch_reads);
             timeline::mark(seq, "parsed");
             let done = ends_input(&batch);
             if let (Ok(b), false, true) = (&mut batch, done, pack_ahead && seq < parsed_ahead as u64) {
@@ -241,13 +258,15 @@ pub fn run(args: AlnArgs) -> Result<()> {
                 timeline::mark_run("BWT mapped in");
             });
         }
-        gpus::open_aligners(&args, &bwt, opening)
+        gpus::open_aligners(args, &bwt, opening)
     })?;
     // The .sai header keeps the -t given (as bwa writes it); the pool runs what the machine can.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(crate::threads::capped("aln", args.threads as usize, args.quiet)).build()?;
 
-    let mut out = Output::create(args.output.as_deref())?;
-    sai::write_header(&mut out, &opt)?;
+    let mut outs = outs;
+    for out in &mut outs {
+        sai::write_header(out, &opt)?;
+    }
     let progress = Progress::new("reads aligned", Some(input_size), args.quiet);
     let start_up = started.elapsed();
     // With several GPUs, a line of progress each.
@@ -260,7 +279,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
     // completes the batches on the CPU (reads the GPU could not hold, or all of them without
     // a GPU) and writes them in input order.
     let stride = gpus.first().map(|g| g.switches().sequence_stride);
-    let (cpu_reads, busy, shares) = std::thread::scope(|scope| -> Result<(usize, StageBusy, Vec<dealer::Share>)> {
+    let (outs, cpu_reads, busy, shares) = std::thread::scope(|scope| -> Result<(Vec<W>, usize, StageBusy, Vec<dealer::Share>)> {
         let (packed_tx, packed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
         let packer = scope.spawn(move || {
@@ -287,7 +306,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
             busy
         });
         let (bwt, opt, pool, progress) = (&bwt, &opt, &pool, &progress);
-        let writer = scope.spawn(move || -> Result<(Output, usize, Duration, Duration)> {
+        let writer = scope.spawn(move || -> Result<(Vec<W>, usize, Duration, Duration)> {
             let (mut cpu_reads, mut complete, mut write, mut order) = (0, Duration::ZERO, Duration::ZERO, InOrder::new());
             let mut reads_before = 0;
             for answered in answered_rx {
@@ -309,8 +328,10 @@ pub fn run(args: AlnArgs) -> Result<()> {
                     timeline::mark(seq, format!("completed on the CPU ({on_cpu} reads aligned there{named})"));
                     cpu_reads += on_cpu;
                     let t = Instant::now();
+                    let end = seq as usize % outs.len();
+                    let out = &mut outs[end];
                     for read_hits in &hits {
-                        sai::write_read(&mut out, read_hits)?;
+                        sai::write_read(out, read_hits)?;
                     }
                     write += t.elapsed();
                     timeline::mark(seq, "written");
@@ -320,7 +341,7 @@ pub fn run(args: AlnArgs) -> Result<()> {
             if order.held() > 0 {
                 bail!("{} batches were answered but one before them never was", order.held());
             }
-            Ok((out, cpu_reads, complete, write))
+            Ok((outs, cpu_reads, complete, write))
         });
         let batches = packed_rx.into_iter().map(|b| b.map(|p| (p.reads.len(), p))).take_while(|b| !matches!(b, Ok((0, _))));
         let on_answer = |gpu: usize, reads: usize| {
@@ -331,17 +352,14 @@ pub fn run(args: AlnArgs) -> Result<()> {
         let fed = dealer::deal(&mut gpus, batches, answered_tx, &on_answer);
         timeline::mark_run("every batch dealt and collected");
         // The writer's own error first: feeding stops when the writer does.
-        let (out, cpu_reads, complete, write) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
+        let (outs, cpu_reads, complete, write) = writer.join().map_err(|_| anyhow::anyhow!("the .sai writer panicked"))??;
         timeline::mark_run("the .sai writer done");
         let shares = fed?;
         // Both have ended with the input (or with the dealer's stop): a panic in either is an
         // error before the .sai is committed.
         let parse = parser.join().map_err(|_| anyhow::anyhow!("the read parser panicked"))?;
         let pack = packer.join().map_err(|_| anyhow::anyhow!("the GPU packer panicked"))?;
-        // Only a complete .sai is committed; on any error the temporary file is removed.
-        out.commit().with_context(|| "writing the .sai")?;
-        timeline::mark_run(".sai committed");
-        Ok((cpu_reads, StageBusy { start_up, parse, pack, complete, write }, shares))
+        Ok((outs, cpu_reads, StageBusy { start_up, parse, pack, complete, write }, shares))
     })?;
     gpu_progress.iter().for_each(Progress::finish);
     progress.finish();
@@ -432,6 +450,5 @@ pub fn run(args: AlnArgs) -> Result<()> {
         timeline::mark_run("GPUs released");
     }
     timeline::lines().iter().for_each(|line| eprintln!("{line}"));
-    summary.print(Some(&index.prefix), progress.items(), "reads", args.quiet);
-    Ok(())
+    Ok((outs, progress.items()))
 }

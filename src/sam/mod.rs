@@ -10,3 +10,4 @@ pub mod program;
 pub mod record;
 pub mod refine;
 pub mod sink;
+pub mod sort;
