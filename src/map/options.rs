@@ -75,7 +75,8 @@ pub struct Sampe {
 
 pub fn sampe(map: &MapArgs) -> Result<Sampe> {
     let positional = ["1.sai", "2.sai", "1.fq", "2.fq"].map(PathBuf::from);
-    let args = SampeLine::try_parse_from(words(&map.sampe, &positional)).map_err(|e| anyhow::anyhow!("--sampe: {e}"))?.args;
+    let mut args = SampeLine::try_parse_from(words(&map.sampe, &positional)).map_err(|e| anyhow::anyhow!("--sampe: {e}"))?.args;
+    args.quiet |= map.quiet;
     if args.read_group.is_some() || args.sam_file.is_some() {
         bail!("--sampe: -r and -f are map's -R and -o");
     }
