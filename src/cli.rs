@@ -32,6 +32,9 @@ pub enum Command {
     MergeSai(crate::merge_sai::MergeSaiArgs),
     /// Turn the two .sai files of paired reads into SAM/BAM records, as `bwa sampe`.
     Sampe(crate::sampe::SampeArgs),
+    /// Reads to SAM or BAM in one command: aln of each end, then samse or sampe, the .sai in
+    /// memory; BAM sorted and indexed with --sort.
+    Map(crate::map::MapArgs),
     /// Evolve the CUDA kernels for the installed GPU.
     Autotune(crate::autotune_cmd::AutotuneArgs),
     /// Evaluates kernel variants for `autotune` (internal).
@@ -47,6 +50,7 @@ pub fn run() -> Result<()> {
         Command::SplitReads(args) => crate::split_reads::run(args),
         Command::MergeSai(args) => crate::merge_sai::run(args),
         Command::Sampe(args) => crate::sampe::run(args),
+        Command::Map(args) => crate::map::run(args),
         Command::Autotune(args) => crate::autotune_cmd::run(args),
         Command::AutotuneWorker(args) => crate::autotune_cmd::run_worker(args),
     }

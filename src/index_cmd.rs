@@ -16,6 +16,10 @@ pub struct IndexArgs {
     /// Quiet: no progress on stderr.
     #[arg(short = 'q')]
     pub quiet: bool,
+    /// Leave the default index as it is (by default the index built becomes it): for
+    /// workflows, which name their index in every command.
+    #[arg(long)]
+    pub not_default: bool,
     /// Sort on the CPU even when a GPU is present.
     #[arg(long, conflicts_with = "gpu")]
     pub cpu: bool,
@@ -114,6 +118,7 @@ fn sort_events(progress: crate::progress::Progress, quiet: bool) -> impl FnMut(&
 }
 
 pub fn run(args: IndexArgs) -> anyhow::Result<()> {
+    let summary = crate::summary::Summary::start("index");
     if let Some(algo) = &args.algo {
         if !matches!(algo.as_str(), "is" | "bwtsw" | "rb2") {
             anyhow::bail!("index: unknown algorithm '{algo}' for -a (bwa knows is, bwtsw, rb2)");
@@ -167,11 +172,27 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             spent.join(", ")
         );
     }
-    // The index is built whatever happens here: a config folder we cannot write is a warning.
-    match crate::default_index::record_default(&prefix) {
-        Ok(file) if !args.quiet => eprintln!("[bcuda index] {} is now the default index ({})", prefix.display(), file.display()),
+    if !args.not_default {
+        record_default(&prefix, args.quiet);
+    }
+    summary.print(Some(&prefix), indexed_bases(&prefix)?, "bases", args.quiet);
+    Ok(())
+}
+
+/// Records the index built as the default. The index is built whatever happens here: a
+/// config folder we cannot write is a warning.
+fn record_default(prefix: &std::path::Path, quiet: bool) {
+    match crate::default_index::record_default(prefix) {
+        Ok(file) if !quiet => eprintln!("[bcuda index] {} is now the default index ({})", prefix.display(), file.display()),
         Ok(_) => {}
         Err(e) => eprintln!("[bcuda index] warning: could not record {} as the default index: {e:#}", prefix.display()),
     }
-    Ok(())
+}
+
+/// The reference's length, the first number of PREFIX.ann (`l_pac n_seqs seed`).
+fn indexed_bases(prefix: &std::path::Path) -> anyhow::Result<u64> {
+    let ann = bcuda_index::with_ext(prefix, ".ann");
+    let text = std::fs::read_to_string(&ann).map_err(|e| anyhow::anyhow!("{}: {e}", ann.display()))?;
+    let first = text.split_whitespace().next().and_then(|w| w.parse().ok());
+    first.ok_or_else(|| anyhow::anyhow!("{}: no length on its first line", ann.display()))
 }

@@ -8,6 +8,7 @@ pub mod option_values;
 pub mod progress;
 pub mod reads;
 pub mod sai;
+pub mod summary;
 mod test_hooks;
 pub mod threads;
 
@@ -15,6 +16,7 @@ pub mod aln;
 pub mod autotune_cmd;
 pub mod gpu;
 pub mod index_cmd;
+pub mod map;
 pub mod merge_sai;
 pub mod sam;
 pub mod sampe;

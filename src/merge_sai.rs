@@ -26,12 +26,17 @@ pub struct MergeSaiArgs {
     /// Output .sai [stdout, or '-']; written whole or not at all.
     #[arg(short = 'o')]
     pub output: Option<PathBuf>,
+    /// No summary on stderr.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 pub fn run(args: MergeSaiArgs) -> Result<()> {
+    let summary = crate::summary::Summary::start("merge-sai");
     let mut out = Output::create(args.output.as_deref())?;
-    merge(&args.shards, &mut out)?;
+    let reads = merge(&args.shards, &mut out)?;
     out.commit().context("writing the merged .sai")?;
+    summary.print(None, reads, "reads", args.quiet);
     Ok(())
 }
 

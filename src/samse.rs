@@ -2,7 +2,8 @@
 //! the @PG line). SAM text is formatted here, field for field as bwa prints it; BAM is that
 //! text parsed and encoded by noodles. The shared pieces are in `crate::sam`.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use bcuda_index::rand48::Rand48;
@@ -11,10 +12,10 @@ use rayon::prelude::*;
 
 use crate::progress::Progress;
 use crate::reads::{ReadBatchReader, ReadOptions};
-use crate::sai::MODE_IL13;
+use crate::sai::{SaiReader, MODE_IL13};
 use crate::sam::format::Format;
 use crate::sam::sink::{read_group, Sink};
-use crate::sam::{hits, record, refine};
+use crate::sam::{hits, program, record, refine};
 
 #[derive(clap::Args, Debug)]
 #[command(override_usage = "bcuda samse [OPTIONS] [INDEX] <SAI> <READS>")]
@@ -44,6 +45,7 @@ pub struct SamseArgs {
 const BATCH: usize = 0x40000;
 
 pub fn run(args: SamseArgs) -> Result<()> {
+    let summary = crate::summary::Summary::start("samse");
     let (choice, inputs) = crate::default_index::split_positional("samse", &args.inputs, &["reads.sai", "reads.fq"])?;
     choice.announce("samse", args.quiet);
     crate::input::at_most_one_stdin(&[("SAI", &inputs[0]), ("READS", &inputs[1])])?;
@@ -54,21 +56,39 @@ pub fn run(args: SamseArgs) -> Result<()> {
         (None, path) => (path.as_deref(), Format::Sam),
     };
     let index = Index::load(&choice.prefix, true)?;
-    let sa = index.sa.as_ref().expect("samse loads the SA");
     let mut sai = crate::sai::open(sai_path)?;
+    let rg = args.read_group.as_deref().map(read_group).transpose()?;
+    let mut sink = Sink::create(out_path, format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()), &program::pg_line(&choice))?;
+    let reads =
+        write_records(args.max_xa, rg.as_ref().map(|(_, id)| id.as_str()), &index, &mut sai, sai_path, reads_path, &mut sink, args.quiet)?;
+    sink.commit()?;
+    summary.print(Some(&choice.prefix), reads, "reads", args.quiet);
+    Ok(())
+}
+
+/// The SAM records of the reads at `reads_path` from their hits in `sai`, into `sink`, with
+/// `rg_id` as their read group and up to `max_xa` hits in XA; returns the reads.
+#[allow(clippy::too_many_arguments)]
+pub fn write_records<R: Read>(
+    max_xa: usize,
+    rg_id: Option<&str>,
+    index: &Index,
+    sai: &mut SaiReader<R>,
+    sai_path: &Path,
+    reads_path: &Path,
+    sink: &mut Sink,
+    quiet: bool,
+) -> Result<u64> {
+    let sa = index.sa.as_ref().expect("samse loads the SA");
     // Messages name `-` as standard input.
     let (sai_name, reads_name) = (crate::input::display_name(sai_path), crate::input::display_name(reads_path));
     let opt = sai.options;
-    let rg = args.read_group.as_deref().map(read_group).transpose()?;
-    let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
-    let mut sink = Sink::create(out_path, format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
-
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false };
     let mut reader = ReadBatchReader::open(reads_path, read_opts)?;
     let mut rng = Rand48::new(index.refs.seed() as i64);
     let seq_len = index.bwt.seq_len();
     let (pac, l_pac) = (index.refs.pac(), index.refs.l_pac());
-    let progress = Progress::new("reads", Some(reader.position().1), args.quiet);
+    let progress = Progress::new("reads", Some(reader.position().1), quiet);
     loop {
         let batch = reader.next_batch(BATCH)?;
         if batch.is_empty() {
@@ -77,9 +97,10 @@ pub fn run(args: SamseArgs) -> Result<()> {
         let mut chosen = Vec::with_capacity(batch.len());
         for (i, read) in batch.iter().enumerate() {
             let record = reader.reads() - batch.len() as u64 + i as u64 + 1;
-            let hits = hits::next_read_hits(&mut sai, &sai_name, read, record, &reads_name, seq_len)?;
-            chosen.push(hits::choose(&hits, &mut rng, args.max_xa));
+            let hits = hits::next_read_hits(sai, &sai_name, read, record, &reads_name, seq_len)?;
+            chosen.push(hits::choose(&hits, &mut rng, max_xa));
         }
+        let ticker = progress.batch(batch.len(), reader.position().0);
         let lines: Vec<String> = chosen
             .into_par_iter()
             .zip(batch.par_iter())
@@ -90,6 +111,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
                 let aligned = refine::refine(place, None, read, pac, l_pac);
                 let mut line = String::with_capacity(2 * read.codes.len() + 128);
                 record::push_record(read, &aligned, None, &index.refs, &opt, rg_id, &mut line);
+                ticker.tick();
                 line
             })
             .collect();
@@ -100,7 +122,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
         }
         progress.advance(batch.len() as u64, Some(reader.position().0));
     }
-    hits::check_sai_end(&mut sai, &sai_name, reader.reads(), &reads_name)?;
+    hits::check_sai_end(sai, &sai_name, reader.reads(), &reads_name)?;
     progress.finish();
-    sink.commit()
+    Ok(reader.reads())
 }

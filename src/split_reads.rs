@@ -23,10 +23,15 @@ pub struct SplitReadsArgs {
     /// The reads are dealt as evenly as possible (shard sizes differ by one read at most).
     #[arg(required = true)]
     pub shards: Vec<PathBuf>,
+    /// No summary on stderr.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 pub fn run(args: SplitReadsArgs) -> Result<()> {
-    split(&args.reads, &args.shards)?;
+    let summary = crate::summary::Summary::start("split-reads");
+    let sizes = split(&args.reads, &args.shards)?;
+    summary.print(None, sizes.iter().sum(), "reads", args.quiet);
     Ok(())
 }
 

@@ -125,3 +125,51 @@ fn an_index_is_never_taken_for_reads() {
     let err = fails(bcuda_in(w, h, &[], &["aln", "reads.fq", "ref.fa"]));
     assert!(err.contains("the index comes first"), "{err}");
 }
+
+/// The @PG line of a SAM.
+fn pg_line(out: &Output) -> String {
+    let sam = String::from_utf8_lossy(&out.stdout);
+    let pg: Vec<&str> = sam.lines().filter(|l| l.starts_with("@PG")).collect();
+    assert_eq!(pg.len(), 1, "{sam}");
+    pg[0].to_string()
+}
+
+#[test]
+fn pg_names_the_index_even_the_default_one() {
+    let (work, home) = setup();
+    let (w, h) = (work.path(), home.path());
+    ok(bcuda_in(w, h, &[], &["index", "-q", "ref.fa"]));
+    ok(bcuda_in(w, h, &[], &["aln", "--quiet", "-f", "reads.sai", "reads.fq"]));
+    let prefix = std::fs::canonicalize(w.join("ref.fa")).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    // Named: the command line as given (bwa's CL).
+    let named = ok(bcuda_in(w, h, &[], &["samse", "--quiet", "ref.fa", "reads.sai", "reads.fq"]));
+    let bin = env!("CARGO_BIN_EXE_bcuda");
+    assert_eq!(pg_line(&named), format!("@PG\tID:bcuda\tPN:bcuda\tVN:{version}\tCL:{bin} samse --quiet ref.fa reads.sai reads.fq"));
+    // The default: the absolute prefix where the index argument goes.
+    let default = ok(bcuda_in(w, h, &[], &["samse", "--quiet", "reads.sai", "reads.fq"]));
+    assert_eq!(
+        pg_line(&default),
+        format!("@PG\tID:bcuda\tPN:bcuda\tVN:{version}\tCL:{bin} samse {} --quiet reads.sai reads.fq", prefix.display())
+    );
+    let records =
+        |o: &Output| String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
+    assert_eq!(records(&named), records(&default));
+    // sampe too, with the default from BCUDA_INDEX given relative.
+    let env = [("BCUDA_INDEX", Path::new("ref.fa"))];
+    let sampe = ok(bcuda_in(w, h, &env, &["sampe", "--quiet", "reads.sai", "reads.sai", "reads.fq", "reads.fq"]));
+    assert!(
+        pg_line(&sampe).ends_with(&format!("CL:{bin} sampe {} --quiet reads.sai reads.sai reads.fq reads.fq", prefix.display())),
+        "{}",
+        pg_line(&sampe)
+    );
+}
+
+#[test]
+fn index_not_default_leaves_the_default_alone() {
+    let (work, home) = setup();
+    let (w, h) = (work.path(), home.path());
+    ok(bcuda_in(w, h, &[], &["index", "-q", "--not-default", "ref.fa"]));
+    assert!(!h.join(".config/bcuda/default-index").exists());
+    assert!(w.join("ref.fa.bwt").exists());
+}

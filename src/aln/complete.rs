@@ -16,6 +16,7 @@ pub fn complete_on_cpu(
     reads: &[ReadSeq],
     opt: &GapOptions,
     gpu: Option<Vec<Option<Vec<AlnHit>>>>,
+    read_done: &(dyn Fn() + Sync),
 ) -> (Vec<Vec<AlnHit>>, usize) {
     let gpu = gpu.unwrap_or_else(|| vec![None; reads.len()]);
     let fallback = gpu.iter().filter(|r| r.is_none()).count();
@@ -24,7 +25,11 @@ pub fn complete_on_cpu(
         .into_par_iter()
         .zip(reads)
         .with_min_len(256)
-        .map_init(Scratch::default, |scratch, (r, read)| r.unwrap_or_else(|| align_read(bwt, read.aligned(), &batch_opt, scratch)))
+        .map_init(Scratch::default, |scratch, (r, read)| {
+            let hits = r.unwrap_or_else(|| align_read(bwt, read.aligned(), &batch_opt, scratch));
+            read_done();
+            hits
+        })
         .collect();
     (hits, fallback)
 }
@@ -48,7 +53,7 @@ mod tests {
         let mut reader = crate::reads::ReadBatchReader::open(&testdata.join("demo.fq"), Default::default()).unwrap();
         let reads = reader.next_batch(1 << 20).unwrap();
         let opt = GapOptions::default();
-        let (cpu, all_on_cpu) = complete_on_cpu(&bwt, &reads, &opt, None);
+        let (cpu, all_on_cpu) = complete_on_cpu(&bwt, &reads, &opt, None, &|| {});
         assert_eq!(all_on_cpu, reads.len());
         assert!(cpu.iter().any(|h| h.len() > 1), "the demo has reads with several hits");
 
@@ -80,7 +85,7 @@ mod tests {
         assert!(!long_hits.is_empty(), "some reads use the long hit list");
         let answers =
             GpuAnswers { n_hits: &n_hits, hits: &hits, hits_per_read: per_read, long_hits: &long_hits, long_offsets: &long_offsets };
-        let (merged, on_cpu) = complete_on_cpu(&bwt, &reads, &opt, Some(answers.to_hits(&batch)));
+        let (merged, on_cpu) = complete_on_cpu(&bwt, &reads, &opt, Some(answers.to_hits(&batch)), &|| {});
         assert_eq!(merged, cpu);
         let answered = n_hits.iter().filter(|&&c| c >= 0).count();
         assert!(answered > 0 && on_cpu == reads.len() - answered);

@@ -8,7 +8,8 @@ mod report;
 mod stages;
 pub mod timeline;
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -170,30 +171,47 @@ impl AlnArgs {
     }
 }
 
+/// `bcuda aln`: the .sai of the reads (their files concatenated), committed only when whole.
+pub fn run(args: AlnArgs) -> Result<()> {
+    let summary = crate::summary::Summary::start("aln");
+    let (index, inputs) = read_files(&args.inputs)?;
+    index.announce("aln", args.quiet);
+    let out = Output::create(args.output.as_deref())?;
+    let (outs, reads) = align(&args, &index.prefix, &[inputs], vec![out])?;
+    // Only a complete .sai is committed; on any error the temporary file is removed.
+    outs.into_iter().try_for_each(Output::commit).with_context(|| "writing the .sai")?;
+    timeline::mark_run(".sai committed");
+    summary.print(Some(&index.prefix), reads, "reads", args.quiet);
+    Ok(())
+}
+
 /// bwa_aln_core's loop: read a batch, align it (on the GPUs, the CPU completing what they
 /// leave), write its hits to the .sai in input order; here as stages on threads of their own
-/// (see [`stages`]) so that reading, the GPUs and writing overlap.
-pub fn run(args: AlnArgs) -> Result<()> {
+/// (see [`stages`]) so that reading, the GPUs and writing overlap. Each end of `ends` (its
+/// files concatenated) gets its .sai in its writer of `outs`; the ends take turns batch by
+/// batch through one pipeline (each batch is one end's, as bwa's batches are), so a paired
+/// run opens the GPUs once and both .sai grow together, as `sampe` reads them. Returns the
+/// writers (not committed) and the reads aligned.
+pub fn align<W: Write + Send>(args: &AlnArgs, prefix: &Path, ends: &[Vec<PathBuf>], outs: Vec<W>) -> Result<(Vec<W>, u64)> {
+    assert_eq!(ends.len(), outs.len(), "one .sai per end");
     let started = Instant::now();
     timeline::start();
     let opt = args.gap_options()?;
-    let (index, inputs) = read_files(&args.inputs)?;
-    index.announce("aln", args.quiet);
-    let opening = gpus::start_opening(&args);
+    let opening = gpus::start_opening(args);
     let index_started = Instant::now();
-    let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&index.prefix, ".bwt"))?;
+    let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(prefix, ".bwt"))?;
     let index_load = index_started.elapsed();
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13, sequence_only: true };
-    let reader = ReadBatchReader::open_all(&inputs, read_opts)?;
-    let input_size = reader.position().1;
+    let readers = ends.iter().map(|files| ReadBatchReader::open_all(files, read_opts)).collect::<Result<Vec<_>, _>>()?;
+    let input_size = readers.iter().map(|r| r.position().1).sum();
     // The reader starts now: the first batches (two for each GPU expected) are also packed
     // for the GPU, in the default layout, while the GPUs open and take the BWT, and each goes
     // on as soon as it is ready. The channel holds all but one of them, the reader the last;
     // later on it keeps as far ahead of the GPUs.
-    let pack_ahead = opening.is_some().then(|| BATCHES_PER_GPU * gpus::expected_count(&args));
+    let pack_ahead = opening.is_some().then(|| BATCHES_PER_GPU * gpus::expected_count(args));
     let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(pack_ahead.unwrap_or(2) - 1);
     let batch_reads = batch_reads();
-    let parser = std::thread::spawn(move || stages::parse(reader, batch_reads, &opt, pack_ahead, read_tx));
+    let parser = std::thread::spawn(move || stages::parse(readers, batch_reads, &opt, pack_ahead, read_tx));
     let mut gpus = std::thread::scope(|s| {
         // The BWT's pages mapped in while the GPUs open, so that its copy does not stop at
         // every page (it spent 0.10-0.13 s on 1 GB before, 0.10 s after: a small gain).
@@ -203,21 +221,23 @@ pub fn run(args: AlnArgs) -> Result<()> {
                 timeline::mark_run("BWT mapped in");
             });
         }
-        gpus::open_aligners(&args, &bwt, opening)
+        gpus::open_aligners(args, &bwt, opening)
     })?;
     // The .sai header keeps the -t given (as bwa writes it); the pool runs what the machine can.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(crate::threads::capped("aln", args.threads as usize, args.quiet)).build()?;
-    let mut out = Output::create(args.output.as_deref())?;
-    sai::write_header(&mut out, &opt)?;
+    let mut outs = outs;
+    for out in &mut outs {
+        sai::write_header(out, &opt)?;
+    }
     let progress = Progress::new("reads aligned", Some(input_size), args.quiet);
     let start_up = started.elapsed();
     let run = stages::Run { bwt: &bwt, opt: &opt, pool: &pool, progress };
-    let (aligned, mut busy) = stages::align_all(run, &mut gpus, out, parser, read_rx, args.quiet)?;
+    let (outs, aligned, mut busy) = stages::align_all(run, &mut gpus, outs, parser, read_rx, args.quiet)?;
     busy.start_up = start_up;
     if !args.quiet && !gpus.is_empty() {
         report::print(&gpus, &aligned, &busy, index_load, started);
     }
     gpus::release_all(gpus);
     timeline::lines().iter().for_each(|line| eprintln!("{line}"));
-    Ok(())
+    Ok((outs, aligned.reads))
 }

@@ -8,8 +8,9 @@ use std::sync::mpsc::{Receiver, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
-use bcuda_output::Output;
+use std::io::Write;
+
+use anyhow::{bail, Result};
 
 use super::complete::complete_on_cpu;
 use super::dealer::{self, Finished, InOrder, Share};
@@ -50,16 +51,19 @@ pub struct Run<'a> {
     pub progress: Progress,
 }
 
-/// How the reads were shared: how many the CPU aligned, and each GPU's share.
+/// How the reads were shared: how many were aligned, how many of them by the CPU, and each
+/// GPU's share.
 pub struct Aligned {
+    pub reads: u64,
     pub cpu_reads: usize,
     pub shares: Vec<Share>,
 }
 
-/// The next batch of up to `n` reads (none at the end of the input), with the input's position after it.
-fn read_batch(reader: &mut ReadBatchReader, n: usize) -> Result<Parsed> {
-    let reads = reader.next_batch(n)?;
-    Ok(Parsed { gpu_input: None, reads, position: reader.position().0 })
+/// Batch `seq`: the next batch of up to `n` reads of its end (the ends take turns; none at
+/// the end of the input), with the position reached in all the inputs together.
+fn read_batch(readers: &mut [ReadBatchReader], seq: u64, n: usize) -> Result<Parsed> {
+    let reads = readers[seq as usize % readers.len()].next_batch(n)?;
+    Ok(Parsed { gpu_input: None, reads, position: readers.iter().map(|r| r.position().0).sum() })
 }
 
 /// Whether a batch ends the input: the empty one after the last read, or an error.
@@ -71,7 +75,7 @@ fn ends_input(batch: &Result<Parsed>) -> bool {
 /// error is sent last); the first `pack_ahead` batches are packed for the GPU in the default
 /// layout. Returns the time it worked.
 pub fn parse(
-    mut reader: ReadBatchReader,
+    mut readers: Vec<ReadBatchReader>,
     batch_reads: usize,
     opt: &GapOptions,
     pack_ahead: Option<usize>,
@@ -80,7 +84,7 @@ pub fn parse(
     let mut busy = Duration::ZERO;
     for seq in 0u64.. {
         let t = Instant::now();
-        let mut batch = read_batch(&mut reader, batch_reads);
+        let mut batch = read_batch(&mut readers, seq, batch_reads);
         timeline::mark(seq, "parsed");
         let done = ends_input(&batch);
         if let (Ok(b), false, Some(ahead)) = (&mut batch, done, pack_ahead) {
@@ -122,18 +126,19 @@ fn pack(rx: Receiver<Result<Parsed>>, tx: SyncSender<Result<Parsed>>, stride: Op
     busy
 }
 
-/// What the writer did: the .sai (not yet committed), the reads it aligned on the CPU and its
-/// time aligning them and writing.
-struct Written {
-    out: Output,
+/// What the writer did: each end's .sai (not yet committed), the reads it aligned on the CPU
+/// and its time aligning them and writing.
+struct Written<W> {
+    outs: Vec<W>,
+    reads: u64,
     cpu_reads: usize,
     complete: Duration,
     write: Duration,
 }
 
 /// The writer: puts the answered batches back in input order, completes each on the CPU and
-/// writes its hits.
-fn write_in_order(rx: Receiver<Answered>, mut out: Output, run: &Run) -> Result<Written> {
+/// writes its hits into its end's .sai (batch `seq` is end `seq % outs.len()`'s).
+fn write_in_order<W: Write>(rx: Receiver<Answered>, mut outs: Vec<W>, run: &Run) -> Result<Written<W>> {
     let (mut cpu_reads, mut complete, mut write, mut order) = (0, Duration::ZERO, Duration::ZERO, InOrder::new());
     let mut reads_before = 0;
     for answered in rx {
@@ -148,14 +153,16 @@ fn write_in_order(rx: Receiver<Answered>, mut out: Output, run: &Run) -> Result<
             };
             reads_before += batch.reads.len();
             let t = Instant::now();
-            let (hits, on_cpu) = run.pool.install(|| complete_on_cpu(run.bwt, &batch.reads, run.opt, answer));
+            let ticker = run.progress.batch(batch.reads.len(), batch.position);
+            let (hits, on_cpu) = run.pool.install(|| complete_on_cpu(run.bwt, &batch.reads, run.opt, answer, &|| ticker.tick()));
             complete += t.elapsed();
             let named = if left.is_empty() { String::new() } else { format!(": reads {}", left.join(", ")) };
             timeline::mark(seq, format!("completed on the CPU ({on_cpu} reads aligned there{named})"));
             cpu_reads += on_cpu;
             let t = Instant::now();
+            let end = seq as usize % outs.len();
             for read_hits in &hits {
-                sai::write_read(&mut out, read_hits)?;
+                sai::write_read(&mut outs[end], read_hits)?;
             }
             write += t.elapsed();
             timeline::mark(seq, "written");
@@ -165,32 +172,32 @@ fn write_in_order(rx: Receiver<Answered>, mut out: Output, run: &Run) -> Result<
     if order.held() > 0 {
         bail!("{} batches were answered but one before them never was", order.held());
     }
-    Ok(Written { out, cpu_reads, complete, write })
+    Ok(Written { outs, reads: reads_before as u64, cpu_reads, complete, write })
 }
 
-/// Runs the packer, the dealer and the writer on the batches the parser sends, then commits
-/// the .sai (only a complete one: on any error its temporary file is removed).
-pub fn align_all(
+/// Runs the packer, the dealer and the writer on the batches the parser sends; returns each
+/// end's .sai, whole but not committed (the caller commits only a complete one).
+pub fn align_all<W: Write + Send>(
     run: Run,
     gpus: &mut [GpuAligner],
-    out: Output,
+    outs: Vec<W>,
     parser: JoinHandle<Duration>,
     parsed: Receiver<Result<Parsed>>,
     quiet: bool,
-) -> Result<(Aligned, StageBusy)> {
+) -> Result<(Vec<W>, Aligned, StageBusy)> {
     // With several GPUs, a line of progress each.
     let gpu_progress: Vec<Progress> = match gpus.len() {
         0 | 1 => Vec::new(),
         _ => gpus.iter().map(|g| Progress::new(format!("reads on GPU {}", g.ordinal()), None, quiet)).collect(),
     };
     let stride = gpus.first().map(|g| g.switches().sequence_stride);
-    let done = std::thread::scope(|scope| -> Result<(Aligned, StageBusy)> {
+    let done = std::thread::scope(|scope| -> Result<(Vec<W>, Aligned, StageBusy)> {
         let (packed_tx, packed_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(1);
         let (answered_tx, answered_rx) = std::sync::mpsc::sync_channel::<Answered>(1);
         let opt = run.opt;
         let packer = scope.spawn(move || pack(parsed, packed_tx, stride, opt));
         let run = &run;
-        let writer = scope.spawn(move || write_in_order(answered_rx, out, run));
+        let writer = scope.spawn(move || write_in_order(answered_rx, outs, run));
         let batches = packed_rx.into_iter().map(|b| b.map(|p| (p.reads.len(), p))).take_while(|b| !matches!(b, Ok((0, _))));
         let on_answer = |gpu: usize, reads: usize| {
             if let Some(p) = gpu_progress.get(gpu) {
@@ -207,10 +214,8 @@ pub fn align_all(
         // error before the .sai is committed.
         let parse = parser.join().map_err(|_| anyhow::anyhow!("the read parser panicked"))?;
         let pack = packer.join().map_err(|_| anyhow::anyhow!("the GPU packer panicked"))?;
-        written.out.commit().with_context(|| "writing the .sai")?;
-        timeline::mark_run(".sai committed");
         let busy = StageBusy { start_up: Duration::ZERO, parse, pack, complete: written.complete, write: written.write };
-        Ok((Aligned { cpu_reads: written.cpu_reads, shares }, busy))
+        Ok((written.outs, Aligned { reads: written.reads, cpu_reads: written.cpu_reads, shares }, busy))
     })?;
     gpu_progress.iter().for_each(Progress::finish);
     run.progress.finish();

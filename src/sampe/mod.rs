@@ -10,6 +10,7 @@ mod local_sw;
 mod mate_rescue;
 mod pairing;
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
@@ -19,12 +20,12 @@ use rayon::prelude::*;
 
 use crate::progress::{note, Progress};
 use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
-use crate::sai::{AlnHit, GapOptions, MODE_IL13};
+use crate::sai::{AlnHit, GapOptions, SaiReader, MODE_IL13};
 use crate::sam::format::Format;
 use crate::sam::hits::{self, Placement};
 use crate::sam::record::{self, Mate, FLAG_PAIRED, FLAG_READ1, FLAG_READ2};
-use crate::sam::refine;
 use crate::sam::sink::{read_group, Sink};
+use crate::sam::{program, refine};
 use insert_size::{EndSummary, Failure, InsertSize};
 use mate_rescue::RescueCounts;
 use pairing::{End, PairingOptions};
@@ -82,7 +83,7 @@ const DEFAULT_MAX_OCC: i64 = 100_000;
 const BATCH: usize = 0x40000;
 
 /// `-o` split into bwa's max occurrences and an output file.
-fn max_occ_and_output(args: &SampeArgs) -> Result<(i64, Option<PathBuf>)> {
+pub fn max_occ_and_output(args: &SampeArgs) -> Result<(i64, Option<PathBuf>)> {
     match &args.o {
         None => Ok((DEFAULT_MAX_OCC, args.sam_file.clone())),
         Some(v) => match v.parse::<i64>() {
@@ -157,6 +158,7 @@ pub fn run(args: SampeArgs) -> Result<()> {
 }
 
 fn run_in_pool(args: &SampeArgs) -> Result<()> {
+    let summary = crate::summary::Summary::start("sampe");
     let (max_occ, out_path) = max_occ_and_output(args)?;
     // `-f` is bwa's: SAM whatever the name.
     let format = match (&out_path, &args.sam_file) {
@@ -166,19 +168,46 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
     let (choice, inputs) = crate::default_index::split_positional("sampe", &args.inputs, &["a.sai", "b.sai", "a.fq", "b.fq"])?;
     choice.announce("sampe", args.quiet);
     crate::input::at_most_one_stdin(&[("SAI1", &inputs[0]), ("SAI2", &inputs[1]), ("READS1", &inputs[2]), ("READS2", &inputs[3])])?;
-    // Messages name `-` as standard input.
-    let names = inputs.iter().map(|p| crate::input::display_name(p)).collect::<Vec<_>>();
-    let sai_paths = [names[0].as_path(), names[1].as_path()];
-    let reads_paths = [names[2].as_path(), names[3].as_path()];
     let index = Index::load(&choice.prefix, true)?;
     let mut sai = [crate::sai::open(&inputs[0])?, crate::sai::open(&inputs[1])?];
+    let rg = args.read_group.as_deref().map(read_group).transpose()?;
+    let mut sink =
+        Sink::create(out_path.as_deref(), format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()), &program::pg_line(&choice))?;
+    let files = PairFiles { sai: [&inputs[0], &inputs[1]], reads: [&inputs[2], &inputs[3]] };
+    let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
+    let pairs = write_records(args, max_occ, rg_id, &index, &mut sai, files, &mut sink)?;
+    sink.commit()?;
+    summary.print(Some(&choice.prefix), pairs, "pairs", args.quiet);
+    Ok(())
+}
+
+/// The files of a paired run: each end's .sai (named in messages) and reads.
+#[derive(Clone, Copy)]
+pub struct PairFiles<'a> {
+    pub sai: [&'a Path; 2],
+    pub reads: [&'a Path; 2],
+}
+
+/// The SAM records of the pairs of `files` from their hits in `sai`, into `sink` (with
+/// `args`'s pairing options but `max_occ` for its -o, and `rg_id` as their read group);
+/// returns the pairs.
+pub fn write_records<R: Read>(
+    args: &SampeArgs,
+    max_occ: i64,
+    rg_id: Option<&str>,
+    index: &Index,
+    sai: &mut [SaiReader<R>; 2],
+    files: PairFiles,
+    sink: &mut Sink,
+) -> Result<u64> {
+    // Messages name `-` as standard input.
+    let names = [files.sai[0], files.sai[1], files.reads[0], files.reads[1]].map(crate::input::display_name);
+    let sai_paths = [names[0].as_path(), names[1].as_path()];
+    let reads_paths = [names[2].as_path(), names[3].as_path()];
     // As bwa: each file is read with its own .sai's options; all else uses the second's.
     let opt = sai[1].options;
     let mut readers =
-        [ReadBatchReader::open(&inputs[2], read_options(&sai[0].options))?, ReadBatchReader::open(&inputs[3], read_options(&opt))?];
-    let rg = args.read_group.as_deref().map(read_group).transpose()?;
-    let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
-    let mut sink = Sink::create(out_path.as_deref(), format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()))?;
+        [ReadBatchReader::open(files.reads[0], read_options(&sai[0].options))?, ReadBatchReader::open(files.reads[1], read_options(&opt))?];
 
     let popt = PairingOptions {
         max_isize: args.max_isize,
@@ -220,15 +249,20 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
             places.push([hits::choose(&h[0], &mut rng, 0), hits::choose(&h[1], &mut rng, 0)]);
             pair_hits.push(h);
         }
-        let main_text_pos = place_ends(&mut places, batch, &index, &opt);
+        let main_text_pos = place_ends(&mut places, batch, index, &opt);
         let ii = batch_insert_size(&places, batch, first, args, l_pac, last_ii, &mut isize_notes);
-        let pairing = Pairing { index: &index, ii: &ii, popt: &popt, opt: &opt, rg_id, sw: !args.no_sw && ii.is_known() };
+        let pairing = Pairing { index: index, ii: &ii, popt: &popt, opt: &opt, rg_id, sw: !args.no_sw && ii.is_known() };
+        let ticker = progress.batch(b0.len(), readers[0].position().0);
         let (lines, counts): (Vec<String>, Vec<RescueCounts>) = places
             .into_par_iter()
             .zip(pair_hits.par_iter().zip(main_text_pos))
             .zip(b0.par_iter().zip(b1.par_iter()))
             .with_min_len(128)
-            .map(|((pl, (h, tp)), (r0, r1))| pairing.pair_and_format(pl, h, tp, [r0, r1]))
+            .map(|((pl, (h, tp)), (r0, r1))| {
+                let paired = pairing.pair_and_format(pl, h, tp, [r0, r1]);
+                ticker.tick();
+                paired
+            })
             .unzip();
         totals = counts.into_iter().fold(totals, |a, b| a + b);
         // Line by line: one string of the whole batch would be a fresh allocation (and page
@@ -243,7 +277,6 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
         hits::check_sai_end(&mut sai[j], sai_paths[j], readers[j].reads(), reads_paths[j])?;
     }
     progress.finish();
-    sink.commit()?;
     if !args.quiet {
         for line in &isize_notes {
             note(&format!("[bcuda sampe] {line}"));
@@ -253,7 +286,7 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
             totals.rescued[1], totals.tried[1], totals.rescued[0], totals.tried[0]
         ));
     }
-    Ok(())
+    Ok(readers[0].reads())
 }
 
 /// Places each end's chosen hit (flags, position, strand, mapping quality) as samse does;
