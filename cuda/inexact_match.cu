@@ -47,11 +47,9 @@
 // and __syncwarp orders their memory as the block's barrier does for larger teams (defined here
 // for the reason above).
 #define ONE_WARP_TEAM (MAX_TEAM == LANES)
-// The blocks of each kernel that must fit on an SM at once (-D, from the switches), which caps
-// their registers: more resident warps hide more of the lookups' latency.
-#ifndef FIRST_MIN_BLOCKS
-#define FIRST_MIN_BLOCKS 1
-#endif
+// The team kernel's blocks that must fit on an SM at once (-D, from the switches), which caps
+// its registers: more resident teams hide more of the lookups' latency. (Pass 1's are the
+// autotune grammar's launch-bounds patch.)
 #ifndef LEVEL_MIN_BLOCKS
 #define LEVEL_MIN_BLOCKS 1
 #endif
@@ -859,7 +857,7 @@ extern "C" __global__ void __launch_bounds__(256) read_widths(
 // above). A read that needs more is appended
 // to `next_queue` (next_counters[0] counts them) for inexact_level; n_hits is negative (STACK_FULL,
 // HITS_FULL) for a read without an answer.
-extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W, FIRST_MIN_BLOCKS) inexact_search(
+extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const ulonglong2 *__restrict__ intervals, int interval_depth,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,

@@ -213,9 +213,6 @@ pub struct InexactSwitches {
     /// as 0.
     #[serde(default)]
     pub level_min_blocks: u32,
-    /// The same for pass 1's kernel (blocks of `INEXACT_BLOCK_W` threads).
-    #[serde(default)]
-    pub first_min_blocks: u32,
 }
 
 fn default_last_teams_percent() -> u32 {
@@ -266,7 +263,6 @@ impl Default for InexactSwitches {
             interval_depth: default_interval_depth(),
             last_teams_percent: default_last_teams_percent(),
             level_min_blocks: 0,
-            first_min_blocks: 0,
         }
     }
 }
@@ -293,7 +289,6 @@ impl InexactSwitches {
         ("interval_depth", &[0, 8, 10, 11, 12, 13, 14]),
         ("last_teams_percent", &[25, 50, 75, 100]),
         ("level_min_blocks", &[0, 20, 24, 32]),
-        ("first_min_blocks", &[0, 10, 12, 16]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -322,8 +317,8 @@ impl InexactSwitches {
         if !(1..=100).contains(&self.last_teams_percent) {
             return Some("last_teams_percent must be in 1..=100");
         }
-        if self.level_min_blocks > 32 || self.first_min_blocks > 32 {
-            return Some("level_min_blocks and first_min_blocks must be at most 32 (an SM's blocks)");
+        if self.level_min_blocks > 32 {
+            return Some("level_min_blocks must be at most 32 (an SM's blocks)");
         }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
             if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
@@ -382,7 +377,6 @@ impl InexactSwitches {
             "interval_depth" => self.interval_depth = n,
             "last_teams_percent" => self.last_teams_percent = n,
             "level_min_blocks" => self.level_min_blocks = n,
-            "first_min_blocks" => self.first_min_blocks = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -410,7 +404,6 @@ impl InexactSwitches {
             self.interval_depth,
             self.last_teams_percent,
             self.level_min_blocks,
-            self.first_min_blocks,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -433,9 +426,6 @@ impl InexactSwitches {
             flag("heads_shared", self.heads_shared),
         ];
         // Only when set, so that the default kernels' defines (and cache entries) stay as they were.
-        if self.first_min_blocks > 0 {
-            defines.push(format!("-DFIRST_MIN_BLOCKS={}", self.first_min_blocks));
-        }
         if self.level_min_blocks > 0 && team == self.level_team_lanes {
             defines.push(format!("-DLEVEL_MIN_BLOCKS={}", self.level_min_blocks));
         }
@@ -501,7 +491,6 @@ mod tests {
             interval_depth: 3,
             last_teams_percent: 1,
             level_min_blocks: 5,
-            first_min_blocks: 5,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
