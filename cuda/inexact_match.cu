@@ -1,7 +1,7 @@
 // inexact_match: BWA's aln search (bwt_cal_width + bwt_match_gap), one read per thread, a
-// line-for-line port of src/aln/search.rs so the hits are those of the CPU oracle. Each
+// line-for-line port of src/search/mod.rs so the hits are those of the CPU oracle. Each
 // thread owns a slice of global scratch: the D arrays and a bounded score-ordered stack (one
-// LIFO list per score, linked through a fixed pool of entries; src/aln/stack.rs, BoundedStack,
+// LIFO list per score, linked through a fixed pool of entries; src/search/stack.rs, BoundedStack,
 // is the same stack in Rust and is checked against bwa's on the CPU). The stack keeps only the
 // entries the search can still pop: when the pool is full it drops its highest score, and
 // after the first hit everything above the last score bwa will pop. A read that needs a
@@ -26,7 +26,7 @@
 #define STACK_FULL -1
 #define HITS_FULL -2
 #define ENTRIES_LIMIT -3
-// What one step of the search leads to (Step in src/aln/search.rs).
+// What one step of the search leads to (Step in src/search/mod.rs).
 #define STEP_DONE 0
 #define STEP_HIT 1
 #define STEP_EXPANDED 2
@@ -442,7 +442,7 @@ __device__ int int_log2(u32 v)
 }
 
 
-// The read as the search sees it (Search in src/aln/search.rs): its reverse complement, the
+// The read as the search sees it (Search in src/search/mod.rs): its reverse complement, the
 // seed's D array, and the read's options.
 struct Read {
     const u32 *words;
@@ -469,7 +469,7 @@ __device__ Read read_view(const u32 *words, u64 primary, u64 seq_len, const u64 
     return r;
 }
 
-// bwa's preparation of a read (src/aln/search.rs, prepare_read), its D arrays computed before
+// bwa's preparation of a read (src/search/mod.rs, prepare_read), its D arrays computed before
 // by read_widths (`cells`, `seed_cells`): the reverse complement the search runs on, and the
 // searcher's own copy of the D arrays (a hit narrows the read's: record_hit). Threads
 // first, first + step, ... share the work (a thread alone: 0, 1; a team: its lanes).
@@ -629,7 +629,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     return STEP_EXPANDED;
 }
 
-// The hits found so far and the cut-offs they set (HitList in src/aln/search.rs).
+// The hits found so far and the cut-offs they set (HitList in src/search/mod.rs).
 struct HitList {
     Hit *hits;
     int n_aln, capacity;
@@ -692,7 +692,7 @@ __device__ int record_hit(HitList &h, const Entry &e, u64 k, u64 l, Width *width
 }
 
 // Pass 1's search of one read by one thread with the bounded stack (match_gap in
-// src/aln/search.rs with a BoundedStack), one pop at a time, so that the threads of a warp
+// src/search/mod.rs with a BoundedStack), one pop at a time, so that the threads of a warp
 // searching reads of different lengths stay in step (first_lockstep). SEARCH_GO: not done;
 // else the read's answer (its hit count, STACK_FULL when it needs more stack or pops,
 // HITS_FULL).
@@ -927,7 +927,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
 }
 
-// ---- inexact_level: one team (a thread block) per read (src/aln/level_search.rs is the same
+// ---- inexact_level: one team (a thread block) per read (src/search/level_search.rs is the same
 // algorithm) ----
 // bwa pops its lowest score first and every child scores more than its parent, but for the
 // one that matches the read's next base, which bwa pushes last and so pops at once. So the
