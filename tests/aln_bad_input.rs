@@ -67,28 +67,6 @@ fn missing_index_names_the_file() {
     assert!(err.contains("nothere.fa.bwt") && err.contains("missing"), "{err}");
 }
 
-/// `bcuda args` with `stdin` piped in: (success, stdout, stderr).
-fn bcuda_with_stdin(args: &[&str], stdin: &[u8]) -> (bool, Vec<u8>, String) {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    // Written from another thread: bcuda may stop reading early (an error) or write a lot first.
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    (out.status.success(), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
 #[test]
 fn reads_from_standard_input_plain_and_gzip() {
     use std::io::Write;
@@ -99,19 +77,19 @@ fn reads_from_standard_input_plain_and_gzip() {
     let p = prefix.to_str().unwrap();
     let from_file = bcuda(&["aln", "--quiet", p, reads.to_str().unwrap()]);
     let text = std::fs::read(&reads).unwrap();
-    let (ok, plain, err) = bcuda_with_stdin(&["aln", "--quiet", p, "-"], &text);
+    let (ok, plain, err) = bcuda_with_stdin(&["aln", "--quiet", p, "-"], &text, None);
     assert!(ok, "{err}");
     assert_eq!(plain, from_file);
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     enc.write_all(&text).unwrap();
-    let (ok, gz, err) = bcuda_with_stdin(&["aln", "--quiet", p, "-"], &enc.finish().unwrap());
+    let (ok, gz, err) = bcuda_with_stdin(&["aln", "--quiet", p, "-"], &enc.finish().unwrap(), None);
     assert!(ok, "{err}");
     assert_eq!(gz, from_file);
     // samse takes `-` for the reads too.
     let sai = tmp.path().join("r.sai");
     std::fs::write(&sai, &from_file).unwrap();
     let sam_file = bcuda(&["samse", "--quiet", p, sai.to_str().unwrap(), reads.to_str().unwrap()]);
-    let (ok, sam_stdin, err) = bcuda_with_stdin(&["samse", "--quiet", p, sai.to_str().unwrap(), "-"], &text);
+    let (ok, sam_stdin, err) = bcuda_with_stdin(&["samse", "--quiet", p, sai.to_str().unwrap(), "-"], &text, None);
     assert!(ok, "{err}");
     let records = |s: &[u8]| String::from_utf8_lossy(s).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
     assert_eq!(records(&sam_stdin), records(&sam_file));
@@ -123,13 +101,13 @@ fn first_batch_failing_writes_nothing_to_stdout() {
     let prefix = bwa_index(&testdata("demo_ref.fa"), tmp.path());
     let p = prefix.to_str().unwrap();
     let bad = format!("{GOOD}@r2\nACGT\nIIII\n");
-    let (ok, out, err) = bcuda_with_stdin(&["aln", "--quiet", p, "-"], bad.as_bytes());
+    let (ok, out, err) = bcuda_with_stdin(&["aln", "--quiet", p, "-"], bad.as_bytes(), None);
     assert!(!ok && err.contains("standard input: record 2"), "{err}");
     assert!(out.is_empty(), "wrote {} bytes (the .sai header?) before failing", out.len());
     // samse too: no SAM header before the error.
     let sai = tmp.path().join("r.sai");
     std::fs::write(&sai, bcuda(&["aln", "--quiet", p, &testdata("demo.fq").to_string_lossy()])).unwrap();
-    let (ok, out, err) = bcuda_with_stdin(&["samse", "--quiet", p, sai.to_str().unwrap(), "-"], bad.as_bytes());
+    let (ok, out, err) = bcuda_with_stdin(&["samse", "--quiet", p, sai.to_str().unwrap(), "-"], bad.as_bytes(), None);
     assert!(!ok && err.contains("record 2"), "{err}");
     assert!(out.is_empty(), "samse wrote {} bytes before failing", out.len());
 }

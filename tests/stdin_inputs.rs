@@ -8,28 +8,6 @@ mod common;
 use common::*;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
-
-/// `bcuda args` with `stdin` piped in (config files kept in `config`): (success, stdout, stderr).
-fn bcuda_stdin(args: &[&str], stdin: &[u8], config: &Path) -> (bool, Vec<u8>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .args(args)
-        .env("XDG_CONFIG_HOME", config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    // Written from another thread: bcuda may stop reading early (an error) or write a lot first.
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    (out.status.success(), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
-}
 
 fn ok(run: (bool, Vec<u8>, String)) -> Vec<u8> {
     assert!(run.0, "{}", run.2);
@@ -55,21 +33,21 @@ fn sai_and_reads_from_standard_input() {
 
     // bcuda aln ref r.fq | bcuda samse ref - r.fq
     let from_files = records(&bcuda(&["samse", "--quiet", p, s[0], r[0]]));
-    assert_eq!(records(&ok(bcuda_stdin(&["samse", "--quiet", p, "-", r[0]], &sai_bytes[0], cfg))), from_files);
+    assert_eq!(records(&ok(bcuda_with_stdin(&["samse", "--quiet", p, "-", r[0]], &sai_bytes[0], Some(cfg)))), from_files);
 
     let pe = records(&bcuda(&["sampe", "--quiet", p, s[0], s[1], r[0], r[1]]));
-    assert_eq!(records(&ok(bcuda_stdin(&["sampe", "--quiet", p, s[0], "-", r[0], r[1]], &sai_bytes[1], cfg))), pe);
+    assert_eq!(records(&ok(bcuda_with_stdin(&["sampe", "--quiet", p, s[0], "-", r[0], r[1]], &sai_bytes[1], Some(cfg)))), pe);
     let reads2 = std::fs::read(&reads[1]).unwrap();
-    assert_eq!(records(&ok(bcuda_stdin(&["sampe", "--quiet", p, s[0], s[1], r[0], "-"], &reads2, cfg))), pe);
+    assert_eq!(records(&ok(bcuda_with_stdin(&["sampe", "--quiet", p, s[0], s[1], r[0], "-"], &reads2, Some(cfg)))), pe);
 
     // One standard input only.
     for args in [vec!["samse", "--quiet", p, "-", "-"], vec!["sampe", "--quiet", p, "-", s[1], r[0], "-"]] {
-        let (success, out, err) = bcuda_stdin(&args, &sai_bytes[0], cfg);
+        let (success, out, err) = bcuda_with_stdin(&args, &sai_bytes[0], Some(cfg));
         assert!(!success && out.is_empty(), "{args:?}");
         assert!(err.contains("'-' (standard input) is given for") && err.contains("only one input"), "{args:?}: {err}");
     }
     // An error about the .sai names standard input.
-    let (success, _, err) = bcuda_stdin(&["samse", "--quiet", p, "-", r[0]], b"not a sai", cfg);
+    let (success, _, err) = bcuda_with_stdin(&["samse", "--quiet", p, "-", r[0]], b"not a sai", Some(cfg));
     assert!(!success && err.contains("standard input: "), "{err}");
 }
 
@@ -84,14 +62,14 @@ fn split_reads_and_merge_sai_from_standard_input() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&text).unwrap();
     for (input, tag) in [(text.clone(), "plain"), (gz.finish().unwrap(), "gzip")] {
-        ok(bcuda_stdin(&["split-reads", "-", &d("b1.fq"), &d("b2.fq.gz"), &d("b3.fq")], &input, cfg));
+        ok(bcuda_with_stdin(&["split-reads", "-", &d("b1.fq"), &d("b2.fq.gz"), &d("b3.fq")], &input, Some(cfg)));
         for (a, b) in [("a1.fq", "b1.fq"), ("a3.fq", "b3.fq")] {
             assert_eq!(std::fs::read(d(a)).unwrap(), std::fs::read(d(b)).unwrap(), "{tag}: {b}");
         }
         let gunzip = |f: &str| run("gzip", &["-dc", &d(f)]);
         assert_eq!(gunzip("a2.fq.gz"), gunzip("b2.fq.gz"), "{tag}");
     }
-    let (success, _, err) = bcuda_stdin(&["split-reads", "-", &d("c1.fq")], b"", cfg);
+    let (success, _, err) = bcuda_with_stdin(&["split-reads", "-", &d("c1.fq")], b"", Some(cfg));
     assert!(!success && err.contains("standard input"), "{err}");
 
     let prefix = bwa_index(&testdata("demo_ref.fa"), tmp.path());
@@ -102,8 +80,8 @@ fn split_reads_and_merge_sai_from_standard_input() {
     }
     let merged = bcuda(&["merge-sai", &d("s0.sai"), &d("s1.sai"), &d("s2.sai")]);
     assert_eq!(merged, bcuda(&["aln", "--quiet", p, reads.to_str().unwrap()]));
-    assert_eq!(ok(bcuda_stdin(&["merge-sai", &d("s0.sai"), "-", &d("s2.sai")], &shards[1], cfg)), merged);
-    let (success, _, err) = bcuda_stdin(&["merge-sai", "-", &d("s1.sai"), "-"], &shards[0], cfg);
+    assert_eq!(ok(bcuda_with_stdin(&["merge-sai", &d("s0.sai"), "-", &d("s2.sai")], &shards[1], Some(cfg))), merged);
+    let (success, _, err) = bcuda_with_stdin(&["merge-sai", "-", &d("s1.sai"), "-"], &shards[0], Some(cfg));
     assert!(!success && err.contains("only one input"), "{err}");
 }
 
@@ -116,12 +94,12 @@ fn index_from_standard_input_with_a_prefix() {
     bwa(&["index", fasta.to_str().unwrap()]);
     let from_stdin = tmp.path().join("piped");
     for input in [testdata("multi.fa"), testdata("multi.fa.gz")] {
-        ok(bcuda_stdin(&["index", "-q", "--cpu", "-p", from_stdin.to_str().unwrap(), "-"], &std::fs::read(&input).unwrap(), cfg));
+        ok(bcuda_with_stdin(&["index", "-q", "--cpu", "-p", from_stdin.to_str().unwrap(), "-"], &std::fs::read(&input).unwrap(), Some(cfg)));
         for ext in [".bwt", ".sa", ".pac", ".ann", ".amb"] {
             let name = |p: &Path| format!("{}{ext}", p.display());
             assert_eq!(std::fs::read(name(&from_stdin)).unwrap(), std::fs::read(name(&fasta)).unwrap(), "{}: {ext}", input.display());
         }
     }
-    let (success, _, err) = bcuda_stdin(&["index", "-q", "-"], b">a\nACGT\n", cfg);
+    let (success, _, err) = bcuda_with_stdin(&["index", "-q", "-"], b">a\nACGT\n", Some(cfg));
     assert!(!success && err.contains("-p PREFIX"), "{err}");
 }

@@ -46,6 +46,27 @@ pub fn bwa(args: &[&str]) -> Vec<u8> {
 pub fn bcuda(args: &[&str]) -> Vec<u8> {
     run(env!("CARGO_BIN_EXE_bcuda"), args)
 }
+/// `bcuda args` with `stdin` piped in, and config files kept in `config` when given (else the
+/// user's): (success, stdout, stderr).
+pub fn bcuda_with_stdin(args: &[&str], stdin: &[u8], config: Option<&Path>) -> (bool, Vec<u8>, String) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bcuda"));
+    if let Some(dir) = config {
+        cmd.env("XDG_CONFIG_HOME", dir);
+    }
+    let mut child = cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    // Written from another thread: bcuda may stop reading early (an error) or write a lot first.
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    (out.status.success(), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 
 /// The development binary `bcuda-dev` (dev/: synth-genome, stack-profile, gpu-bench), built
 /// on first use. Cargo builds only the tested package's binaries for its integration tests
