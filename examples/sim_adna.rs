@@ -158,8 +158,10 @@ fn main() -> Result<()> {
     let per_round = rayon::current_num_threads() * 4;
     let chunks = n.div_ceil(CHUNK);
     for round in (0..chunks).step_by(per_round) {
-        let texts: Vec<Vec<u8>> =
-            (round..chunks.min(round + per_round)).into_par_iter().map(|c| chunk(&genome, seed, c, CHUNK.min(n - c * CHUNK))).collect();
+        let texts: Vec<Vec<u8>> = (round..chunks.min(round + per_round))
+            .into_par_iter()
+            .map(|c| chunk(&genome, seed, c, CHUNK.min(n - c * CHUNK)))
+            .collect();
         for t in texts {
             out.write_all(&t)?;
         }
@@ -180,7 +182,11 @@ mod tests {
 
     fn records(text: &[u8]) -> Vec<(String, Vec<u8>)> {
         let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
-        lines.chunks(4).filter(|r| r.len() == 4).map(|r| (String::from_utf8(r[0].to_vec()).unwrap(), r[1].to_vec())).collect()
+        lines
+            .chunks(4)
+            .filter(|r| r.len() == 4)
+            .map(|r| (String::from_utf8(r[0].to_vec()).unwrap(), r[1].to_vec()))
+            .collect()
     }
 
     #[test]

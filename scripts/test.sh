@@ -4,4 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/get-data.sh >/dev/null
+# The layout first (rustfmt.toml), where rustfmt is installed; then no function over 120 lines.
+if cargo fmt --version >/dev/null 2>&1; then cargo fmt --all --check; fi
+python3 scripts/long-functions.py
 cargo test --release --workspace

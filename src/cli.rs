@@ -5,7 +5,11 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "bcuda", version, about = "GPU short-read aligner, compatible with BWA 0.7.17 (index / aln / samse / sampe)")]
+#[command(
+    name = "bcuda",
+    version,
+    about = "GPU short-read aligner, compatible with BWA 0.7.17 (index / aln / samse / sampe)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

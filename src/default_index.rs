@@ -113,7 +113,10 @@ struct Lookup {
 
 impl Lookup {
     fn from_env() -> Lookup {
-        Lookup { env: std::env::var_os(ENV_VAR).filter(|v| !v.is_empty()).map(PathBuf::from), config_file: config_file() }
+        Lookup {
+            env: std::env::var_os(ENV_VAR).filter(|v| !v.is_empty()).map(PathBuf::from),
+            config_file: config_file(),
+        }
     }
 
     /// `BCUDA_INDEX`, else the config file; its files must exist. `explicit` shows how the
@@ -141,13 +144,22 @@ impl Lookup {
     }
 }
 
-fn split_with(lookup: &Lookup, command: &str, args: &[PathBuf], inputs: &[&str]) -> Result<(IndexChoice, Vec<PathBuf>)> {
+fn split_with(
+    lookup: &Lookup,
+    command: &str,
+    args: &[PathBuf],
+    inputs: &[&str],
+) -> Result<(IndexChoice, Vec<PathBuf>)> {
     let usage = format!("bcuda {command} [ref.fa] {}", inputs.join(" "));
     if args.len() == inputs.len() + 1 {
         let prefix = &args[0];
         if !is_index(prefix) {
             if let Some(index) = args[1..].iter().find(|a| is_index(a)) {
-                bail!("{} is not an index but {} is: the index comes first ({usage})", prefix.display(), index.display());
+                bail!(
+                    "{} is not an index but {} is: the index comes first ({usage})",
+                    prefix.display(),
+                    index.display()
+                );
             }
             return Err(not_an_index(prefix));
         }
@@ -188,7 +200,10 @@ fn read_default(file: &Path) -> Result<Option<PathBuf>> {
     };
     let line = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
     if line.is_empty() || line.contains(&b'\n') {
-        bail!("{}: expected one line naming the default index; run `bcuda index` again or remove the file", file.display());
+        bail!(
+            "{}: expected one line naming the default index; run `bcuda index` again or remove the file",
+            file.display()
+        );
     }
     Ok(Some(path_from_bytes(line)))
 }
@@ -263,7 +278,8 @@ mod tests {
     #[test]
     fn explicit_index_is_used_as_given() {
         let s = Setup::new();
-        let (choice, rest) = split_with(&s.lookup(None), "aln", &[s.path("ref.fa"), s.path("r.fq")], &["reads.fq"]).unwrap();
+        let (choice, rest) =
+            split_with(&s.lookup(None), "aln", &[s.path("ref.fa"), s.path("r.fq")], &["reads.fq"]).unwrap();
         assert_eq!(choice, IndexChoice { prefix: s.path("ref.fa"), origin: Origin::Argument });
         assert_eq!(rest, [s.path("r.fq")]);
     }
@@ -272,7 +288,9 @@ mod tests {
     fn default_from_the_config_file() {
         let s = Setup::new();
         write_default(&s.config(), &s.path("ref.fa")).unwrap();
-        let (choice, rest) = split_with(&s.lookup(None), "samse", &[s.path("r.sai"), s.path("r.fq")], &["reads.sai", "reads.fq"]).unwrap();
+        let (choice, rest) =
+            split_with(&s.lookup(None), "samse", &[s.path("r.sai"), s.path("r.fq")], &["reads.sai", "reads.fq"])
+                .unwrap();
         assert_eq!(choice, IndexChoice { prefix: s.path("ref.fa"), origin: Origin::ConfigFile(s.config()) });
         assert_eq!(rest, [s.path("r.sai"), s.path("r.fq")]);
     }
@@ -316,7 +334,8 @@ mod tests {
         // r.fq has been indexed too: named after an index it is reads; alone it is ambiguous.
         let s = Setup::new();
         std::fs::write(s.path("r.fq.bwt"), b"").unwrap();
-        let (choice, rest) = split_with(&s.lookup(None), "aln", &[s.path("ref.fa"), s.path("r.fq")], &["reads.fq"]).unwrap();
+        let (choice, rest) =
+            split_with(&s.lookup(None), "aln", &[s.path("ref.fa"), s.path("r.fq")], &["reads.fq"]).unwrap();
         assert_eq!((choice.prefix, rest), (s.path("ref.fa"), vec![s.path("r.fq")]));
         write_default(&s.config(), &s.path("ref.fa")).unwrap();
         let e = err(split_with(&s.lookup(None), "aln", &[s.path("r.fq")], &["reads.fq"]));

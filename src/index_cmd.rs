@@ -30,7 +30,8 @@ pub struct IndexArgs {
 }
 
 /// Shared slot for the GPU sorter's step times, filled once it is opened.
-type GpuTimes = std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<std::sync::Mutex<crate::gpu::index_sort::GpuSortTimes>>>>>;
+type GpuTimes =
+    std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<std::sync::Mutex<crate::gpu::index_sort::GpuSortTimes>>>>>;
 
 /// The GPU sorter, opened (context, NVRTC) on its own thread while the FASTA is read, unless
 /// `--cpu` or no CUDA driver (with `--gpu`, opened first: an error when it cannot be); the
@@ -38,7 +39,11 @@ type GpuTimes = std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<std::sync:
 #[allow(clippy::type_complexity)]
 fn gpu_sorter(
     args: &IndexArgs,
-) -> anyhow::Result<(Option<bcuda_index::build::SorterSource>, GpuTimes, std::sync::Arc<std::sync::Mutex<Option<String>>>)> {
+) -> anyhow::Result<(
+    Option<bcuda_index::build::SorterSource>,
+    GpuTimes,
+    std::sync::Arc<std::sync::Mutex<Option<String>>>,
+)> {
     use crate::gpu::index_sort::GpuChunkSorter;
     let times = GpuTimes::default();
     let error = std::sync::Arc::new(std::sync::Mutex::new(None));
@@ -101,7 +106,10 @@ fn sort_events(progress: crate::progress::Progress, quiet: bool) -> impl FnMut(&
             );
             progress.set_message(msg.clone());
             if plain {
-                eprintln!("[bcuda index] {msg} ({:.1} s sort, {:.1} s ties), {} rows done", c.sort_s, c.refine_s, c.rows_done);
+                eprintln!(
+                    "[bcuda index] {msg} ({:.1} s sort, {:.1} s ties), {} rows done",
+                    c.sort_s, c.refine_s, c.rows_done
+                );
             }
         }
         SortEvent::Done(s) if !quiet => {
@@ -164,7 +172,8 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
             );
         }
         let stages = stages.lock().unwrap();
-        let spent: Vec<String> = stages.windows(2).map(|w| format!("{} {:.2} s", w[0].0, (w[1].1 - w[0].1).as_secs_f64())).collect();
+        let spent: Vec<String> =
+            stages.windows(2).map(|w| format!("{} {:.2} s", w[0].0, (w[1].1 - w[0].1).as_secs_f64())).collect();
         eprintln!(
             "[bcuda index] {} indexed in {:.2} s ({})",
             crate::input::display_name(&args.fasta).display(),
@@ -183,7 +192,9 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
 /// config folder we cannot write is a warning.
 fn record_default(prefix: &std::path::Path, quiet: bool) {
     match crate::default_index::record_default(prefix) {
-        Ok(file) if !quiet => eprintln!("[bcuda index] {} is now the default index ({})", prefix.display(), file.display()),
+        Ok(file) if !quiet => {
+            eprintln!("[bcuda index] {} is now the default index ({})", prefix.display(), file.display())
+        }
         Ok(_) => {}
         Err(e) => eprintln!("[bcuda index] warning: could not record {} as the default index: {e:#}", prefix.display()),
     }

@@ -69,7 +69,11 @@ pub fn merge<W: Write>(shards: &[PathBuf], out: &mut W) -> Result<u64> {
                     )
                 }
                 Err(e) => {
-                    return Err(anyhow::Error::from(e).context(format!("{}: read record {}", shard.display(), reader.reads_done() + 1)))
+                    return Err(anyhow::Error::from(e).context(format!(
+                        "{}: read record {}",
+                        shard.display(),
+                        reader.reads_done() + 1
+                    )))
                 }
             }
         }

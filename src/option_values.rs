@@ -95,7 +95,11 @@ pub fn sort_gib(s: &str) -> Result<f64, String> {
 /// aln's -n: an integer (max differences, 0 or more) or a fraction (the probability of
 /// missing an alignment, above 0), told apart by a '.' as bwa does.
 pub fn max_diff(s: &str) -> Result<String, String> {
-    let valid = if s.contains('.') { s.trim().parse::<f64>().is_ok_and(|v| v.is_finite() && v > 0.0) } else { diffs(s).is_ok() };
+    let valid = if s.contains('.') {
+        s.trim().parse::<f64>().is_ok_and(|v| v.is_finite() && v > 0.0)
+    } else {
+        diffs(s).is_ok()
+    };
     if valid {
         Ok(s.to_string())
     } else {
@@ -119,8 +123,15 @@ mod tests {
         assert_eq!(sort_gib("2"), Ok(2.0));
         assert!(probability("-1e-5").is_err() && probability("1e-5").is_ok());
         assert!(max_diff("0.04").is_ok() && max_diff("4").is_ok() && max_diff("0").is_ok());
-        assert!(max_gape("-1").is_ok() && max_gape("-100").is_ok() && max_gape("255").is_ok() && max_gape("256").is_err());
+        assert!(
+            max_gape("-1").is_ok() && max_gape("-100").is_ok() && max_gape("255").is_ok() && max_gape("256").is_err()
+        );
         assert!(diffs("255").is_ok() && diffs("256").is_err() && max_diff("256").is_err());
-        assert!(max_diff("-1").is_err() && max_diff("-0.5").is_err() && max_diff("0.0").is_err() && max_diff("nan.").is_err());
+        assert!(
+            max_diff("-1").is_err()
+                && max_diff("-0.5").is_err()
+                && max_diff("0.0").is_err()
+                && max_diff("nan.").is_err()
+        );
     }
 }

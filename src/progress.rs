@@ -163,13 +163,18 @@ fn eta_text(pos: u64, len: Option<u64>, elapsed: Duration, eta: Duration) -> Opt
 
 /// A template with the `{eta_known}` key.
 fn style(template: &str) -> ProgressStyle {
-    ProgressStyle::with_template(template).expect("a valid template").with_key("eta_known", eta_known).progress_chars("=> ")
+    ProgressStyle::with_template(template)
+        .expect("a valid template")
+        .with_key("eta_known", eta_known)
+        .progress_chars("=> ")
 }
 
 /// Items counted: a bar when the total is estimated from the input position, else a spinner.
 fn counting_style(what: &str, estimated_total: bool) -> ProgressStyle {
     let template = if estimated_total {
-        format!("[bcuda] {what} [{{bar:20}}] {{percent:>3}}% {{human_pos}} {{per_sec:0}} {{elapsed}}{{eta_known}} {{msg}}")
+        format!(
+            "[bcuda] {what} [{{bar:20}}] {{percent:>3}}% {{human_pos}} {{per_sec:0}} {{elapsed}}{{eta_known}} {{msg}}"
+        )
     } else {
         format!("[bcuda] {what} {{spinner}} {{human_pos}} {{per_sec:0}} {{elapsed}} {{msg}}")
     };

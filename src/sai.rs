@@ -243,7 +243,8 @@ mod tests {
 
     #[test]
     fn all_bit_fields_round_trip() {
-        let hit = AlnHit { n_mm: 255, n_gapo: 7, n_gape: 9, score: 0xfffff, n_ins: 1023, n_del: 513, k: u64::MAX, l: 1 };
+        let hit =
+            AlnHit { n_mm: 255, n_gapo: 7, n_gape: 9, score: 0xfffff, n_ins: 1023, n_del: 513, k: u64::MAX, l: 1 };
         assert_eq!(AlnHit::from_bytes(&hit.to_bytes()), hit);
     }
 

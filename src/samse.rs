@@ -58,9 +58,23 @@ pub fn run(args: SamseArgs) -> Result<()> {
     let index = Index::load(&choice.prefix, true)?;
     let mut sai = crate::sai::open(sai_path)?;
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
-    let mut sink = Sink::create(out_path, format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()), &program::pg_line(&choice))?;
-    let reads =
-        write_records(args.max_xa, rg.as_ref().map(|(_, id)| id.as_str()), &index, &mut sai, sai_path, reads_path, &mut sink, args.quiet)?;
+    let mut sink = Sink::create(
+        out_path,
+        format,
+        &index.refs,
+        rg.as_ref().map(|(line, _)| line.as_str()),
+        &program::pg_line(&choice),
+    )?;
+    let reads = write_records(
+        args.max_xa,
+        rg.as_ref().map(|(_, id)| id.as_str()),
+        &index,
+        &mut sai,
+        sai_path,
+        reads_path,
+        &mut sink,
+        args.quiet,
+    )?;
     sink.commit()?;
     summary.print(Some(&choice.prefix), reads, "reads", args.quiet);
     Ok(())
@@ -83,7 +97,8 @@ pub fn write_records<R: Read>(
     // Messages name `-` as standard input.
     let (sai_name, reads_name) = (crate::input::display_name(sai_path), crate::input::display_name(reads_path));
     let opt = sai.options;
-    let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false };
+    let read_opts =
+        ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false };
     let mut reader = ReadBatchReader::open(reads_path, read_opts)?;
     let mut rng = Rand48::new(index.refs.seed() as i64);
     let seq_len = index.bwt.seq_len();
@@ -106,7 +121,14 @@ pub fn write_records<R: Read>(
             .zip(batch.par_iter())
             .with_min_len(256)
             .map(|(mut place, read)| {
-                hits::place_main(&mut place, |row| sa.position(&index.bwt, row), l_pac, read.len, opt.max_diff, opt.fnr);
+                hits::place_main(
+                    &mut place,
+                    |row| sa.position(&index.bwt, row),
+                    l_pac,
+                    read.len,
+                    opt.max_diff,
+                    opt.fnr,
+                );
                 hits::place_others(&mut place, |row| sa.position(&index.bwt, row), l_pac, read.len);
                 let aligned = refine::refine(place, None, read, pac, l_pac);
                 let mut line = String::with_capacity(2 * read.codes.len() + 128);

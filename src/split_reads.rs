@@ -64,8 +64,9 @@ pub fn split(reads_path: &Path, shards: &[PathBuf]) -> Result<Vec<u64>> {
         let mut out = ShardWriter::create(shard, gzip)?;
         for _ in 0..size {
             record_no += 1;
-            let rec =
-                parser.next().with_context(|| format!("{}: ended before record {record_no} on the second reading", reads.display()))?;
+            let rec = parser.next().with_context(|| {
+                format!("{}: ended before record {record_no} on the second reading", reads.display())
+            })?;
             let rec = rec.map_err(|e| parse_error(reads, record_no, e))?;
             // Through a buffer: needletail's errors keep only the text of an io::Error.
             record.clear();
@@ -100,8 +101,10 @@ impl Source {
             None => needletail::parse_fastx_file(&self.path),
             Some(file) => {
                 use std::io::{Seek, SeekFrom};
-                let mut copy = file.try_clone().with_context(|| format!("{}: the temporary copy", self.name.display()))?;
-                copy.seek(SeekFrom::Start(0)).with_context(|| format!("{}: the temporary copy", self.name.display()))?;
+                let mut copy =
+                    file.try_clone().with_context(|| format!("{}: the temporary copy", self.name.display()))?;
+                copy.seek(SeekFrom::Start(0))
+                    .with_context(|| format!("{}: the temporary copy", self.name.display()))?;
                 needletail::parse_fastx_reader(copy)
             }
         };

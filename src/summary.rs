@@ -27,7 +27,11 @@ impl Summary {
     fn line(&self, index: Option<&Path>, count: u64, unit: &str, secs: f64) -> String {
         let index = index.map(|p| format!(", index {}", p.display())).unwrap_or_default();
         let rate = count as f64 / secs.max(1e-9);
-        format!("[bcuda {}] bcuda {}{index}: {count} {unit} in {secs:.2} s ({rate:.0} {unit}/s)", self.command, env!("CARGO_PKG_VERSION"))
+        format!(
+            "[bcuda {}] bcuda {}{index}: {count} {unit} in {secs:.2} s ({rate:.0} {unit}/s)",
+            self.command,
+            env!("CARGO_PKG_VERSION")
+        )
     }
 }
 
@@ -39,7 +43,13 @@ mod tests {
     fn names_version_index_count_time_and_rate() {
         let s = Summary::start("samse");
         let line = s.line(Some(Path::new("ref.fa")), 1000, "reads", 2.0);
-        assert_eq!(line, format!("[bcuda samse] bcuda {}, index ref.fa: 1000 reads in 2.00 s (500 reads/s)", env!("CARGO_PKG_VERSION")));
+        assert_eq!(
+            line,
+            format!(
+                "[bcuda samse] bcuda {}, index ref.fa: 1000 reads in 2.00 s (500 reads/s)",
+                env!("CARGO_PKG_VERSION")
+            )
+        );
         assert!(!s.line(None, 3, "reads", 1.0).contains("index"));
     }
 }

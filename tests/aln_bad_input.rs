@@ -11,14 +11,23 @@ fn check(name: &str, content: &[u8], expect: &[&str]) {
     let reads = tmp.path().join(name);
     std::fs::write(&reads, content).unwrap();
     let out = tmp.path().join("out.sai");
-    let err = bcuda_fails(&["aln", "--quiet", "-f", out.to_str().unwrap(), prefix.to_str().unwrap(), reads.to_str().unwrap()]);
+    let err = bcuda_fails(&[
+        "aln",
+        "--quiet",
+        "-f",
+        out.to_str().unwrap(),
+        prefix.to_str().unwrap(),
+        reads.to_str().unwrap(),
+    ]);
     assert!(err.contains(name), "{name}: error does not name the file: {err}");
     for e in expect {
         assert!(err.contains(e), "{name}: error lacks '{e}': {err}");
     }
     assert!(!out.exists(), "{name}: a .sai was left behind");
-    let left =
-        std::fs::read_dir(tmp.path()).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp")).count();
+    let left = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp"))
+        .count();
     assert_eq!(left, 0, "{name}: temporary file left behind");
 }
 
@@ -54,7 +63,11 @@ fn empty_input() {
 #[test]
 fn read_longer_than_supported() {
     let long = "A".repeat(5000);
-    check("long.fq", format!("{GOOD}@big\n{long}\n+\n{}\n", "I".repeat(5000)).as_bytes(), &["record 2", "'big'", "longer than"]);
+    check(
+        "long.fq",
+        format!("{GOOD}@big\n{long}\n+\n{}\n", "I".repeat(5000)).as_bytes(),
+        &["record 2", "'big'", "longer than"],
+    );
 }
 
 #[test]
@@ -91,7 +104,9 @@ fn reads_from_standard_input_plain_and_gzip() {
     let sam_file = bcuda(&["samse", "--quiet", p, sai.to_str().unwrap(), reads.to_str().unwrap()]);
     let (ok, sam_stdin, err) = bcuda_with_stdin(&["samse", "--quiet", p, sai.to_str().unwrap(), "-"], &text, None);
     assert!(ok, "{err}");
-    let records = |s: &[u8]| String::from_utf8_lossy(s).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
+    let records = |s: &[u8]| {
+        String::from_utf8_lossy(s).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>()
+    };
     assert_eq!(records(&sam_stdin), records(&sam_file));
 }
 

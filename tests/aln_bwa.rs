@@ -13,7 +13,13 @@ fn assert_same_sai(prefix: &Path, reads: &Path, opts: &[&str]) {
     let theirs = bwa(&args);
     let ours = bcuda(&quiet(args));
     assert!(theirs.len() > 68, "bwa wrote no reads");
-    assert!(ours == theirs, "{} with {opts:?}: .sai differs from bwa ({} vs {} bytes)", reads.display(), ours.len(), theirs.len());
+    assert!(
+        ours == theirs,
+        "{} with {opts:?}: .sai differs from bwa ({} vs {} bytes)",
+        reads.display(),
+        ours.len(),
+        theirs.len()
+    );
 }
 
 #[test]

@@ -68,7 +68,8 @@ fn compressed_and_fasta_reads_as_bwa() {
     // FASTA reads, their sequences over several lines.
     let text = String::from_utf8(fastq).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    let fasta: String = lines.chunks(4).map(|r| format!(">{}\n{}\n{}\n", &r[0][1..], &r[1][..60], &r[1][60..])).collect();
+    let fasta: String =
+        lines.chunks(4).map(|r| format!(">{}\n{}\n{}\n", &r[0][1..], &r[1][..60], &r[1][60..])).collect();
     let fa = write(&dir.path().join("reads.fa"), fasta.as_bytes());
     assert!(aln(&prefix, &[&fa]) == bwa(&["aln", p, &fa]), "FASTA: the .sai differs from bwa's");
 }
@@ -95,7 +96,9 @@ fn several_read_files_give_the_sai_of_their_concatenation() {
     assert!(ours == theirs, "the .sai of three files differs from bwa's of their concatenation");
     // samse takes the concatenated reads, as the documentation says.
     let sai = write(&dir.path().join("ours.sai"), &ours);
-    let no_pg = |sam: Vec<u8>| String::from_utf8(sam).unwrap().lines().filter(|l| !l.starts_with("@PG")).collect::<Vec<_>>().join("\n");
+    let no_pg = |sam: Vec<u8>| {
+        String::from_utf8(sam).unwrap().lines().filter(|l| !l.starts_with("@PG")).collect::<Vec<_>>().join("\n")
+    };
     let sam = no_pg(bcuda(&["samse", "--quiet", p, &sai, &concatenated]));
     let bwa_sai = write(&dir.path().join("bwa.sai"), &theirs);
     assert_eq!(sam, no_pg(bwa(&["samse", p, &bwa_sai, &concatenated])));
@@ -109,8 +112,16 @@ fn a_bad_record_in_a_later_file_is_named_in_that_file() {
         b"@ok\nACGTACGTACGTACGTACGTACGTACGTACGTACG\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n@bad\nACGT\n+\nII\n",
     );
     let out = dir.path().join("out.sai");
-    let err =
-        bcuda_fails(&["aln", "--quiet", "--cpu", "-f", out.to_str().unwrap(), prefix.to_str().unwrap(), reads.to_str().unwrap(), &bad]);
+    let err = bcuda_fails(&[
+        "aln",
+        "--quiet",
+        "--cpu",
+        "-f",
+        out.to_str().unwrap(),
+        prefix.to_str().unwrap(),
+        reads.to_str().unwrap(),
+        &bad,
+    ]);
     assert!(err.contains(&format!("{bad}: record 2")), "{err}");
     assert!(!out.exists(), "a .sai was left behind");
     // Several files need the index named: reads alone are not taken for an index.

@@ -62,9 +62,19 @@ fn short_forms_work_in_a_fresh_shell_and_match_the_explicit_forms() {
     let aln2 = ok(bcuda_in(elsewhere.path(), h, &[], &["aln", r.to_str().unwrap(), q.to_str().unwrap()]));
     assert_eq!(aln.stdout, aln2.stdout);
     assert!(!String::from_utf8_lossy(&aln2.stderr).contains("[bcuda aln] index"));
-    let samse2 = ok(bcuda_in(elsewhere.path(), h, &[], &["samse", r.to_str().unwrap(), s.to_str().unwrap(), q.to_str().unwrap()]));
-    let records =
-        |o: &Output| String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
+    let samse2 = ok(bcuda_in(
+        elsewhere.path(),
+        h,
+        &[],
+        &["samse", r.to_str().unwrap(), s.to_str().unwrap(), q.to_str().unwrap()],
+    ));
+    let records = |o: &Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("@PG"))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(records(&samse), records(&samse2));
     assert_eq!(records(&samse).len(), 2 + 300, "two @SQ lines and 300 reads");
 }
@@ -78,7 +88,10 @@ fn xdg_config_home_and_bcuda_index() {
     assert!(xdg.join("bcuda/default-index").exists());
     // Without XDG_CONFIG_HOME that default is not seen: a clear error naming the ways out.
     let err = fails(bcuda_in(w, h, &[], &["aln", "reads.fq"]));
-    assert!(err.contains("no default index") && err.contains("bcuda index ref.fa") && err.contains("BCUDA_INDEX"), "{err}");
+    assert!(
+        err.contains("no default index") && err.contains("bcuda index ref.fa") && err.contains("BCUDA_INDEX"),
+        "{err}"
+    );
     let aln = ok(bcuda_in(w, h, &[("XDG_CONFIG_HOME", &xdg)], &["aln", "--quiet", "reads.fq"]));
     assert!(aln.stderr.is_empty(), "--quiet still talks: {}", String::from_utf8_lossy(&aln.stderr));
     // BCUDA_INDEX alone.
@@ -145,21 +158,33 @@ fn pg_names_the_index_even_the_default_one() {
     // Named: the command line as given (bwa's CL).
     let named = ok(bcuda_in(w, h, &[], &["samse", "--quiet", "ref.fa", "reads.sai", "reads.fq"]));
     let bin = env!("CARGO_BIN_EXE_bcuda");
-    assert_eq!(pg_line(&named), format!("@PG\tID:bcuda\tPN:bcuda\tVN:{version}\tCL:{bin} samse --quiet ref.fa reads.sai reads.fq"));
+    assert_eq!(
+        pg_line(&named),
+        format!("@PG\tID:bcuda\tPN:bcuda\tVN:{version}\tCL:{bin} samse --quiet ref.fa reads.sai reads.fq")
+    );
     // The default: the absolute prefix where the index argument goes.
     let default = ok(bcuda_in(w, h, &[], &["samse", "--quiet", "reads.sai", "reads.fq"]));
     assert_eq!(
         pg_line(&default),
-        format!("@PG\tID:bcuda\tPN:bcuda\tVN:{version}\tCL:{bin} samse {} --quiet reads.sai reads.fq", prefix.display())
+        format!(
+            "@PG\tID:bcuda\tPN:bcuda\tVN:{version}\tCL:{bin} samse {} --quiet reads.sai reads.fq",
+            prefix.display()
+        )
     );
-    let records =
-        |o: &Output| String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect::<Vec<_>>();
+    let records = |o: &Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("@PG"))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(records(&named), records(&default));
     // sampe too, with the default from BCUDA_INDEX given relative.
     let env = [("BCUDA_INDEX", Path::new("ref.fa"))];
     let sampe = ok(bcuda_in(w, h, &env, &["sampe", "--quiet", "reads.sai", "reads.sai", "reads.fq", "reads.fq"]));
     assert!(
-        pg_line(&sampe).ends_with(&format!("CL:{bin} sampe {} --quiet reads.sai reads.sai reads.fq reads.fq", prefix.display())),
+        pg_line(&sampe)
+            .ends_with(&format!("CL:{bin} sampe {} --quiet reads.sai reads.sai reads.fq reads.fq", prefix.display())),
         "{}",
         pg_line(&sampe)
     );

@@ -87,7 +87,14 @@ fn pairs_with_both_mates_empty_as_bwa() {
             path
         });
         let sai = reads.clone().map(|r| same_sai(&prefix, &r));
-        let args = ["sampe", p, sai[0].to_str().unwrap(), sai[1].to_str().unwrap(), reads[0].to_str().unwrap(), reads[1].to_str().unwrap()];
+        let args = [
+            "sampe",
+            p,
+            sai[0].to_str().unwrap(),
+            sai[1].to_str().unwrap(),
+            reads[0].to_str().unwrap(),
+            reads[1].to_str().unwrap(),
+        ];
         let theirs = without_pg(&bwa(&args));
         assert_eq!(without_pg(&bcuda(&quiet(args.to_vec()))), theirs, "{ext}");
         assert_eq!(theirs.iter().filter(|l| !l.starts_with('@')).count(), 2 * (200 - EMPTY.len()));
@@ -114,11 +121,16 @@ fn a_pair_with_one_empty_mate_is_an_error_naming_it() {
     ];
     // bwa pairs read 42 of the first file with read 43 of the second, then stops at their names.
     let bwa_run = std::process::Command::new("bwa").args(args).output().unwrap();
-    assert!(!bwa_run.status.success() && String::from_utf8_lossy(&bwa_run.stderr).contains("paired reads have different names"));
+    assert!(
+        !bwa_run.status.success()
+            && String::from_utf8_lossy(&bwa_run.stderr).contains("paired reads have different names")
+    );
     let err = bcuda_fails(&quiet(args.to_vec()));
     assert!(
         err.contains("have different names")
-            && err.contains("e_2.fq: 1 record with an empty sequence skipped as bwa skips them, the first record 42 ('pair_41')"),
+            && err.contains(
+                "e_2.fq: 1 record with an empty sequence skipped as bwa skips them, the first record 42 ('pair_41')"
+            ),
         "{err}"
     );
 }

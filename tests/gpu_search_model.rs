@@ -10,7 +10,10 @@ use common::{bcuda, bcuda_dev, data};
 /// The stack-profile table's row for `size` under `heading`: its columns after the first.
 fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
     let section = report.split(heading).nth(1).unwrap_or_else(|| panic!("no {heading:?} in:\n{report}"));
-    let line = section.lines().find(|l| l.split('\t').next() == Some(size)).unwrap_or_else(|| panic!("no row {size} in:\n{report}"));
+    let line = section
+        .lines()
+        .find(|l| l.split('\t').next() == Some(size))
+        .unwrap_or_else(|| panic!("no row {size} in:\n{report}"));
     line.split('\t').skip(1).map(|x| x.split_whitespace().next().unwrap().parse().unwrap()).collect()
 }
 
@@ -109,9 +112,11 @@ fn gpu_searches_with_the_interval_table_give_bwas_hits() {
     let dir = tempfile::tempdir().unwrap();
     let fasta = ecoli_index(&dir);
     let reads = data("ecoli536_art.fq");
-    for extra in
-        [&["--interval-depth", "4"][..], &["--interval-depth", "12"], &["--interval-depth", "10", "-m", "300", "--exact-entries-limit"]]
-    {
+    for extra in [
+        &["--interval-depth", "4"][..],
+        &["--interval-depth", "12"],
+        &["--interval-depth", "10", "-m", "300", "--exact-entries-limit"],
+    ] {
         let report = profile(&fasta, reads.to_str().unwrap(), "4800,65536", "32", extra);
         assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
     }
@@ -120,7 +125,11 @@ fn gpu_searches_with_the_interval_table_give_bwas_hits() {
     bcuda(&["index", "-q", hl.to_str().unwrap()]);
     let hl_reads = dir.path().join("reads.fq");
     let sim = common::repo().join("scripts/sim-reads.py");
-    std::fs::write(&hl_reads, common::run("python3", &[sim.to_str().unwrap(), hl.to_str().unwrap(), "100", "20000", "5"])).unwrap();
+    std::fs::write(
+        &hl_reads,
+        common::run("python3", &[sim.to_str().unwrap(), hl.to_str().unwrap(), "100", "20000", "5"]),
+    )
+    .unwrap();
     let report = profile(hl.to_str().unwrap(), hl_reads.to_str().unwrap(), "65536", "32", &["--interval-depth", "11"]);
     assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
 }

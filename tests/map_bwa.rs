@@ -66,7 +66,10 @@ fn pairs_as_sam_and_bam_with_sai_files() {
     let expected = without_pg(&bwa_sam(&f.prefix, &reads, f.dir.path()));
     assert_eq!(without_pg(&map(&f.prefix, &reads, &f.dir.path().join("out.sam"), &[])), expected);
     let sai = f.dir.path().join("kept");
-    assert_eq!(without_pg(&map(&f.prefix, &reads, &f.dir.path().join("out.bam"), &["--sai", sai.to_str().unwrap()])), expected);
+    assert_eq!(
+        without_pg(&map(&f.prefix, &reads, &f.dir.path().join("out.bam"), &["--sai", sai.to_str().unwrap()])),
+        expected
+    );
     for end in 0..2 {
         let ours = std::fs::read(f.dir.path().join(format!("kept_{}.sai", end + 1))).unwrap();
         assert_eq!(ours, std::fs::read(f.dir.path().join(format!("bwa{end}.sai"))).unwrap(), "--sai end {}", end + 1);
@@ -99,9 +102,11 @@ fn check_sorted(prefix: &Path, reads: &[&Path], dir: &Path, extra: &[&str]) {
     // The index beside it, as samtools reads it: every record counted (mapped and unmapped).
     assert!(Path::new(&format!("{}.bai", out.display())).exists());
     let stats = String::from_utf8(run("samtools", &["idxstats", out.to_str().unwrap()])).unwrap();
-    let counted: u64 = stats.lines().map(|l| l.split('\t').skip(2).map(|n| n.parse::<u64>().unwrap()).sum::<u64>()).sum();
+    let counted: u64 =
+        stats.lines().map(|l| l.split('\t').skip(2).map(|n| n.parse::<u64>().unwrap()).sum::<u64>()).sum();
     assert_eq!(counted as usize, expected.1.lines().count(), "{stats}");
-    let region = run("samtools", &["view", "-c", out.to_str().unwrap(), &format!("{}:1000-20000", first_reference(prefix))]);
+    let region =
+        run("samtools", &["view", "-c", out.to_str().unwrap(), &format!("{}:1000-20000", first_reference(prefix))]);
     assert!(String::from_utf8(region).unwrap().trim().parse::<u64>().unwrap() > 0, "a region query through the index");
 }
 
@@ -153,7 +158,19 @@ fn aln_and_sampe_options_pass_through() {
     let (r0, r1) = (f.reads[0].to_str().unwrap(), f.reads[1].to_str().unwrap());
     let expected = without_pg(&bwa(&["sampe", "-a", "300", "-o", "50", prefix, &sai[0], &sai[1], r0, r1]));
     let out = dir.join("o.sam");
-    bcuda(&["map", "--quiet", "--aln", "-l 20 -k 1", "--sampe", "-a 300 -o 50", "-o", out.to_str().unwrap(), prefix, r0, r1]);
+    bcuda(&[
+        "map",
+        "--quiet",
+        "--aln",
+        "-l 20 -k 1",
+        "--sampe",
+        "-a 300 -o 50",
+        "-o",
+        out.to_str().unwrap(),
+        prefix,
+        r0,
+        r1,
+    ]);
     let ours = std::fs::read(&out).unwrap();
     assert_eq!(without_pg(&ours), expected);
     let pg = String::from_utf8_lossy(&ours).lines().find(|l| l.starts_with("@PG")).unwrap().to_string();

@@ -57,7 +57,11 @@ fn out_of_range_values_name_the_option_and_its_range() {
         (&["index", "--sort-memory", "-2", "x.fa"], "'--sort-memory <SORT_MEMORY>'", "from 0.125 to 4096"),
         (&["autotune", "--batch-size", "0", "--reads", r], "'--batch-size <BATCH_SIZE>'", "at least 1"),
         (&["autotune", "--pop", "-1", "--reads", r], "'--pop <POP>'", "at least 1"),
-        (&["autotune", "--variant-timeout", "-60", "--reads", r], "'--variant-timeout <VARIANT_TIMEOUT>'", "at least 1"),
+        (
+            &["autotune", "--variant-timeout", "-60", "--reads", r],
+            "'--variant-timeout <VARIANT_TIMEOUT>'",
+            "at least 1",
+        ),
     ];
     for (args, option, range) in cases {
         let (success, err) = outcome(args);
@@ -74,9 +78,15 @@ fn values_bwa_gives_a_meaning_match_bwa() {
     let (p, r) = (prefix.to_str().unwrap(), testdata("demo.fq"));
     let r = r.to_str().unwrap();
     // -e -1 is bwa's default (any value of 0 or less: no long gaps); -e 0 and -e -5 as bwa too.
-    for opts in
-        [&["-e", "-1"][..], &["-e", "-5"], &["-e", "0"], &["-e", "3", "-o", "2"], &["-n", "0"], &["-M", "0"], &["-q", "0", "-l", "1"]]
-    {
+    for opts in [
+        &["-e", "-1"][..],
+        &["-e", "-5"],
+        &["-e", "0"],
+        &["-e", "3", "-o", "2"],
+        &["-n", "0"],
+        &["-M", "0"],
+        &["-q", "0", "-l", "1"],
+    ] {
         let args = command_line("aln", opts, &[p, r]);
         assert_eq!(bcuda(&quiet(args.clone())), bwa(&args), "{opts:?}");
     }
@@ -89,7 +99,8 @@ fn a_huge_thread_count_is_capped_and_said_once() {
     let (p, reads) = (prefix.to_str().unwrap(), [1, 2].map(|e| testdata(&format!("demo_{e}.fq"))));
     let r = reads.each_ref().map(|r| r.to_str().unwrap());
     let started = std::time::Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(["aln", "--cpu", "-t", "100000", p, r[0]]).output().unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_bcuda")).args(["aln", "--cpu", "-t", "100000", p, r[0]]).output().unwrap();
     assert!(out.status.success() && started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("-t 100000: this machine runs").count(), 1, "{err}");
@@ -102,7 +113,10 @@ fn a_huge_thread_count_is_capped_and_said_once() {
         std::fs::write(&sai[e], bwa(&["aln", p, r[e]])).unwrap();
     }
     let s = sai.each_ref().map(|s| s.to_str().unwrap());
-    let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(["sampe", "-t", "100000", p, s[0], s[1], r[0], r[1]]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+        .args(["sampe", "-t", "100000", p, s[0], s[1], r[0], r[1]])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && err.matches("-t 100000: this machine runs").count() == 1, "{err}");
     let (_, quiet_err) = outcome(&["sampe", "--quiet", "-t", "100000", p, s[0], s[1], r[0], r[1]]);
@@ -113,8 +127,14 @@ fn a_huge_thread_count_is_capped_and_said_once() {
 fn autotune_without_a_gpu_says_so_once() {
     let tmp = tempfile::tempdir().unwrap();
     let prefix = bwa_index(&testdata("demo_ref.fa"), tmp.path());
-    let (success, err) =
-        outcome(&["autotune", "--quiet", "--index", prefix.to_str().unwrap(), "--reads", testdata("demo.fq").to_str().unwrap()]);
+    let (success, err) = outcome(&[
+        "autotune",
+        "--quiet",
+        "--index",
+        prefix.to_str().unwrap(),
+        "--reads",
+        testdata("demo.fq").to_str().unwrap(),
+    ]);
     assert!(!success && err.matches("no usable GPU found").count() == 1, "{err}");
     assert!(!err.contains("channel") && !err.contains("worker"), "{err}");
 }

@@ -188,8 +188,13 @@ fn permissions_are_those_of_fopen() {
     assert_eq!(fs::read(&kept).unwrap(), demo.bwa_sai());
     // A new one: 0666 less the umask.
     let new = demo.path("new.sai");
-    let script =
-        format!("umask 027; exec '{}' aln --quiet -f '{}' '{}' '{}'", env!("CARGO_BIN_EXE_bcuda"), new.display(), demo.prefix, demo.reads);
+    let script = format!(
+        "umask 027; exec '{}' aln --quiet -f '{}' '{}' '{}'",
+        env!("CARGO_BIN_EXE_bcuda"),
+        new.display(),
+        demo.prefix,
+        demo.reads
+    );
     assert!(Command::new("sh").args(["-c", &script]).status().unwrap().success());
     assert_eq!(fs::metadata(&new).unwrap().permissions().mode() & 0o777, 0o640);
     // A file we may not write is an error, as for fopen (root may write it, as with fopen).
@@ -237,7 +242,10 @@ fn errors_name_the_path_given() {
     let prefix = demo.path("missing/ref").display().to_string();
     let out = bcuda_output(&["index", "-q", "--cpu", "-p", &prefix, &testdata("demo_ref.fa").to_string_lossy()]);
     let err = stderr(&out);
-    assert!(!out.status.success() && err.contains(&format!("{prefix}.pac: No such file")) && !err.contains(".bcuda-"), "{err}");
+    assert!(
+        !out.status.success() && err.contains(&format!("{prefix}.pac: No such file")) && !err.contains(".bcuda-"),
+        "{err}"
+    );
     assert!(!demo.path("new_folder").exists());
     assert!(temporaries(demo.dir.path()).is_empty());
 }
@@ -310,7 +318,12 @@ fn a_temporary_file_left_by_sigkill_does_not_stop_a_later_run() {
 
 /// Runs `bcuda args`, reads one line of its standard output and closes the pipe.
 fn first_line_then_close(args: &[&str]) -> (Output, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     (child.wait_with_output().unwrap(), line)
@@ -322,8 +335,10 @@ fn a_closed_pipe_ends_quietly() {
     let all_reads = testdata("demo.fq").to_str().unwrap().to_string();
     let sai = demo.path("all.sai");
     fs::write(&sai, bwa(&["aln", &demo.prefix, &all_reads])).unwrap();
-    let (ends, pairs) =
-        (["demo_1.fq", "demo_2.fq"].map(|r| testdata(r).to_str().unwrap().to_string()), ["1.sai", "2.sai"].map(|s| demo.path(s)));
+    let (ends, pairs) = (
+        ["demo_1.fq", "demo_2.fq"].map(|r| testdata(r).to_str().unwrap().to_string()),
+        ["1.sai", "2.sai"].map(|s| demo.path(s)),
+    );
     for (end, sai) in ends.iter().zip(&pairs) {
         fs::write(sai, bwa(&["aln", &demo.prefix, end])).unwrap();
     }
@@ -354,12 +369,24 @@ fn bam_in_any_case_and_no_format_written_as_plain_sam() {
         let path = demo.path(name);
         let out = demo.samse(&["-o", path.to_str().unwrap()]);
         let err = stderr(&out);
-        assert!(!out.status.success() && err.contains(&format!("{}: ", path.display())) && err.contains("not supported"), "{name}: {err}");
+        assert!(
+            !out.status.success() && err.contains(&format!("{}: ", path.display())) && err.contains("not supported"),
+            "{name}: {err}"
+        );
         assert!(!path.exists(), "{name} was written");
     }
     let path = demo.path("pairs.sam.GZ");
-    let out =
-        bcuda_output(&["sampe", "--quiet", "-o", path.to_str().unwrap(), &demo.prefix, &demo.sai, &demo.sai, &demo.reads, &demo.reads]);
+    let out = bcuda_output(&[
+        "sampe",
+        "--quiet",
+        "-o",
+        path.to_str().unwrap(),
+        &demo.prefix,
+        &demo.sai,
+        &demo.sai,
+        &demo.reads,
+        &demo.reads,
+    ]);
     assert!(!out.status.success() && stderr(&out).contains("not supported") && !path.exists(), "{}", stderr(&out));
     assert!(temporaries(demo.dir.path()).is_empty());
 }

@@ -68,8 +68,25 @@ impl Rng {
 const INTERESTING_BYTES: &[u8] = b"\0\n\r\t @+>ACGTNacgtn#I~\x7f\x80\xff\x1f\x8b";
 
 /// Values that break size and count fields.
-const INTERESTING_WORDS: &[u64] =
-    &[0, 1, 2, 3, 4, 31, 32, 33, 0x7f, 0xff, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x1_0000_0000, i64::MAX as u64, u64::MAX, u64::MAX - 1];
+const INTERESTING_WORDS: &[u64] = &[
+    0,
+    1,
+    2,
+    3,
+    4,
+    31,
+    32,
+    33,
+    0x7f,
+    0xff,
+    0x7fff_ffff,
+    0x8000_0000,
+    0xffff_ffff,
+    0x1_0000_0000,
+    i64::MAX as u64,
+    u64::MAX,
+    u64::MAX - 1,
+];
 
 /// 1 to 4 mutations of `data`; `header` is the length of a binary header whose fields are
 /// the likeliest to matter (0: none), `body_ok` whether bytes past it may change.
@@ -133,7 +150,12 @@ fn mutate(rng: &mut Rng, data: &mut Vec<u8>, header: usize, body_ok: bool) {
 
 /// Makes each case's input with `make` and runs `check` on it; collects the panics (with
 /// their case number and a file holding the input) and fails the test with all of them.
-fn run_cases(kind: &str, cases: u64, mut make: impl FnMut(&mut Rng) -> Vec<u8>, mut check: impl FnMut(&mut Rng, u64, &[u8])) {
+fn run_cases(
+    kind: &str,
+    cases: u64,
+    mut make: impl FnMut(&mut Rng) -> Vec<u8>,
+    mut check: impl FnMut(&mut Rng, u64, &[u8]),
+) {
     quiet_panics();
     let cases = cases * scale();
     let mut failures = Vec::new();
@@ -144,8 +166,11 @@ fn run_cases(kind: &str, cases: u64, mut make: impl FnMut(&mut Rng) -> Vec<u8>, 
         let outcome = catch_unwind(AssertUnwindSafe(|| check(&mut rng, case, &input)));
         IN_CASE.with(|c| c.set(false));
         if let Err(panic) = outcome {
-            let msg =
-                panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
             let kept = std::env::temp_dir().join(format!("bcuda-fuzz-{kind}-{case}"));
             let _ = std::fs::write(&kept, &input);
             failures.push(format!("{kind} case {case}: {msg} (input in {})", kept.display()));
@@ -190,7 +215,9 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 fn fastq_seed() -> Vec<u8> {
     let demo = std::fs::read_to_string(testdata("demo.fq")).unwrap();
     let mut text: String = demo.lines().take(4 * 12).map(|l| format!("{l}\n")).collect();
-    text.push_str("@odd/1 a comment\nacgtNNRYacgtACGTAAAACCCCGGGGTTTTACGTAC\n+odd/1\n#####IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n");
+    text.push_str(
+        "@odd/1 a comment\nacgtNNRYacgtACGTAAAACCCCGGGGTTTTACGTAC\n+odd/1\n#####IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n",
+    );
     text.push_str("@crlf/2\r\nACGTACGTACGT\r\n+\r\nIIIIIIIIIIII\r\n");
     text.into_bytes()
 }
@@ -199,7 +226,8 @@ fn fastq_seed() -> Vec<u8> {
 fn read_all(rng: &mut Rng, input: Vec<u8>, opts: ReadOptions) -> Result<Vec<ReadSeq>, String> {
     let len = input.len() as u64;
     let mut reader =
-        ReadBatchReader::from_reader(Box::new(std::io::Cursor::new(input)), Path::new("fuzz.fq"), len, opts).map_err(|e| e.to_string())?;
+        ReadBatchReader::from_reader(Box::new(std::io::Cursor::new(input)), Path::new("fuzz.fq"), len, opts)
+            .map_err(|e| e.to_string())?;
     let mut all = Vec::new();
     loop {
         let batch = reader.next_batch(1 + rng.below(5)).map_err(|e| e.to_string())?;
@@ -215,7 +243,12 @@ fn check_reads(reads: &[ReadSeq], sequence_only: bool) {
         assert!(r.codes.iter().all(|&c| c <= 4), "a base code above 4");
         assert!(r.len <= r.codes.len() && r.codes.len() <= MAX_READ_LEN, "lengths {} / {}", r.len, r.codes.len());
         if !sequence_only {
-            assert!(r.qual.is_empty() || r.qual.len() == r.codes.len(), "{} qualities for {} bases", r.qual.len(), r.codes.len());
+            assert!(
+                r.qual.is_empty() || r.qual.len() == r.codes.len(),
+                "{} qualities for {} bases",
+                r.qual.len(),
+                r.codes.len()
+            );
             assert!(!r.name.bytes().any(|b| b.is_ascii_whitespace()), "a space in the name {:?}", r.name);
         }
     }
@@ -251,12 +284,17 @@ fn fastq_plain_and_gzip() {
         let gz = read_all(rng, gzip(input), opts);
         match (&plain, &gz) {
             (Ok(a), Ok(b)) => assert!(
-                a.iter().zip(b).all(|(x, y)| x.codes == y.codes && x.qual == y.qual && x.name == y.name) && a.len() == b.len(),
+                a.iter().zip(b).all(|(x, y)| x.codes == y.codes && x.qual == y.qual && x.name == y.name)
+                    && a.len() == b.len(),
                 "plain and gzip differ"
             ),
             (Err(_), Err(_)) => {}
             _ => {
-                panic!("plain {} but gzip {}", if plain.is_ok() { "parses" } else { "fails" }, if gz.is_ok() { "parses" } else { "fails" })
+                panic!(
+                    "plain {} but gzip {}",
+                    if plain.is_ok() { "parses" } else { "fails" },
+                    if gz.is_ok() { "parses" } else { "fails" }
+                )
             }
         }
         let codes_only = read_all(rng, input.to_vec(), ReadOptions { sequence_only: true, ..opts });
@@ -330,7 +368,8 @@ fn check_built_index(prefix: &Path, records: &[bcuda_index::fasta::FastaRecord])
     let total: u64 = records.iter().map(|r| r.seq.len() as u64).sum();
     assert_eq!(index.refs.l_pac(), total, "the index length is not the FASTA's");
     for rec in records {
-        let run: Vec<u8> = rec.seq.iter().map_while(|&b| "ACGTacgt".find(b as char).map(|i| (i % 4) as u8)).take(12).collect();
+        let run: Vec<u8> =
+            rec.seq.iter().map_while(|&b| "ACGTacgt".find(b as char).map(|i| (i % 4) as u8)).take(12).collect();
         if run.len() == 12 {
             let (k, l) = index.bwt.match_exact(&run).expect("a sequence's own bases are in its index");
             assert!(k <= l && l <= index.bwt.seq_len());
@@ -410,8 +449,10 @@ fn index_files() {
     let base = dir.path().join("base.fa");
     std::fs::copy(testdata("multi.fa"), &base).unwrap();
     build_index(&base, &base, BuildOptions::default()).unwrap();
-    let files: Vec<(&str, Vec<u8>)> =
-        [".bwt", ".sa", ".pac", ".ann", ".amb"].iter().map(|&ext| (ext, std::fs::read(with_ext(&base, ext)).unwrap())).collect();
+    let files: Vec<(&str, Vec<u8>)> = [".bwt", ".sa", ".pac", ".ann", ".amb"]
+        .iter()
+        .map(|&ext| (ext, std::fs::read(with_ext(&base, ext)).unwrap()))
+        .collect();
     let original = Index::load(&base, true).unwrap();
     let queries = queries_from(&original);
     let expected = answers(&original, &queries);
@@ -552,7 +593,11 @@ fn index_bodies_through_aln_samse_sampe() {
     });
     let sai = [0, 1].map(|e| {
         let path = dir.path().join(format!("r{}.sai", e + 1));
-        std::fs::write(&path, common::bcuda(&["aln", "--cpu", "--quiet", good.to_str().unwrap(), reads[e].to_str().unwrap()])).unwrap();
+        std::fs::write(
+            &path,
+            common::bcuda(&["aln", "--cpu", "--quiet", good.to_str().unwrap(), reads[e].to_str().unwrap()]),
+        )
+        .unwrap();
         path
     });
     let prefix = dir.path().join("case.fa");
@@ -582,12 +627,16 @@ fn index_bodies_through_aln_samse_sampe() {
                 sai[0].to_str().unwrap(),
                 sai[1].to_str().unwrap(),
             );
-            for args in
-                [vec!["aln", "--cpu", "--quiet", p, r1], vec!["samse", "--quiet", p, s1, r1], vec!["sampe", "--quiet", p, s1, s2, r1, r2]]
-            {
+            for args in [
+                vec!["aln", "--cpu", "--quiet", p, r1],
+                vec!["samse", "--quiet", p, s1, r1],
+                vec!["sampe", "--quiet", p, s1, s2, r1, r2],
+            ] {
                 if let Err(err) = bcuda_outcome(&args) {
                     // A load that notices names the corrupted file.
-                    let noticed = err.contains("corrupt index file") || err.contains("does not belong") || err.contains("truncated");
+                    let noticed = err.contains("corrupt index file")
+                        || err.contains("does not belong")
+                        || err.contains("truncated");
                     assert!(!noticed || err.contains(&format!("case.fa{ext}")), "{args:?}: {err}");
                 }
             }

@@ -58,9 +58,15 @@ fn lambda_dwgsim_pairs_under_option_sets() {
     assert!(sam.iter().any(|l| l.contains("XT:A:M")), "no mate rescued");
     assert!(records(&sam).any(|f| f[1].parse::<u32>().unwrap() & 0x2 != 0), "no proper pair");
     assert!(records(&sam).any(|f| f[1].parse::<u32>().unwrap() & 0xc == 0xc), "no unmapped pair");
-    for opts in
-        [&["-a", "300"][..], &["-n", "1", "-N", "2"], &["-s"], &["-A"], &["-r", "@RG\\tID:x\\tSM:y"], &["-o", "10", "-c", "0.01"], &["-P"]]
-    {
+    for opts in [
+        &["-a", "300"][..],
+        &["-n", "1", "-N", "2"],
+        &["-s"],
+        &["-A"],
+        &["-r", "@RG\\tID:x\\tSM:y"],
+        &["-o", "10", "-c", "0.01"],
+        &["-P"],
+    ] {
         assert_same_sam(&prefix, &reads, &sai, opts);
     }
     let sai = align_ends(&prefix, &reads, Aln::Bcuda, [&[], &[]]);
@@ -164,7 +170,8 @@ fn mates_that_do_not_pair_up_are_errors() {
     // Names that differ: the second file shifted by one pair.
     let text = std::fs::read_to_string(&reads[1]).unwrap();
     let shifted = dir.path().join("shifted_2.fq");
-    std::fs::write(&shifted, text.lines().skip(4).chain(text.lines().take(4)).collect::<Vec<_>>().join("\n") + "\n").unwrap();
+    std::fs::write(&shifted, text.lines().skip(4).chain(text.lines().take(4)).collect::<Vec<_>>().join("\n") + "\n")
+        .unwrap();
     let err = bcuda_fails(&sampe_args(&o, &p, &sai_s, &[s(&reads[0]), s(&shifted)]));
     assert!(err.contains("shifted_2.fq") && err.contains("read 1 ") && err.contains("different names"), "{err}");
     assert!(!out.exists());
@@ -241,7 +248,11 @@ fn fasta_pairs() {
     let ours = align_ends(&prefix, &fasta, Aln::Bcuda, [&[], &[]]);
     let theirs = align_ends(&prefix, &fasta, Aln::Bwa, [&[], &[]]);
     for e in 0..2 {
-        assert!(std::fs::read(&ours[e]).unwrap() == std::fs::read(&theirs[e]).unwrap(), "{}: .sai differs from bwa's", fasta[e].display());
+        assert!(
+            std::fs::read(&ours[e]).unwrap() == std::fs::read(&theirs[e]).unwrap(),
+            "{}: .sai differs from bwa's",
+            fasta[e].display()
+        );
     }
     let sam = assert_same_sam(&prefix, &fasta, &theirs, &[]);
     assert!(records(&sam).all(|f| f[10] == "*"));
@@ -261,7 +272,8 @@ fn pairs_in_a_tandem_repeat() {
         b"ACGT"[(x >> 40) as usize % 4] as char
     };
     let unit: String = (0..23).map(|_| base()).collect();
-    let array: String = (0..700).map(|i| if i % 10 == 9 { (0..23).map(|_| base()).collect() } else { unit.clone() }).collect();
+    let array: String =
+        (0..700).map(|i| if i % 10 == 9 { (0..23).map(|_| base()).collect() } else { unit.clone() }).collect();
     let prefix = tmp.path().join("rep.fa");
     std::fs::write(&prefix, format!(">rep\n{}{array}{}\n", &lambda[..20000], &lambda[20000..])).unwrap();
     bwa(&["index", prefix.to_str().unwrap()]);

@@ -87,7 +87,14 @@ fn sai_of_another_index_is_an_error() {
     let sai = tmp.path().join("lambda.sai");
     std::fs::write(&sai, bwa(&["aln", lambda.to_str().unwrap(), reads.to_str().unwrap()])).unwrap();
     let out = tmp.path().join("out.sam");
-    let err = bcuda_fails(&["samse", "-o", out.to_str().unwrap(), small.to_str().unwrap(), sai.to_str().unwrap(), reads.to_str().unwrap()]);
+    let err = bcuda_fails(&[
+        "samse",
+        "-o",
+        out.to_str().unwrap(),
+        small.to_str().unwrap(),
+        sai.to_str().unwrap(),
+        reads.to_str().unwrap(),
+    ]);
     assert!(err.contains("lambda.sai") && err.contains("another index"), "{err}");
     assert!(!out.exists());
 }
@@ -105,7 +112,12 @@ fn sai_of_other_reads_is_an_error() {
     let err = bcuda_fails(&["samse", "-f", out.to_str().unwrap(), p, sai.to_str().unwrap(), r.to_str().unwrap()]);
     assert!(err.contains("few.sai") && err.contains("read 11"), "{err}");
     assert!(!out.exists());
-    let err = bcuda_fails(&["samse", p, sai.to_str().unwrap(), few.to_str().unwrap().replace("few.fq", "missing.fq").as_str()]);
+    let err = bcuda_fails(&[
+        "samse",
+        p,
+        sai.to_str().unwrap(),
+        few.to_str().unwrap().replace("few.fq", "missing.fq").as_str(),
+    ]);
     assert!(err.contains("missing.fq"), "{err}");
     let bigger = tmp.path().join("big.sai");
     std::fs::write(&bigger, bcuda(&["aln", "--quiet", p, r.to_str().unwrap()])).unwrap();

@@ -55,7 +55,10 @@ fn merged_shards_equal_one_run_of_bwa_and_of_bcuda() {
     let whole_ours = bcuda(&["aln", "--quiet", "-t", "2", s(&prefix), s(&reads)]);
     let merged = dir.path().join("merged.sai");
     merge(&our_sais, &["-o", s(&merged)]);
-    assert!(std::fs::read(&merged).unwrap() == whole_ours, "bcuda's shards merged differ from bcuda aln -t 2 over the whole file");
+    assert!(
+        std::fs::read(&merged).unwrap() == whole_ours,
+        "bcuda's shards merged differ from bcuda aln -t 2 over the whole file"
+    );
     assert!(merge(&our_sais, &["-o", "-"]) == whole_ours, "-o - differs from the file");
 }
 
@@ -76,7 +79,10 @@ fn mismatched_or_cut_shards_are_refused_and_nothing_is_written() {
     assert!(err.contains("shard1.sai: read record 150 is cut short"), "{err}");
     assert!(!out.exists());
     assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp")).count(),
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+            .count(),
         0
     );
 }

@@ -33,10 +33,16 @@ fn sai_and_reads_from_standard_input() {
 
     // bcuda aln ref r.fq | bcuda samse ref - r.fq
     let from_files = records(&bcuda(&["samse", "--quiet", p, s[0], r[0]]));
-    assert_eq!(records(&ok(bcuda_with_stdin(&["samse", "--quiet", p, "-", r[0]], &sai_bytes[0], Some(cfg)))), from_files);
+    assert_eq!(
+        records(&ok(bcuda_with_stdin(&["samse", "--quiet", p, "-", r[0]], &sai_bytes[0], Some(cfg)))),
+        from_files
+    );
 
     let pe = records(&bcuda(&["sampe", "--quiet", p, s[0], s[1], r[0], r[1]]));
-    assert_eq!(records(&ok(bcuda_with_stdin(&["sampe", "--quiet", p, s[0], "-", r[0], r[1]], &sai_bytes[1], Some(cfg)))), pe);
+    assert_eq!(
+        records(&ok(bcuda_with_stdin(&["sampe", "--quiet", p, s[0], "-", r[0], r[1]], &sai_bytes[1], Some(cfg)))),
+        pe
+    );
     let reads2 = std::fs::read(&reads[1]).unwrap();
     assert_eq!(records(&ok(bcuda_with_stdin(&["sampe", "--quiet", p, s[0], s[1], r[0], "-"], &reads2, Some(cfg)))), pe);
 
@@ -74,7 +80,8 @@ fn split_reads_and_merge_sai_from_standard_input() {
 
     let prefix = bwa_index(&testdata("demo_ref.fa"), tmp.path());
     let p = prefix.to_str().unwrap();
-    let shards: Vec<Vec<u8>> = ["a1.fq", "a2.fq.gz", "a3.fq"].iter().map(|s| bcuda(&["aln", "--quiet", p, &d(s)])).collect();
+    let shards: Vec<Vec<u8>> =
+        ["a1.fq", "a2.fq.gz", "a3.fq"].iter().map(|s| bcuda(&["aln", "--quiet", p, &d(s)])).collect();
     for (i, bytes) in shards.iter().enumerate() {
         std::fs::write(d(&format!("s{i}.sai")), bytes).unwrap();
     }
@@ -94,10 +101,19 @@ fn index_from_standard_input_with_a_prefix() {
     bwa(&["index", fasta.to_str().unwrap()]);
     let from_stdin = tmp.path().join("piped");
     for input in [testdata("multi.fa"), testdata("multi.fa.gz")] {
-        ok(bcuda_with_stdin(&["index", "-q", "--cpu", "-p", from_stdin.to_str().unwrap(), "-"], &std::fs::read(&input).unwrap(), Some(cfg)));
+        ok(bcuda_with_stdin(
+            &["index", "-q", "--cpu", "-p", from_stdin.to_str().unwrap(), "-"],
+            &std::fs::read(&input).unwrap(),
+            Some(cfg),
+        ));
         for ext in [".bwt", ".sa", ".pac", ".ann", ".amb"] {
             let name = |p: &Path| format!("{}{ext}", p.display());
-            assert_eq!(std::fs::read(name(&from_stdin)).unwrap(), std::fs::read(name(&fasta)).unwrap(), "{}: {ext}", input.display());
+            assert_eq!(
+                std::fs::read(name(&from_stdin)).unwrap(),
+                std::fs::read(name(&fasta)).unwrap(),
+                "{}: {ext}",
+                input.display()
+            );
         }
     }
     let (success, _, err) = bcuda_with_stdin(&["index", "-q", "-"], b">a\nACGT\n", Some(cfg));

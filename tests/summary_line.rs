@@ -23,8 +23,12 @@ fn stderr_into_file(args: &[&str], dir: &std::path::Path) -> String {
 
 /// The summary line of `command` in `log`, checked for its parts.
 fn check_summary(log: &str, command: &str, index: &std::path::Path, count: u64, unit: &str) {
-    let start = format!("[bcuda {command}] bcuda {}, index {}: {count} {unit} in ", env!("CARGO_PKG_VERSION"), index.display());
-    let line = log.lines().find(|l| l.starts_with(&start)).unwrap_or_else(|| panic!("no summary line '{start}...' in:\n{log}"));
+    let start =
+        format!("[bcuda {command}] bcuda {}, index {}: {count} {unit} in ", env!("CARGO_PKG_VERSION"), index.display());
+    let line = log
+        .lines()
+        .find(|l| l.starts_with(&start))
+        .unwrap_or_else(|| panic!("no summary line '{start}...' in:\n{log}"));
     let rest = &line[start.len()..];
     let (secs, rate) = rest.split_once(" s (").unwrap_or_else(|| panic!("{line}"));
     secs.parse::<f64>().unwrap_or_else(|_| panic!("seconds in {line}"));
@@ -49,7 +53,13 @@ fn every_command_ends_with_a_summary_unless_quiet() {
     check_summary(&stderr_into_file(&["aln", "-f", s1, prefix, r1], d), "aln", &fasta, 500, "reads");
     stderr_into_file(&["aln", "-f", s2, prefix, r2], d);
     check_summary(&stderr_into_file(&["samse", "-f", "/dev/null", prefix, s1, r1], d), "samse", &fasta, 500, "reads");
-    check_summary(&stderr_into_file(&["sampe", "-f", "/dev/null", prefix, s1, s2, r1, r2], d), "sampe", &fasta, 500, "pairs");
+    check_summary(
+        &stderr_into_file(&["sampe", "-f", "/dev/null", prefix, s1, s2, r1, r2], d),
+        "sampe",
+        &fasta,
+        500,
+        "pairs",
+    );
 
     for args in [
         vec!["aln", "--quiet", "-f", s1, prefix, r1],

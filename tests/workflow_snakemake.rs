@@ -22,7 +22,9 @@ fn snakemake() -> Option<Vec<String>> {
         Ok(cmd) => vec![cmd.split_whitespace().map(String::from).collect()],
         Err(_) => vec![vec!["snakemake".into()], vec!["python3".into(), "-m".into(), "snakemake".into()]],
     };
-    candidates.into_iter().find(|cmd| Command::new(&cmd[0]).args(&cmd[1..]).arg("--version").output().is_ok_and(|o| o.status.success()))
+    candidates
+        .into_iter()
+        .find(|cmd| Command::new(&cmd[0]).args(&cmd[1..]).arg("--version").output().is_ok_and(|o| o.status.success()))
 }
 
 /// A BAM's header lines other than @PG (whose command lines differ), and its records sorted
@@ -31,7 +33,8 @@ fn header_and_records(bam: &Path) -> (Vec<String>, Vec<String>) {
     let bam = bam.to_str().unwrap();
     let header = String::from_utf8(run("samtools", &["view", "-H", bam])).unwrap();
     let header = header.lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect();
-    let mut records: Vec<String> = String::from_utf8(run("samtools", &["view", bam])).unwrap().lines().map(String::from).collect();
+    let mut records: Vec<String> =
+        String::from_utf8(run("samtools", &["view", bam])).unwrap().lines().map(String::from).collect();
     records.sort();
     (header, records)
 }
@@ -70,7 +73,10 @@ fn assert_same_alignments(workflow_bam: &Path, expected: &Path) {
 #[test]
 fn sharded_workflow_equals_one_aln_and_samse_or_sampe() {
     let Some(snakemake) = snakemake() else {
-        assert!(std::env::var_os("CI").is_none(), "snakemake is not installed, and CI must run this test: .ci/run installs it with pip");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "snakemake is not installed, and CI must run this test: .ci/run installs it with pip"
+        );
         eprintln!(
             "SKIPPED sharded_workflow_equals_one_aln_and_samse_or_sampe: snakemake not found (pip install snakemake, or set SNAKEMAKE)"
         );
@@ -114,7 +120,12 @@ fn sharded_workflow_equals_one_aln_and_samse_or_sampe() {
         .env("XDG_CONFIG_HOME", &config_home)
         .output()
         .unwrap();
-    assert!(out.status.success(), "snakemake failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "snakemake failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!dir.join("shards/coli_se/1/0000.fq.gz").exists(), "the shards are temporary");
     assert!(!dir.join("results/ecoli.bam").exists(), "the example's sample was added");
     assert!(!config_home.join("bcuda").join("default-index").exists(), "the workflow changed the default index");
@@ -128,7 +139,10 @@ fn sharded_workflow_equals_one_aln_and_samse_or_sampe() {
         assert!(dir.join(file).exists(), "{file} is missing");
     }
     let versions = std::fs::read_to_string(dir.join("results/versions.yml")).unwrap();
-    assert!(versions.contains(&format!("bcuda: {}", env!("CARGO_PKG_VERSION"))) && versions.contains("samtools: 1."), "{versions}");
+    assert!(
+        versions.contains(&format!("bcuda: {}", env!("CARGO_PKG_VERSION"))) && versions.contains("samtools: 1."),
+        "{versions}"
+    );
 
     let p = dir.join("ref.fa");
     let p = p.to_str().unwrap();
@@ -137,7 +151,12 @@ fn sharded_workflow_equals_one_aln_and_samse_or_sampe() {
         let r = reads.to_str().unwrap();
         let whole = bcuda(&["aln", "--quiet", "--cpu", p, r]);
         let sharded = std::fs::read(dir.join("results").join(name)).unwrap();
-        assert!(sharded == whole, "the workflow's {name} differs from one bcuda aln ({} vs {} bytes)", sharded.len(), whole.len());
+        assert!(
+            sharded == whole,
+            "the workflow's {name} differs from one bcuda aln ({} vs {} bytes)",
+            sharded.len(),
+            whole.len()
+        );
         assert!(bwa(&["aln", p, r]) == whole, "bwa aln over {} differs", reads.display());
         let path = dir.join(format!("whole.{name}"));
         std::fs::write(&path, whole).unwrap();
@@ -147,7 +166,17 @@ fn sharded_workflow_equals_one_aln_and_samse_or_sampe() {
     let sai = whole_sai("reads.fq.gz", "coli_se.1.sai");
     let single_bam = dir.join("single.bam");
     let r = dir.join("reads.fq.gz");
-    bcuda(&["samse", "--quiet", "-r", r"@RG\tID:coli_se\tSM:coli_se", "-o", single_bam.to_str().unwrap(), p, &sai, r.to_str().unwrap()]);
+    bcuda(&[
+        "samse",
+        "--quiet",
+        "-r",
+        r"@RG\tID:coli_se\tSM:coli_se",
+        "-o",
+        single_bam.to_str().unwrap(),
+        p,
+        &sai,
+        r.to_str().unwrap(),
+    ]);
     assert_same_alignments(&dir.join("results/coli_se.bam"), &single_bam);
     let (header, records) = header_and_records(&dir.join("results/coli_se.bam"));
     assert_eq!(records.len(), 10_000);
@@ -173,5 +202,8 @@ fn sharded_workflow_equals_one_aln_and_samse_or_sampe() {
     let (header, records) = header_and_records(&dir.join("results/coli_pe.bam"));
     assert_eq!(records.len(), 8_000);
     assert!(header.contains(&"@RG\tID:lane1\tSM:coli\tPL:ILLUMINA".to_string()), "{header:?}");
-    assert!(records.iter().all(|r| r.ends_with("\tRG:Z:lane1") || r.contains("\tRG:Z:lane1\t")), "records without the read group");
+    assert!(
+        records.iter().all(|r| r.ends_with("\tRG:Z:lane1") || r.contains("\tRG:Z:lane1\t")),
+        "records without the read group"
+    );
 }

@@ -196,7 +196,11 @@ fn parameters(signature: &str) -> (String, Vec<Param>) {
         }
     }
     let Some(open) = sig.find('(') else { return (String::new(), Vec::new()) };
-    let name = sig[..open].split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).rfind(|w| !w.is_empty()).unwrap_or("").to_string();
+    let name = sig[..open]
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .rfind(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_string();
     let Some(close) = closing(&sig, open) else { return (name, Vec::new()) };
     let params = split_top(&sig[open + 1..close])
         .into_iter()
@@ -209,7 +213,8 @@ fn parameters(signature: &str) -> (String, Vec<Param>) {
                 return Some(Param { name, pointer: true, dims: bracket_groups(&p[close + 1..]).0 });
             }
             let head = p.split('[').next().unwrap_or(p);
-            let name = head.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).rfind(|w| !w.is_empty())?.to_string();
+            let name =
+                head.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).rfind(|w| !w.is_empty())?.to_string();
             Some(Param { name, pointer: head.contains('*') || p.contains('['), dims: Vec::new() })
         })
         .collect();
@@ -294,12 +299,17 @@ impl Ctx<'_> {
             }
             if let (Some(extra), false, true) = (self.threaded.get(name), member, s[next..].starts_with('(')) {
                 if let Some(close) = closing(s, next) {
-                    let mut args: Vec<String> = split_top(&s[next + 1..close]).iter().map(|a| self.rewrite(a.trim(), None)).collect();
+                    let mut args: Vec<String> =
+                        split_top(&s[next + 1..close]).iter().map(|a| self.rewrite(a.trim(), None)).collect();
                     for (pos, _) in extra.iter().rev() {
                         if *pos < args.len() {
                             // The caller's bound of the pointer it passes (0: none known).
                             let passed = args[*pos].trim().to_string();
-                            let n = self.bounds.get(&passed).filter(|b| b.dims.len() == 1).map_or("0".to_string(), |b| b.dims[0].clone());
+                            let n = self
+                                .bounds
+                                .get(&passed)
+                                .filter(|b| b.dims.len() == 1)
+                                .map_or("0".to_string(), |b| b.dims[0].clone());
                             args.insert(pos + 1, n);
                         }
                     }
@@ -406,9 +416,11 @@ pub fn guard(source: &str) -> String {
     };
     let bound = |dims: Vec<String>| Bound { dims, window: None };
     // Struct members: declarations outside functions.
-    let outside: Vec<usize> =
-        (0..g.lines.len()).filter(|&i| g.lines[i].function.is_none() && g.lines[i].depth > 0 && !g.lines[i].signature).collect();
-    let members: BTreeMap<String, Bound> = decls(&outside).into_iter().filter_map(|(n, d)| Some((n, bound(d?)))).collect();
+    let outside: Vec<usize> = (0..g.lines.len())
+        .filter(|&i| g.lines[i].function.is_none() && g.lines[i].depth > 0 && !g.lines[i].signature)
+        .collect();
+    let members: BTreeMap<String, Bound> =
+        decls(&outside).into_iter().filter_map(|(n, d)| Some((n, bound(d?)))).collect();
     let kernel_arrays: BTreeMap<String, Vec<String>> =
         fns.iter().filter(|f| f.kernel).flat_map(|f| decls(&f.body)).filter_map(|(n, d)| Some((n, d?))).collect();
     let param_bound = |name: &str| PARAM_BOUNDS.iter().find(|(n, _, _)| *n == name);
@@ -433,11 +445,14 @@ pub fn guard(source: &str) -> String {
         let known = |expr: &str| {
             !f.kernel
                 || crate::grammar::identifiers(expr).iter().all(|id| {
-                    id.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') || f.params.iter().any(|p| p.name == *id)
+                    id.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+                        || f.params.iter().any(|p| p.name == *id)
                 })
         };
         for p in &f.params {
-            if let (Some((_, n, w)), true) = (param_bound(&p.name).filter(|(_, n, _)| known(n)), p.pointer && p.dims.is_empty()) {
+            if let (Some((_, n, w)), true) =
+                (param_bound(&p.name).filter(|(_, n, _)| known(n)), p.pointer && p.dims.is_empty())
+            {
                 let n = if f.kernel { n.to_string() } else { format!("gi_n_{}", p.name) };
                 bounds.insert(p.name.clone(), Bound { dims: vec![n], window: w.map(str::to_string) });
             } else if let (Some(dims), false) = (kernel_arrays.get(&p.name), f.kernel) {
@@ -476,7 +491,12 @@ pub fn guard(source: &str) -> String {
             let (code, comment) = code_and_comment(&g.lines[l].text);
             // The dimensions of a declaration stay as they are.
             let keep = array_decl(code).map_or(0, |(_, _, end)| end);
-            lines[l] = format!("{}{}{}", &code[..keep], ctx.rewrite(&code[keep..], windows.get(&l).map(String::as_str)), comment);
+            lines[l] = format!(
+                "{}{}{}",
+                &code[..keep],
+                ctx.rewrite(&code[keep..], windows.get(&l).map(String::as_str)),
+                comment
+            );
         }
         if !f.kernel {
             // The bounds of pointer parameters become parameters after them.
@@ -520,15 +540,26 @@ mod tests {
 
     #[test]
     fn declarations_and_parameters_parse() {
-        assert_eq!(array_decl("    __shared__ u32 slots[BLOCK_W][16];"), Some(("slots".into(), vec!["BLOCK_W".into(), "16".into()], 37)));
+        assert_eq!(
+            array_decl("    __shared__ u32 slots[BLOCK_W][16];"),
+            Some(("slots".into(), vec!["BLOCK_W".into(), "16".into()], 37))
+        );
         assert_eq!(array_decl("    u32 w[16];").map(|d| d.1), Some(vec!["16".into()]));
         assert_eq!(array_decl("    u32 word = local[j >> 3];"), None);
         assert_eq!(array_decl("    return words[i];"), None);
-        assert_eq!(pointer_decl("    const u32 *blk = slots[threadIdx.x];"), Some(("blk".into(), "slots[threadIdx.x]".into())));
-        let (name, params) = parameters("__device__ void f(const u32 *__restrict__ words, u64 k, u32 (*slots)[16], int c)");
+        assert_eq!(
+            pointer_decl("    const u32 *blk = slots[threadIdx.x];"),
+            Some(("blk".into(), "slots[threadIdx.x]".into()))
+        );
+        let (name, params) =
+            parameters("__device__ void f(const u32 *__restrict__ words, u64 k, u32 (*slots)[16], int c)");
         assert_eq!(name, "f");
-        let summary: Vec<(String, bool, usize)> = params.iter().map(|p| (p.name.clone(), p.pointer, p.dims.len())).collect();
-        assert_eq!(summary, [("words".into(), true, 0), ("k".into(), false, 0), ("slots".into(), true, 1), ("c".into(), false, 0)]);
+        let summary: Vec<(String, bool, usize)> =
+            params.iter().map(|p| (p.name.clone(), p.pointer, p.dims.len())).collect();
+        assert_eq!(
+            summary,
+            [("words".into(), true, 0), ("k".into(), false, 0), ("slots".into(), true, 1), ("c".into(), false, 0)]
+        );
         assert_eq!(parameters("extern \"C\" __global__ void __launch_bounds__(BLOCK_W, 2) k(u32 n)").0, "k");
     }
 
@@ -544,7 +575,10 @@ mod tests {
             ctx.rewrite("x = (const uint4 *)p + q;", None),
             "x = (const uint4 *)p + gi_clamp(q, n * sizeof(*p) / sizeof(const uint4));"
         );
-        assert_eq!(ctx.rewrite("const u32 *b = p + k * 16;", Some("p")), "const u32 *b = p + gi_clamp(k * 16, n - 16 + 1);");
+        assert_eq!(
+            ctx.rewrite("const u32 *b = p + k * 16;", Some("p")),
+            "const u32 *b = p + gi_clamp(k * 16, n - 16 + 1);"
+        );
         assert_eq!(ctx.rewrite("y = 2 * p + 1;", None), "y = 2 * p + 1;");
         assert_eq!(ctx.rewrite("y = p + a < b;", None), "y = p + gi_clamp(a, n) < b;");
         assert_eq!(ctx.rewrite("y = p[p[i]] + 1;", None), "y = p[gi_clamp(p[gi_clamp(i, n)], n)] + 1;");

@@ -88,7 +88,9 @@ pub struct Scored {
 impl Scored {
     fn new(genome: Genome, outcome: Outcome, reference_ms: f64) -> Scored {
         let relative = match outcome {
-            Outcome::Ran { penalty: 0, ms } if reference_ms > 0.0 && reference_ms.is_finite() => Some(ms / reference_ms),
+            Outcome::Ran { penalty: 0, ms } if reference_ms > 0.0 && reference_ms.is_finite() => {
+                Some(ms / reference_ms)
+            }
             _ => None,
         };
         Scored { genome, outcome, relative }
@@ -326,7 +328,8 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
                 break;
             }
             // Truncation selection: the best half of the correct variants faster than the reference.
-            let mut parents: Vec<Scored> = population.iter().filter(|s| s.relative.is_some_and(|r| r < threshold)).cloned().collect();
+            let mut parents: Vec<Scored> =
+                population.iter().filter(|s| s.relative.is_some_and(|r| r < threshold)).cloned().collect();
             self.rank(&mut parents);
             parents.truncate((self.settings.population / 2).max(1));
             self.record(&population);
@@ -354,7 +357,8 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
     }
 
     fn record(&mut self, population: &[Scored]) {
-        let mut times: Vec<f64> = population.iter().filter_map(|s| s.relative).map(|r| r * self.history.reference_ms).collect();
+        let mut times: Vec<f64> =
+            population.iter().filter_map(|s| s.relative).map(|r| r * self.history.reference_ms).collect();
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
         let best = times.first().copied();
         let median = (!times.is_empty()).then(|| times[times.len() / 2]);
@@ -365,7 +369,9 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
     /// variant without it is still correct and not slower beyond the noise.
     pub fn minimise(&mut self, best: &Genome) -> Genome {
         let mut current = best.clone();
-        let Outcome::Ran { penalty: 0, ms: mut current_ms } = self.evaluator.evaluate(&self.phenotype(&current)) else { return current };
+        let Outcome::Ran { penalty: 0, ms: mut current_ms } = self.evaluator.evaluate(&self.phenotype(&current)) else {
+            return current;
+        };
         let mut keep_if_no_worse = |evo: &mut Self, trial: Genome, current: &mut Genome| -> bool {
             match evo.evaluator.evaluate(&evo.phenotype(&trial)) {
                 Outcome::Ran { penalty: 0, ms } if ms <= current_ms * (1.0 + evo.settings.noise) => {

@@ -23,9 +23,19 @@ pub struct SwitchSpec {
 
 /// BarraCUDA's 15 switches and defaults.
 pub fn barracuda_switches() -> Vec<SwitchSpec> {
-    let flag = |name, default: bool| SwitchSpec { name, values: vec![Some(0), Some(1)], default: Some(default as u32), ordered: false };
+    let flag = |name, default: bool| SwitchSpec {
+        name,
+        values: vec![Some(0), Some(1)],
+        default: Some(default as u32),
+        ordered: false,
+    };
     vec![
-        SwitchSpec { name: "BLOCK_W", values: (1..=16).map(|i| Some(32 * i)).collect(), default: Some(64), ordered: true },
+        SwitchSpec {
+            name: "BLOCK_W",
+            values: (1..=16).map(|i| Some(32 * i)).collect(),
+            default: Some(64),
+            ordered: true,
+        },
         SwitchSpec {
             name: "cache_threads",
             values: vec![None, Some(1), Some(2), Some(4), Some(8), Some(16), Some(32)],
@@ -89,7 +99,9 @@ pub struct Genome {
 impl Genome {
     /// Patches and switches moved from their defaults: the size that parsimony minimises.
     pub fn size(&self, specs: &[SwitchSpec]) -> usize {
-        self.patches.len() + self.inexact_patches.len() + specs.iter().zip(&self.switches).filter(|(s, v)| s.default != **v).count()
+        self.patches.len()
+            + self.inexact_patches.len()
+            + specs.iter().zip(&self.switches).filter(|(s, v)| s.default != **v).count()
     }
 
     pub fn reference(specs: &[SwitchSpec]) -> Genome {
@@ -112,8 +124,9 @@ pub fn random_patch(g: &Grammar, rng: &mut StdRng) -> Option<Patch> {
 /// only be refused by the phenotype tabu list.
 pub fn random_patch_within(g: &Grammar, active: &[bool], rng: &mut StdRng) -> Option<Patch> {
     let editable: Vec<usize> = g.editable().filter(|&i| active[i]).collect();
-    let of_kind =
-        |pred: &dyn Fn(&LineKind) -> bool| -> Vec<usize> { editable.iter().copied().filter(|&i| pred(&g.lines[i].kind)).collect() };
+    let of_kind = |pred: &dyn Fn(&LineKind) -> bool| -> Vec<usize> {
+        editable.iter().copied().filter(|&i| pred(&g.lines[i].kind)).collect()
+    };
     let statements = of_kind(&|k| matches!(k, LineKind::Statement));
     let ifs = of_kind(&|k| matches!(k, LineKind::If { .. }));
     let fors = of_kind(&|k| matches!(k, LineKind::For { .. }));
@@ -148,11 +161,13 @@ fn no_op(patch: &Patch, g: &Grammar) -> bool {
             matches!((&g.lines[*line].kind, &g.lines[*from].kind), (LineKind::If { cond: a }, LineKind::If { cond: b }) if a == b)
         }
         Patch::ForPart { line, from, part } => match (&g.lines[*line].kind, &g.lines[*from].kind) {
-            (LineKind::For { init: i1, cond: c1, step: s1 }, LineKind::For { init: i2, cond: c2, step: s2 }) => match part {
-                ForPart::Init => i1 == i2,
-                ForPart::Cond => c1 == c2,
-                ForPart::Step => s1 == s2,
-            },
+            (LineKind::For { init: i1, cond: c1, step: s1 }, LineKind::For { init: i2, cond: c2, step: s2 }) => {
+                match part {
+                    ForPart::Init => i1 == i2,
+                    ForPart::Cond => c1 == c2,
+                    ForPart::Step => s1 == s2,
+                }
+            }
             _ => true,
         },
         Patch::LaunchBounds(0) => true,
@@ -207,7 +222,8 @@ pub fn mutate(genome: &Genome, specs: &[SwitchSpec], sources: Sources, rng: &mut
 
 /// Crossover: uniform on switches, two-point on each kernel's patch list.
 pub fn crossover(a: &Genome, b: &Genome, rng: &mut StdRng) -> Genome {
-    let switches = a.switches.iter().zip(&b.switches).map(|(x, y)| if rng.random_bool(0.5) { *x } else { *y }).collect();
+    let switches =
+        a.switches.iter().zip(&b.switches).map(|(x, y)| if rng.random_bool(0.5) { *x } else { *y }).collect();
     let cut = |n: usize, rng: &mut StdRng| {
         let (mut i, mut j) = (rng.random_range(0..=n), rng.random_range(0..=n));
         if i > j {

@@ -52,7 +52,8 @@ pub const UNTOUCHABLE: &[&str] = &["__syncwarp", "__syncthreads", "_sync(", "ato
 
 /// The built-in types a declaration may start with; the source's own (`struct Name`,
 /// `typedef ... Name;`) are found by [`source_types`].
-const BUILTIN_TYPES: &[&str] = &["int", "u32", "u64", "u16", "u8", "bool", "unsigned", "float", "double", "uint2", "uint4"];
+const BUILTIN_TYPES: &[&str] =
+    &["int", "u32", "u64", "u16", "u8", "bool", "unsigned", "float", "double", "uint2", "uint4"];
 
 /// The types a declaration may start with: the built-in ones and every struct and typedef
 /// the source defines (so that a line such as `Search s;` counts as a declaration, which is
@@ -96,8 +97,10 @@ fn declared_names(s: &str, types: &BTreeSet<String>) -> BTreeSet<String> {
     let s = s.trim().trim_end_matches(';').trim_end_matches('{').trim_end_matches(')');
     for part in s.split(',') {
         let part = part.split('=').next().unwrap_or("").trim();
-        let words: Vec<&str> =
-            part.split(|c: char| c.is_whitespace() || c == '*' || c == '&' || c == '(').filter(|w| !w.is_empty()).collect();
+        let words: Vec<&str> = part
+            .split(|c: char| c.is_whitespace() || c == '*' || c == '&' || c == '(')
+            .filter(|w| !w.is_empty())
+            .collect();
         if words.len() >= 2 && words[..words.len() - 1].iter().any(|w| types.contains(*w) || *w == "const") {
             let name = words[words.len() - 1].split('[').next().unwrap_or("");
             if !name.is_empty() {
@@ -115,12 +118,14 @@ fn declared_names(s: &str, types: &BTreeSet<String>) -> BTreeSet<String> {
 /// with a binary operator, or the line before ends inside an expression. Such a line is
 /// never edited nor copied: alone it is not a statement.
 fn continues(prev: &str, t: &str) -> bool {
-    let starts_with_operator = ["|", "&", "+", "-", "?", ":", "*", "/", "<<", ">>", ".", ",", "^"].iter().any(|op| t.starts_with(op))
-        && !t.starts_with("++")
-        && !t.starts_with("--");
-    let open = [',', '(', '|', '&', '+', '=', '?', ':', '-', '*', '/', '<', '>', '^'].iter().any(|&c| prev.ends_with(c))
-        && !prev.ends_with("++")
-        && !prev.ends_with("--");
+    let starts_with_operator =
+        ["|", "&", "+", "-", "?", ":", "*", "/", "<<", ">>", ".", ",", "^"].iter().any(|op| t.starts_with(op))
+            && !t.starts_with("++")
+            && !t.starts_with("--");
+    let open =
+        [',', '(', '|', '&', '+', '=', '?', ':', '-', '*', '/', '<', '>', '^'].iter().any(|&c| prev.ends_with(c))
+            && !prev.ends_with("++")
+            && !prev.ends_with("--");
     starts_with_operator || open
 }
 
@@ -206,8 +211,11 @@ impl Grammar {
                         let parts: Vec<&str> = t[a..b].splitn(3, ';').collect();
                         if parts.len() == 3 {
                             declares = declared_names(parts[0], &types);
-                            kind =
-                                LineKind::For { init: parts[0].trim().into(), cond: parts[1].trim().into(), step: parts[2].trim().into() };
+                            kind = LineKind::For {
+                                init: parts[0].trim().into(),
+                                cond: parts[1].trim().into(),
+                                step: parts[2].trim().into(),
+                            };
                         }
                     }
                 } else if t.starts_with("if (") || t.starts_with("} else if (") {
@@ -248,7 +256,11 @@ impl Grammar {
 
     /// Lines that evolution may edit.
     pub fn editable(&self) -> impl Iterator<Item = usize> + '_ {
-        self.lines.iter().enumerate().filter(|(_, l)| !matches!(l.kind, LineKind::Fixed | LineKind::Else)).map(|(i, _)| i)
+        self.lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !matches!(l.kind, LineKind::Fixed | LineKind::Else))
+            .map(|(i, _)| i)
     }
 
     /// Names visible at line `at`: the function's parameters, and locals declared earlier
@@ -273,7 +285,8 @@ impl Grammar {
             // A for header's variable lives inside the loop, one level deeper. A line that
             // starts by closing blocks (`} else if (c) {`) is outside them from its start.
             let block = decl.depth + matches!(decl.kind, LineKind::For { .. }) as usize;
-            let depth_from_start = |l: &Line| l.depth.saturating_sub(l.text.trim_start().chars().take_while(|&c| c == '}').count());
+            let depth_from_start =
+                |l: &Line| l.depth.saturating_sub(l.text.trim_start().chars().take_while(|&c| c == '}').count());
             if self.lines[d + 1..=at].iter().all(|l| depth_from_start(l) >= block) {
                 names.extend(decl.declares.iter().cloned());
             }
@@ -286,9 +299,15 @@ impl Grammar {
         let visible = self.visible(at);
         let target_pp = &self.lines[at].pp;
         let uses = &self.lines[donor].uses;
-        let functions_ok =
-            self.conditional_functions.iter().filter(|(name, _)| uses.contains(name)).all(|(_, pp)| target_pp.starts_with(pp));
+        let functions_ok = self
+            .conditional_functions
+            .iter()
+            .filter(|(name, _)| uses.contains(name))
+            .all(|(_, pp)| target_pp.starts_with(pp));
         functions_ok
-            && uses.iter().filter(|u| self.locals.contains(*u) && !self.lines[donor].declares.contains(*u)).all(|u| visible.contains(u))
+            && uses
+                .iter()
+                .filter(|u| self.locals.contains(*u) && !self.lines[donor].declares.contains(*u))
+                .all(|u| visible.contains(u))
     }
 }

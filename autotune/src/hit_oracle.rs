@@ -20,7 +20,10 @@ pub enum HitMismatch {
 
 /// The first difference between two batches' answers (one entry per read: its hits in order,
 /// or None for a read the GPU left to the CPU), or None when they are identical.
-pub fn first_difference<H: PartialEq + Debug>(reference: &[Option<Vec<H>>], variant: &[Option<Vec<H>>]) -> Option<HitMismatch> {
+pub fn first_difference<H: PartialEq + Debug>(
+    reference: &[Option<Vec<H>>],
+    variant: &[Option<Vec<H>>],
+) -> Option<HitMismatch> {
     if reference.len() != variant.len() {
         return Some(HitMismatch::Reads { reference: reference.len(), variant: variant.len() });
     }
@@ -35,7 +38,12 @@ pub fn first_difference<H: PartialEq + Debug>(reference: &[Option<Vec<H>>], vari
             return Some(HitMismatch::Count { read, reference: r.len(), variant: v.len() });
         }
         if let Some(hit) = r.iter().zip(v).position(|(a, b)| a != b) {
-            return Some(HitMismatch::Hit { read, hit, reference: format!("{:?}", r[hit]), variant: format!("{:?}", v[hit]) });
+            return Some(HitMismatch::Hit {
+                read,
+                hit,
+                reference: format!("{:?}", r[hit]),
+                variant: format!("{:?}", v[hit]),
+            });
         }
     }
     None
@@ -45,10 +53,18 @@ impl std::fmt::Display for HitMismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             HitMismatch::Reads { reference, variant } => write!(f, "{variant} reads answered, {reference} expected"),
-            HitMismatch::LeftToCpu { read, by_variant: true } => write!(f, "read {read}: left to the CPU by the variant only"),
-            HitMismatch::LeftToCpu { read, by_variant: false } => write!(f, "read {read}: left to the CPU by the reference only"),
-            HitMismatch::Count { read, reference, variant } => write!(f, "read {read}: {variant} hits, {reference} expected"),
-            HitMismatch::Hit { read, hit, reference, variant } => write!(f, "read {read}, hit {hit}: {variant}, expected {reference}"),
+            HitMismatch::LeftToCpu { read, by_variant: true } => {
+                write!(f, "read {read}: left to the CPU by the variant only")
+            }
+            HitMismatch::LeftToCpu { read, by_variant: false } => {
+                write!(f, "read {read}: left to the CPU by the reference only")
+            }
+            HitMismatch::Count { read, reference, variant } => {
+                write!(f, "read {read}: {variant} hits, {reference} expected")
+            }
+            HitMismatch::Hit { read, hit, reference, variant } => {
+                write!(f, "read {read}, hit {hit}: {variant}, expected {reference}")
+            }
         }
     }
 }
@@ -114,6 +130,9 @@ mod tests {
         let mut v = reference();
         v[2] = Some(vec![]);
         assert_eq!(first_difference(&reference(), &v), Some(HitMismatch::LeftToCpu { read: 2, by_variant: false }));
-        assert_eq!(first_difference(&reference(), &reference()[..3]), Some(HitMismatch::Reads { reference: 4, variant: 3 }));
+        assert_eq!(
+            first_difference(&reference(), &reference()[..3]),
+            Some(HitMismatch::Reads { reference: 4, variant: 3 })
+        );
     }
 }

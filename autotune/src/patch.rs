@@ -63,7 +63,9 @@ impl Patch {
                     && g.fits(from, line)
             }
             Patch::ForPart { line, from, ref part } => {
-                let (Some((_, _, _)), Some((fi, fc, fs))) = (for_parts(&g.lines[line].kind), for_parts(&g.lines[from].kind)) else {
+                let (Some((_, _, _)), Some((fi, fc, fs))) =
+                    (for_parts(&g.lines[line].kind), for_parts(&g.lines[from].kind))
+                else {
                     return false;
                 };
                 // The new part may use the target loop's own variable and what is visible there.
@@ -91,7 +93,9 @@ impl Patch {
     /// The patch in words, quoting the lines it touches (line numbers count from 1), for
     /// reports and logs.
     pub fn describe(&self, g: &Grammar) -> String {
-        let at = |i: usize| g.lines.get(i).map_or(format!("line {}", i + 1), |l| format!("line {} `{}`", i + 1, l.text.trim()));
+        let at = |i: usize| {
+            g.lines.get(i).map_or(format!("line {}", i + 1), |l| format!("line {} `{}`", i + 1, l.text.trim()))
+        };
         match self {
             Patch::Delete { line } => format!("delete {}", at(*line)),
             Patch::Replace { line, with } => format!("replace {} with {}", at(*line), at(*with)),
@@ -130,10 +134,16 @@ pub fn apply(g: &Grammar, patches: &[Patch]) -> String {
     for p in patches.iter().filter(|p| p.valid(g)) {
         match p {
             Patch::Delete { line } => text[*line] = None,
-            Patch::Replace { line, with } => text[*line] = Some(format!("{}{}", indent(&g.lines[*line].text), g.lines[*with].text.trim())),
-            Patch::Insert { before: b, from } => before[*b].push(format!("{}{}", indent(&g.lines[*b].text), g.lines[*from].text.trim())),
+            Patch::Replace { line, with } => {
+                text[*line] = Some(format!("{}{}", indent(&g.lines[*line].text), g.lines[*with].text.trim()))
+            }
+            Patch::Insert { before: b, from } => {
+                before[*b].push(format!("{}{}", indent(&g.lines[*b].text), g.lines[*from].text.trim()))
+            }
             Patch::IfCond { line, from } => {
-                if let (LineKind::If { cond }, LineKind::If { cond: new }) = (&g.lines[*line].kind, &g.lines[*from].kind) {
+                if let (LineKind::If { cond }, LineKind::If { cond: new }) =
+                    (&g.lines[*line].kind, &g.lines[*from].kind)
+                {
                     if let Some(t) = text[*line].as_mut() {
                         *t = t.replacen(&format!("({cond})"), &format!("({new})"), 1);
                     }

@@ -35,8 +35,14 @@ pub fn text(history: &History, winner: &str) -> String {
 
 pub fn svg(history: &History) -> String {
     let (w, h, pad) = (640.0, 360.0, 50.0);
-    let points: Vec<f64> =
-        history.generations.iter().flat_map(|(b, m)| [*b, *m]).flatten().chain([history.reference_ms]).filter(|v| v.is_finite()).collect();
+    let points: Vec<f64> = history
+        .generations
+        .iter()
+        .flat_map(|(b, m)| [*b, *m])
+        .flatten()
+        .chain([history.reference_ms])
+        .filter(|v| v.is_finite())
+        .collect();
     let (lo, hi) = points.iter().fold((f64::INFINITY, 0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     let (lo, hi) = if lo < hi { (lo * 0.95, hi * 1.05) } else { (lo * 0.5, lo * 1.5 + 1e-9) };
     let n = history.generations.len().max(2) - 1;
@@ -51,8 +57,12 @@ pub fn svg(history: &History) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let mut s = format!(r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">"#);
-    s += &format!(r#"<rect width="{w}" height="{h}" fill="white"/><text x="{pad}" y="20">kernel time (ms) per generation</text>"#);
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">"#
+    );
+    s += &format!(
+        r#"<rect width="{w}" height="{h}" fill="white"/><text x="{pad}" y="20">kernel time (ms) per generation</text>"#
+    );
     s += &format!(
         r#"<line x1="{pad}" y1="{0:.1}" x2="{1}" y2="{0:.1}" stroke="gray" stroke-dasharray="4"/><text x="{1}" y="{0:.1}" text-anchor="end">reference</text>"#,
         y(history.reference_ms),

@@ -48,7 +48,11 @@ pub fn run<E: Evaluator>(
 
 /// The changes of the winners (switches away from their defaults, `name=value`, and patches
 /// in words, `describe` naming each) with how many winners have them, most frequent first.
-pub fn recurring(winners: &[&Genome], specs: &[SwitchSpec], describe: &dyn Fn(&Genome) -> Vec<String>) -> Vec<(String, usize)> {
+pub fn recurring(
+    winners: &[&Genome],
+    specs: &[SwitchSpec],
+    describe: &dyn Fn(&Genome) -> Vec<String>,
+) -> Vec<(String, usize)> {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for w in winners {
         let mut changes: Vec<String> = specs

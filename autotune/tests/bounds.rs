@@ -31,7 +31,8 @@ fn unguarded(variant: &str) -> Vec<String> {
         }
         let b = code.as_bytes();
         for (at, _) in code.match_indices('[') {
-            let name_start = code[..at].trim_end().rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+            let name_start =
+                code[..at].trim_end().rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
             let name = code[name_start..at].trim_end();
             let declaration = code.trim_start().starts_with("u32 ") || code.trim_start().starts_with("__shared__");
             let guarded = code[at + 1..].starts_with("gi_clamp(");
@@ -98,13 +99,18 @@ fn every_array_of_the_kernel_is_guarded() {
     assert!(out.contains("return __ldg(reads + gi_clamp(index, gi_n_reads));"), "{out}");
     assert!(out.contains("u32 load_read_word(const u32 *reads, u64 gi_n_reads, u64 index)"), "{out}");
     // Declarations keep their sizes.
-    assert!(out.contains("u32 local[MAX_READ_WORDS];") && out.contains("__shared__ u32 slots[BLOCK_W][16];") && out.contains("u32 w[16];"));
+    assert!(
+        out.contains("u32 local[MAX_READ_WORDS];")
+            && out.contains("__shared__ u32 slots[BLOCK_W][16];")
+            && out.contains("u32 w[16];")
+    );
 }
 
 #[test]
 fn parameter_bounds_name_kernel_pointers_passed_on_by_name() {
     let src = kernel();
-    let sig: String = src.lines().skip_while(|l| !l.contains("__global__")).take_while(|l| !l.starts_with('{')).collect();
+    let sig: String =
+        src.lines().skip_while(|l| !l.contains("__global__")).take_while(|l| !l.starts_with('{')).collect();
     for (name, _, _) in PARAM_BOUNDS {
         assert!(
             sig.contains(&format!("*__restrict__ {name},")) || sig.contains(&format!("*__restrict__ {name})")),
@@ -115,9 +121,16 @@ fn parameter_bounds_name_kernel_pointers_passed_on_by_name() {
     // follows it is the caller's (never 0, "unknown").
     let out = apply(&Grammar::parse(&src), &[]);
     for (name, _, _) in PARAM_BOUNDS {
-        assert!(!out.contains(&format!("{name}, 0,")) && !out.contains(&format!("{name}, 0)")), "{name} passed without its bound");
+        assert!(
+            !out.contains(&format!("{name}, 0,")) && !out.contains(&format!("{name}, 0)")),
+            "{name} passed without its bound"
+        );
     }
-    assert_eq!(out.matches(", u64 gi_n_words").count(), 5, "load_bwt_word, load_block, cached_occ, group_occ, group_search");
+    assert_eq!(
+        out.matches(", u64 gi_n_words").count(),
+        5,
+        "load_bwt_word, load_block, cached_occ, group_occ, group_search"
+    );
 }
 
 #[test]
@@ -130,7 +143,10 @@ fn out_of_range_patches_are_still_guarded() {
     assert!(p.valid(&g));
     let out = apply(&g, &[p]);
     let line = out.lines().find(|l| l.contains("for (u32 w = member;")).unwrap();
-    assert!(line.contains("(m < cache_threads)") && line.contains("slots[gi_clamp(first + m, BLOCK_W)][gi_clamp(w, 16)]"), "{line}");
+    assert!(
+        line.contains("(m < cache_threads)") && line.contains("slots[gi_clamp(first + m, BLOCK_W)][gi_clamp(w, 16)]"),
+        "{line}"
+    );
     // The N test replaced by another condition: c = 3 - b can be negative and index L2 below 0.
     let n_test = g.lines.iter().rposition(|l| l.text.trim() == "if (b > 3) {").unwrap();
     let p = Patch::IfCond { line: n_test, from: line_of(&g, "if (k > l) break;") };
@@ -144,7 +160,10 @@ fn out_of_range_patches_are_still_guarded() {
     assert_eq!(out.matches("l = l2[gi_clamp(c, gi_n_l2)] + ol;").count(), 2);
     assert_eq!(unguarded(&out), Vec::<String>::new());
     // A statement of group_search copied into the kernel gets the kernel's bound there.
-    let p = Patch::Insert { before: line_of(&g, "u64 ol = side ? mine : other;"), from: line_of(&g, "k = l2[c] + ok + 1;") };
+    let p = Patch::Insert {
+        before: line_of(&g, "u64 ol = side ? mine : other;"),
+        from: line_of(&g, "k = l2[c] + ok + 1;"),
+    };
     assert!(p.valid(&g));
     let out = apply(&g, &[p]);
     assert_eq!(out.matches("k = l2[gi_clamp(c, 5)] + ok + 1;").count(), 2);
@@ -178,7 +197,14 @@ fn guards_survive_every_patch_kind() {
         assert_eq!(unguarded(&out), Vec::<String>::new(), "{p:?}");
         assert_eq!(out.matches(PRELUDE).count(), 1);
         // A patch adds or removes whole statements, never a guard inside a kept one.
-        if matches!(p, Patch::Unroll { .. } | Patch::Restrict(_) | Patch::LaunchBounds(_) | Patch::ForPart { .. } | Patch::IfCond { .. }) {
+        if matches!(
+            p,
+            Patch::Unroll { .. }
+                | Patch::Restrict(_)
+                | Patch::LaunchBounds(_)
+                | Patch::ForPart { .. }
+                | Patch::IfCond { .. }
+        ) {
             assert_eq!(out.matches("gi_clamp(").count(), n_plain, "{p:?}");
         }
     }

@@ -77,8 +77,10 @@ fn simulate(args: &DealerSimArgs, rates: &[f64]) -> Result<Outcome> {
     let speed = args.speed;
     let scaled = move |reads: u64, rate: f64| Duration::from_secs_f64(reads as f64 / rate / speed);
     let start = Instant::now();
-    let mut gpus: Vec<SimGpu> = rates.iter().map(|&r| SimGpu { seconds_per_read: 1.0 / r, speed, free_at: start }).collect();
-    let sizes: Vec<u64> = (0..args.reads.div_ceil(args.batch)).map(|i| args.batch.min(args.reads - i * args.batch)).collect();
+    let mut gpus: Vec<SimGpu> =
+        rates.iter().map(|&r| SimGpu { seconds_per_read: 1.0 / r, speed, free_at: start }).collect();
+    let sizes: Vec<u64> =
+        (0..args.reads.div_ceil(args.batch)).map(|i| args.batch.min(args.reads - i * args.batch)).collect();
     // The parser as aln runs it: ahead of the GPUs by two batches per GPU, at its rate.
     let (parsed_tx, parsed_rx) = sync_channel::<u64>(2 * rates.len());
     let parse_rate = args.parse_rate;
@@ -106,19 +108,26 @@ fn simulate(args: &DealerSimArgs, rates: &[f64]) -> Result<Outcome> {
         }
         most_held
     });
-    let shares = dealer::deal(&mut gpus, parsed_rx.into_iter().map(|reads| Ok((reads as usize, reads))), done_tx, &|_, _| {})?;
+    let shares =
+        dealer::deal(&mut gpus, parsed_rx.into_iter().map(|reads| Ok((reads as usize, reads))), done_tx, &|_, _| {})?;
     let most_held = writer.join().map_err(|_| anyhow::anyhow!("the writer panicked"))?;
     parser.join().map_err(|_| anyhow::anyhow!("the parser panicked"))?;
-    Ok(Outcome { seconds: start.elapsed().as_secs_f64() * speed, most_held, batches: shares.iter().map(|s| s.batches).collect() })
+    Ok(Outcome {
+        seconds: start.elapsed().as_secs_f64() * speed,
+        most_held,
+        batches: shares.iter().map(|s| s.batches).collect(),
+    })
 }
 
 /// Host bytes of one batch of `reads` 100 bp reads as the pipeline holds it (the reads, and
 /// their layout for the GPU).
 fn batch_bytes(reads: usize) -> usize {
-    let batch: Vec<ReadSeq> =
-        (0..reads).map(|i| ReadSeq { codes: (0..100).map(|j| ((i + j) % 4) as u8).collect(), len: 100, ..Default::default() }).collect();
+    let batch: Vec<ReadSeq> = (0..reads)
+        .map(|i| ReadSeq { codes: (0..100).map(|j| ((i + j) % 4) as u8).collect(), len: 100, ..Default::default() })
+        .collect();
     let host = HostBatch::new(&batch, &GapOptions::default(), true);
-    let reads_bytes = batch.capacity() * std::mem::size_of::<ReadSeq>() + batch.iter().map(|r| r.codes.capacity()).sum::<usize>();
+    let reads_bytes =
+        batch.capacity() * std::mem::size_of::<ReadSeq>() + batch.iter().map(|r| r.codes.capacity()).sum::<usize>();
     let host_bytes = host.exact_words.capacity() * 4
         + host.exact_starts.capacity() * 8
         + host.lens.capacity() * 2
@@ -151,7 +160,11 @@ pub fn run(args: DealerSimArgs) -> Result<()> {
         );
     }
     let bytes = batch_bytes(args.batch as usize);
-    println!("# GPU 0 {}x slower than the others; one batch holds {:.1} MB of host memory", args.slow_factor, bytes as f64 / 1e6);
+    println!(
+        "# GPU 0 {}x slower than the others; one batch holds {:.1} MB of host memory",
+        args.slow_factor,
+        bytes as f64 / 1e6
+    );
     println!("gpus\tseconds\tbatches_per_gpu\twindow\twriter_most_held\twriter_most_held_mb");
     for &n in args.gpus.iter().filter(|&&n| n > 1) {
         let mut rates = vec![args.gpu_rate; n];

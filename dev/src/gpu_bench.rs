@@ -95,7 +95,10 @@ pub fn run(args: GpuBenchArgs) -> Result<()> {
     println!("exact_match reads/s (kernel, GPU events)\t{:.0}", reads_timed as f64 / (ms_total / 1000.0));
     println!("reads matching exactly\t{exact}");
     if matching_timed > 0 {
-        println!("exact_match reads/s, exactly matching reads only\t{:.0}", matching_timed as f64 / (matching_ms / 1000.0));
+        println!(
+            "exact_match reads/s, exactly matching reads only\t{:.0}",
+            matching_timed as f64 / (matching_ms / 1000.0)
+        );
     }
     println!("intervals differing from the CPU\t{mismatches}");
     if mismatches > 0 {

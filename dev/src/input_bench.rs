@@ -58,7 +58,11 @@ pub fn run(args: InputBenchArgs) -> Result<()> {
         let files = derived_input(&args.reads, &work, input)?;
         let mut best: Option<(u64, Duration)> = None;
         for _ in 0..args.repeats.max(1) {
-            let (reads, took) = if args.cut_only { time_cutting(&files)? } else { time_input(&files, args.batch_size, args.parse_only)? };
+            let (reads, took) = if args.cut_only {
+                time_cutting(&files)?
+            } else {
+                time_input(&files, args.batch_size, args.parse_only)?
+            };
             if best.is_none_or(|(_, t)| took < t) {
                 best = Some((reads, took));
             }
@@ -98,7 +102,9 @@ fn derived_input(plain: &Path, work: &Path, input: &str) -> Result<Vec<PathBuf>>
             let path = stem.with_extension("fq.gz");
             if !path.exists() {
                 let file = std::fs::File::create(&path)?;
-                copy_into(plain, flate2::write::GzEncoder::new(file, flate2::Compression::default()), |e| e.finish().map(drop))?;
+                copy_into(plain, flate2::write::GzEncoder::new(file, flate2::Compression::default()), |e| {
+                    e.finish().map(drop)
+                })?;
             }
             Ok(vec![path])
         }

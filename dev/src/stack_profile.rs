@@ -109,33 +109,54 @@ fn profile_read(
     let (capacities, level_capacities) = (&args.capacity, &args.level_capacity);
     let (mut width, mut seed_width, mut seq) = (Vec::<Width>::new(), Vec::new(), Vec::new());
     let mut oracle = Counting::default();
-    let hits =
-        align_read_with(bwt, None, read, opt, &mut oracle, &mut width, &mut seed_width, &mut seq).expect("bwa's stack holds every entry");
+    let hits = align_read_with(bwt, None, read, opt, &mut oracle, &mut width, &mut seed_width, &mut seq)
+        .expect("bwa's stack holds every entry");
     let mut bounded = Vec::new();
     for &capacity in capacities {
         let mut stack = BoundedStack::with_max_pops(capacity, args.max_pops);
-        bounded.push(match align_read_with(bwt, intervals, read, opt, &mut stack, &mut width, &mut seed_width, &mut seq) {
-            Ok(h) if h == hits => Some(stack.peak_stored),
-            Ok(h) => {
-                bail!("a bounded stack of {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len())
-            }
-            Err(_) => None,
-        });
+        bounded.push(
+            match align_read_with(bwt, intervals, read, opt, &mut stack, &mut width, &mut seed_width, &mut seq) {
+                Ok(h) if h == hits => Some(stack.peak_stored),
+                Ok(h) => {
+                    bail!(
+                        "a bounded stack of {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}",
+                        h.len(),
+                        hits.len()
+                    )
+                }
+                Err(_) => None,
+            },
+        );
     }
     let mut level = Vec::new();
     for &capacity in level_capacities {
         let (local, use_seed) = prepare_read(bwt, read, opt, &mut width, &mut seed_width, &mut seq);
         let search = Search { bwt, seq: &seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals };
         let mut cost = LevelCost::default();
-        level.push(match level_search(&search, &mut width, opt, args.lanes, capacity / CHUNK, args.exact_entries_limit, &mut cost) {
-            Ok(h) if h == hits => Ok(cost),
-            Ok(h) => {
-                bail!("the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}", h.len(), hits.len())
-            }
-            Err(why) => Err(why),
-        });
+        level.push(
+            match level_search(
+                &search,
+                &mut width,
+                opt,
+                args.lanes,
+                capacity / CHUNK,
+                args.exact_entries_limit,
+                &mut cost,
+            ) {
+                Ok(h) if h == hits => Ok(cost),
+                Ok(h) => {
+                    bail!(
+                        "the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}",
+                        h.len(),
+                        hits.len()
+                    )
+                }
+                Err(why) => Err(why),
+            },
+        );
     }
-    let exact = crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
+    let exact =
+        crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
     Ok(ReadProfile { exact, pops: oracle.pops, peak: oracle.peak, bounded, level })
 }
 
@@ -218,7 +239,8 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
     for (c, &capacity) in args.level_capacity.iter().enumerate() {
         let stack = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::StackFull)).count();
         let limit = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::EntriesLimit)).count();
-        let done: Vec<(&ReadProfile, LevelCost)> = profiles.iter().filter_map(|p| p.level[c].as_ref().ok().map(|&x| (p, x))).collect();
+        let done: Vec<(&ReadProfile, LevelCost)> =
+            profiles.iter().filter_map(|p| p.level[c].as_ref().ok().map(|&x| (p, x))).collect();
         let sum = |heavy: bool, f: fn(&LevelCost) -> usize| {
             done.iter().filter(|(p, _)| !heavy || p.pops > 10_000).map(|(_, x)| f(x)).sum::<usize>()
         };
@@ -250,7 +272,8 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
             p(1.0)
         );
         println!("level_max_rounds\treads over it\ttheir critical-path pops (share)");
-        let domain = bcuda::gpu::InexactSwitches::DOMAINS.iter().find(|d| d.0 == "level_max_rounds").map_or(&[][..], |d| d.1);
+        let domain =
+            bcuda::gpu::InexactSwitches::DOMAINS.iter().find(|d| d.0 == "level_max_rounds").map_or(&[][..], |d| d.1);
         for &rounds in domain.iter().filter(|&&r| r > 0) {
             let rounds = rounds as usize;
             let over: Vec<&LevelCost> = costs.iter().filter(|x| x.groups > rounds).collect();

@@ -40,7 +40,10 @@ fn main() {
     }
     // Two chunks in flight with a sorter: each gets half of the budget.
     let plan = plan_chunks(&starts, (budget_gib * (1u64 << 30) as f64) as u64 / 16);
-    println!("n {n}, packing {pack_s:.2} s, reverse complement {rc_s:.2} s, cover {cover_s:.2} s, {} chunks", plan.len());
+    println!(
+        "n {n}, packing {pack_s:.2} s, reverse complement {rc_s:.2} s, cover {cover_s:.2} s, {} chunks",
+        plan.len()
+    );
     let (mut refine_s, mut tied, mut runs, mut checksum) = (0.0, 0u64, 0u64, 0u64);
     for &(lo, hi) in &plan {
         let (base, end) = (starts[lo], starts[hi]);
@@ -51,7 +54,8 @@ fn main() {
             None => {
                 let slots = sorted_by_keys(&text, k, lo, hi, end - base);
                 if let Some(f) = &cached {
-                    std::fs::write(f, slots.iter().flat_map(|s| s.to_le_bytes()).collect::<Vec<u8>>()).expect("writable cache");
+                    std::fs::write(f, slots.iter().flat_map(|s| s.to_le_bytes()).collect::<Vec<u8>>())
+                        .expect("writable cache");
                 }
                 slots
             }

@@ -112,7 +112,8 @@ fn pack_fasta_sized(path: &Path, batch_bytes: usize, piece_bytes: usize) -> Resu
     // could otherwise copy them with twice their size allocated).
     if let Some(len) = std::fs::metadata(path).ok().filter(|_| !stdin).map(|m| m.len()) {
         let mut magic = [0u8; 2];
-        let gzip = File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok() && magic == [0x1f, 0x8b];
+        let gzip = File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok()
+            && magic == [0x1f, 0x8b];
         if !gzip {
             forward.reserve(len);
         }
@@ -318,7 +319,14 @@ impl Packer<'_> {
         }
         let n_ambs = self.holes.len() - self.holes.partition_point(|h| h.offset < rec.offset);
         let anno = if rec.comment.is_empty() { "(null)".to_string() } else { rec.comment };
-        self.seqs.push(RefSeq { gi: 0, name: rec.name, anno, offset: rec.offset, len: end - rec.offset, n_ambs: n_ambs as u32 });
+        self.seqs.push(RefSeq {
+            gi: 0,
+            name: rec.name,
+            anno,
+            offset: rec.offset,
+            len: end - rec.offset,
+            n_ambs: n_ambs as u32,
+        });
         Ok(())
     }
 }
@@ -327,7 +335,16 @@ impl Packer<'_> {
 /// bytes from the one holding base `first + s`), drawing from `rng` for each ambiguous byte;
 /// `before` is the byte before `s` in its record and `resets` the offsets where records start.
 #[allow(clippy::too_many_arguments)]
-fn pack_piece(bytes: &[u8], s: usize, e: usize, first: u64, before: u8, resets: &[usize], rng: &mut Rand48, out: &mut [u8]) -> PieceHoles {
+fn pack_piece(
+    bytes: &[u8],
+    s: usize,
+    e: usize,
+    first: u64,
+    before: u8,
+    resets: &[usize],
+    rng: &mut Rand48,
+    out: &mut [u8],
+) -> PieceHoles {
     let mut found = PieceHoles::default();
     let mut last = before;
     let base0 = (first + s as u64) / 4 * 4;
@@ -344,7 +361,12 @@ fn pack_piece(bytes: &[u8], s: usize, e: usize, first: u64, before: u8, resets: 
             let g = first + i as u64;
             // Four unambiguous bytes filling one packed byte: one store.
             if g.is_multiple_of(4) && i + 4 <= stop {
-                let c = [NT4[bytes[i] as usize], NT4[bytes[i + 1] as usize], NT4[bytes[i + 2] as usize], NT4[bytes[i + 3] as usize]];
+                let c = [
+                    NT4[bytes[i] as usize],
+                    NT4[bytes[i + 1] as usize],
+                    NT4[bytes[i + 2] as usize],
+                    NT4[bytes[i + 3] as usize],
+                ];
                 if (c[0] | c[1] | c[2] | c[3]) < 4 {
                     out[((g - base0) / 4) as usize] = c[0] << 6 | c[1] << 4 | c[2] << 2 | c[3];
                     last = bytes[i + 3];
@@ -417,8 +439,12 @@ pub fn build_index(fasta: &Path, prefix: &Path, mut opts: BuildOptions) -> Resul
         let writing = s.spawn(|| {
             let mut files = PendingFiles { done: Vec::new() };
             files.write(with_ext(prefix, ".pac"), |w| reference.forward.write_pac(w))?;
-            files.write(with_ext(prefix, ".ann"), |w| w.write_all(format_ann(l_pac, BWA_SEED, &reference.seqs).as_bytes()))?;
-            files.write(with_ext(prefix, ".amb"), |w| w.write_all(&format_amb(l_pac, reference.seqs.len(), &reference.holes)))?;
+            files.write(with_ext(prefix, ".ann"), |w| {
+                w.write_all(format_ann(l_pac, BWA_SEED, &reference.seqs).as_bytes())
+            })?;
+            files.write(with_ext(prefix, ".amb"), |w| {
+                w.write_all(&format_amb(l_pac, reference.seqs.len(), &reference.holes))
+            })?;
             Ok::<_, IndexError>(files)
         });
         let sorter = opts.sorter.take().map(|source| source());
@@ -680,7 +706,11 @@ mod tests {
                 let got = pack_fasta_sized(&path, batch, piece);
                 match (&expected, got) {
                     (Ok((bytes, len, seqs, holes)), Ok(p)) => {
-                        assert_eq!((p.forward.bytes(), p.forward.len()), (&bytes[..], *len), "seed {seed} batch {batch} piece {piece}");
+                        assert_eq!(
+                            (p.forward.bytes(), p.forward.len()),
+                            (&bytes[..], *len),
+                            "seed {seed} batch {batch} piece {piece}"
+                        );
                         assert_eq!(&p.seqs, seqs, "seed {seed} batch {batch} piece {piece}");
                         assert_eq!(&p.holes, holes, "seed {seed} batch {batch} piece {piece}");
                     }

@@ -94,7 +94,8 @@ impl Bwt {
         if map.len() < HEADER_BYTES {
             return Err(IndexError::truncated(path, format!("{} bytes, shorter than the 40-byte header", map.len())));
         }
-        let header: Vec<u64> = map[..HEADER_BYTES].chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
+        let header: Vec<u64> =
+            map[..HEADER_BYTES].chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
         let primary = header[0];
         let l2 = [0, header[1], header[2], header[3], header[4]];
         let seq_len = l2[4];

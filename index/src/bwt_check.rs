@@ -100,7 +100,10 @@ mod tests {
             for &w in &checkpoint_words {
                 let mut bad = words.clone();
                 bad[w] ^= 1 << (w % 32);
-                assert!(first_bad_checkpoint(&bad, len as u64).is_some(), "length {len}: checkpoint word {w} changed unnoticed");
+                assert!(
+                    first_bad_checkpoint(&bad, len as u64).is_some(),
+                    "length {len}: checkpoint word {w} changed unnoticed"
+                );
             }
             // One base changed, the checkpoints kept: its block's counts no longer add up.
             for i in 0..len {
@@ -109,7 +112,11 @@ mod tests {
                 let (mut bad, _) = interleave(&changed);
                 checkpoint_words.iter().for_each(|&w| bad[w] = words[w]);
                 let found = first_bad_checkpoint(&bad, len as u64);
-                assert_eq!(found, Some(((i as u64 / OCC_INTERVAL + 1) * OCC_INTERVAL).min(len as u64)), "length {len}: base {i}");
+                assert_eq!(
+                    found,
+                    Some(((i as u64 / OCC_INTERVAL + 1) * OCC_INTERVAL).min(len as u64)),
+                    "length {len}: base {i}"
+                );
             }
         }
     }

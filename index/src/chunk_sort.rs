@@ -320,7 +320,11 @@ mod tests {
                 radix_pass(&keys, &vals, &mut ko, &mut vo, d, tile);
                 let mut expect: Vec<(u128, u64)> = keys.iter().copied().zip(vals.iter().copied()).collect();
                 expect.sort_by_key(|&(k, _)| digit(k, d));
-                assert_eq!(ko.iter().copied().zip(vo.iter().copied()).collect::<Vec<_>>(), expect, "tile {tile} digit {d}");
+                assert_eq!(
+                    ko.iter().copied().zip(vo.iter().copied()).collect::<Vec<_>>(),
+                    expect,
+                    "tile {tile} digit {d}"
+                );
             }
         }
     }

@@ -63,7 +63,9 @@ impl<'t> CoverRanks<'t> {
             .collect();
         assert!(keyed.len() < u32::MAX as usize, "too many samples for u32 ranks");
         keyed.par_sort_unstable_by_key(|&(key, _)| key);
-        keyed.par_chunk_by_mut(|x, y| x.0 == y.0).for_each(|g| g.sort_unstable_by(|&(_, a), &(_, b)| compare_prefixes(text, a, b, v)));
+        keyed
+            .par_chunk_by_mut(|x, y| x.0 == y.0)
+            .for_each(|g| g.sort_unstable_by(|&(_, a), &(_, b)| compare_prefixes(text, a, b, v)));
         let mut positions: Vec<u64> = keyed.par_iter().map(|&(_, p)| p).collect();
         drop(keyed);
         let mut ties = Vec::new();
@@ -174,7 +176,11 @@ impl<'t> CoverRanks<'t> {
     /// that long): the bases from `known` up to the sampled offset, then the two ranks.
     pub fn compare_past(&self, a: u64, b: u64, known: u64) -> Ordering {
         let delta = self.offset(a, b);
-        let bases = if delta > known { compare_prefixes(self.text, a + known, b + known, delta - known) } else { Ordering::Equal };
+        let bases = if delta > known {
+            compare_prefixes(self.text, a + known, b + known, delta - known)
+        } else {
+            Ordering::Equal
+        };
         bases.then_with(|| self.key(a + delta).cmp(&self.key(b + delta)))
     }
 
@@ -212,7 +218,13 @@ impl<'t> CoverRanks<'t> {
         self.sort_group(items, known, pos, 0);
     }
 
-    fn sort_group<T: Copy + Send + Sync>(&self, items: &mut [T], known: u64, pos: &(impl Fn(&T) -> u64 + Sync), depth: u32) {
+    fn sort_group<T: Copy + Send + Sync>(
+        &self,
+        items: &mut [T],
+        known: u64,
+        pos: &(impl Fn(&T) -> u64 + Sync),
+        depth: u32,
+    ) {
         let g = items.len();
         if g < 2 {
             return;

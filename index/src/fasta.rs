@@ -93,7 +93,11 @@ impl FastaReader {
 
     /// A read error on line `line` (1-based).
     fn read_error(&self, e: std::io::Error, line: u64) -> IndexError {
-        let what = if e.kind() == std::io::ErrorKind::UnexpectedEof { "truncated gzip input".to_string() } else { e.to_string() };
+        let what = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            "truncated gzip input".to_string()
+        } else {
+            e.to_string()
+        };
         IndexError::bad_fasta(&self.path, format!("line {line}: {what}"))
     }
 
@@ -136,7 +140,10 @@ impl FastaReader {
                 if self.line.iter().all(|&b| is_c_space(b)) {
                     continue;
                 }
-                return Err(IndexError::bad_fasta(&self.path, format!("line {}: not FASTA: expected a '>' header line", self.line_no)));
+                return Err(IndexError::bad_fasta(
+                    &self.path,
+                    format!("line {}: not FASTA: expected a '>' header line", self.line_no),
+                ));
             }
         }
         self.started = true;
@@ -146,7 +153,9 @@ impl FastaReader {
         let name_end = header.iter().position(|&b| is_c_space(b)).unwrap_or(header.len());
         // Names and comments are kept as text (they end up in SAM): other bytes would not
         // round-trip into the .ann as bwa writes them, so they are refused rather than altered.
-        let not_text = |what: &str| IndexError::bad_fasta(&self.path, format!("line {header_line}: the sequence {what} is not UTF-8 text"));
+        let not_text = |what: &str| {
+            IndexError::bad_fasta(&self.path, format!("line {header_line}: the sequence {what} is not UTF-8 text"))
+        };
         let name = String::from_utf8(header[..name_end].to_vec()).map_err(|_| not_text("name"))?;
         let mut comment = Vec::new();
         if name_end < header.len() && header[name_end] != b'\n' {
@@ -159,7 +168,10 @@ impl FastaReader {
             }
         }
         if name.is_empty() {
-            return Err(IndexError::bad_fasta(&self.path, format!("line {header_line}: header without a sequence name")));
+            return Err(IndexError::bad_fasta(
+                &self.path,
+                format!("line {header_line}: header without a sequence name"),
+            ));
         }
         let comment = String::from_utf8(comment).map_err(|_| not_text("comment"))?;
         (self.at_line_start, self.record_len, self.cr) = (true, 0, false);

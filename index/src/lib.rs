@@ -43,7 +43,11 @@ impl Index {
         if bwt.seq_len() != 2 * refs.l_pac() {
             return Err(IndexError::mismatch(
                 &bwt_path,
-                format!("BWT length {} is not twice the reference length {} of the .ann/.pac", bwt.seq_len(), refs.l_pac()),
+                format!(
+                    "BWT length {} is not twice the reference length {} of the .ann/.pac",
+                    bwt.seq_len(),
+                    refs.l_pac()
+                ),
             ));
         }
         let sa = if with_sa { Some(SuffixArray::load(&with_ext(prefix, ".sa"), &bwt)?) } else { None };

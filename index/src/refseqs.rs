@@ -59,10 +59,16 @@ impl RefSeqs {
         let pac = unsafe { Mmap::map(&file) }.map_err(|e| IndexError::index_io(&pac_path, e))?;
         let expected = pac_file_len(l_pac);
         if (pac.len() as u64) < expected {
-            return Err(IndexError::truncated(&pac_path, format!("{} bytes, expected {expected} for {l_pac} bases", pac.len())));
+            return Err(IndexError::truncated(
+                &pac_path,
+                format!("{} bytes, expected {expected} for {l_pac} bases", pac.len()),
+            ));
         }
         if pac.len() as u64 != expected || pac[pac.len() - 1] as u64 != l_pac % 4 {
-            return Err(IndexError::mismatch(&pac_path, format!("size or last byte does not fit the {l_pac} bases of the .ann")));
+            return Err(IndexError::mismatch(
+                &pac_path,
+                format!("size or last byte does not fit the {l_pac} bases of the .ann"),
+            ));
         }
         Ok(RefSeqs { l_pac, seed, seqs, holes, pac })
     }
@@ -135,7 +141,8 @@ pub fn pac_base(pac: &[u8], pos: u64) -> u8 {
 fn parse_ann(path: &Path, text: &str) -> Result<(u64, u32, Vec<RefSeq>)> {
     let bad = |what: &str| IndexError::corrupt(path, what.to_string());
     let mut lines = text.lines();
-    let head: Vec<&str> = lines.next().ok_or_else(|| IndexError::truncated(path, "empty file"))?.split_whitespace().collect();
+    let head: Vec<&str> =
+        lines.next().ok_or_else(|| IndexError::truncated(path, "empty file"))?.split_whitespace().collect();
     if head.len() != 3 {
         return Err(bad("first line is not `length n_seqs seed`"));
     }
@@ -161,10 +168,15 @@ fn parse_ann(path: &Path, text: &str) -> Result<(u64, u32, Vec<RefSeq>)> {
         let n_ambs = nums[2].parse().map_err(|_| bad("bad hole count"))?;
         // Sequences follow each other (bwa's offset is the previous offset + length).
         if offset != end {
-            return Err(bad(&format!("sequence {} starts at {offset}, not where the previous one ends ({end})", i + 1)));
+            return Err(bad(&format!(
+                "sequence {} starts at {offset}, not where the previous one ends ({end})",
+                i + 1
+            )));
         }
-        end =
-            offset.checked_add(len).filter(|&e| e <= l_pac).ok_or_else(|| bad("sequence lengths add up to more than the total length"))?;
+        end = offset
+            .checked_add(len)
+            .filter(|&e| e <= l_pac)
+            .ok_or_else(|| bad("sequence lengths add up to more than the total length"))?;
         seqs.push(RefSeq { gi, name, anno, offset, len, n_ambs });
     }
     if end != l_pac {
@@ -178,7 +190,8 @@ fn parse_amb(path: &Path, bytes: &[u8], l_pac: u64, n_seqs: usize) -> Result<Vec
     // Lines split on '\n' only: a hole's character is any byte of a FASTA line, even ' ' or '\r'.
     let mut lines = bytes.split(|&b| b == b'\n');
     let head = lines.next().filter(|l| !l.is_empty()).ok_or_else(|| IndexError::truncated(path, "empty file"))?;
-    let head: Vec<&str> = std::str::from_utf8(head).map_err(|_| bad("first line is not text"))?.split_whitespace().collect();
+    let head: Vec<&str> =
+        std::str::from_utf8(head).map_err(|_| bad("first line is not text"))?.split_whitespace().collect();
     if head.len() != 3 {
         return Err(bad("first line is not `length n_seqs n_holes`"));
     }

@@ -23,7 +23,9 @@ pub struct SuffixArray {
 /// these pages anyway).
 pub fn first_sample_beyond(body: &[u8], seq_len: u64) -> Option<usize> {
     use rayon::prelude::*;
-    body.par_chunks_exact(8).with_min_len(1 << 14).position_first(|b| u64::from_le_bytes(b.try_into().unwrap()) >= seq_len)
+    body.par_chunks_exact(8)
+        .with_min_len(1 << 14)
+        .position_first(|b| u64::from_le_bytes(b.try_into().unwrap()) >= seq_len)
 }
 
 /// Number of stored samples for a text of `seq_len` and a sampling `interval`.
@@ -40,10 +42,14 @@ impl SuffixArray {
         if map.len() < HEADER_BYTES {
             return Err(IndexError::truncated(path, format!("{} bytes, shorter than the 56-byte header", map.len())));
         }
-        let h: Vec<u64> = map[..HEADER_BYTES].chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
+        let h: Vec<u64> =
+            map[..HEADER_BYTES].chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).collect();
         let l2 = bwt.l2();
         if h[0] != bwt.primary() || h[1..5] != l2[1..5] || h[6] != bwt.seq_len() {
-            return Err(IndexError::mismatch(path, "its header differs from the .bwt (primary, base counts or length)"));
+            return Err(IndexError::mismatch(
+                path,
+                "its header differs from the .bwt (primary, base counts or length)",
+            ));
         }
         let interval = h[5];
         if interval == 0 || !interval.is_power_of_two() {
@@ -60,7 +66,12 @@ impl SuffixArray {
         if let Some(i) = first_sample_beyond(&map[HEADER_BYTES..], bwt.seq_len()) {
             return Err(IndexError::corrupt(
                 path,
-                format!("sample {} (row {}) lies beyond the text of length {}", i + 1, (i as u64 + 1) * interval, bwt.seq_len()),
+                format!(
+                    "sample {} (row {}) lies beyond the text of length {}",
+                    i + 1,
+                    (i as u64 + 1) * interval,
+                    bwt.seq_len()
+                ),
             ));
         }
         Ok(SuffixArray { map, interval, seq_len: bwt.seq_len() })

@@ -47,7 +47,12 @@ pub fn build(text: &PackedText, budget_bytes: u64, progress: impl FnMut(u64)) ->
 }
 
 /// [`build`] with the difference cover of v = `cover_root`^2 (small ones exercise it in tests).
-fn build_with_cover(text: &PackedText, budget_bytes: u64, cover_root: u64, mut progress: impl FnMut(u64)) -> BwtAndSamples {
+fn build_with_cover(
+    text: &PackedText,
+    budget_bytes: u64,
+    cover_root: u64,
+    mut progress: impl FnMut(u64),
+) -> BwtAndSamples {
     let n = text.len();
     assert!(n <= POSITION_BITS, "text too long for the chunk slots");
     // Bounds every comparison below (long exact repeats would otherwise cost their length).
@@ -130,20 +135,26 @@ impl Rows {
             }) as usize
         };
         let w_lo = (x_start / 16) as usize;
-        self.bwt[w_lo..x_end.div_ceil(16) as usize].par_iter_mut().with_min_len(1 << 12).enumerate().for_each(|(k, word)| {
-            let w = (w_lo + k) as u64 * 16;
-            let mut bases = 0u32;
-            for x in w.max(x_start)..(w + 16).min(x_end) {
-                bases |= ((slots[slot_at(x)] >> 62) as u32) << ((15 - (x & 15)) * 2);
-            }
-            *word |= bases;
-        });
+        self.bwt[w_lo..x_end.div_ceil(16) as usize].par_iter_mut().with_min_len(1 << 12).enumerate().for_each(
+            |(k, word)| {
+                let w = (w_lo + k) as u64 * 16;
+                let mut bases = 0u32;
+                for x in w.max(x_start)..(w + 16).min(x_end) {
+                    bases |= ((slots[slot_at(x)] >> 62) as u32) << ((15 - (x & 15)) * 2);
+                }
+                *word |= bases;
+            },
+        );
         self.row += len;
     }
 
     fn finish(self) -> BwtAndSamples {
         debug_assert_eq!(self.row, self.n + 1);
-        BwtAndSamples { primary: self.primary.expect("the text's first suffix is always sorted"), bwt: self.bwt, samples: self.samples }
+        BwtAndSamples {
+            primary: self.primary.expect("the text's first suffix is always sorted"),
+            bwt: self.bwt,
+            samples: self.samples,
+        }
     }
 }
 
@@ -266,7 +277,9 @@ fn prepare_sorter<'t>(
         (cover, prepared)
     });
     match prepared {
-        Ok(Some(counts)) if counts.len() == n_buckets && counts.iter().sum::<u64>() == n => (cover, Some(sorter), Some(counts)),
+        Ok(Some(counts)) if counts.len() == n_buckets && counts.iter().sum::<u64>() == n => {
+            (cover, Some(sorter), Some(counts))
+        }
         Ok(Some(counts)) => {
             let reason = format!(
                 "{} bucket counts adding up to {}, expected {n_buckets} adding up to {n}",
@@ -479,7 +492,10 @@ fn sort_buckets(cover: &CoverRanks, part: &mut [u64], first: u64, ends: &[u64]) 
         let mid = ends.len() / 2;
         let split = ends[mid - 1] - first;
         let (left, right) = part.split_at_mut(split as usize);
-        rayon::join(|| sort_buckets(cover, left, first, &ends[..mid]), || sort_buckets(cover, right, first + split, &ends[mid..]));
+        rayon::join(
+            || sort_buckets(cover, left, first, &ends[..mid]),
+            || sort_buckets(cover, right, first + split, &ends[mid..]),
+        );
     }
 }
 
@@ -574,10 +590,18 @@ mod tests {
                     assert_eq!(out.samples[r / SA_INTERVAL as usize - 1], p);
                 }
             }
-            let bwt_chars: Vec<u8> =
-                rows.iter().filter(|&&p| p != 0).map(|&p| if p == t.len() { t.base(t.len() - 1) } else { t.base(p - 1) }).collect();
+            let bwt_chars: Vec<u8> = rows
+                .iter()
+                .filter(|&&p| p != 0)
+                .map(|&p| if p == t.len() { t.base(t.len() - 1) } else { t.base(p - 1) })
+                .collect();
             for (x, &c) in bwt_chars.iter().enumerate() {
-                assert_eq!((out.bwt[x >> 4] >> ((15 - (x & 15)) * 2) & 3) as u8, c, "n {} budget {budget} x {x}", t.len());
+                assert_eq!(
+                    (out.bwt[x >> 4] >> ((15 - (x & 15)) * 2) & 3) as u8,
+                    c,
+                    "n {} budget {budget} x {x}",
+                    t.len()
+                );
             }
         }
     }

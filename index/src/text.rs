@@ -105,7 +105,11 @@ impl PackedText {
             .with_min_len(1 << 12)
             .map(|&w| {
                 let (hi, lo) = (w >> 1 & LOW, w & LOW);
-                [(!hi & lo & LOW).count_ones() as u64, (hi & !lo & LOW).count_ones() as u64, (hi & lo).count_ones() as u64]
+                [
+                    (!hi & lo & LOW).count_ones() as u64,
+                    (hi & !lo & LOW).count_ones() as u64,
+                    (hi & lo).count_ones() as u64,
+                ]
             })
             .reduce(|| [0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
         [self.len - c1 - c2 - c3, c1, c2, c3]
@@ -247,7 +251,8 @@ pub(crate) mod tests {
             }
             assert_eq!(t.base_counts(), counts, "len {len}");
             assert!(
-                t.words()[(2 * len) / 32 + 1..].iter().all(|&w| w == 0) && t.words()[(2 * len) / 32] << (2 * (2 * len % 32)) == 0
+                t.words()[(2 * len) / 32 + 1..].iter().all(|&w| w == 0)
+                    && t.words()[(2 * len) / 32] << (2 * (2 * len % 32)) == 0
                     || 2 * len % 32 == 0
             );
         }

@@ -19,7 +19,13 @@ fn assert_same_as_bwa(fasta: &std::path::Path, algos: &[&str]) {
         for ext in INDEX_EXTS {
             let a = std::fs::read(with_ext(&ours, ext)).unwrap();
             let b = std::fs::read(with_ext(&theirs, ext)).unwrap();
-            assert!(a == b, "{}{ext} differs from bwa index -a {algo} ({} vs {} bytes)", fasta.display(), a.len(), b.len());
+            assert!(
+                a == b,
+                "{}{ext} differs from bwa index -a {algo} ({} vs {} bytes)",
+                fasta.display(),
+                a.len(),
+                b.len()
+            );
         }
     }
     // Our loader reads back every hole (whatever byte it is) and sequence of the files.
@@ -56,7 +62,8 @@ fn assert_sorter_build_same_as_bwa(fasta: &std::path::Path, budget: u64, fail_fr
         );
     }
     let events = events.borrow();
-    let chunks: Vec<_> = events.iter().filter_map(|e| if let SortEvent::Chunk(c) = e { Some(c.clone()) } else { None }).collect();
+    let chunks: Vec<_> =
+        events.iter().filter_map(|e| if let SortEvent::Chunk(c) = e { Some(c.clone()) } else { None }).collect();
     assert!(chunks.len() > 1, "several chunks: {}", chunks.len());
     let fallbacks = events.iter().filter(|e| matches!(e, SortEvent::Fallback { .. })).count();
     assert_eq!(fallbacks, fail_from.is_some() as usize);
@@ -106,7 +113,13 @@ fn bwa_aligns_the_same_on_our_index() {
     let sam = |prefix: &std::path::Path| {
         let sai = prefix.with_extension("sai");
         std::fs::write(&sai, bwa(&["aln", prefix.to_str().unwrap(), reads.to_str().unwrap()])).unwrap();
-        let out = String::from_utf8(bwa(&["samse", prefix.to_str().unwrap(), sai.to_str().unwrap(), reads.to_str().unwrap()])).unwrap();
+        let out = String::from_utf8(bwa(&[
+            "samse",
+            prefix.to_str().unwrap(),
+            sai.to_str().unwrap(),
+            reads.to_str().unwrap(),
+        ]))
+        .unwrap();
         out.lines().filter(|l| !l.starts_with("@PG")).map(str::to_string).collect::<Vec<_>>()
     };
     let (a, b) = (sam(&ours), sam(&theirs));

@@ -21,5 +21,8 @@ impl Error for ClosedPipe {}
 /// True when `error` is, or wraps in an `io::Error`, a [`ClosedPipe`].
 pub fn is_closed_pipe(error: &(dyn Error + 'static)) -> bool {
     error.is::<ClosedPipe>()
-        || error.downcast_ref::<std::io::Error>().and_then(|e| e.get_ref()).is_some_and(|inner| inner.is::<ClosedPipe>())
+        || error
+            .downcast_ref::<std::io::Error>()
+            .and_then(|e| e.get_ref())
+            .is_some_and(|inner| inner.is::<ClosedPipe>())
 }

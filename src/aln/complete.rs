@@ -65,7 +65,9 @@ mod tests {
         let mut n_hits = Vec::new();
         let mut hits = vec![0u64; batch.gpu_reads.len() * per_read * 3];
         let (mut long_hits, mut long_offsets) = (Vec::new(), vec![0u32; batch.gpu_reads.len()]);
-        let words = |hit: &AlnHit| hit.to_bytes().chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u64>>();
+        let words = |hit: &AlnHit| {
+            hit.to_bytes().chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u64>>()
+        };
         for (j, &i) in batch.gpu_reads.iter().enumerate() {
             let mine = &cpu[i as usize];
             if j % 2 == 1 {
@@ -83,8 +85,13 @@ mod tests {
             }
         }
         assert!(!long_hits.is_empty(), "some reads use the long hit list");
-        let answers =
-            GpuAnswers { n_hits: &n_hits, hits: &hits, hits_per_read: per_read, long_hits: &long_hits, long_offsets: &long_offsets };
+        let answers = GpuAnswers {
+            n_hits: &n_hits,
+            hits: &hits,
+            hits_per_read: per_read,
+            long_hits: &long_hits,
+            long_offsets: &long_offsets,
+        };
         let (merged, on_cpu) = complete_on_cpu(&bwt, &reads, &opt, Some(answers.to_hits(&batch)), &|| {});
         assert_eq!(merged, cpu);
         let answered = n_hits.iter().filter(|&&c| c >= 0).count();

@@ -254,7 +254,10 @@ where
 }
 
 /// No device: every batch to the writer unanswered.
-fn pass_to_cpu<B, A>(batches: impl IntoIterator<Item = Result<(usize, B)>>, done: &SyncSender<Finished<B, A>>) -> Result<()> {
+fn pass_to_cpu<B, A>(
+    batches: impl IntoIterator<Item = Result<(usize, B)>>,
+    done: &SyncSender<Finished<B, A>>,
+) -> Result<()> {
     for (seq, batch) in (0u64..).zip(batches) {
         let (_, batch) = batch?;
         done.send(Finished { seq, batch, answer: None }).map_err(|_| writer_stopped())?;

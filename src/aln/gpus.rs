@@ -68,7 +68,11 @@ pub fn expected_count(args: &AlnArgs) -> usize {
     expected_from(args.gpus.as_ref(), std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref(), listed)
 }
 
-fn expected_from(choice: Option<&GpuChoice>, visible_devices: Option<&str>, listed: impl FnOnce() -> Option<usize>) -> usize {
+fn expected_from(
+    choice: Option<&GpuChoice>,
+    visible_devices: Option<&str>,
+    listed: impl FnOnce() -> Option<usize>,
+) -> usize {
     let n = match (choice, visible_devices) {
         (Some(GpuChoice::First(n)), _) => *n,
         (Some(GpuChoice::Ordinals(list)), _) => list.len(),
@@ -112,7 +116,10 @@ pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
             gpu
         };
         let opening: Vec<_> = ordinals.into_iter().map(|o| (o, std::thread::spawn(move || open(o)))).collect();
-        Ok(opening.into_iter().map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("opening GPU {o} panicked"))))).collect())
+        Ok(opening
+            .into_iter()
+            .map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("opening GPU {o} panicked")))))
+            .collect())
     })))
 }
 
@@ -143,7 +150,10 @@ pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Ope
             gpu.map(|g| with_tuned_kernel(g, args, several))
         };
         let loading: Vec<_> = opened.into_iter().map(|(o, gpu)| (o, s.spawn(move || load(o, gpu)))).collect();
-        loading.into_iter().map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("loading GPU {o} panicked"))))).collect()
+        loading
+            .into_iter()
+            .map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("loading GPU {o} panicked")))))
+            .collect()
     });
     let mut gpus = Vec::new();
     let mut first_error = None;
@@ -184,8 +194,10 @@ fn with_tuned_kernel(mut gpu: GpuAligner, args: &AlnArgs, several: bool) -> (Gpu
     if !args.no_tuned {
         match crate::gpu::tuned::use_tuned(&mut gpu) {
             Ok(Some((speedup, inexact))) => {
-                let what = if inexact { "the kernels (exact_match and the inexact search)" } else { "the exact_match kernel" };
-                notes.push(format!("[bcuda aln] using {what} tuned for this GPU ({speedup:.2}x on its held-out reads)"));
+                let what =
+                    if inexact { "the kernels (exact_match and the inexact search)" } else { "the exact_match kernel" };
+                notes
+                    .push(format!("[bcuda aln] using {what} tuned for this GPU ({speedup:.2}x on its held-out reads)"));
             }
             Ok(None) => {}
             Err(e) => notes.push(format!("[bcuda aln] ignoring the tuned kernel for this GPU ({e:#})")),
@@ -213,7 +225,10 @@ impl AsyncAligner for GpuAligner {
     /// The search's stacks are sized again with half the memory.
     fn recover(&mut self, error: &anyhow::Error) {
         self.shrink_after_failure();
-        crate::progress::note(&format!("[bcuda aln] GPU batch failed on GPU {} ({error:#}); aligning it on the CPU", self.ordinal()));
+        crate::progress::note(&format!(
+            "[bcuda aln] GPU batch failed on GPU {} ({error:#}); aligning it on the CPU",
+            self.ordinal()
+        ));
     }
 
     fn depth(&self) -> usize {
@@ -264,7 +279,8 @@ pub fn release_all(gpus: Vec<GpuAligner>) {
         gpus.into_iter().for_each(|gpu| {
             s.spawn(move || {
                 let ordinal = gpu.ordinal();
-                let parts: Vec<String> = gpu.release().iter().map(|(what, secs)| format!("{what} {secs:.3} s")).collect();
+                let parts: Vec<String> =
+                    gpu.release().iter().map(|(what, secs)| format!("{what} {secs:.3} s")).collect();
                 super::timeline::mark_run(format!("GPU {ordinal} released: {}", parts.join(", ")));
             });
         })
@@ -282,7 +298,13 @@ mod tests {
         assert_eq!(parse("2"), Ok(GpuChoice::First(2)));
         assert_eq!(parse("0,2"), Ok(GpuChoice::Ordinals(vec![0, 2])));
         assert_eq!(parse("1,"), Ok(GpuChoice::Ordinals(vec![1])));
-        assert!(parse("0").is_err() && parse("x").is_err() && parse(",").is_err() && parse("1,1").is_err() && parse("0,a").is_err());
+        assert!(
+            parse("0").is_err()
+                && parse("x").is_err()
+                && parse(",").is_err()
+                && parse("1,1").is_err()
+                && parse("0,a").is_err()
+        );
         let pick = |c: Option<GpuChoice>, n| GpuChoice::ordinals(c.as_ref(), n).map_err(|e| e.to_string());
         assert_eq!(pick(None, 3), Ok(vec![0, 1, 2]));
         assert_eq!(pick(Some(GpuChoice::First(2)), 3), Ok(vec![0, 1]));

@@ -192,7 +192,12 @@ pub fn run(args: AlnArgs) -> Result<()> {
 /// batch through one pipeline (each batch is one end's, as bwa's batches are), so a paired
 /// run opens the GPUs once and both .sai grow together, as `sampe` reads them. Returns the
 /// writers (not committed) and the reads aligned.
-pub fn align<W: Write + Send>(args: &AlnArgs, prefix: &Path, ends: &[Vec<PathBuf>], outs: Vec<W>) -> Result<(Vec<W>, u64)> {
+pub fn align<W: Write + Send>(
+    args: &AlnArgs,
+    prefix: &Path,
+    ends: &[Vec<PathBuf>],
+    outs: Vec<W>,
+) -> Result<(Vec<W>, u64)> {
     assert_eq!(ends.len(), outs.len(), "one .sai per end");
     let started = Instant::now();
     timeline::start();
@@ -202,7 +207,8 @@ pub fn align<W: Write + Send>(args: &AlnArgs, prefix: &Path, ends: &[Vec<PathBuf
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(prefix, ".bwt"))?;
     let index_load = index_started.elapsed();
     let read_opts = ReadOptions { trim_qual: opt.trim_qual, illumina13: args.illumina13, sequence_only: true };
-    let readers = ends.iter().map(|files| ReadBatchReader::open_all(files, read_opts)).collect::<Result<Vec<_>, _>>()?;
+    let readers =
+        ends.iter().map(|files| ReadBatchReader::open_all(files, read_opts)).collect::<Result<Vec<_>, _>>()?;
     let input_size = readers.iter().map(|r| r.position().1).sum();
     // The reader starts now: the first batches (two for each GPU expected) are also packed
     // for the GPU, in the default layout, while the GPUs open and take the BWT, and each goes
@@ -224,7 +230,9 @@ pub fn align<W: Write + Send>(args: &AlnArgs, prefix: &Path, ends: &[Vec<PathBuf
         gpus::open_aligners(args, &bwt, opening)
     })?;
     // The .sai header keeps the -t given (as bwa writes it); the pool runs what the machine can.
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(crate::threads::capped("aln", args.threads as usize, args.quiet)).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(crate::threads::capped("aln", args.threads as usize, args.quiet))
+        .build()?;
     let mut outs = outs;
     for out in &mut outs {
         sai::write_header(out, &opt)?;

@@ -38,7 +38,9 @@ fn kernels_line(gpu: &GpuAligner) -> String {
         .map(|(p, pass)| {
             let searchers = match pass.kind {
                 PassKind::Thread => format!("{} threads with {} entries each", pass.threads, pass.entries),
-                PassKind::Warp => format!("{} teams of {} threads with {} entries each", pass.searchers(), pass.team, pass.entries),
+                PassKind::Warp => {
+                    format!("{} teams of {} threads with {} entries each", pass.searchers(), pass.team, pass.entries)
+                }
             };
             // Lookups per second of kernel time, to compare with the GPU's random-gather rate.
             let rate = t.pass_lookups[p] as f64 / (t.pass_ms[p] as f64 / 1000.0).max(1e-9) / 1e9;
@@ -70,8 +72,12 @@ fn kernels_line(gpu: &GpuAligner) -> String {
 /// The reads aligned on the CPU, by why, and the run's time.
 fn cpu_reads_line(gpus: &[GpuAligner], cpu_reads: usize, started: Instant) -> String {
     let sum = |f: fn(&BatchTimes) -> usize| gpus.iter().map(|g| f(&g.totals)).sum::<usize>();
-    let (stack, hits, limit, not_taken) =
-        (sum(|t| t.stack_overflow_reads), sum(|t| t.hits_full_reads), sum(|t| t.entries_limit_reads), sum(|t| t.not_taken_reads));
+    let (stack, hits, limit, not_taken) = (
+        sum(|t| t.stack_overflow_reads),
+        sum(|t| t.hits_full_reads),
+        sum(|t| t.entries_limit_reads),
+        sum(|t| t.not_taken_reads),
+    );
     format!(
         "{} reads aligned on the CPU: {stack} over the last pass's stack, {hits} over the GPU's hit list, {limit} where bwa's -m may stop inside a group of chains, {not_taken} the GPU does not take (empty or too long), {} in failed GPU batches; {:.2} s in all",
         cpu_reads,

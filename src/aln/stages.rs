@@ -102,7 +102,12 @@ pub fn parse(
 }
 
 /// The packer: lays each batch out for the GPUs' `stride` (none: no GPU, the CPU aligns it).
-fn pack(rx: Receiver<Result<Parsed>>, tx: SyncSender<Result<Parsed>>, stride: Option<bool>, opt: &GapOptions) -> Duration {
+fn pack(
+    rx: Receiver<Result<Parsed>>,
+    tx: SyncSender<Result<Parsed>>,
+    stride: Option<bool>,
+    opt: &GapOptions,
+) -> Duration {
     let mut busy = Duration::ZERO;
     for (seq, mut batch) in (0u64..).zip(rx) {
         let t = Instant::now();
@@ -146,15 +151,20 @@ fn write_in_order<W: Write>(rx: Receiver<Answered>, mut outs: Vec<W>, run: &Run)
         while let Some(Finished { seq, batch, answer }) = order.pop() {
             // The timeline names the first reads the GPU left to the CPU (from 0, in input order).
             let left: Vec<String> = match (&answer, timeline::enabled()) {
-                (Some(a), true) => {
-                    a.iter().enumerate().filter(|(_, h)| h.is_none()).take(5).map(|(i, _)| (reads_before + i).to_string()).collect()
-                }
+                (Some(a), true) => a
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, h)| h.is_none())
+                    .take(5)
+                    .map(|(i, _)| (reads_before + i).to_string())
+                    .collect(),
                 _ => Vec::new(),
             };
             reads_before += batch.reads.len();
             let t = Instant::now();
             let ticker = run.progress.batch(batch.reads.len(), batch.position);
-            let (hits, on_cpu) = run.pool.install(|| complete_on_cpu(run.bwt, &batch.reads, run.opt, answer, &|| ticker.tick()));
+            let (hits, on_cpu) =
+                run.pool.install(|| complete_on_cpu(run.bwt, &batch.reads, run.opt, answer, &|| ticker.tick()));
             complete += t.elapsed();
             let named = if left.is_empty() { String::new() } else { format!(": reads {}", left.join(", ")) };
             timeline::mark(seq, format!("completed on the CPU ({on_cpu} reads aligned there{named})"));
@@ -198,7 +208,8 @@ pub fn align_all<W: Write + Send>(
         let packer = scope.spawn(move || pack(parsed, packed_tx, stride, opt));
         let run = &run;
         let writer = scope.spawn(move || write_in_order(answered_rx, outs, run));
-        let batches = packed_rx.into_iter().map(|b| b.map(|p| (p.reads.len(), p))).take_while(|b| !matches!(b, Ok((0, _))));
+        let batches =
+            packed_rx.into_iter().map(|b| b.map(|p| (p.reads.len(), p))).take_while(|b| !matches!(b, Ok((0, _))));
         let on_answer = |gpu: usize, reads: usize| {
             if let Some(p) = gpu_progress.get(gpu) {
                 p.advance(reads as u64, None);
@@ -214,7 +225,8 @@ pub fn align_all<W: Write + Send>(
         // error before the .sai is committed.
         let parse = parser.join().map_err(|_| anyhow::anyhow!("the read parser panicked"))?;
         let pack = packer.join().map_err(|_| anyhow::anyhow!("the GPU packer panicked"))?;
-        let busy = StageBusy { start_up: Duration::ZERO, parse, pack, complete: written.complete, write: written.write };
+        let busy =
+            StageBusy { start_up: Duration::ZERO, parse, pack, complete: written.complete, write: written.write };
         Ok((written.outs, Aligned { reads: written.reads, cpu_reads: written.cpu_reads, shares }, busy))
     })?;
     gpu_progress.iter().for_each(Progress::finish);

@@ -146,8 +146,11 @@ impl Evaluator for WorkerEvaluator {
         variants.par_iter().for_each(|v| {
             if let Ok(sw) = switches_from(&v.switches) {
                 let _ = crate::gpu::compile_cached(&v.exact, &sw.exact.defines(), arch);
-                let _ =
-                    crate::gpu::inexact_kernels::compile(v.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU), &sw.inexact, arch);
+                let _ = crate::gpu::inexact_kernels::compile(
+                    v.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU),
+                    &sw.inexact,
+                    arch,
+                );
             }
         });
     }

@@ -130,7 +130,9 @@ fn time_reference(eval: &mut WorkerEvaluator, reference: &Variant, device: &str)
             Outcome::Ran { penalty, .. } => {
                 bail!("the guarded reference exact_match answers differently from the plain kernel (penalty {penalty})")
             }
-            Outcome::WrongHits(why) => bail!("the guarded reference inexact kernels answer differently from the plain kernels: {why}"),
+            Outcome::WrongHits(why) => {
+                bail!("the guarded reference inexact kernels answer differently from the plain kernels: {why}")
+            }
             other => bail!("the reference kernels do not run on {device}: {other:?}"),
         }
     }
@@ -186,12 +188,16 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     let specs = all_switches(args.exact_only);
     let spooled = crate::input::is_stdin(&args.reads).then(crate::input::spool_stdin_named).transpose()?;
     let reads = spooled.as_ref().map_or(args.reads.clone(), |f| f.path().to_path_buf());
-    let mut eval = WorkerEvaluator::new(worker_command(&args, &index.prefix, &reads), Duration::from_secs(args.variant_timeout));
+    let mut eval =
+        WorkerEvaluator::new(worker_command(&args, &index.prefix, &reads), Duration::from_secs(args.variant_timeout));
     eval.spawn()?;
     let (device, cc) = eval.device.clone().context("the worker did not name its GPU")?;
     let reference = Genome::reference(&specs);
-    let ref_variant =
-        Variant { exact: apply(&g, &[]), inexact: sources.inexact.map(|ig| apply(ig, &[])), switches: reference.assignments(&specs) };
+    let ref_variant = Variant {
+        exact: apply(&g, &[]),
+        inexact: sources.inexact.map(|ig| apply(ig, &[])),
+        switches: reference.assignments(&specs),
+    };
     let timing = time_reference(&mut eval, &ref_variant, &device)?;
     let per_variant = cost_per_variant(&mut eval, &ref_variant, &specs, timing.run_s);
     let mut plan = sizing::plan(budget.saturating_sub(started.elapsed()), per_variant, args.restarts);
@@ -261,7 +267,9 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     };
     write_whole(&args.report.join("winner.json"), serde_json::to_string_pretty(&tuned)?.as_bytes())?;
     if *penalty != 0 || speedup <= 1.0 + timing.noise {
-        eprintln!("[bcuda autotune] no variant beat the reference on held-out reads by more than the noise; nothing saved");
+        eprintln!(
+            "[bcuda autotune] no variant beat the reference on held-out reads by more than the noise; nothing saved"
+        );
         return Ok(());
     }
     let path = tuned.save()?;
@@ -281,20 +289,28 @@ fn evolve(
     started: std::time::Instant,
     quiet: bool,
 ) -> Vec<restarts::Restart> {
-    let progress = crate::progress::Progress::new("generations", Some((plan.generations * plan.restarts) as u64), quiet);
+    let progress =
+        crate::progress::Progress::new("generations", Some((plan.generations * plan.restarts) as u64), quiet);
     let mut done = 0u64;
     // When the current restart began (its history counts its own evaluations).
     let mut restart_start = (0, std::time::Instant::now());
-    let runs = restarts::run(sources, specs, eval, settings, plan.restarts, plan.per_restart, &mut |restart, generation, h| {
-        done += 1;
-        if restart_start.0 != restart {
-            restart_start = (restart, std::time::Instant::now());
-        }
-        if !quiet {
-            let (best, median) = h.generations.last().copied().unwrap_or((None, None));
-            let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.4}"));
-            let elapsed = started.elapsed().as_secs_f64();
-            crate::progress::note(&format!(
+    let runs = restarts::run(
+        sources,
+        specs,
+        eval,
+        settings,
+        plan.restarts,
+        plan.per_restart,
+        &mut |restart, generation, h| {
+            done += 1;
+            if restart_start.0 != restart {
+                restart_start = (restart, std::time::Instant::now());
+            }
+            if !quiet {
+                let (best, median) = h.generations.last().copied().unwrap_or((None, None));
+                let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.4}"));
+                let elapsed = started.elapsed().as_secs_f64();
+                crate::progress::note(&format!(
                 "[bcuda autotune] restart {} generation {generation}: best {} ms, median {} ms (reference {:.4}), {} evaluated, {:.1} per s, tabu hits {:.1}%, {:.0} s left",
                 restart + 1,
                 ms(best),
@@ -305,10 +321,11 @@ fn evolve(
                 100.0 * h.tabu_rate(),
                 budget.as_secs_f64() - elapsed
             ));
-            progress.set_message(format!("restart {} of {}", restart + 1, plan.restarts));
-        }
-        progress.advance(1, Some(done));
-    });
+                progress.set_message(format!("restart {} of {}", restart + 1, plan.restarts));
+            }
+            progress.advance(1, Some(done));
+        },
+    );
     progress.finish();
     runs
 }
@@ -337,10 +354,9 @@ fn write_report(
     let mut text = String::new();
     for (r, run) in runs.iter().enumerate() {
         text += &format!("== restart {} (seed {})\n", r + 1, run.seed);
-        let w = run
-            .winner
-            .as_ref()
-            .map_or("none beat the reference".to_string(), |w| format!("{:?} [{}]", w.assignments(specs), describe(w).join("; ")));
+        let w = run.winner.as_ref().map_or("none beat the reference".to_string(), |w| {
+            format!("{:?} [{}]", w.assignments(specs), describe(w).join("; "))
+        });
         text += &bcuda_autotune::report::text(&run.history, &w);
     }
     text += "== changes of the restarts' winners (how many winners have each)\n";
@@ -384,7 +400,8 @@ mod tests {
                 continue;
             };
             let source = apply(&g, &genome.patches);
-            crate::gpu::compile(&source, &sw.exact.defines(), Some("sm_90")).unwrap_or_else(|e| panic!("{genome:?}\n{e}"));
+            crate::gpu::compile(&source, &sw.exact.defines(), Some("sm_90"))
+                .unwrap_or_else(|e| panic!("{genome:?}\n{e}"));
             compiled += 1;
         }
         assert!(compiled >= 20, "only {compiled} legal variants ({illegal} illegal)");
@@ -396,7 +413,11 @@ mod tests {
     #[test]
     fn guarded_reference_compiles_for_every_switch() {
         for seq_len in (1..2000).chain([1 << 20, (1 << 32) + 5]) {
-            assert_eq!(bcuda_autotune::bounds::bwt_words(seq_len), bcuda_index::bwt::interleaved_words(seq_len), "{seq_len}");
+            assert_eq!(
+                bcuda_autotune::bounds::bwt_words(seq_len),
+                bcuda_index::bwt::interleaved_words(seq_len),
+                "{seq_len}"
+            );
         }
         if !crate::gpu::nvrtc_present() {
             eprintln!("skipped: libnvrtc not found (CI installs it from PyPI; see .ci/run)");
@@ -494,7 +515,10 @@ mod tests {
         assert_eq!(specs.len(), 15 + InexactSwitches::DOMAINS.len());
         assert_eq!(
             switches_of(&Genome::reference(&specs), &specs).unwrap(),
-            KernelSwitches { exact: Switches { cache_threads: None, ..Switches::default() }, inexact: InexactSwitches::default() }
+            KernelSwitches {
+                exact: Switches { cache_threads: None, ..Switches::default() },
+                inexact: InexactSwitches::default()
+            }
         );
         let sw = switches_from(&[
             ("BLOCK_W".into(), 128),
@@ -503,7 +527,10 @@ mod tests {
             ("first_max_pops".into(), 4096),
         ])
         .unwrap();
-        assert_eq!((sw.exact.block_w, sw.inexact.block_w, sw.inexact.occ_ldg, sw.inexact.first_max_pops), (128, 256, true, 4096));
+        assert_eq!(
+            (sw.exact.block_w, sw.inexact.block_w, sw.inexact.occ_ldg, sw.inexact.first_max_pops),
+            (128, 256, true, 4096)
+        );
         assert!(switches_from(&[("INEXACT_BLOCK_W".into(), 100)]).is_err());
         assert_eq!(all_switches(true).len(), 15);
     }

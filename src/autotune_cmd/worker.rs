@@ -119,18 +119,34 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     // given up by then and the teams search every read; on E. coli it never gives up).
     // Without it a faster pass 1 won here and gained aln nothing (docs/autotune.md).
     gpu.adapt_first_pass()?;
-    load(&mut gpu, &mut loaded, crate::gpu::EXACT_MATCH_CU, plain.exact.clone(), crate::gpu::INEXACT_MATCH_CU, plain.inexact.clone())?;
+    load(
+        &mut gpu,
+        &mut loaded,
+        crate::gpu::EXACT_MATCH_CU,
+        plain.exact.clone(),
+        crate::gpu::INEXACT_MATCH_CU,
+        plain.inexact.clone(),
+    )?;
     for reads in pool.chunks(args.batch_size) {
         let flight = gpu.submit(HostBatch::new(reads, &opt, gpu.switches().sequence_stride))?;
         gpu.collect(flight)?;
     }
     let rule = gpu.first_pass_rule()?;
-    let expected =
-        |gpu: &mut GpuAligner, loaded: &mut Option<(String, Switches, String, InexactSwitches)>, reads: &[ReadSeq]| -> Result<Expected> {
-            load(gpu, loaded, crate::gpu::EXACT_MATCH_CU, plain.exact.clone(), crate::gpu::INEXACT_MATCH_CU, plain.inexact.clone())?;
-            let (kl, hits, _) = run_gpu_part(gpu, reads, &opt, rule)?;
-            Ok(Expected { kl, hits })
-        };
+    let expected = |gpu: &mut GpuAligner,
+                    loaded: &mut Option<(String, Switches, String, InexactSwitches)>,
+                    reads: &[ReadSeq]|
+     -> Result<Expected> {
+        load(
+            gpu,
+            loaded,
+            crate::gpu::EXACT_MATCH_CU,
+            plain.exact.clone(),
+            crate::gpu::INEXACT_MATCH_CU,
+            plain.inexact.clone(),
+        )?;
+        let (kl, hits, _) = run_gpu_part(gpu, reads, &opt, rule)?;
+        Ok(Expected { kl, hits })
+    };
     let expected_held = expected(&mut gpu, &mut loaded, &held_out)?;
     let mut subset = (usize::MAX, Vec::new(), Expected { kl: Vec::new(), hits: Vec::new() });
     let mut out = std::io::stdout().lock();
@@ -139,7 +155,14 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
         out.flush()?;
         Ok(())
     };
-    say(&mut out, &Reply::Hello { device: gpu.device_name.clone(), cc: gpu.compute_capability, first_pass_gives_up: rule[1] != 0 })?;
+    say(
+        &mut out,
+        &Reply::Hello {
+            device: gpu.device_name.clone(),
+            cc: gpu.compute_capability,
+            first_pass_gives_up: rule[1] != 0,
+        },
+    )?;
     for line in std::io::stdin().lock().lines() {
         let req: Request = serde_json::from_str(&line?)?;
         if !req.held_out && subset.0 != req.subset {
@@ -189,7 +212,13 @@ fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, rule:
 }
 
 /// One warm-up, then the median GPU time of `repeats` runs; the answers of the warm-up.
-fn time_variant(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, repeats: usize, rule: [u64; 4]) -> Result<GpuPart> {
+fn time_variant(
+    gpu: &mut GpuAligner,
+    reads: &[ReadSeq],
+    opt: &GapOptions,
+    repeats: usize,
+    rule: [u64; 4],
+) -> Result<GpuPart> {
     let (kl, hits, _) = run_gpu_part(gpu, reads, opt, rule)?;
     let mut times = Vec::new();
     for _ in 0..repeats.max(1) {

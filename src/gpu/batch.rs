@@ -46,7 +46,8 @@ impl HostBatch {
         let (exact_words, exact_starts) = pack_reads(reads, stride);
         // cal_maxdiff depends on the length alone: one value per length seen.
         let mut max_diff_of_len = vec![None; GPU_MAX_LEN + 1];
-        let mut b = HostBatch { n, opt: batch_opt, exact_words, exact_starts, lens, fixed_len, stride, ..Default::default() };
+        let mut b =
+            HostBatch { n, opt: batch_opt, exact_words, exact_starts, lens, fixed_len, stride, ..Default::default() };
         let mut code_count = 0;
         for (i, read) in reads.iter().enumerate() {
             if read.len == 0 || read.len > GPU_MAX_LEN {
@@ -65,7 +66,8 @@ impl HostBatch {
             b.max_len = b.max_len.max(read.len);
         }
         b.codes = gather_codes(reads, &b.gpu_reads, &b.gpu_lens, code_count);
-        b.n_buckets = aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, &batch_opt).max(1);
+        b.n_buckets =
+            aln_score(batch_opt.max_diff + 1, batch_opt.max_gapo + 1, batch_opt.max_gape + 1, &batch_opt).max(1);
         b
     }
 
@@ -239,7 +241,11 @@ mod tests {
     fn packing_on_several_threads_gives_the_layout_read_after_read() {
         for n in [0, 1, 31, 33, 4096, 4097, 10_000] {
             let reads: Vec<ReadSeq> = (0..n)
-                .map(|i| ReadSeq { len: (i * 7) % 120, codes: (0..120).map(|j| ((i + j) % 5) as u8).collect(), ..Default::default() })
+                .map(|i| ReadSeq {
+                    len: (i * 7) % 120,
+                    codes: (0..120).map(|j| ((i + j) % 5) as u8).collect(),
+                    ..Default::default()
+                })
                 .collect();
             for stride in [false, true] {
                 assert!(pack_reads(&reads, stride) == pack_one_by_one(&reads, stride), "{n} reads, stride {stride}");
@@ -286,7 +292,8 @@ mod tests {
     /// A GPU tuned for the other sequence_stride gets the layout a fresh packing would give.
     #[test]
     fn repacking_for_the_other_stride() {
-        let reads: Vec<ReadSeq> = (0..70).map(|i| read((0..36 + i % 7).map(|j| ((i + j) % 4) as u8).collect())).collect();
+        let reads: Vec<ReadSeq> =
+            (0..70).map(|i| read((0..36 + i % 7).map(|j| ((i + j) % 4) as u8).collect())).collect();
         let mut b = HostBatch::new(&reads, &GapOptions::default(), true);
         b.repack_for(&reads, false);
         let fresh = HostBatch::new(&reads, &GapOptions::default(), false);
@@ -303,7 +310,8 @@ mod tests {
         let words: Vec<u64> = bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
         let mut hits = vec![0u64; 2 * 2 * 3];
         hits[..3].copy_from_slice(&words);
-        let answers = GpuAnswers { n_hits: &[1, -1], hits: &hits, hits_per_read: 2, long_hits: &[], long_offsets: &[0, 0] };
+        let answers =
+            GpuAnswers { n_hits: &[1, -1], hits: &hits, hits_per_read: 2, long_hits: &[], long_offsets: &[0, 0] };
         let out = answers.to_hits(&b);
         assert_eq!(out, vec![Some(vec![hit]), None, None]);
     }

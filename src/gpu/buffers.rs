@@ -26,7 +26,8 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
             let capacity = need + need / 8;
             (self.host, self.dev) = (None, None);
             // SAFETY: the staging buffer is zeroed before use; write-combined suits host writes.
-            let mut host = unsafe { stream.context().alloc_pinned_with_flags::<T>(capacity, sys::CU_MEMHOSTALLOC_WRITECOMBINED) }?;
+            let mut host =
+                unsafe { stream.context().alloc_pinned_with_flags::<T>(capacity, sys::CU_MEMHOSTALLOC_WRITECOMBINED) }?;
             host.as_mut_slice()?.fill(T::default());
             self.host = Some(host);
             self.dev = Some(stream.alloc_zeros::<T>(capacity)?);
@@ -87,7 +88,9 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
 
     /// Queues the copy of the first `len` elements back to the host.
     pub fn fetch(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<()> {
-        let (Some(dev), Some(host)) = (self.dev.dev.as_ref(), self.host.as_mut()) else { bail!("download before reserve") };
+        let (Some(dev), Some(host)) = (self.dev.dev.as_ref(), self.host.as_mut()) else {
+            bail!("download before reserve")
+        };
         if len == 0 {
             return Ok(());
         }

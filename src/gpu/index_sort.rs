@@ -126,7 +126,11 @@ impl GpuChunkSorter {
         let ctx = CudaContext::new(ordinal).with_context(|| format!("opening GPU {ordinal}"))?;
         let cc = ctx.compute_capability()?;
         if cc.0 < 7 {
-            bail!("GPU {ordinal} has compute capability {}.{}; the index kernels need 7.0 (__match_any_sync)", cc.0, cc.1);
+            bail!(
+                "GPU {ordinal} has compute capability {}.{}; the index kernels need 7.0 (__match_any_sync)",
+                cc.0,
+                cc.1
+            );
         }
         let name = format!("GPU {ordinal} ({})", ctx.name()?);
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
@@ -216,7 +220,10 @@ impl GpuChunkSorter {
                     keys: [stream.alloc::<u64>(2 * len as usize)?, stream.alloc::<u64>(2 * len as usize)?],
                     vals: [stream.alloc::<u64>(len as usize)?, stream.alloc::<u64>(len as usize)?],
                     hist: stream.alloc::<u32>(hist_len as usize)?,
-                    sums: levels.iter().map(|&l| stream.alloc::<u32>(l.div_ceil(SCAN_PER_BLOCK) as usize)).collect::<Result<_, _>>()?,
+                    sums: levels
+                        .iter()
+                        .map(|&l| stream.alloc::<u32>(l.div_ceil(SCAN_PER_BLOCK) as usize))
+                        .collect::<Result<_, _>>()?,
                     mask: stream.alloc_zeros::<u64>(2)?,
                 }
             };
@@ -247,12 +254,16 @@ impl GpuChunkSorter {
         let base = chunk.first_row();
         let cursor_init: Vec<u32> = chunk.starts[chunk.lo..chunk.hi].iter().map(|&s| (s - base) as u32).collect();
         self.buffers(chunk.largest.max(m))?;
-        let (Some(text), Some(cursors), Some(b)) = (self.text.as_ref(), self.cursors.as_mut(), self.buffers.as_mut()) else {
+        let (Some(text), Some(cursors), Some(b)) = (self.text.as_ref(), self.cursors.as_mut(), self.buffers.as_mut())
+        else {
             bail!("sort_chunk before prepare");
         };
         let k_ = &self.kernels;
-        let cfg =
-            |items: u64| LaunchConfig { grid_dim: (stride_blocks(items, self.sms), 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let cfg = |items: u64| LaunchConfig {
+            grid_dim: (stride_blocks(items, self.sms), 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
 
         // gather_chunk: positions into their buckets' slots.
         stream.memcpy_htod(&cursor_init, &mut cursors.slice_mut(..cursor_init.len()))?;
@@ -279,8 +290,11 @@ impl GpuChunkSorter {
         let n_tiles = tiles(m);
         let tiles32 = n_tiles as u32;
         let hist_len = 256 * n_tiles;
-        let tile_cfg =
-            LaunchConfig { grid_dim: (n_tiles.div_ceil(TILE_WARPS) as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let tile_cfg = LaunchConfig {
+            grid_dim: (n_tiles.div_ceil(TILE_WARPS) as u32, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let (mut cur_keys, mut cur_vals, mut alt_keys, mut alt_vals) = (keys0, vals0, keys1, vals1);
         let (mut passes, mut skipped) = (0, 0);
         for d in 0..16u32 {
@@ -295,7 +309,15 @@ impl GpuChunkSorter {
             unsafe { launch.launch(tile_cfg) }.context("launching tile_histograms")?;
             Self::scan_with(k_, &cfg, &stream, &mut b.hist, &mut b.sums, hist_len)?;
             let mut launch = stream.launch_builder(&k_.scatter);
-            launch.arg(&*cur_keys).arg(&*cur_vals).arg(&m32).arg(&d).arg(&tiles32).arg(&b.hist).arg(&mut *alt_keys).arg(&mut *alt_vals);
+            launch
+                .arg(&*cur_keys)
+                .arg(&*cur_vals)
+                .arg(&m32)
+                .arg(&d)
+                .arg(&tiles32)
+                .arg(&b.hist)
+                .arg(&mut *alt_keys)
+                .arg(&mut *alt_vals);
             // SAFETY: scatter(keys, vals, m, d, tiles, offsets, keys_out, vals_out): the scanned
             // offsets place the m keys on slots 0..m.
             unsafe { launch.launch(tile_cfg) }.context("launching scatter")?;
@@ -402,7 +424,10 @@ mod tests {
     #[test]
     fn kernel_constants_match_the_host() {
         let define = |name: &str| -> u64 {
-            let line = SUFFIX_SORT_CU.lines().find(|l| l.starts_with(&format!("#define {name} "))).unwrap_or_else(|| panic!("{name}"));
+            let line = SUFFIX_SORT_CU
+                .lines()
+                .find(|l| l.starts_with(&format!("#define {name} ")))
+                .unwrap_or_else(|| panic!("{name}"));
             line.split_whitespace().nth(2).unwrap().parse().unwrap()
         };
         assert_eq!(define("TILE"), RADIX_TILE as u64);

@@ -81,7 +81,14 @@ impl Pass {
 /// Scratch bytes per searcher (a thread, or a team of `team` threads) of a pass kind, for reads
 /// up to `max_len` and `n_buckets` scores, with stack entries of `entry_bytes`
 /// ([`InexactSwitches::entry_bytes`]).
-pub fn bytes_per_searcher(kind: PassKind, entries: usize, team: usize, max_len: usize, n_buckets: usize, entry_bytes: usize) -> usize {
+pub fn bytes_per_searcher(
+    kind: PassKind,
+    entries: usize,
+    team: usize,
+    max_len: usize,
+    n_buckets: usize,
+    entry_bytes: usize,
+) -> usize {
     let read = 2 * (max_len + 1) * WIDTH_BYTES + max_len;
     match kind {
         PassKind::Thread => entries * entry_bytes + read + 4 * n_buckets,
@@ -130,7 +137,12 @@ pub fn plan(
             // Pass 1 keeps its threads and gives up entries when memory is short.
             let threads = sms * FIRST_THREADS_PER_SM;
             let fixed = bytes_per_searcher(PassKind::Thread, 0, 1, max_len, n_buckets, sw.entry_bytes());
-            Pass { kind: PassKind::Thread, threads, entries: want.min((share / threads).saturating_sub(fixed) / sw.entry_bytes()), team: 1 }
+            Pass {
+                kind: PassKind::Thread,
+                threads,
+                entries: want.min((share / threads).saturating_sub(fixed) / sw.entry_bytes()),
+                team: 1,
+            }
         } else {
             // Team passes keep their pools and give up teams (down to one).
             let want = want.next_multiple_of(CHUNK);
@@ -142,7 +154,8 @@ pub fn plan(
                 (LAST_TEAMS_PER_SM, sw.last_team_lanes as usize)
             };
             let most = if p == 1 { sms * per_sm } else { (sms * per_sm * sw.last_teams_percent as usize / 100).max(1) };
-            let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets, sw.entry_bytes())).min(most);
+            let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets, sw.entry_bytes()))
+                .min(most);
             Pass { kind: PassKind::Warp, threads: teams * team, entries: want, team }
         };
         // A thread pass runs whole blocks; a team is a block.
@@ -190,7 +203,14 @@ impl Scratchpad {
     /// write then sees that, not the state the batch before left (see
     /// [`GpuAligner::poison_outputs`](super::GpuAligner::poison_outputs)).
     pub fn poison(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
-        for buffer in [&mut self.width, &mut self.seed_width, &mut self.seq, &mut self.entries, &mut self.lane_buffers, &mut self.hits] {
+        for buffer in [
+            &mut self.width,
+            &mut self.seed_width,
+            &mut self.seq,
+            &mut self.entries,
+            &mut self.lane_buffers,
+            &mut self.hits,
+        ] {
             super::buffers::poison(stream, buffer)?;
         }
         super::buffers::poison(stream, &mut self.ints)
@@ -202,7 +222,11 @@ impl Scratchpad {
             PassKind::Thread => (n * b, 0, 0),
             PassKind::Warp => {
                 let chunks = e / CHUNK;
-                (n * (b * chunks + chunks + b), n * pass.team * lane_entries(m) * entry_bytes, n * WARP_HITS * HIT_BYTES)
+                (
+                    n * (b * chunks + chunks + b),
+                    n * pass.team * lane_entries(m) * entry_bytes,
+                    n * WARP_HITS * HIT_BYTES,
+                )
             }
         };
         // SAFETY: the kernels initialise every element before reading it.
@@ -230,7 +254,10 @@ mod tests {
 
     fn total(p: &[Pass]) -> usize {
         p.iter()
-            .map(|x| x.searchers() * bytes_per_searcher(x.kind, x.entries, x.team, 100, 68, InexactSwitches::default().entry_bytes()))
+            .map(|x| {
+                x.searchers()
+                    * bytes_per_searcher(x.kind, x.entries, x.team, 100, 68, InexactSwitches::default().entry_bytes())
+            })
             .sum()
     }
 
@@ -282,8 +309,13 @@ mod tests {
     /// The switches shape the plan: pass 1's stacks, pass 2's warps, whole blocks.
     #[test]
     fn switches_shape_the_plan() {
-        let sw =
-            InexactSwitches { block_w: 256, first_entries: 512, level_warps_per_sm: 4, last_team_lanes: 64, ..InexactSwitches::default() };
+        let sw = InexactSwitches {
+            block_w: 256,
+            first_entries: 512,
+            level_warps_per_sm: 4,
+            last_team_lanes: 64,
+            ..InexactSwitches::default()
+        };
         let wide = InexactSwitches { level_team_lanes: 64, ..sw.clone() };
         let q = plan(132, 40 * GB, 100, 68, 2_000_000, &wide, None).unwrap();
         assert_eq!((q[1].team, q[1].threads), (64, 132 * 2 * 64), "pass 2: 4 warps' worth of 64-thread teams per SM");

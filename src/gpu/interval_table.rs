@@ -40,16 +40,27 @@ pub fn fitting_depth(wanted: u32, free: u64) -> u32 {
 }
 
 /// Builds the table of up to `wanted` levels (fewer where the GPU's memory is short).
-pub fn build(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, arch: &'static str, bwt: &GpuBwt, wanted: u32) -> Result<GpuIntervals> {
+pub fn build(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    arch: &'static str,
+    bwt: &GpuBwt,
+    wanted: u32,
+) -> Result<GpuIntervals> {
     let (free, _) = ctx.mem_get_info()?;
     let depth = fitting_depth(wanted, free as u64);
     // SAFETY: every pair of levels 1..=depth is written below before a kernel reads it.
-    let mut table = unsafe { stream.alloc::<u64>(2 * IntervalTable::len_for(depth).max(1)) }.context("allocating the interval table")?;
+    let mut table = unsafe { stream.alloc::<u64>(2 * IntervalTable::len_for(depth).max(1)) }
+        .context("allocating the interval table")?;
     if depth > 0 {
         let f = compile_cached(INTERVAL_TABLE_CU, &[], arch)?.load(ctx)?.load_function("build_interval_level")?;
         for d in 0..depth as i32 {
             let strings = 1u64 << (2 * d);
-            let cfg = LaunchConfig { grid_dim: (strings.div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let cfg = LaunchConfig {
+                grid_dim: (strings.div_ceil(256) as u32, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
             let mut launch = stream.launch_builder(&f);
             launch.arg(bwt.words).arg(&bwt.primary).arg(&bwt.seq_len).arg(bwt.l2).arg(&mut table).arg(&d);
             // SAFETY: argument order and types match build_interval_level's signature.

@@ -190,8 +190,18 @@ impl GpuAligner {
     /// Loads an opened GPU's kernels and copies the BWT to it.
     pub fn on(gpu: OpenGpu, bwt: &Bwt) -> Result<GpuAligner> {
         let t = std::time::Instant::now();
-        let OpenGpu { ctx, device_name, compute_capability, arch, sms, switches, inexact_switches, inexact, exact: exact_f, mut startup } =
-            gpu;
+        let OpenGpu {
+            ctx,
+            device_name,
+            compute_capability,
+            arch,
+            sms,
+            switches,
+            inexact_switches,
+            inexact,
+            exact: exact_f,
+            mut startup,
+        } = gpu;
         // A genome too large for compact stack entries gets the 32-byte ones, compiled below.
         let fitted = inexact_switches.fitted_to(bwt.seq_len());
         // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
@@ -260,7 +270,9 @@ impl GpuAligner {
             return Ok(f.clone());
         }
         let sw = Switches { direct_index, ..self.switches.clone() };
-        let f = compile_cached(&self.exact_source, &sw.defines(), self.arch)?.load(&self.ctx)?.load_function("exact_match")?;
+        let f = compile_cached(&self.exact_source, &sw.defines(), self.arch)?
+            .load(&self.ctx)?
+            .load_function("exact_match")?;
         self.exact.insert(direct_index, f.clone());
         Ok(f)
     }
@@ -290,7 +302,8 @@ impl GpuAligner {
         self.ctx.synchronize()?;
         if switches.interval_depth != self.inexact_switches.interval_depth {
             let on_gpu = GpuBwt { words: &self.words, primary: self.primary, seq_len: self.seq_len, l2: &self.l2 };
-            self.intervals = interval_table::build(&self.ctx, &self.stream, self.arch, &on_gpu, switches.interval_depth)?;
+            self.intervals =
+                interval_table::build(&self.ctx, &self.stream, self.arch, &on_gpu, switches.interval_depth)?;
         }
         self.inexact = kernels;
         self.first_max_pops = switches.first_max_pops as i32;
@@ -344,7 +357,11 @@ impl GpuAligner {
     pub fn set_first_pass_rule(&mut self, state: [u64; 4]) -> Result<()> {
         self.adapt_first = state[0] != 0;
         // Without a team pass the reads pass 1 gives up on would go to the CPU.
-        let state = if self.adapt_first && !self.passes.is_empty() && self.passes.len() < 2 { rule_state(false) } else { state };
+        let state = if self.adapt_first && !self.passes.is_empty() && self.passes.len() < 2 {
+            rule_state(false)
+        } else {
+            state
+        };
         self.stream.memcpy_htod(&state, &mut self.first_rule)?;
         self.stream.synchronize()?;
         Ok(())
@@ -405,7 +422,8 @@ impl GpuAligner {
         let threads = if self.switches.kl_par { 2 * a.n } else { a.n } as u64;
         let bw = self.switches.block_w;
         let blocks = threads.div_ceil(bw as u64).max(1) as u32;
-        let grid = if self.switches.many_blocks { (blocks.min(65535), blocks.div_ceil(65535), 1) } else { (blocks, 1, 1) };
+        let grid =
+            if self.switches.many_blocks { (blocks.min(65535), blocks.div_ceil(65535), 1) } else { (blocks, 1, 1) };
         let cfg = LaunchConfig { grid_dim: grid, block_dim: (bw, 1, 1), shared_mem_bytes: 0 };
         let n32 = a.n as u32;
         let mut launch = stream.launch_builder(f);
@@ -433,7 +451,13 @@ impl GpuAligner {
         let mut d_l = stream.alloc_zeros::<u64>(n)?;
         let fixed_len = lens.first().copied().unwrap_or(0) as u32;
         let start = timing_event(&stream)?;
-        self.launch_exact(&stream, &f, ExactArgs { reads: &d_reads, starts: &d_starts, lens: &d_lens, n, fixed_len }, &mut d_k, &mut d_l)?;
+        self.launch_exact(
+            &stream,
+            &f,
+            ExactArgs { reads: &d_reads, starts: &d_starts, lens: &d_lens, n, fixed_len },
+            &mut d_k,
+            &mut d_l,
+        )?;
         let end = timing_event(&stream)?;
         let k = stream.clone_dtoh(&d_k)?;
         let l = stream.clone_dtoh(&d_l)?;
@@ -470,15 +494,21 @@ impl GpuAligner {
     fn size_passes(&mut self, max_len: usize, n_buckets: usize, max_entries: usize) -> Result<()> {
         // The old scratchpads may be in use by the other stream's batch.
         self.ctx.synchronize()?;
-        let (m, b) = self.passes.first().map_or((max_len, n_buckets), |p| (p.scratch.size.0.max(max_len), p.scratch.size.1.max(n_buckets)));
+        let (m, b) = self
+            .passes
+            .first()
+            .map_or((max_len, n_buckets), |p| (p.scratch.size.0.max(max_len), p.scratch.size.1.max(n_buckets)));
         self.passes.clear();
         let (free, _) = self.ctx.mem_get_info()?;
         let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
-        let plan = inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
+        let plan =
+            inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
         let t = std::time::Instant::now();
         for pass in plan {
-            self.passes
-                .push(PassScratch { scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?, free: None });
+            self.passes.push(PassScratch {
+                scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?,
+                free: None,
+            });
         }
         self.startup.scratch_s += t.elapsed().as_secs_f64();
         if self.adapt_first && self.passes.len() < 2 {

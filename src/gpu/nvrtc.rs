@@ -99,15 +99,17 @@ fn image(full_source: String, defines: &[String], arch: &'static str) -> Result<
     }
     use cudarc::nvrtc::{result, sys};
     let src = CString::new(full_source).map_err(|_| anyhow!("NVRTC: a NUL in the kernel source"))?;
-    let options: Vec<String> = std::iter::once(format!("--gpu-architecture={arch}")).chain(defines.iter().cloned()).collect();
+    let options: Vec<String> =
+        std::iter::once(format!("--gpu-architecture={arch}")).chain(defines.iter().cloned()).collect();
     let prog = result::create_program(&src, None).map_err(|e| anyhow!("NVRTC: {e:?}"))?;
     // SAFETY: `prog` lives until destroy_program below, `src` beyond it; the buffers are sized
     // by NVRTC's own size calls.
     unsafe {
         let cubin = match result::compile_program(prog, &options) {
             Err(e) => {
-                let log =
-                    result::get_program_log(prog).map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned()).unwrap_or_default();
+                let log = result::get_program_log(prog)
+                    .map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 Err(anyhow!("NVRTC: {e:?}\n{log}"))
             }
             Ok(()) => {

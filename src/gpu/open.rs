@@ -15,7 +15,11 @@ use super::{EXACT_MATCH_CU, INEXACT_MATCH_CU};
 /// `aln`'s kernels for `arch` with these switches, from the kernel cache or NVRTC (at once: NVRTC
 /// takes seconds for the inexact ones): the inexact modules ([`inexact_kernels::compile`]),
 /// then exact_match's.
-fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static str) -> Result<(Vec<(u32, Image)>, Image)> {
+fn compile_kernels(
+    inexact: &InexactSwitches,
+    exact: &Switches,
+    arch: &'static str,
+) -> Result<(Vec<(u32, Image)>, Image)> {
     let (inexact_images, exact_image) = std::thread::scope(|s| {
         let inexact_images = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, inexact, arch));
         let exact_image = compile_cached(EXACT_MATCH_CU, &exact.defines(), arch);
@@ -93,8 +97,8 @@ impl OpenGpu {
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let context_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
-        let kernels_cached =
-            inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch) && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
+        let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch)
+            && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
         let (inexact_images, exact_image) = compile_kernels(&inexact, &switches, arch)?;
         // Loaded here, beside the index load (PTX, on a GPU without a CUBIN target, is compiled by the driver now).
         let inexact_kernels = InexactKernels::load(&ctx, inexact_images)?;

@@ -35,7 +35,14 @@ impl<'a> SearchArgs<'a> {
     /// or inexact_level (Warp passes: `size` is the chunks per warp), up to the queues.
     fn push(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad, size: &'a i32) {
         let x = self.index;
-        launch.arg(&x.words).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(&x.intervals.table).arg(&x.intervals.depth).arg(self.opt);
+        launch
+            .arg(&x.words)
+            .arg(&x.primary)
+            .arg(&x.seq_len)
+            .arg(&x.l2)
+            .arg(&x.intervals.table)
+            .arg(&x.intervals.depth)
+            .arg(self.opt);
         launch.arg(self.codes).arg(self.starts).arg(self.lens).arg(self.max_diffs);
         launch.arg(self.widths).arg(self.seed_widths).arg(&self.seed_stride);
         launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
@@ -107,7 +114,11 @@ impl GpuAligner {
         }
         events.push(timing_event(&stream)?);
         if n_gpu > 0 {
-            let cfg = LaunchConfig { grid_dim: ((2 * n_gpu as u32).div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+            let cfg = LaunchConfig {
+                grid_dim: ((2 * n_gpu as u32).div_ceil(256), 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
             let (n32, stride32) = (n_gpu as u32, seed_stride as i32);
             let lookup_count = lookups.slice(MAX_PASSES..MAX_PASSES + 1);
             let mut launch = stream.launch_builder(&self.inexact.widths);
@@ -201,7 +212,11 @@ impl GpuAligner {
         queues: &mut CudaSlice<u32>,
         counters: &CudaSlice<u32>,
     ) -> Result<()> {
-        let cfg = LaunchConfig { grid_dim: ((n_gpu as u32).div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig {
+            grid_dim: ((n_gpu as u32).div_ceil(256), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let (k, l) = (k.slice(..), l.slice(..));
         let n32 = n_gpu as u32;
         let mut q = queues.slice_mut(..);
@@ -216,7 +231,14 @@ impl GpuAligner {
     /// Pass `p` of the inexact search: inexact_search (a thread per read) or inexact_level (a
     /// team per read) on the pass's queue; the reads it hands on go to the next queue, which
     /// after the last pass is the CPU's.
-    fn launch_pass(&self, stream: &Arc<CudaStream>, p: usize, args: &SearchArgs, lists: &PassLists, n_buckets: i32) -> Result<()> {
+    fn launch_pass(
+        &self,
+        stream: &Arc<CudaStream>,
+        p: usize,
+        args: &SearchArgs,
+        lists: &PassLists,
+        n_buckets: i32,
+    ) -> Result<()> {
         let pass = &self.passes[p];
         let last = self.passes.len() - 1;
         let list = |p: usize| p * lists.list_len;
@@ -232,15 +254,25 @@ impl GpuAligner {
             PassKind::Thread if self.inexact_switches.heads_shared => n_buckets as u32 * block * 4,
             _ => 0,
         };
-        let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: shared };
+        let cfg = LaunchConfig {
+            grid_dim: (threads.div_ceil(block), 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: shared,
+        };
         let (kernel, size) = match pass.scratch.pass.kind {
             PassKind::Thread => (&self.inexact.search, pass.scratch.pass.entries as i32),
-            PassKind::Warp => (self.inexact.level(pass.scratch.pass.team as u32)?, (pass.scratch.pass.entries / inexact::CHUNK) as i32),
+            PassKind::Warp => (
+                self.inexact.level(pass.scratch.pass.team as u32)?,
+                (pass.scratch.pass.entries / inexact::CHUNK) as i32,
+            ),
         };
         if shared > 48 << 10 {
             // Past the default limit of dynamic shared memory: opt in (or the launch fails,
             // and with it the batch, which the CPU then aligns).
-            kernel.set_attribute(sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)?;
+            kernel.set_attribute(
+                sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )?;
         }
         let queue = lists.queues.slice(list(p)..list(p + 1));
         let queue_counters = lists.counters.slice(counter(p)..counter(p) + 2);

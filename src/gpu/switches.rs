@@ -83,8 +83,11 @@ impl Switches {
         match name {
             "BLOCK_W" => self.block_w = value.parse().map_err(|_| format!("BLOCK_W={value}: not a number"))?,
             "cache_threads" => {
-                self.cache_threads =
-                    if value == "unset" { None } else { Some(value.parse().map_err(|_| format!("cache_threads={value}: not a number"))?) }
+                self.cache_threads = if value == "unset" {
+                    None
+                } else {
+                    Some(value.parse().map_err(|_| format!("cache_threads={value}: not a number"))?)
+                }
             }
             "kl_par" => self.kl_par = flag()?,
             "occ_par" => self.occ_par = flag()?,
@@ -331,7 +334,8 @@ impl InexactSwitches {
     /// Why these values cannot search a genome whose BWT has `seq_len` rows, if they cannot:
     /// compact entries hold rows in 34 bits (`ROW_BITS` in cuda/inexact_match.cu).
     pub fn unfit_for(&self, seq_len: u64) -> Option<&'static str> {
-        (self.compact_entry && seq_len >= 1 << 34).then_some("compact_entry holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
+        (self.compact_entry && seq_len >= 1 << 34)
+            .then_some("compact_entry holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
     }
 
     /// Bytes of one stack entry (`Entry` in cuda/inexact_match.cu).
@@ -498,7 +502,8 @@ mod tests {
                 t.set(&format!("{name}={v}")).unwrap();
                 t == d
             });
-            back.set(&format!("{name}={}", v.unwrap_or_else(|| panic!("default of {name} not in its domain")))).unwrap();
+            back.set(&format!("{name}={}", v.unwrap_or_else(|| panic!("default of {name} not in its domain"))))
+                .unwrap();
         }
         assert_eq!(back, d);
         for (name, v) in d.values() {
@@ -524,10 +529,17 @@ mod tests {
         );
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [32, 1024], "pass 2's team kernel, then pass 3's");
-        assert_eq!(InexactSwitches { last_team_lanes: 32, ..d.clone() }.modules().len(), 1, "one size, one compilation");
+        assert_eq!(
+            InexactSwitches { last_team_lanes: 32, ..d.clone() }.modules().len(),
+            1,
+            "one size, one compilation"
+        );
         let compact = InexactSwitches { compact_entry: true, ..d.clone() };
         assert_eq!(
-            (compact.unfit_for((1 << 34) - 1), InexactSwitches { compact_entry: false, ..d.clone() }.unfit_for(1 << 40)),
+            (
+                compact.unfit_for((1 << 34) - 1),
+                InexactSwitches { compact_entry: false, ..d.clone() }.unfit_for(1 << 40)
+            ),
             (None, None)
         );
         assert!(compact.unfit_for(1 << 34).is_some());

@@ -19,7 +19,10 @@ pub struct KernelSwitches {
 
 /// Switches by name: the inexact kernels' names go to them, the others to exact_match's.
 pub fn switches_from(assignments: &[(String, u32)]) -> Result<KernelSwitches, String> {
-    let mut sw = KernelSwitches { exact: Switches { cache_threads: None, ..Switches::default() }, inexact: InexactSwitches::default() };
+    let mut sw = KernelSwitches {
+        exact: Switches { cache_threads: None, ..Switches::default() },
+        inexact: InexactSwitches::default(),
+    };
     for (name, value) in assignments {
         if InexactSwitches::DOMAINS.iter().any(|d| d.0 == name) {
             sw.inexact.set(&format!("{name}={value}"))?;
@@ -55,7 +58,8 @@ pub struct Tuned {
 /// earlier bcuda) may not fit this one's launches, whose arguments change with the kernels.
 pub fn kernels_id() -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in [super::BWT_CUH, super::EXACT_MATCH_CU, super::INEXACT_MATCH_CU].iter().flat_map(|s| s.bytes().chain([0])) {
+    for b in [super::BWT_CUH, super::EXACT_MATCH_CU, super::INEXACT_MATCH_CU].iter().flat_map(|s| s.bytes().chain([0]))
+    {
         h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
     }
     format!("{h:016x}")
@@ -137,7 +141,10 @@ mod tests {
         assert_eq!(t.kernels, kernels_id(), "the script's fingerprint must be kernels_id's");
         assert_eq!((t.device.as_str(), t.compute_capability), ("Test GPU", (9, 0)));
         assert_eq!(switches_from(&t.switches).unwrap().inexact, InexactSwitches::default());
-        assert_eq!((t.source.as_str(), t.inexact_source.as_deref()), (super::super::EXACT_MATCH_CU, Some("// a variant\n")));
+        assert_eq!(
+            (t.source.as_str(), t.inexact_source.as_deref()),
+            (super::super::EXACT_MATCH_CU, Some("// a variant\n"))
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -47,7 +47,15 @@ impl<R: Read> Chunker<R> {
 
     /// Chunks of about `target` bytes (tests use small ones).
     pub fn with_target(input: R, target: usize, position: Box<dyn Fn() -> u64 + Send>) -> Chunker<R> {
-        Chunker { input, buf: Vec::new(), target: target.max(1), first: None, eof: false, pending_error: None, position }
+        Chunker {
+            input,
+            buf: Vec::new(),
+            target: target.max(1),
+            first: None,
+            eof: false,
+            pending_error: None,
+            position,
+        }
     }
 
     /// The next chunk; `None` at the end of the stream. A read error comes after the whole

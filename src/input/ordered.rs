@@ -67,13 +67,14 @@ where
                 }
                 let map = map.clone();
                 pool().spawn_fifo(move || {
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| map(item))).map_err(|panic| {
-                        panic
-                            .downcast_ref::<&str>()
-                            .map(|s| s.to_string())
-                            .or_else(|| panic.downcast_ref::<String>().cloned())
-                            .unwrap_or_default()
-                    });
+                    let result =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| map(item))).map_err(|panic| {
+                            panic
+                                .downcast_ref::<&str>()
+                                .map(|s| s.to_string())
+                                .or_else(|| panic.downcast_ref::<String>().cloned())
+                                .unwrap_or_default()
+                        });
                     // The consumer may be gone: the result is then dropped.
                     let _ = tx.send(result);
                 });
@@ -125,7 +126,8 @@ mod tests {
 
     #[test]
     fn a_panic_in_the_work_is_an_error_in_its_place() {
-        let got: Vec<Result<u32, String>> = map_in_order(0..4u32, |i| if i == 2 { panic!("on purpose") } else { i }, 2).collect();
+        let got: Vec<Result<u32, String>> =
+            map_in_order(0..4u32, |i| if i == 2 { panic!("on purpose") } else { i }, 2).collect();
         assert_eq!(got, [Ok(0), Ok(1), Err("on purpose".to_string()), Ok(3)]);
     }
 }

@@ -76,7 +76,10 @@ pub fn run(args: MapArgs) -> Result<()> {
     let (choice, reads) = split_inputs(&args.inputs)?;
     choice.announce("map", args.quiet);
     if let Some(stdin) = reads.iter().find(|r| crate::input::is_stdin(r)) {
-        bail!("map: reads from standard input ('{}') are not supported: both aln and samse/sampe read them; give a file", stdin.display());
+        bail!(
+            "map: reads from standard input ('{}') are not supported: both aln and samse/sampe read them; give a file",
+            stdin.display()
+        );
     }
     let format = match (&args.output, args.sort) {
         (None, true) => bail!("--sort needs an output file: -o NAME.bam"),
@@ -105,13 +108,20 @@ fn map(args: &MapArgs, choice: &IndexChoice, reads: &[PathBuf], format: Format) 
     let rg_line = rg.as_ref().map(|(line, _)| line.as_str());
     let pg = program::pg_line(choice);
     let mut sink = match args.sort {
-        true => Sink::create_sorted(args.output.as_deref().expect("checked"), &index.refs, rg_line, &pg, args.sort_memory << 20)?,
+        true => Sink::create_sorted(
+            args.output.as_deref().expect("checked"),
+            &index.refs,
+            rg_line,
+            &pg,
+            args.sort_memory << 20,
+        )?,
         false => Sink::create(args.output.as_deref(), format, &index.refs, rg_line, &pg)?,
     };
     let (mut outs, mut ins) = (Vec::new(), Vec::new());
     for (end, path) in sai_paths(args.sai.as_deref(), reads.len()).into_iter().enumerate() {
         let (writer, reader) = pipe::pipe();
-        let file = path.map(|p| Output::create(Some(&p)).with_context(|| format!("--sai: {}", p.display()))).transpose()?;
+        let file =
+            path.map(|p| Output::create(Some(&p)).with_context(|| format!("--sai: {}", p.display()))).transpose()?;
         outs.push(SaiOut { pipe: Some(writer), file });
         ins.push((reader, format!("the .sai of {} (in memory)", reads[end].display())));
     }

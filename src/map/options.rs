@@ -46,7 +46,8 @@ fn has(options: &str, flag: &str) -> bool {
 /// aln's arguments: `--aln`'s options, the index and the reads, map's -t unless `--aln` has one.
 pub fn aln(map: &MapArgs, index: &IndexChoice, reads: &[PathBuf]) -> Result<AlnArgs> {
     let positional = [index.prefix.clone(), reads[0].clone()];
-    let mut args = AlnLine::try_parse_from(words(&map.aln, &positional)).map_err(|e| anyhow::anyhow!("--aln: {e}"))?.args;
+    let mut args =
+        AlnLine::try_parse_from(words(&map.aln, &positional)).map_err(|e| anyhow::anyhow!("--aln: {e}"))?.args;
     if args.output.is_some() {
         bail!("--aln: -f is not for map; --sai PREFIX writes the .sai");
     }
@@ -59,8 +60,9 @@ pub fn aln(map: &MapArgs, index: &IndexChoice, reads: &[PathBuf]) -> Result<AlnA
 
 /// samse's arguments from `--samse` (its -n; the read group is map's -R).
 pub fn samse(map: &MapArgs) -> Result<SamseArgs> {
-    let args =
-        SamseLine::try_parse_from(words(&map.samse, &[".sai".into(), "reads".into()])).map_err(|e| anyhow::anyhow!("--samse: {e}"))?.args;
+    let args = SamseLine::try_parse_from(words(&map.samse, &[".sai".into(), "reads".into()]))
+        .map_err(|e| anyhow::anyhow!("--samse: {e}"))?
+        .args;
     if args.read_group.is_some() || args.sam_file.is_some() || args.output.is_some() {
         bail!("--samse: -r, -f and -o are map's -R and -o");
     }
@@ -75,7 +77,8 @@ pub struct Sampe {
 
 pub fn sampe(map: &MapArgs) -> Result<Sampe> {
     let positional = ["1.sai", "2.sai", "1.fq", "2.fq"].map(PathBuf::from);
-    let mut args = SampeLine::try_parse_from(words(&map.sampe, &positional)).map_err(|e| anyhow::anyhow!("--sampe: {e}"))?.args;
+    let mut args =
+        SampeLine::try_parse_from(words(&map.sampe, &positional)).map_err(|e| anyhow::anyhow!("--sampe: {e}"))?.args;
     args.quiet |= map.quiet;
     if args.read_group.is_some() || args.sam_file.is_some() {
         bail!("--sampe: -r and -f are map's -R and -o");

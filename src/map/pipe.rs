@@ -35,7 +35,9 @@ impl Write for PipeWriter {
             return Ok(());
         }
         let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
-        self.tx.send(chunk).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the SAM writer stopped reading the .sai"))
+        self.tx
+            .send(chunk)
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the SAM writer stopped reading the .sai"))
     }
 }
 

@@ -58,8 +58,8 @@ impl Reading {
         let Pending { path, input, len } = file;
         let count = Arc::new(AtomicU64::new(0));
         let counting = CountingReader { inner: input, count: count.clone() };
-        let (stream, _) =
-            crate::input::decompress::decompressed(Box::new(counting)).map_err(|error| ReadsError::Open { path: path.clone(), error })?;
+        let (stream, _) = crate::input::decompress::decompressed(Box::new(counting))
+            .map_err(|error| ReadsError::Open { path: path.clone(), error })?;
         let mut chunker = Chunker::with_target(stream, chunk_bytes, Box::new(move || count.load(Ordering::Relaxed)));
         let mut failed = false;
         // Chunks until the end of the file or its first read error.
@@ -71,7 +71,8 @@ impl Reading {
                 Some(Err(e))
             }
         });
-        let chunks = map_in_order(items.enumerate(), move |(i, c)| chunk::parse(c, i == 0, opts), 2 * ordered::threads() + 2);
+        let chunks =
+            map_in_order(items.enumerate(), move |(i, c)| chunk::parse(c, i == 0, opts), 2 * ordered::threads() + 2);
         Ok(Reading { path, len, chunks, records: 0, lines: 0, position: 0, chunks_taken: 0 })
     }
 
@@ -79,7 +80,9 @@ impl Reading {
     fn error(&self, chunk: &ParsedChunk, error: ChunkError) -> ReadsError {
         let (path, record) = (self.path.clone(), self.records + chunk.records.max(1));
         match error {
-            ChunkError::Parse(e) if self.chunks_taken == 0 && e.kind == needletail::errors::ParseErrorKind::EmptyFile => {
+            ChunkError::Parse(e)
+                if self.chunks_taken == 0 && e.kind == needletail::errors::ParseErrorKind::EmptyFile =>
+            {
                 ReadsError::Empty { path }
             }
             ChunkError::Parse(mut e) => {
@@ -139,7 +142,12 @@ impl ReadBatchReader {
 
     /// Reads from `input` (plain or compressed); `name` is used in errors, `len` is its size
     /// in bytes for progress (0 when unknown).
-    pub fn from_reader(input: Box<dyn Read + Send>, name: &Path, len: u64, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
+    pub fn from_reader(
+        input: Box<dyn Read + Send>,
+        name: &Path,
+        len: u64,
+        opts: ReadOptions,
+    ) -> Result<ReadBatchReader, ReadsError> {
         ReadBatchReader::from_reader_in_chunks(input, name, len, opts, CHUNK_BYTES)
     }
 
@@ -263,8 +271,8 @@ mod tests {
     fn read_all(input: &[u8], chunk_bytes: usize, batch: usize) -> Outcome {
         let opts = ReadOptions { trim_qual: 10, ..Default::default() };
         let cursor = Box::new(std::io::Cursor::new(input.to_vec()));
-        let mut reader =
-            ReadBatchReader::from_reader_in_chunks(cursor, Path::new("r.fq"), 0, opts, chunk_bytes).map_err(|e| e.to_string())?;
+        let mut reader = ReadBatchReader::from_reader_in_chunks(cursor, Path::new("r.fq"), 0, opts, chunk_bytes)
+            .map_err(|e| e.to_string())?;
         let mut all = Vec::new();
         loop {
             let reads = reader.next_batch(batch).map_err(|e| e.to_string())?;
@@ -328,11 +336,20 @@ mod tests {
                 let whole = read_all(&input, usize::MAX / 4, 1 << 20);
                 for chunk_bytes in [1, 5, 33, 200] {
                     let chunked = read_all(&input, chunk_bytes, 1 + below(9));
-                    assert_eq!(chunked, whole, "seed {s}, case {case}, chunks of {chunk_bytes}: {:?}", String::from_utf8_lossy(&input));
+                    assert_eq!(
+                        chunked,
+                        whole,
+                        "seed {s}, case {case}, chunks of {chunk_bytes}: {:?}",
+                        String::from_utf8_lossy(&input)
+                    );
                 }
                 if case == 0 {
                     let (reads, empty, _) = whole.as_ref().unwrap();
-                    assert!(reads.len() > 30 && (s == 1 || *empty == 3), "seed {s}: {} reads, {empty} empty", reads.len());
+                    assert!(
+                        reads.len() > 30 && (s == 1 || *empty == 3),
+                        "seed {s}: {} reads, {empty} empty",
+                        reads.len()
+                    );
                 }
             }
         }
@@ -378,7 +395,9 @@ mod tests {
         let err = all_of(&[paths[0].clone(), empty.clone()]).unwrap_err();
         assert_eq!(err, format!("{}: no reads: the file is empty", empty.display()));
         // A missing one is found at once.
-        let err = ReadBatchReader::open_all(&[paths[0].clone(), dir.path().join("none.fq")], ReadOptions::default()).err().unwrap();
+        let err = ReadBatchReader::open_all(&[paths[0].clone(), dir.path().join("none.fq")], ReadOptions::default())
+            .err()
+            .unwrap();
         assert!(err.to_string().contains("none.fq"), "{err}");
     }
 }

@@ -37,7 +37,8 @@ pub enum ChunkError {
 
 /// Parses `chunk`; `first`: it starts the file, and tells its format.
 pub fn parse(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> ParsedChunk {
-    let mut parsed = ParsedChunk { reads: Vec::new(), records: 0, lines: 0, empty: EmptyReads::default(), error: None, position: 0 };
+    let mut parsed =
+        ParsedChunk { reads: Vec::new(), records: 0, lines: 0, empty: EmptyReads::default(), error: None, position: 0 };
     let chunk = match chunk {
         Ok(chunk) => chunk,
         Err(e) => {
@@ -107,8 +108,11 @@ fn read_of(record: &needletail::parser::SequenceRecord, opts: ReadOptions) -> Re
     }
     let codes: Vec<u8> = seq.iter().map(|&b| base_code(b)).collect();
     let raw_qual = record.qual().unwrap_or_default();
-    let qual: std::borrow::Cow<[u8]> =
-        if opts.illumina13 { raw_qual.iter().map(|q| q.wrapping_sub(31)).collect::<Vec<u8>>().into() } else { raw_qual.into() };
+    let qual: std::borrow::Cow<[u8]> = if opts.illumina13 {
+        raw_qual.iter().map(|q| q.wrapping_sub(31)).collect::<Vec<u8>>().into()
+    } else {
+        raw_qual.into()
+    };
     // Without qualities (FASTA) nothing is trimmed: the whole read is aligned.
     let len = if qual.is_empty() { codes.len() } else { trimmed_len(&qual, opts.trim_qual) };
     if opts.sequence_only {

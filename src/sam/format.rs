@@ -19,7 +19,10 @@ impl Format {
         match ext.as_deref() {
             Some("bam") => Ok(Format::Bam),
             Some("cram") => {
-                bail!("{}: CRAM output is not supported; write BAM (-o NAME.bam), or SAM and convert it with samtools", path.display())
+                bail!(
+                    "{}: CRAM output is not supported; write BAM (-o NAME.bam), or SAM and convert it with samtools",
+                    path.display()
+                )
             }
             Some("gz" | "bgz" | "bgzf" | "bz2" | "xz" | "zst") => {
                 bail!(

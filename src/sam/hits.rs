@@ -254,9 +254,18 @@ pub fn next_read_hits<R: std::io::Read>(
 }
 
 /// After the last read: the .sai must be exhausted too.
-pub fn check_sai_end<R: std::io::Read>(sai: &mut SaiReader<R>, sai_path: &Path, n_reads: u64, reads_path: &Path) -> anyhow::Result<()> {
+pub fn check_sai_end<R: std::io::Read>(
+    sai: &mut SaiReader<R>,
+    sai_path: &Path,
+    n_reads: u64,
+    reads_path: &Path,
+) -> anyhow::Result<()> {
     if sai.next_read().with_context(|| format!("{}", sai_path.display()))?.is_some() {
-        bail!("{}: has more records than the {n_reads} reads of {}: the .sai is for other reads", sai_path.display(), reads_path.display());
+        bail!(
+            "{}: has more records than the {n_reads} reads of {}: the .sai is for other reads",
+            sai_path.display(),
+            reads_path.display()
+        );
     }
     Ok(())
 }

@@ -138,7 +138,8 @@ pub fn push_record(
             let same = m_id == seq_id;
             let isize = if same && mapped { five_prime(m.aligned, m.full_len) - five_prime(a, full_len) } else { 0 };
             let ms = &refs.seqs()[m_id];
-            let _ = write!(out, "\t{}\t{}\t{isize}\t", if same { "=" } else { ms.name.as_str() }, mp.pos - ms.offset + 1);
+            let _ =
+                write!(out, "\t{}\t{}\t{isize}\t", if same { "=" } else { ms.name.as_str() }, mp.pos - ms.offset + 1);
         }
         Some(_) => {
             let _ = write!(out, "\t=\t{}\t0\t", pos - s.offset + 1);
@@ -155,7 +156,15 @@ pub fn push_record(
 
 /// The tags of a mapped read after RG and XC: XT, NM (CM in colour space), XN, SM and AM
 /// (`mate_se_mapq` is `Some` for an end of a pair), X0 and X1, XM, XO, XG, MD and XA.
-fn push_aligned_tags(a: &Aligned, nn: u64, mate_se_mapq: Option<u32>, refs: &RefSeqs, opt: &GapOptions, full_len: usize, out: &mut String) {
+fn push_aligned_tags(
+    a: &Aligned,
+    nn: u64,
+    mate_se_mapq: Option<u32>,
+    refs: &RefSeqs,
+    opt: &GapOptions,
+    full_len: usize,
+    out: &mut String,
+) {
     let p = &a.place;
     let xt = if nn > 10 {
         'N'

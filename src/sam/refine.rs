@@ -39,7 +39,10 @@ pub fn refine(mut place: Placement, mut cigar: Option<Vec<u32>>, read: &ReadSeq,
             place.kind = HitType::NoMatch;
         }
     }
-    let md = place.kind.is_mapped().then(|| md_and_nm(cigar.as_deref(), read.len, place.pos, oriented(place.reverse), pac, l_pac));
+    let md = place
+        .kind
+        .is_mapped()
+        .then(|| md_and_nm(cigar.as_deref(), read.len, place.pos, oriented(place.reverse), pac, l_pac));
     restore_trimmed(&mut cigar, place.reverse, read.len, read.codes.len());
     Aligned { place, cigar, md }
 }

@@ -68,7 +68,11 @@ fn compression_threads() -> NonZero<usize> {
 }
 
 /// A BAM writer at `out`, its header written.
-fn bam_writer(out: Output, header: &noodles::sam::Header, threads: NonZero<usize>) -> Result<noodles::bam::io::Writer<BgzfWriter>> {
+fn bam_writer(
+    out: Output,
+    header: &noodles::sam::Header,
+    threads: NonZero<usize>,
+) -> Result<noodles::bam::io::Writer<BgzfWriter>> {
     let mut writer = noodles::bam::io::Writer::from(BgzfWriter::with_worker_count(threads, out));
     writer.write_header(header)?;
     Ok(writer)
@@ -83,7 +87,13 @@ fn beside(bam: &Path, ext: &str) -> PathBuf {
 
 impl Sink {
     /// Opens `path` (stdout when `None`) and writes the header.
-    pub fn create(path: Option<&Path>, format: Format, refs: &RefSeqs, rg_line: Option<&str>, pg_line: &str) -> Result<Sink> {
+    pub fn create(
+        path: Option<&Path>,
+        format: Format,
+        refs: &RefSeqs,
+        rg_line: Option<&str>,
+        pg_line: &str,
+    ) -> Result<Sink> {
         let header = header_text(refs, rg_line, pg_line);
         let out = Output::create(path)?;
         if format == Format::Bam {
@@ -99,18 +109,32 @@ impl Sink {
     /// A coordinate-sorted BAM at `path` (`@HD SO:coordinate` first in its header), with its
     /// index beside it (`.bai`, or `.csi` for references over 2^29 - 1 bases) once committed;
     /// about `memory` bytes of records are held before runs go to temporary files.
-    pub fn create_sorted(path: &Path, refs: &RefSeqs, rg_line: Option<&str>, pg_line: &str, memory: usize) -> Result<Sink> {
+    pub fn create_sorted(
+        path: &Path,
+        refs: &RefSeqs,
+        rg_line: Option<&str>,
+        pg_line: &str,
+        memory: usize,
+    ) -> Result<Sink> {
         let text = format!("@HD\tVN:1.6\tSO:coordinate\n{}", header_text(refs, rg_line, pg_line));
         let header = text.parse().context("building the BAM header")?;
         // Created now, so that a path that cannot be written fails before the work.
         drop(Output::create(Some(path))?);
         let (encoder, sorter) = (noodles::bam::io::Writer::from(Vec::new()), Sorter::new(memory));
-        Ok(Sink::Sorted(Box::new(SortedBam { path: path.to_path_buf(), header, encoder, sorter, threads: compression_threads() })))
+        Ok(Sink::Sorted(Box::new(SortedBam {
+            path: path.to_path_buf(),
+            header,
+            encoder,
+            sorter,
+            threads: compression_threads(),
+        })))
     }
 
     pub fn write_lines(&mut self, text: &str) -> Result<()> {
         use noodles::sam::alignment::io::Write as _;
-        let parse = |line: &str| noodles::sam::Record::try_from(line.as_bytes()).with_context(|| format!("encoding BAM: {line}"));
+        let parse = |line: &str| {
+            noodles::sam::Record::try_from(line.as_bytes()).with_context(|| format!("encoding BAM: {line}"))
+        };
         match self {
             Sink::Sam(out) => out.write_all(text.as_bytes())?,
             Sink::Bam { writer, header } => {

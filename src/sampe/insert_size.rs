@@ -16,7 +16,8 @@ pub struct InsertSize {
 }
 
 impl InsertSize {
-    pub const UNKNOWN: InsertSize = InsertSize { avg: -1.0, std: -1.0, ap_prior: 0.0, low: 0, high: 0, high_bayesian: 0 };
+    pub const UNKNOWN: InsertSize =
+        InsertSize { avg: -1.0, std: -1.0, ap_prior: 0.0, low: 0, high: 0, high_bayesian: 0 };
 
     pub fn is_known(&self) -> bool {
         self.avg >= 0.0
@@ -56,14 +57,21 @@ fn bayesian_high(avg: f64, std: f64, ap_prior: f64, l_pac: i64) -> (u64, f64) {
 }
 
 /// infer_isize over the pairs of a batch; `ap_prior` is `-c`, `l_pac` the reference length.
-pub fn infer(pairs: impl Iterator<Item = [EndSummary; 2]>, ap_prior: f64, l_pac: i64) -> (InsertSize, Result<i32, Failure>) {
+pub fn infer(
+    pairs: impl Iterator<Item = [EndSummary; 2]>,
+    ap_prior: f64,
+    l_pac: i64,
+) -> (InsertSize, Result<i32, Failure>) {
     let mut ii = InsertSize::UNKNOWN;
     let mut isizes = Vec::new();
     let mut max_len = 1u64;
     for [a, b] in pairs {
         if a.mapq >= 20 && b.mapq >= 20 {
-            let x =
-                if a.pos < b.pos { b.pos.wrapping_add(b.len).wrapping_sub(a.pos) } else { a.pos.wrapping_add(a.len).wrapping_sub(b.pos) };
+            let x = if a.pos < b.pos {
+                b.pos.wrapping_add(b.len).wrapping_sub(a.pos)
+            } else {
+                a.pos.wrapping_add(a.len).wrapping_sub(b.pos)
+            };
             if x < 100_000 {
                 isizes.push(x);
             }

@@ -256,7 +256,8 @@ mod tests {
     fn word_lanes_agree_with_byte_lanes() {
         let mat = score_matrix(1, 3);
         let target = random_bases(300, 12345);
-        let query: Vec<u8> = target[40..140].iter().enumerate().map(|(i, &b)| if i % 17 == 0 { 4 } else { b }).collect();
+        let query: Vec<u8> =
+            target[40..140].iter().enumerate().map(|(i, &b)| if i % 17 == 0 { 4 } else { b }).collect();
         let a = Striped::<u8, 16>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
         let b = Striped::<i16, 8>::new(&query, &mat).run(&target, 5, 1, i32::MAX);
         let c = Striped::<i16, 16>::new(&query, &mat).run(&target, 5, 1, i32::MAX);

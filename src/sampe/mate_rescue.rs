@@ -71,7 +71,8 @@ fn sw_core(pac: &[u8], l_pac: i64, seq: &[u8], beg: i64, reglen: i64) -> Option<
         let n = (c >> 4) as usize;
         match c & 0xf {
             OP_M => {
-                n_mm += (0..n).filter(|&l| ref_seq[x + l] < 4 && seq[y + l] < 4 && ref_seq[x + l] != seq[y + l]).count() as u32;
+                n_mm += (0..n).filter(|&l| ref_seq[x + l] < 4 && seq[y + l] < 4 && ref_seq[x + l] != seq[y + l]).count()
+                    as u32;
                 x += n;
                 y += n;
             }

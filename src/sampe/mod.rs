@@ -114,8 +114,11 @@ fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 
         );
     }
     if b0.len() != b1.len() {
-        let (short, long, n) =
-            if b0.len() < b1.len() { (reads_paths[0], reads_paths[1], b0.len()) } else { (reads_paths[1], reads_paths[0], b1.len()) };
+        let (short, long, n) = if b0.len() < b1.len() {
+            (reads_paths[0], reads_paths[1], b0.len())
+        } else {
+            (reads_paths[1], reads_paths[0], b1.len())
+        };
         bail!(
             "{} ends after read {} but {} has more reads: the two files are not pairs",
             short.display(),
@@ -165,14 +168,25 @@ fn run_in_pool(args: &SampeArgs) -> Result<()> {
         (Some(path), None) => Format::from_name(path)?,
         _ => Format::Sam,
     };
-    let (choice, inputs) = crate::default_index::split_positional("sampe", &args.inputs, &["a.sai", "b.sai", "a.fq", "b.fq"])?;
+    let (choice, inputs) =
+        crate::default_index::split_positional("sampe", &args.inputs, &["a.sai", "b.sai", "a.fq", "b.fq"])?;
     choice.announce("sampe", args.quiet);
-    crate::input::at_most_one_stdin(&[("SAI1", &inputs[0]), ("SAI2", &inputs[1]), ("READS1", &inputs[2]), ("READS2", &inputs[3])])?;
+    crate::input::at_most_one_stdin(&[
+        ("SAI1", &inputs[0]),
+        ("SAI2", &inputs[1]),
+        ("READS1", &inputs[2]),
+        ("READS2", &inputs[3]),
+    ])?;
     let index = Index::load(&choice.prefix, true)?;
     let mut sai = [crate::sai::open(&inputs[0])?, crate::sai::open(&inputs[1])?];
     let rg = args.read_group.as_deref().map(read_group).transpose()?;
-    let mut sink =
-        Sink::create(out_path.as_deref(), format, &index.refs, rg.as_ref().map(|(line, _)| line.as_str()), &program::pg_line(&choice))?;
+    let mut sink = Sink::create(
+        out_path.as_deref(),
+        format,
+        &index.refs,
+        rg.as_ref().map(|(line, _)| line.as_str()),
+        &program::pg_line(&choice),
+    )?;
     let files = PairFiles { sai: [&inputs[0], &inputs[1]], reads: [&inputs[2], &inputs[3]] };
     let rg_id = rg.as_ref().map(|(_, id)| id.as_str());
     let pairs = write_records(args, max_occ, rg_id, &index, &mut sai, files, &mut sink)?;
@@ -206,8 +220,10 @@ pub fn write_records<R: Read>(
     let reads_paths = [names[2].as_path(), names[3].as_path()];
     // As bwa: each file is read with its own .sai's options; all else uses the second's.
     let opt = sai[1].options;
-    let mut readers =
-        [ReadBatchReader::open(files.reads[0], read_options(&sai[0].options))?, ReadBatchReader::open(files.reads[1], read_options(&opt))?];
+    let mut readers = [
+        ReadBatchReader::open(files.reads[0], read_options(&sai[0].options))?,
+        ReadBatchReader::open(files.reads[1], read_options(&opt))?,
+    ];
 
     let popt = PairingOptions {
         max_isize: args.max_isize,
@@ -251,7 +267,8 @@ pub fn write_records<R: Read>(
         }
         let main_text_pos = place_ends(&mut places, batch, index, &opt);
         let ii = batch_insert_size(&places, batch, first, args, l_pac, last_ii, &mut isize_notes);
-        let pairing = Pairing { index: index, ii: &ii, popt: &popt, opt: &opt, rg_id, sw: !args.no_sw && ii.is_known() };
+        let pairing =
+            Pairing { index: index, ii: &ii, popt: &popt, opt: &opt, rg_id, sw: !args.no_sw && ii.is_known() };
         let ticker = progress.batch(b0.len(), readers[0].position().0);
         let (lines, counts): (Vec<String>, Vec<RescueCounts>) = places
             .into_par_iter()
@@ -291,7 +308,12 @@ pub fn write_records<R: Read>(
 
 /// Places each end's chosen hit (flags, position, strand, mapping quality) as samse does;
 /// returns the text positions of the chosen hits' SA rows (each lookup is kept for pairing).
-fn place_ends(places: &mut [[Placement; 2]], batch: [&Vec<ReadSeq>; 2], index: &Index, opt: &GapOptions) -> Vec<[Option<u64>; 2]> {
+fn place_ends(
+    places: &mut [[Placement; 2]],
+    batch: [&Vec<ReadSeq>; 2],
+    index: &Index,
+    opt: &GapOptions,
+) -> Vec<[Option<u64>; 2]> {
     let sa = index.sa.as_ref().expect("sampe loads the SA");
     let l_pac = index.refs.l_pac();
     places
@@ -327,7 +349,11 @@ fn batch_insert_size(
         .map(|(i, pl)| [0, 1].map(|j| EndSummary { pos: pl[j].pos, len: batch[j][i].len as u64, mapq: pl[j].mapq }));
     let (mut ii, result) = insert_size::infer(summaries, args.ap_prior, l_pac as i64);
     if let Err(f) = result {
-        notes.push(format!("pairs {first}-{}: no insert size estimate ({})", first + batch[0].len() as u64 - 1, failure_text(f)));
+        notes.push(format!(
+            "pairs {first}-{}: no insert size estimate ({})",
+            first + batch[0].len() as u64 - 1,
+            failure_text(f)
+        ));
     }
     if ii.avg < 0.0 && last_ii.avg > 0.0 {
         ii = last_ii;
@@ -374,14 +400,31 @@ impl Pairing<'_> {
         let [e0, e1] = ends;
         let mut pl = [e0.place, e1.place];
         let mut counts = RescueCounts::default();
-        let [c0, c1] = if self.sw { mate_rescue::rescue(&mut pl, [r0, r1], ii, pac, l_pac, &mut counts) } else { [None, None] };
+        let [c0, c1] =
+            if self.sw { mate_rescue::rescue(&mut pl, [r0, r1], ii, pac, l_pac, &mut counts) } else { [None, None] };
         let [p0, p1] = pl;
         let a0 = refine::refine(p0, c0, r0, pac, l_pac);
         let a1 = refine::refine(p1, c1, r1, pac, l_pac);
         let mut text = String::with_capacity(4 * (r0.codes.len() + r1.codes.len()) + 512);
         let (opt, rg_id) = (self.opt, self.rg_id);
-        record::push_record(r0, &a0, Some(&Mate { aligned: &a1, full_len: r1.codes.len() }), &index.refs, opt, rg_id, &mut text);
-        record::push_record(r1, &a1, Some(&Mate { aligned: &a0, full_len: r0.codes.len() }), &index.refs, opt, rg_id, &mut text);
+        record::push_record(
+            r0,
+            &a0,
+            Some(&Mate { aligned: &a1, full_len: r1.codes.len() }),
+            &index.refs,
+            opt,
+            rg_id,
+            &mut text,
+        );
+        record::push_record(
+            r1,
+            &a1,
+            Some(&Mate { aligned: &a0, full_len: r0.codes.len() }),
+            &index.refs,
+            opt,
+            rg_id,
+            &mut text,
+        );
         (text, counts)
     }
 }

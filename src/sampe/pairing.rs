@@ -224,7 +224,8 @@ impl KnownRows {
 /// The PE step of bwa_cal_pac_pos_pe for one pair, after the insert size is known.
 pub fn pair(ends: &mut [End; 2], ii: &InsertSize, opt: &PairingOptions, bwt: &Bwt, sa: &SuffixArray, l_pac: u64) {
     let mapped = |e: &End| matches!(e.place.kind, HitType::Unique | HitType::Repeat);
-    let mut known = [0, 1].map(|j| KnownRows(ends[j].main_text_pos.map(|p| (ends[j].place.sa, p)).into_iter().collect()));
+    let mut known =
+        [0, 1].map(|j| KnownRows(ends[j].main_text_pos.map(|p| (ends[j].place.sa, p)).into_iter().collect()));
     if mapped(&ends[0]) && mapped(&ends[1]) {
         let n_occ = |e: &End| e.hits.iter().map(|h| (h.l - h.k + 1) as i64).sum::<i64>();
         if n_occ(&ends[0]) > opt.max_occ || n_occ(&ends[1]) > opt.max_occ {
@@ -237,7 +238,10 @@ pub fn pair(ends: &mut [End; 2], ii: &InsertSize, opt: &PairingOptions, bwt: &Bw
             for (k, h) in e.hits.iter().enumerate() {
                 for row in h.k..=h.l {
                     let (pos, reverse) = hits::text_to_pos(known[j].position(row, bwt, sa), l_pac, ref_len);
-                    positions.push(HitPos { x: pos.unwrap_or(u64::MAX), y: (k as u64) << 2 | (reverse as u64) << 1 | j as u64 });
+                    positions.push(HitPos {
+                        x: pos.unwrap_or(u64::MAX),
+                        y: (k as u64) << 2 | (reverse as u64) << 1 | j as u64,
+                    });
                 }
             }
         }
@@ -253,7 +257,10 @@ pub fn pair(ends: &mut [End; 2], ii: &InsertSize, opt: &PairingOptions, bwt: &Bw
             continue;
         }
         let p = &e.place;
-        let n = if p.flags & FLAG_PROPER_PAIR == 0 && mate_mapped && (p.c1 + p.c2).wrapping_sub(1) <= opt.n_multi_discordant as u64 {
+        let n = if p.flags & FLAG_PROPER_PAIR == 0
+            && mate_mapped
+            && (p.c1 + p.c2).wrapping_sub(1) <= opt.n_multi_discordant as u64
+        {
             opt.n_multi_discordant
         } else {
             opt.n_multi

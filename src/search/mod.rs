@@ -201,7 +201,18 @@ impl Search<'_> {
         is_diff: bool,
     ) -> Entry {
         let score = aln_score(n_mm as i32, n_gapo as i32, n_gape as i32, self.opt) as u32;
-        Entry { info: score << 21 | i as u32, n_mm, n_gapo, n_gape, state, n_ins, n_del, last_diff_pos: if is_diff { i } else { 0 }, k, l }
+        Entry {
+            info: score << 21 | i as u32,
+            n_mm,
+            n_gapo,
+            n_gape,
+            state,
+            n_ins,
+            n_del,
+            last_diff_pos: if is_diff { i } else { 0 },
+            k,
+            l,
+        }
     }
 
     /// The bases of the BWT entry `e` has matched: the read's bases it consumed, less those it
@@ -305,20 +316,56 @@ impl Search<'_> {
         }
 
         // Gaps.
-        let gaps =
-            if opt.mode & MODE_LOGGAP != 0 { int_log2((e.n_gape + e.n_gapo) as u32) / 2 + 1 } else { e.n_gapo as i32 + e.n_gape as i32 };
+        let gaps = if opt.mode & MODE_LOGGAP != 0 {
+            int_log2((e.n_gape + e.n_gapo) as u32) / 2 + 1
+        } else {
+            e.n_gapo as i32 + e.n_gape as i32
+        };
         if allow_diff && i >= opt.indel_end_skip + gaps && len - i >= opt.indel_end_skip + gaps {
             match e.state {
                 STATE_M if (e.n_gapo as i32) < opt.max_gapo => {
-                    push(self.new_entry(i, e.k, l, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins + 1, e.n_del, STATE_I, true));
+                    push(self.new_entry(
+                        i,
+                        e.k,
+                        l,
+                        e.n_mm,
+                        e.n_gapo + 1,
+                        e.n_gape,
+                        e.n_ins + 1,
+                        e.n_del,
+                        STATE_I,
+                        true,
+                    ));
                     for &(nk, nl, field) in &kids {
                         if nk <= nl {
-                            push(self.new_entry(i + 1, field, nl, e.n_mm, e.n_gapo + 1, e.n_gape, e.n_ins, e.n_del + 1, STATE_D, true));
+                            push(self.new_entry(
+                                i + 1,
+                                field,
+                                nl,
+                                e.n_mm,
+                                e.n_gapo + 1,
+                                e.n_gape,
+                                e.n_ins,
+                                e.n_del + 1,
+                                STATE_D,
+                                true,
+                            ));
                         }
                     }
                 }
                 STATE_I if (e.n_gape as i32) < opt.max_gape => {
-                    push(self.new_entry(i, e.k, l, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins + 1, e.n_del, STATE_I, true));
+                    push(self.new_entry(
+                        i,
+                        e.k,
+                        l,
+                        e.n_mm,
+                        e.n_gapo,
+                        e.n_gape + 1,
+                        e.n_ins + 1,
+                        e.n_del,
+                        STATE_I,
+                        true,
+                    ));
                 }
                 STATE_D
                     if (e.n_gape as i32) < opt.max_gape
@@ -326,7 +373,18 @@ impl Search<'_> {
                 {
                     for &(nk, nl, field) in &kids {
                         if nk <= nl {
-                            push(self.new_entry(i + 1, field, nl, e.n_mm, e.n_gapo, e.n_gape + 1, e.n_ins, e.n_del + 1, STATE_D, true));
+                            push(self.new_entry(
+                                i + 1,
+                                field,
+                                nl,
+                                e.n_mm,
+                                e.n_gapo,
+                                e.n_gape + 1,
+                                e.n_ins,
+                                e.n_del + 1,
+                                STATE_D,
+                                true,
+                            ));
                         }
                     }
                 }
@@ -343,7 +401,18 @@ impl Search<'_> {
                 let is_mm = j != 4 || base > 3;
                 let (nk, nl, field) = kids[c];
                 if nk <= nl {
-                    let child = self.new_entry(i, field, nl, e.n_mm + is_mm as u8, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, is_mm);
+                    let child = self.new_entry(
+                        i,
+                        field,
+                        nl,
+                        e.n_mm + is_mm as u8,
+                        e.n_gapo,
+                        e.n_gape,
+                        e.n_ins,
+                        e.n_del,
+                        STATE_M,
+                        is_mm,
+                    );
                     if is_mm {
                         push(child);
                     } else {
@@ -354,7 +423,8 @@ impl Search<'_> {
         } else if base < 4 {
             let (nk, nl, field) = kids[base as usize];
             if nk <= nl {
-                matching = Some(self.new_entry(i, field, nl, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, false));
+                matching =
+                    Some(self.new_entry(i, field, nl, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, false));
             }
         }
         Step::Expanded(matching)
@@ -390,7 +460,15 @@ impl HitList {
     }
 
     /// Records entry `e`'s hit [k, l], and narrows the D array as bwa's gap_shadow does.
-    pub fn record(&mut self, e: &Entry, k: u64, l: u64, width: &mut [Width], seq_len: u64, opt: &GapOptions) -> AfterHit {
+    pub fn record(
+        &mut self,
+        e: &Entry,
+        k: u64,
+        l: u64,
+        width: &mut [Width],
+        seq_len: u64,
+        opt: &GapOptions,
+    ) -> AfterHit {
         let gape_counts = opt.mode & MODE_GAPE != 0;
         let score = aln_score(e.n_mm as i32, e.n_gapo as i32, e.n_gape as i32, opt);
         let mut after = AfterHit::Go;

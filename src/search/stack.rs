@@ -97,7 +97,8 @@ impl SearchStack for GapStack {
         if self.n_entries == 0 {
             self.best = self.stacks.len();
         } else if self.stacks[self.best].is_empty() {
-            self.best = (self.best + 1..self.stacks.len()).find(|&s| !self.stacks[s].is_empty()).unwrap_or(self.stacks.len());
+            self.best =
+                (self.best + 1..self.stacks.len()).find(|&s| !self.stacks[s].is_empty()).unwrap_or(self.stacks.len());
         }
         Next::Entry(e)
     }
@@ -209,7 +210,10 @@ impl SearchStack for BoundedStack {
             Some(slot) => slot,
             None => {
                 // Full: drop the highest score stored (with the new entry if it scores as much).
-                let highest = (0..=self.cap).rev().find(|&s| self.heads[s as usize] != NO_ENTRY).expect("a full pool holds entries");
+                let highest = (0..=self.cap)
+                    .rev()
+                    .find(|&s| self.heads[s as usize] != NO_ENTRY)
+                    .expect("a full pool holds entries");
                 if score >= highest {
                     self.lower_cap(score - 1);
                     self.dropped += 1;

@@ -23,7 +23,10 @@ pub fn testdata(name: &str) -> PathBuf {
 
 /// Runs a command, returns stdout; panics with its stderr when it fails.
 pub fn run(cmd: &str, args: &[&str]) -> Vec<u8> {
-    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("cannot run {cmd} ({e}); CI installs it with apt-get"));
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd} ({e}); CI installs it with apt-get"));
     assert!(out.status.success(), "{cmd} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
@@ -66,7 +69,6 @@ pub fn bcuda_with_stdin(args: &[&str], stdin: &[u8], config: Option<&Path>) -> (
     feeder.join().unwrap();
     (out.status.success(), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
 }
-
 
 /// The development binary `bcuda-dev` (dev/: synth-genome, stack-profile, gpu-bench), built
 /// on first use. Cargo builds only the tested package's binaries for its integration tests
@@ -123,8 +125,13 @@ pub fn head_fastq(src: &Path, n: usize, dst: &Path) {
 /// mismatches, short insertions and deletions, N bases, and some random (unmappable) reads.
 pub fn simulate_reads(fasta: &Path, len: usize, n: usize, seed: u64, dst: &Path) {
     let text = std::fs::read_to_string(fasta).unwrap();
-    let genome: Vec<u8> =
-        text.lines().skip(1).take_while(|l| !l.starts_with('>')).flat_map(|l| l.trim().bytes()).map(|b| b.to_ascii_uppercase()).collect();
+    let genome: Vec<u8> = text
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with('>'))
+        .flat_map(|l| l.trim().bytes())
+        .map(|b| b.to_ascii_uppercase())
+        .collect();
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut next = move |m: u64| {
         state ^= state << 13;
@@ -179,7 +186,8 @@ pub fn simulate_reads(fasta: &Path, len: usize, n: usize, seed: u64, dst: &Path)
                 })
                 .collect();
         }
-        let qual: String = (0..len).map(|i| (33 + if i > len - 10 { 2 + next(20) } else { 20 + next(21) }) as u8 as char).collect();
+        let qual: String =
+            (0..len).map(|i| (33 + if i > len - 10 { 2 + next(20) } else { 20 + next(21) }) as u8 as char).collect();
         out.push_str(&format!("@sim{r}/1\n{}\n+\n{qual}\n", String::from_utf8(read).unwrap()));
     }
     std::fs::write(dst, out).unwrap();

@@ -44,7 +44,9 @@ pub fn build(plan: &ChromosomePlan, families: &[Family], rng: &mut SmallRng) -> 
     let centromere_len = alpha_len + centromere_gap + hsat_len;
     let fixed = 2 * (telomere_gap + telomere_repeat) + centromere_len;
     let arms = len.saturating_sub(fixed);
-    let p_arm = ((len as f64 * plan.centromere_at) as usize).saturating_sub(telomere_gap + telomere_repeat + centromere_len / 2).min(arms);
+    let p_arm = ((len as f64 * plan.centromere_at) as usize)
+        .saturating_sub(telomere_gap + telomere_repeat + centromere_len / 2)
+        .min(arms);
     let q_arm = arms - p_arm;
 
     let mut filler = ArmFiller::new(families, rng);
@@ -104,7 +106,15 @@ impl<'a> ArmFiller<'a> {
         let repeat_share: f64 = families.iter().map(|f| f.share).sum::<f64>() + STR_SHARE;
         let mean_unique_len = (1.0 - repeat_share) / rates.iter().sum::<f64>();
         let family_bases = vec![0; rates.len()];
-        let mut filler = ArmFiller { families, rates, mean_unique_len, isochore_left: 0, gc: 0.41, weights: Vec::new(), family_bases };
+        let mut filler = ArmFiller {
+            families,
+            rates,
+            mean_unique_len,
+            isochore_left: 0,
+            gc: 0.41,
+            weights: Vec::new(),
+            family_bases,
+        };
         filler.next_isochore(rng);
         filler
     }
@@ -115,7 +125,8 @@ impl<'a> ArmFiller<'a> {
         let centred: f64 = (0..4).map(|_| rng.random::<f64>()).sum::<f64>() / 4.0 - 0.5;
         self.gc = (0.41 + centred * 0.16 + if rng.random_bool(0.15) { 0.06 } else { 0.0 }).clamp(0.35, 0.55);
         let pref = |i: usize| self.families.get(i).map_or(0.0, |f| f.gc_preference);
-        self.weights = self.rates.iter().enumerate().map(|(i, r)| r * (pref(i) * (self.gc - 0.41) * 12.0).exp()).collect();
+        self.weights =
+            self.rates.iter().enumerate().map(|(i, r)| r * (pref(i) * (self.gc - 0.41) * 12.0).exp()).collect();
     }
 
     fn fill(&mut self, rng: &mut SmallRng, n: usize, out: &mut Vec<u8>) {

@@ -80,7 +80,10 @@ fn plan(chromosomes: &[Chromosome], rng: &mut SmallRng) -> Vec<Duplication> {
             let chrom = &chromosomes[c];
             r.end <= chrom.seq.len() && !overlaps(r, &chrom.centromere) && !chrom.seq[r.clone()].contains(&b'N')
         };
-        if !clean(src_chrom, &source) || !clean(dst_chrom, &target) || overlaps(&source, &target) && src_chrom == dst_chrom {
+        if !clean(src_chrom, &source)
+            || !clean(dst_chrom, &target)
+            || overlaps(&source, &target) && src_chrom == dst_chrom
+        {
             continue;
         }
         if targets[dst_chrom].iter().any(|t| overlaps(t, &target)) {

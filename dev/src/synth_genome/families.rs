@@ -160,14 +160,29 @@ pub fn human_like(rng: &mut SmallRng) -> Vec<Family> {
     families
 }
 
-fn derive_tree(rng: &mut SmallRng, out: &mut Vec<Family>, root: &[u8], tree: &[Sub], shape: CopyShape, gc_preference: f64) {
+fn derive_tree(
+    rng: &mut SmallRng,
+    out: &mut Vec<Family>,
+    root: &[u8],
+    tree: &[Sub],
+    shape: CopyShape,
+    gc_preference: f64,
+) {
     let first = out.len();
     for s in tree {
         let consensus = match s.parent {
             None => root.to_vec(),
             Some(p) => diverged(rng, &out[first + p].consensus, s.drift),
         };
-        out.push(Family { name: s.name, consensus, shape, divergence: s.divergence, share: s.share, gc_preference, mean_copy_len: 0.0 });
+        out.push(Family {
+            name: s.name,
+            consensus,
+            shape,
+            divergence: s.divergence,
+            share: s.share,
+            gc_preference,
+            mean_copy_len: 0.0,
+        });
     }
 }
 

@@ -150,7 +150,8 @@ fn report_composition(families: &[families::Family], chromosomes: &[Chromosome],
         bases.iter_mut().zip(&c.family_bases).for_each(|(b, n)| *b += n);
     }
     let names = families.iter().map(|f| f.name).chain(["microsatellites"]);
-    let shares: Vec<String> = names.zip(&bases).map(|(name, n)| format!("{name} {:.2}%", 100.0 * *n as f64 / total as f64)).collect();
+    let shares: Vec<String> =
+        names.zip(&bases).map(|(name, n)| format!("{name} {:.2}%", 100.0 * *n as f64 / total as f64)).collect();
     eprintln!("[bcuda-dev synth-genome] repeats: {}", shares.join(", "));
 }
 

@@ -21,7 +21,8 @@ pub fn testdata(name: &str) -> PathBuf {
 
 /// Runs `bwa` with `args`; panics if bwa is not installed (CI installs it) or fails.
 pub fn bwa(args: &[&str]) -> Vec<u8> {
-    let out = Command::new("bwa").args(args).output().unwrap_or_else(|e| panic!("cannot run bwa ({e}): apt-get install bwa"));
+    let out =
+        Command::new("bwa").args(args).output().unwrap_or_else(|e| panic!("cannot run bwa ({e}): apt-get install bwa"));
     assert!(out.status.success(), "bwa {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
