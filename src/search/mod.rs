@@ -315,81 +315,8 @@ impl Search<'_> {
             }
         }
 
-        // Gaps.
-        let gaps = if opt.mode & MODE_LOGGAP != 0 {
-            int_log2((e.n_gape + e.n_gapo) as u32) / 2 + 1
-        } else {
-            e.n_gapo as i32 + e.n_gape as i32
-        };
-        if allow_diff && i >= opt.indel_end_skip + gaps && len - i >= opt.indel_end_skip + gaps {
-            match e.state {
-                STATE_M if (e.n_gapo as i32) < opt.max_gapo => {
-                    push(self.new_entry(
-                        i,
-                        e.k,
-                        l,
-                        e.n_mm,
-                        e.n_gapo + 1,
-                        e.n_gape,
-                        e.n_ins + 1,
-                        e.n_del,
-                        STATE_I,
-                        true,
-                    ));
-                    for &(nk, nl, field) in &kids {
-                        if nk <= nl {
-                            push(self.new_entry(
-                                i + 1,
-                                field,
-                                nl,
-                                e.n_mm,
-                                e.n_gapo + 1,
-                                e.n_gape,
-                                e.n_ins,
-                                e.n_del + 1,
-                                STATE_D,
-                                true,
-                            ));
-                        }
-                    }
-                }
-                STATE_I if (e.n_gape as i32) < opt.max_gape => {
-                    push(self.new_entry(
-                        i,
-                        e.k,
-                        l,
-                        e.n_mm,
-                        e.n_gapo,
-                        e.n_gape + 1,
-                        e.n_ins + 1,
-                        e.n_del,
-                        STATE_I,
-                        true,
-                    ));
-                }
-                STATE_D
-                    if (e.n_gape as i32) < opt.max_gape
-                        && ((e.n_gape as i32 + e.n_gapo as i32) < max_diff || occ < opt.max_del_occ as u64) =>
-                {
-                    for &(nk, nl, field) in &kids {
-                        if nk <= nl {
-                            push(self.new_entry(
-                                i + 1,
-                                field,
-                                nl,
-                                e.n_mm,
-                                e.n_gapo,
-                                e.n_gape + 1,
-                                e.n_ins,
-                                e.n_del + 1,
-                                STATE_D,
-                                true,
-                            ));
-                        }
-                    }
-                }
-                _ => {}
-            }
+        if allow_diff {
+            self.push_gaps(e, i, (l, occ), &kids, max_diff, push);
         }
 
         // Mismatches (the read's own base last, so it is popped first).
@@ -428,6 +355,96 @@ impl Search<'_> {
             }
         }
         Step::Expanded(matching)
+    }
+
+    /// bwt_match_gap's gap branches of entry `e` at read position `i` (already stepped): a
+    /// gap open or extension, an insertion or a deletion per child interval in `kids`; `l` and
+    /// `occ` are the entry's interval end and size.
+    fn push_gaps(
+        &self,
+        e: &Entry,
+        i: i32,
+        (l, occ): (u64, u64),
+        kids: &[(u64, u64, u64); 4],
+        max_diff: i32,
+        push: &mut impl FnMut(Entry),
+    ) {
+        let (opt, len) = (self.opt, self.seq.len() as i32);
+        let gaps = if opt.mode & MODE_LOGGAP != 0 {
+            int_log2((e.n_gape + e.n_gapo) as u32) / 2 + 1
+        } else {
+            e.n_gapo as i32 + e.n_gape as i32
+        };
+        if i >= opt.indel_end_skip + gaps && len - i >= opt.indel_end_skip + gaps {
+            match e.state {
+                STATE_M if (e.n_gapo as i32) < opt.max_gapo => {
+                    push(self.new_entry(
+                        i,
+                        e.k,
+                        l,
+                        e.n_mm,
+                        e.n_gapo + 1,
+                        e.n_gape,
+                        e.n_ins + 1,
+                        e.n_del,
+                        STATE_I,
+                        true,
+                    ));
+                    for &(nk, nl, field) in kids {
+                        if nk <= nl {
+                            push(self.new_entry(
+                                i + 1,
+                                field,
+                                nl,
+                                e.n_mm,
+                                e.n_gapo + 1,
+                                e.n_gape,
+                                e.n_ins,
+                                e.n_del + 1,
+                                STATE_D,
+                                true,
+                            ));
+                        }
+                    }
+                }
+                STATE_I if (e.n_gape as i32) < opt.max_gape => {
+                    push(self.new_entry(
+                        i,
+                        e.k,
+                        l,
+                        e.n_mm,
+                        e.n_gapo,
+                        e.n_gape + 1,
+                        e.n_ins + 1,
+                        e.n_del,
+                        STATE_I,
+                        true,
+                    ));
+                }
+                STATE_D
+                    if (e.n_gape as i32) < opt.max_gape
+                        && ((e.n_gape as i32 + e.n_gapo as i32) < max_diff || occ < opt.max_del_occ as u64) =>
+                {
+                    for &(nk, nl, field) in kids {
+                        if nk <= nl {
+                            push(self.new_entry(
+                                i + 1,
+                                field,
+                                nl,
+                                e.n_mm,
+                                e.n_gapo,
+                                e.n_gape + 1,
+                                e.n_ins,
+                                e.n_del + 1,
+                                STATE_D,
+                                true,
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 }
 
