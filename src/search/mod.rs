@@ -375,6 +375,14 @@ impl Search<'_> {
         } else {
             e.n_gapo as i32 + e.n_gape as i32
         };
+        // A deletion per child interval, with these gap counts, in bwa's order.
+        let push_deletions = |n_gapo: u8, n_gape: u8, push: &mut dyn FnMut(Entry)| {
+            for &(nk, nl, field) in kids {
+                if nk <= nl {
+                    push(self.new_entry(i + 1, field, nl, e.n_mm, n_gapo, n_gape, e.n_ins, e.n_del + 1, STATE_D, true));
+                }
+            }
+        };
         if i >= opt.indel_end_skip + gaps && len - i >= opt.indel_end_skip + gaps {
             match e.state {
                 STATE_M if (e.n_gapo as i32) < opt.max_gapo => {
@@ -390,22 +398,7 @@ impl Search<'_> {
                         STATE_I,
                         true,
                     ));
-                    for &(nk, nl, field) in kids {
-                        if nk <= nl {
-                            push(self.new_entry(
-                                i + 1,
-                                field,
-                                nl,
-                                e.n_mm,
-                                e.n_gapo + 1,
-                                e.n_gape,
-                                e.n_ins,
-                                e.n_del + 1,
-                                STATE_D,
-                                true,
-                            ));
-                        }
-                    }
+                    push_deletions(e.n_gapo + 1, e.n_gape, push);
                 }
                 STATE_I if (e.n_gape as i32) < opt.max_gape => {
                     push(self.new_entry(
@@ -425,22 +418,7 @@ impl Search<'_> {
                     if (e.n_gape as i32) < opt.max_gape
                         && ((e.n_gape as i32 + e.n_gapo as i32) < max_diff || occ < opt.max_del_occ as u64) =>
                 {
-                    for &(nk, nl, field) in kids {
-                        if nk <= nl {
-                            push(self.new_entry(
-                                i + 1,
-                                field,
-                                nl,
-                                e.n_mm,
-                                e.n_gapo,
-                                e.n_gape + 1,
-                                e.n_ins,
-                                e.n_del + 1,
-                                STATE_D,
-                                true,
-                            ));
-                        }
-                    }
+                    push_deletions(e.n_gapo, e.n_gape + 1, push);
                 }
                 _ => {}
             }
