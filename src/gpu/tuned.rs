@@ -148,19 +148,24 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// A tuned file from an exact_match-only run (no inexact source) still loads.
-    #[test]
-    fn tuned_files_without_inexact_kernels_load() {
-        let t = Tuned {
+    /// A tuned file of this build's kernels with these switches and no inexact source.
+    fn sample_tuned(switches: Vec<(String, u32)>) -> Tuned {
+        Tuned {
             device: "d".into(),
             compute_capability: (9, 0),
-            switches: vec![("BLOCK_W".into(), 64)],
+            switches,
             source: "s".into(),
             inexact_source: None,
             speedup: 1.5,
             genome: Genome::reference(&barracuda_switches()),
             kernels: kernels_id(),
-        };
+        }
+    }
+
+    /// A tuned file from an exact_match-only run (no inexact source) still loads.
+    #[test]
+    fn tuned_files_without_inexact_kernels_load() {
+        let t = sample_tuned(vec![("BLOCK_W".into(), 64)]);
         let mut json: serde_json::Value = serde_json::to_value(&t).unwrap();
         json.as_object_mut().unwrap().remove("inexact_source");
         json["genome"].as_object_mut().unwrap().remove("inexact_patches");
@@ -173,16 +178,7 @@ mod tests {
     /// check: its kernels may take other arguments than this bcuda passes.
     #[test]
     fn tuned_files_name_the_kernels_they_came_from() {
-        let t = Tuned {
-            device: "d".into(),
-            compute_capability: (9, 0),
-            switches: vec![],
-            source: "s".into(),
-            inexact_source: None,
-            speedup: 1.5,
-            genome: Genome::reference(&barracuda_switches()),
-            kernels: kernels_id(),
-        };
+        let t = sample_tuned(vec![]);
         let mut json: serde_json::Value = serde_json::to_value(&t).unwrap();
         assert_eq!(serde_json::from_value::<Tuned>(json.clone()).unwrap().kernels, kernels_id());
         json.as_object_mut().unwrap().remove("kernels");
