@@ -53,6 +53,11 @@
 #ifndef LEVEL_MIN_BLOCKS
 #define LEVEL_MIN_BLOCKS 1
 #endif
+// The team passes run the root's chain on all lanes at once, from its intervals computed with
+// the D arrays (-D, from the switches; run_root_chain).
+#ifndef root_chain
+#define root_chain 0
+#endif
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -434,6 +439,29 @@ __device__ bool extend_exact(const u32 *words, u64 primary, const u64 *l2, const
     k0 = k;
     l0 = l;
     return true;
+}
+
+// The root's chain of the search (its matching children one after another: the read's exact
+// backward search, reverse complemented as the search runs it): the interval after d bases for
+// d = 0..len, empty (k > l) from the first base that does not extend it.
+__device__ void root_chain_intervals(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *read, int len, ulonglong2 *out, u64 &lookups)
+{
+    u64 k = 0, l = seq_len;
+    out[0] = make_ulonglong2(k, l);
+    for (int d = 0; d < len; ++d) {
+        int c = read[d] > 3 ? 4 : 3 - read[d];
+        if (c > 3) {
+            k = 1;
+            l = 0;
+        } else if (k <= l) {
+            u64 ok, ol;
+            occ_pair(words, primary, k - 1, l, c, ok, ol);
+            lookups += 2;
+            k = l2[c] + ok + 1;
+            l = l2[c] + ol;
+        }
+        out[d + 1] = make_ulonglong2(k, l);
+    }
 }
 
 __device__ int int_log2(u32 v)
@@ -827,14 +855,16 @@ __device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *
 // pass those pointers' bounds on by rewriting the call's line.)
 // The D arrays of the batch's reads, before the search: threads 0..n-1 compute read j's D array
 // into widths[code_start[j] + j ..] (its length + 1 cells), threads n..2n-1 the seed's of read j
-// into seed_widths[j * seed_stride ..] (reads longer than the seed). Each is a backward search of
+// into seed_widths[j * seed_stride ..] (reads longer than the seed), with root_chain threads
+// 2n..3n-1 the intervals of read j's root chain into root_intervals[code_start[j] + j ..] (its
+// length + 1). Each is a backward search of
 // dependent occurrence lookups: on a searching team's first lane, with the team waiting, they
 // took about a third of pass 2 (H100, 1 Gbp benchmark); here all reads' run at once.
 extern "C" __global__ void __launch_bounds__(256) read_widths(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, u32 n, u64 *__restrict__ widths, u64 *__restrict__ seed_widths, int seed_stride,
-    unsigned long long *__restrict__ lookup_count)
+    ulonglong2 *__restrict__ root_intervals, unsigned long long *__restrict__ lookup_count)
 {
     u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     bool seed = t >= n;
@@ -847,6 +877,13 @@ extern "C" __global__ void __launch_bounds__(256) read_widths(
         if (!seed) cal_width(words, primary, seq_len, l2, read, len, widths + code_start[id] + id, lookups);
         else if (seed_len < len) cal_width(words, primary, seq_len, l2, read, seed_len, seed_widths + (u64)id * seed_stride, lookups);
     }
+#if root_chain
+    // Threads 2n..3n-1: each read's root chain (run_root_chain), after its D array's place.
+    if (t >= 2 * (u64)n && t < 3 * (u64)n) {
+        u32 j = (u32)(t - 2 * (u64)n);
+        root_chain_intervals(words, primary, seq_len, l2, codes + code_start[j], read_len[j], root_intervals + code_start[j] + j, lookups);
+    }
+#endif
     for (int o = LANES / 2; o > 0; o /= 2) lookups += __shfl_down_sync(FULL_MASK, lookups, o);
     if (threadIdx.x % LANES == 0 && lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
 }
@@ -1187,10 +1224,73 @@ __device__ bool entries_limit_inside(u32 n_entries, const LaneBuffer &mine, int 
     return team_min(t, crossed) < t.size;
 }
 
+// Records the hit that ended lane `hitter`'s chain (entry e, interval [hk, hl]) for the team, at
+// `level`: SEARCH_GO, or the read's answer when the hit ends the search.
+__device__ int record_team_hit(HitList &h, Levels &lv, int level, int hitter, const Entry &e, u64 hk, u64 hl, Width *width, const Read &r, const Team &t)
+{
+    const GapOpt &opt = r.opt;
+    int after = 0;
+    if (t.lane == hitter) after = record_hit(h, e, hk, hl, width, r.seq_len, opt);
+    after = team_broadcast(t, after, hitter);
+    h.n_aln = team_broadcast(t, h.n_aln, hitter);
+    h.best_score = team_broadcast(t, h.best_score, hitter);
+    h.best_cnt = team_broadcast(t, h.best_cnt, hitter);
+    h.max_diff = team_broadcast(t, h.max_diff, hitter);
+    if (after == HITS_FULL) return HITS_FULL;
+    if (after == HIT_STOP) return h.n_aln;
+    if (after == HIT_FIRST) {
+        int last = max(h.best_score + opt.s_mm, level);
+        if (last < lv.cap) drop_levels_above(lv, last, t);
+    }
+    return SEARCH_GO;
+}
+
+// What the root chain's entry at depth d keeps in k's place: its string while it holds one
+// (the interval table), else k.
+__device__ u64 root_field(const Read &r, int d, u64 k)
+{
+    if (d >= r.interval_depth) return k;
+    u64 w = 0;
+    for (int j = 0; j < d; ++j) w = 4 * w + r.seq[r.len - 1 - j];
+    return w;
+}
+
+// The root's chain on all lanes at once (root_chain in level_search.rs): its intervals are known
+// before the search (read_widths), so lane j of a round pops the chain's entry at depth base + j.
+// The pops up to the first that does not lead on (no matching child, a hit, pruned) are the
+// chain's: committed in order, as its pushes would be. bwa's -m cannot stop it (the caller
+// checks), and it ends by its last depth. SEARCH_GO: the search goes on; else its answer.
+__device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const ulonglong2 *root, int max_rounds, int &rounds, const Team &t)
+{
+    for (int base = 0; base <= r.len; base += t.size) {
+        if (max_rounds > 0 && ++rounds > max_rounds) return STACK_FULL;
+        int d = base + t.lane;
+        LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
+        int outcome = STEP_DONE;
+        bool goes_on = false;
+        u64 hk = 0, hl = 0;
+        Entry e;
+        ulonglong2 kl = d <= r.len ? root[d] : make_ulonglong2(1, 0);
+        if (kl.x <= kl.y) {
+            e = make_entry(r.opt, r.len - d, root_field(r, d, kl.x), kl.y, 0, 0, 0, 0, 0, STATE_M, false);
+            Entry matching;
+            outcome = step(r, e, h.max_diff, width, mine, hk, hl, matching, goes_on);
+            mine.pop = 1;
+            goes_on = goes_on && outcome == STEP_EXPANDED;
+        }
+        int end = team_min(t, goes_on ? t.size : t.lane);
+        commit_pushes(lv, 0, lane_bufs, stride, min(end + 1, t.size), mine.n, t);
+        if (end == t.size) continue;
+        int hitter = team_min(t, t.lane == end && outcome == STEP_HIT ? t.lane : t.size);
+        return hitter < t.size ? record_team_hit(h, lv, 0, hitter, e, hk, hl, width, r, t) : SEARCH_GO;
+    }
+    return SEARCH_GO;
+}
+
 // The search of one read by one team; STACK_FULL when it needs dropped entries or more than
 // `max_rounds` groups of chains (0: no limit; a larger team then takes the read), ENTRIES_LIMIT
 // when bwa's -m may stop it inside a group of chains (the CPU takes the read).
-__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, int max_rounds, const Team &t)
+__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const ulonglong2 *root, int max_rounds, const Team &t)
 {
     const GapOpt &opt = r.opt;
     if (too_many_ns(r, h.max_diff)) return 0;
@@ -1202,9 +1302,17 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
     for (int b = t.lane; b < lv.n_buckets; b += t.size) lv.len[b] = 0;
     __syncthreads();
     LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
-    if (t.lane == 0) mine.push(make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
-    commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, t);
     int rounds = 0;
+#if root_chain
+    if (opt.max_entries > 9 * (r.len + 1) + 1) {
+        int ended = run_root_chain(r, width, lv, h, lane_bufs, stride, root, max_rounds, rounds, t);
+        if (ended != SEARCH_GO) return ended;
+    } else
+#endif
+    {
+        if (t.lane == 0) mine.push(make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
+        commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, t);
+    }
     while (true) {
         int level = lowest_level(lv, t);
         if (level < 0) {
@@ -1259,19 +1367,8 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
             return_chunks(lv, level, needed_chunks, held_chunks, t);
             held_chunks = needed_chunks;
             if (first_hit < t.size) {
-                int after = 0;
-                if (t.lane == first_hit) after = record_hit(h, hit_entry, hk, hl, width, r.seq_len, opt);
-                after = team_broadcast(t, after, first_hit);
-                h.n_aln = team_broadcast(t, h.n_aln, first_hit);
-                h.best_score = team_broadcast(t, h.best_score, first_hit);
-                h.best_cnt = team_broadcast(t, h.best_cnt, first_hit);
-                h.max_diff = team_broadcast(t, h.max_diff, first_hit);
-                if (after == HITS_FULL) return HITS_FULL;
-                if (after == HIT_STOP) return h.n_aln;
-                if (after == HIT_FIRST) {
-                    int last = max(h.best_score + opt.s_mm, level);
-                    if (last < lv.cap) drop_levels_above(lv, last, t);
-                }
+                int ended = record_team_hit(h, lv, level, first_hit, hit_entry, hk, hl, width, r, t);
+                if (ended != SEARCH_GO) return ended;
             }
         }
         // The level is done: its last chunks go back to the pool.
@@ -1293,7 +1390,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
     const u64 *__restrict__ widths, const u64 *__restrict__ seed_widths, int seed_stride,
     Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
     Entry *__restrict__ entry_pool, int *__restrict__ int_pool, int max_chunks, int n_buckets, Entry *__restrict__ lane_pool,
-    Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
+    const ulonglong2 *__restrict__ root_intervals, Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
     const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
     unsigned long long *__restrict__ lookup_count, Hit *__restrict__ warp_hit_pool, int warp_hits,
     Hit *__restrict__ long_hits, u32 long_capacity, u32 *__restrict__ long_count, u32 *__restrict__ long_offset,
@@ -1330,7 +1427,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
         Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
         __syncthreads();
         HitList h = new_hit_list(r.opt, hits, warp_hits);
-        int n = search_read_level(r, width, lv, h, lane_bufs, stride, max_rounds, t);
+        int n = search_read_level(r, width, lv, h, lane_bufs, stride, root_intervals + code_start[id] + id, max_rounds, t);
         // The hits go to the read's slots, or, when more, to the batch's list of long ones.
         Hit *dst = hit_pool + (u64)id * hits_per_read;
         if (n > hits_per_read) {

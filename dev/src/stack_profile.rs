@@ -14,7 +14,7 @@ use bcuda::aln::CPU_BATCH;
 use bcuda::aln_options::batch_options;
 use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::GapOptions;
-use bcuda::search::level_search::{level_search, GiveUp, LevelCost, CHUNK};
+use bcuda::search::level_search::{level_search, GiveUp, LevelCost, LevelFlags, CHUNK};
 use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
 use bcuda::search::{align_read_with, prepare_read, Search, Width};
 
@@ -40,6 +40,10 @@ pub struct StackProfileArgs {
     /// The level search finds where bwa's `-m` stops a group of chains instead of giving up.
     #[arg(long)]
     pub exact_entries_limit: bool,
+    /// The level search runs the root's chain on all its lanes at once, from the chain's
+    /// intervals known before the search (the kernels' `root_chain`).
+    #[arg(long)]
+    pub root_chain: bool,
     /// Profile at most this many reads.
     #[arg(long)]
     pub max_reads: Option<usize>,
@@ -140,7 +144,7 @@ fn profile_read(
                 opt,
                 args.lanes,
                 capacity / CHUNK,
-                args.exact_entries_limit,
+                LevelFlags { exact_entries_limit: args.exact_entries_limit, root_chain: args.root_chain },
                 &mut cost,
             ) {
                 Ok(h) if h == hits => Ok(cost),

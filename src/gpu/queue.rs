@@ -23,6 +23,7 @@ struct SearchArgs<'a> {
     widths: &'a CudaSlice<u64>,
     seed_widths: &'a CudaSlice<u64>,
     seed_stride: i32,
+    root_intervals: &'a CudaSlice<u64>,
     max_len: i32,
     n_buckets: i32,
     hits: &'a CudaSlice<u64>,
@@ -49,7 +50,7 @@ impl<'a> SearchArgs<'a> {
         launch.arg(&scratch.entries).arg(&scratch.ints).arg(size).arg(&self.n_buckets);
         match scratch.pass.kind {
             PassKind::Thread => launch.arg(&x.first_max_pops).arg(&x.first_rule),
-            PassKind::Warp => launch.arg(&scratch.lane_buffers),
+            PassKind::Warp => launch.arg(&scratch.lane_buffers).arg(self.root_intervals),
         };
         launch.arg(self.hits).arg(&self.hits_per_read).arg(self.n_hits);
     }
@@ -108,14 +109,19 @@ impl GpuAligner {
         let seed_stride = (b.opt.seed_len.max(0) as usize).min(b.max_len) + 1;
         let (widths, _) = slot.widths.reserve(&stream, b.codes.len() + n_gpu)?;
         let (seed_widths, _) = slot.seed_widths.reserve(&stream, n_gpu * seed_stride)?;
+        // The root chains' intervals: two words per cell of the D arrays (root_chain).
+        let root_chain = self.inexact_switches.root_chain;
+        let root_len = if root_chain { 2 * (b.codes.len() + n_gpu) } else { 2 };
+        let (root_intervals, _) = slot.root_intervals.reserve(&stream, root_len)?;
         if self.poison {
             buffers::poison(&stream, widths)?;
             buffers::poison(&stream, seed_widths)?;
+            buffers::poison(&stream, root_intervals)?;
         }
         events.push(timing_event(&stream)?);
         if n_gpu > 0 {
             let cfg = LaunchConfig {
-                grid_dim: ((2 * n_gpu as u32).div_ceil(256), 1, 1),
+                grid_dim: ((if root_chain { 3 } else { 2 } * n_gpu as u32).div_ceil(256), 1, 1),
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: 0,
             };
@@ -131,6 +137,7 @@ impl GpuAligner {
                 .arg(&mut *widths)
                 .arg(&mut *seed_widths)
                 .arg(&stride32)
+                .arg(&mut *root_intervals)
                 .arg(&lookup_count);
             // SAFETY: argument order and types match read_widths' signature.
             unsafe { launch.launch(cfg) }.context("launching read_widths")?;
@@ -155,6 +162,7 @@ impl GpuAligner {
             widths,
             seed_widths,
             seed_stride: seed_stride as i32,
+            root_intervals,
             max_len: b.max_len.max(1) as i32,
             n_buckets: b.n_buckets,
             hits,

@@ -25,6 +25,9 @@ pub(super) struct Slot {
     /// The D arrays of the batch's inexact reads (read_widths): each read's, then each seed's.
     pub(super) widths: DeviceBuffer<u64>,
     pub(super) seed_widths: DeviceBuffer<u64>,
+    /// With `root_chain`, the intervals of each read's root chain (k, l per depth, placed as
+    /// its D array).
+    pub(super) root_intervals: DeviceBuffer<u64>,
     pub(super) k: Download<u64>,
     pub(super) l: Download<u64>,
     pub(super) n_hits: Download<i32>,
@@ -59,6 +62,7 @@ impl Slot {
             read_of: Upload::new(),
             widths: DeviceBuffer::new(),
             seed_widths: DeviceBuffer::new(),
+            root_intervals: DeviceBuffer::new(),
             k: Download::new(),
             l: Download::new(),
             n_hits: Download::new(),

@@ -216,6 +216,12 @@ pub struct InexactSwitches {
     /// as 0.
     #[serde(default)]
     pub level_min_blocks: u32,
+    /// The team passes run the root's chain (the read's exact backward search, about a read's
+    /// length of dependent pops on one lane) on all their lanes at once, from its intervals
+    /// computed beside the D arrays (`src/search/level_search.rs`, `root_chain`, is its model).
+    /// A tuned file from before it existed reads as off.
+    #[serde(default)]
+    pub root_chain: bool,
 }
 
 fn default_last_teams_percent() -> u32 {
@@ -266,6 +272,7 @@ impl Default for InexactSwitches {
             interval_depth: default_interval_depth(),
             last_teams_percent: default_last_teams_percent(),
             level_min_blocks: 0,
+            root_chain: true,
         }
     }
 }
@@ -292,6 +299,7 @@ impl InexactSwitches {
         ("interval_depth", &[0, 8, 10, 11, 12, 13, 14]),
         ("last_teams_percent", &[25, 50, 75, 100]),
         ("level_min_blocks", &[0, 20, 24, 32]),
+        ("root_chain", &[0, 1]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -381,6 +389,7 @@ impl InexactSwitches {
             "interval_depth" => self.interval_depth = n,
             "last_teams_percent" => self.last_teams_percent = n,
             "level_min_blocks" => self.level_min_blocks = n,
+            "root_chain" => self.root_chain = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -408,6 +417,7 @@ impl InexactSwitches {
             self.interval_depth,
             self.last_teams_percent,
             self.level_min_blocks,
+            self.root_chain as u32,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -428,6 +438,7 @@ impl InexactSwitches {
             flag("entries_limit_exact", self.entries_limit_exact),
             flag("first_lockstep", self.first_lockstep),
             flag("heads_shared", self.heads_shared),
+            flag("root_chain", self.root_chain),
         ];
         // Only when set, so that the default kernels' defines (and cache entries) stay as they were.
         if self.level_min_blocks > 0 && team == self.level_team_lanes {
@@ -495,6 +506,7 @@ mod tests {
             interval_depth: 3,
             last_teams_percent: 1,
             level_min_blocks: 5,
+            root_chain: false,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
@@ -524,7 +536,8 @@ mod tests {
                 "-Dcompact_entry=1",
                 "-Dentries_limit_exact=1",
                 "-Dfirst_lockstep=0",
-                "-Dheads_shared=0"
+                "-Dheads_shared=0",
+                "-Droot_chain=1"
             ]
         );
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();

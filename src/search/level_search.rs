@@ -62,6 +62,25 @@ fn run_chain(search: &Search, start: Entry, max_diff: i32, width: &[Width]) -> C
     }
 }
 
+/// One pop of `e`: its run, and its matching child when it has one.
+fn pop_once(search: &Search, e: Entry, max_diff: i32, width: &[Width]) -> (ChainRun, Option<Entry>) {
+    let mut pushes = Vec::new();
+    let step = search.step(&e, max_diff, width, &mut |child| pushes.push(child));
+    let pushes_at = vec![pushes.len()];
+    let (hit, next) = match step {
+        Step::Hit(k, l) => (Some((k, l, e)), None),
+        Step::Expanded(next) => (None, next),
+        Step::Done => (None, None),
+    };
+    (ChainRun { pops: 1, pushes, pushes_at, hit }, next)
+}
+
+/// Whether the root's chain may run on all lanes at once: bwa's `-m` cannot stop it there
+/// (a pop pushes at most 9 entries), so no pop of it needs the count of entries before it.
+pub fn root_chain_fits(len: usize, max_entries: i32) -> bool {
+    i64::from(max_entries) > 9 * (len as i64 + 1) + 1
+}
+
 /// Whether bwa's `-m` (`max_entries`) stops the search inside a group of chains that start
 /// with `n_entries` entries on bwa's stack: bwa checks the count before every pop, and a pop
 /// takes one entry and adds its children, the matching one included (popped next), so the
@@ -142,17 +161,89 @@ pub struct LevelCost {
     pub groups: usize,
 }
 
+/// Records a group's hit (its last run's, if any); `true` when it ends the search.
+fn record_group_hit(
+    run: Option<&ChainRun>,
+    found: &mut HitList,
+    levels: &mut Levels,
+    level: usize,
+    search: &Search,
+    width: &mut [Width],
+) -> bool {
+    let Some((k, l, e)) = run.and_then(|r| r.hit) else { return false };
+    match found.record(&e, k, l, width, search.bwt.seq_len(), search.opt) {
+        AfterHit::Go => false,
+        AfterHit::FirstHit(last_score) => {
+            levels.lower_cap((last_score.max(0) as usize).max(level));
+            false
+        }
+        AfterHit::Stop => true,
+    }
+}
+
+/// The root's chain on all lanes at once (`inexact_level` with `root_chain`): its intervals
+/// are known before the search ([`Search::root_intervals`]), so lane `j` of a round pops the
+/// chain's entry at depth `base + j`. The pops up to the first that does not lead on (no
+/// matching child, a hit, pruned) are the chain's: committed in order, as the chain's pushes
+/// would be. `true` when a hit ends the search there.
+fn root_chain(
+    search: &Search,
+    width: &mut [Width],
+    levels: &mut Levels,
+    found: &mut HitList,
+    lanes: usize,
+    cost: &mut LevelCost,
+) -> bool {
+    let intervals = search.root_intervals();
+    for base in (0..intervals.len()).step_by(lanes) {
+        let depths = base..intervals.len().min(base + lanes);
+        let pops: Vec<(ChainRun, Option<Entry>)> = depths
+            .clone()
+            .map(|d| {
+                pop_once(search, search.root_chain_entry(d, intervals[d].0, intervals[d].1), found.max_diff, width)
+            })
+            .collect();
+        cost.pops += pops.len();
+        cost.critical_pops += 1;
+        cost.groups += 1;
+        let end = pops.iter().position(|(_, next)| next.is_none());
+        let committed = end.map_or(pops.len(), |j| j + 1);
+        for (j, (_, next)) in pops[..committed].iter().enumerate() {
+            if let Some(child) = next {
+                let d = base + j + 1;
+                let expected = search.root_chain_entry(d, intervals[d].0, intervals[d].1);
+                assert_eq!(*child, expected, "the root chain's matching child at depth {d}");
+            }
+        }
+        let runs: Vec<&ChainRun> = pops[..committed].iter().map(|(run, _)| run).collect();
+        let pushes: Vec<&[Entry]> = runs.iter().map(|r| &r.pushes[..]).collect();
+        levels.commit(0, &pushes);
+        if end.is_some() {
+            return record_group_hit(runs.last().copied(), found, levels, 0, search, width);
+        }
+    }
+    unreachable!("the root's chain ends by its last depth (a hit or no matching child)")
+}
+
+/// The level search's variants (the kernels' switches of the same names).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LevelFlags {
+    /// A group of chains within reach of bwa's `-m` is walked pop by pop to find where bwa
+    /// stops, instead of giving the read up.
+    pub exact_entries_limit: bool,
+    /// The root's chain runs on all lanes at once ([`root_chain`]).
+    pub root_chain: bool,
+}
+
 /// bwa's search of one read (as [`super::align_read_with`], after the D arrays) by
-/// `lanes` lanes with a pool of `chunks` chunks. With `exact_entries_limit`, a group of chains
-/// within reach of bwa's `-m` is walked pop by pop to find where bwa stops, instead of giving
-/// the read up.
+/// `lanes` lanes with a pool of `chunks` chunks, in the variant `flags` says.
 pub fn level_search(
     search: &Search,
     width: &mut [Width],
     batch_opt: &GapOptions,
     lanes: usize,
     chunks: usize,
-    exact_entries_limit: bool,
+    flags: LevelFlags,
     cost: &mut LevelCost,
 ) -> Result<Vec<AlnHit>, GiveUp> {
     let opt = search.opt;
@@ -162,7 +253,13 @@ pub fn level_search(
     }
     let n = n_stacks(batch_opt);
     let mut levels = Levels { buckets: vec![Vec::new(); n], free_chunks: chunks, cap: n - 1, stored: 0, dropped: 0 };
-    levels.commit(0, &[&[search.root()]]);
+    if flags.root_chain && root_chain_fits(search.seq.len(), opt.max_entries) {
+        if root_chain(search, width, &mut levels, &mut found, lanes, cost) {
+            return Ok(found.hits);
+        }
+    } else {
+        levels.commit(0, &[&[search.root()]]);
+    }
     loop {
         let Some(level) = (0..=levels.cap).find(|&b| !levels.buckets[b].is_empty()) else {
             if levels.dropped == 0 || found.ends_before(levels.cap as i32 + 1, opt) {
@@ -189,7 +286,7 @@ pub fn level_search(
             let n_entries = levels.stored + levels.dropped;
             let most = n_entries + runs.iter().map(|r| r.pushes.len()).sum::<usize>() + 1;
             if most > opt.max_entries as usize {
-                if !exact_entries_limit {
+                if !flags.exact_entries_limit {
                     return Err(GiveUp::EntriesLimit);
                 }
                 // bwa stops before a pop of this group: the hits so far are its answer (the
@@ -205,12 +302,8 @@ pub fn level_search(
             let needed_chunks = Levels::chunks_of(chains.len() - next);
             levels.free_chunks += held_chunks - needed_chunks;
             held_chunks = needed_chunks;
-            if let Some((k, l, e)) = runs.last().and_then(|r| r.hit) {
-                match found.record(&e, k, l, width, search.bwt.seq_len(), opt) {
-                    AfterHit::Go => {}
-                    AfterHit::FirstHit(last_score) => levels.lower_cap((last_score.max(0) as usize).max(level)),
-                    AfterHit::Stop => return Ok(found.hits),
-                }
+            if record_group_hit(runs.last(), &mut found, &mut levels, level, search, width) {
+                return Ok(found.hits);
             }
         }
         levels.free_chunks += held_chunks;

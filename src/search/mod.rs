@@ -253,6 +253,40 @@ impl Search<'_> {
         self.new_entry(self.seq.len() as i32, 0, self.bwt.seq_len(), 0, 0, 0, 0, 0, STATE_M, false)
     }
 
+    /// The intervals of the root's chain (the read's exact backward search, as the search runs
+    /// it: its matching children one after another): entry `d` is the interval after `d`
+    /// bases, until the first base that does not extend it (an N, or an empty interval). The
+    /// GPU computes them with the D arrays (read_widths), before the search.
+    pub fn root_intervals(&self) -> Vec<(u64, u64)> {
+        let (seq, l2) = (self.seq, self.bwt.l2());
+        let mut out: Vec<(u64, u64)> = vec![(0, self.bwt.seq_len())];
+        for &c in seq.iter().rev() {
+            let (k, l) = out[out.len() - 1];
+            if c > 3 {
+                break;
+            }
+            let (ok, ol) = self.bwt.occ_pair(k.wrapping_sub(1), l, c);
+            let (nk, nl) = (l2[c as usize] + ok + 1, l2[c as usize] + ol);
+            if nk > nl {
+                break;
+            }
+            out.push((nk, nl));
+        }
+        out
+    }
+
+    /// The root chain's entry after `d` matched bases with interval [k, l]: what the root's
+    /// `d`-th matching child is (with a table, its string in place of `k` while it holds one).
+    pub fn root_chain_entry(&self, d: usize, k: u64, l: u64) -> Entry {
+        let len = self.seq.len();
+        let field = if self.holds_string(d as u32) {
+            self.seq[len - d..].iter().rev().fold(0u64, |w, &c| 4 * w + c as u64)
+        } else {
+            k
+        };
+        self.new_entry((len - d) as i32, field, l, 0, 0, 0, 0, 0, STATE_M, false)
+    }
+
     /// One pop of bwt_match_gap's loop (after its cut-offs): checks entry `e` against the
     /// differences left (`max_diff`) and the D arrays, and expands it, pushing its children in
     /// bwa's order through `push`.

@@ -15,7 +15,7 @@
 //! 11 and more, deep mismatch branches of repeats), pushed long before the search ends.
 
 /// A partial alignment: the suffix `seq[i..]` matched with these differences, SA interval [k, l].
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Entry {
     /// score << 21 | i, as bwa packs it.
     pub info: u32,
