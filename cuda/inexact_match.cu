@@ -272,17 +272,23 @@ __device__ __forceinline__ void block_count4(const u32 *blk, u32 n, u64 cnt[4])
 {
     for (int c = 0; c < 4; ++c) cnt[c] = (u64)blk[2 * c] | ((u64)blk[2 * c + 1] << 32);
 #if occ_unroll
+    // By bit planes: of the n bases, those with the high bit set are G or T, with the low bit
+    // C or T, with both T; three popcounts a word give all four counts.
+    u32 high = 0, low = 0, both = 0;
 #pragma unroll
     for (u32 j = 0; j < 4; ++j) {
         u64 chunk = ((u64)blk[8 + 2 * j] << 32) | blk[9 + 2 * j];
         u32 left = n > 32 * j ? n - 32 * j : 0;
         u64 keep = left >= 32 ? ~0ULL : (left == 0 ? 0ULL : ~0ULL << (64 - 2 * left));
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            u64 y = chunk ^ (LOW_BITS * (u64)c);
-            cnt[c] += __popcll(~(y | (y >> 1)) & LOW_BITS & keep);
-        }
+        u64 lo = chunk & LOW_BITS & keep, hi = (chunk >> 1) & LOW_BITS & keep;
+        high += __popcll(hi);
+        low += __popcll(lo);
+        both += __popcll(hi & lo);
     }
+    cnt[0] += n - high - low + both;
+    cnt[1] += low - both;
+    cnt[2] += high - both;
+    cnt[3] += both;
 #else
     for (int c = 0; c < 4; ++c) cnt[c] += count_in_block(blk, n, c);
 #endif
