@@ -618,9 +618,12 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         }
     }
     int base = r.seq[i];
+#if MAX_TEAM > LANES
     if (!allow_diff && !holds_string) {
         // No difference allowed here: only the matching child can follow, so count only its
-        // base (most expanded pops of a search are so: 58 % on 20k reads at 200 Mbp).
+        // base (most expanded pops of a search are so: 58 % on 20k reads at 200 Mbp). Only in
+        // the kernels of larger teams: in pass 1 and pass 2's one-warp teams it was slower on
+        // the H100 (their registers and the D array's load before the BWT's).
         if (base > 3) return STEP_EXPANDED;
         u64 ok, ol;
         occ_pair(r.words, r.primary, k - 1, l, base, ok, ol);
@@ -632,6 +635,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         }
         return STEP_EXPANDED;
     }
+#endif
     Extensions ext;
     if (holds_string) string_extensions(r, matched, field, ext);
     else bwt_extensions(r, k, l, ext);
