@@ -240,11 +240,11 @@ fi
 # Reads per batch (BATCH_SWEEP="131072 65536"): the same run with other batch sizes.
 for n in ${BATCH_SWEEP:-}; do sweep_run "batches of $n reads" "BCUDA_TEST_BATCH_READS=$n"; done
 # VARIANT=file.cu: a hand-edited cuda/inexact_match.cu, installed as this GPU's tuned kernels
-# (scripts/variant-tuned.py) and timed against the unmodified kernels (--no-tuned) on the same
+# (bcuda-dev variant-tuned) and timed against the unmodified kernels (--no-tuned) on the same
 # reads, alternately, VARIANT_ROUNDS times (default 3; its first run compiles it); its .sai
 # must equal bwa's records. The file is removed afterwards.
 if [ -n "${VARIANT:-}" ]; then
-    tuned_file=$(python3 "$(dirname "$0")/../scripts/variant-tuned.py" "$VARIANT") || { log "variant-tuned.py failed"; exit 1; }
+    tuned_file=$($DEV variant-tuned "$VARIANT") || { log "bcuda-dev variant-tuned failed"; exit 1; }
     for r in $(seq ${VARIANT_ROUNDS:-3}); do
         sweep_run "variant $(basename "$VARIANT") (round $r)"
         aln_opts=--no-tuned sweep_run "plain (round $r)"

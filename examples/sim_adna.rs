@@ -93,11 +93,11 @@ fn damage(i: usize, len: usize, from_3prime: bool) -> f64 {
 
 fn deaminate(bases: &mut [u8], rng: &mut impl Rng) {
     let len = bases.len();
-    for i in 0..len {
-        if bases[i] == b'C' && rng.random_bool(damage(i, len, false)) {
-            bases[i] = b'T';
-        } else if bases[i] == b'G' && rng.random_bool(damage(i, len, true)) {
-            bases[i] = b'A';
+    for (i, base) in bases.iter_mut().enumerate() {
+        if *base == b'C' && rng.random_bool(damage(i, len, false)) {
+            *base = b'T';
+        } else if *base == b'G' && rng.random_bool(damage(i, len, true)) {
+            *base = b'A';
         }
     }
 }

@@ -3,7 +3,7 @@
 set -uo pipefail
 C=bundle
 B=$C/bcuda
-DEV=$C/bcuda-dev  # the development tools (synth-genome, stack-profile, gpu-bench)
+DEV=$C/bcuda-dev  # the development tools (synth-genome, stack-profile, gpu-bench, variant-tuned)
 OUT=${OUT:-gpu-out}
 W=${W:-$(mktemp -d)}
 mkdir -p "$W"

@@ -54,10 +54,7 @@ impl BatchTicker<'_> {
     /// One more item of the batch done; the bar moves every [`TICK_EVERY`] items.
     pub fn tick(&self) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        // `%`, not is_multiple_of: the crate builds with Rust 1.85.
-        #[allow(clippy::manual_is_multiple_of)]
-        let due = done % TICK_EVERY == 0;
-        if due && done < self.len {
+        if done.is_multiple_of(TICK_EVERY) && done < self.len {
             let at = self.start + ((self.end - self.start) as f64 * done as f64 / self.len as f64) as u64;
             self.progress.show(self.progress.items() + done, Some(at));
         }

@@ -500,8 +500,11 @@ fn queries_from(index: &Index) -> Vec<Vec<u8>> {
     (0..8).map(|i| (0..20).map(|j| index.refs.base((i * 211 + j) % (l_pac - 20))).collect()).collect()
 }
 
+/// A query's interval, and the positions of its first rows when the index has an SA.
+type Answer = (Option<(u64, u64)>, Vec<u64>);
+
 /// Each query's interval and, with the SA, the positions of its first rows.
-fn answers(index: &Index, queries: &[Vec<u8>]) -> Vec<(Option<(u64, u64)>, Vec<u64>)> {
+fn answers(index: &Index, queries: &[Vec<u8>]) -> Vec<Answer> {
     queries
         .iter()
         .map(|q| {

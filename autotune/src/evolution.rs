@@ -97,12 +97,15 @@ impl Scored {
     }
 }
 
+/// Best and median time of a generation's correct variants (none when none was correct).
+pub type GenerationTimes = (Option<f64>, Option<f64>);
+
 /// Best and median time (ms on the first generation's reads: relative times scaled by the
 /// first reference time) of the correct variants of each generation, and the search's counts.
 #[derive(Clone, Debug, Default)]
 pub struct History {
     pub reference_ms: f64,
-    pub generations: Vec<(Option<f64>, Option<f64>)>,
+    pub generations: Vec<GenerationTimes>,
     pub evaluated: usize,
     /// Genomes (or phenotypes) drawn again and refused.
     pub tabu_hits: usize,
@@ -232,7 +235,7 @@ impl<'a, E: Evaluator> Evolution<'a, E> {
         let v = self.phenotype(genome);
         let mut key = preprocess(&v.exact, &v.switches);
         if let Some(inexact) = &v.inexact {
-            key.push_str("\u{0}");
+            key.push('\u{0}');
             key.push_str(&preprocess(inexact, &v.switches));
         }
         for (name, value) in &v.switches {

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::evolution::History;
+use crate::evolution::{GenerationTimes, History};
 
 pub fn text(history: &History, winner: &str) -> String {
     let mut s = String::new();
@@ -48,7 +48,7 @@ pub fn svg(history: &History) -> String {
     let n = history.generations.len().max(2) - 1;
     let x = |g: usize| pad + (w - 2.0 * pad) * g as f64 / n as f64;
     let y = |v: f64| h - pad - (h - 2.0 * pad) * (v - lo) / (hi - lo);
-    let line = |pick: &dyn Fn(&(Option<f64>, Option<f64>)) -> Option<f64>| {
+    let line = |pick: &dyn Fn(&GenerationTimes) -> Option<f64>| {
         history
             .generations
             .iter()

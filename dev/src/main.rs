@@ -6,6 +6,7 @@ mod gpu_bench;
 mod input_bench;
 mod stack_profile;
 mod synth_genome;
+mod variant_tuned;
 
 use std::process::ExitCode;
 
@@ -38,6 +39,8 @@ enum Command {
     StackProfile(stack_profile::StackProfileArgs),
     /// Writes a seeded synthetic genome (FASTA, stdout) for benchmarks.
     SynthGenome(synth_genome::SynthGenomeArgs),
+    /// Install a hand-edited cuda/inexact_match.cu as a GPU's tuned kernels (an A/B against --no-tuned).
+    VariantTuned(variant_tuned::VariantTunedArgs),
 }
 
 fn run() -> Result<()> {
@@ -47,6 +50,7 @@ fn run() -> Result<()> {
         Command::InputBench(args) => input_bench::run(args),
         Command::StackProfile(args) => stack_profile::run(args),
         Command::SynthGenome(args) => synth_genome::run(args),
+        Command::VariantTuned(args) => variant_tuned::run(args),
     }
 }
 

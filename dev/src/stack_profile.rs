@@ -16,7 +16,7 @@ use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::GapOptions;
 use bcuda::search::level_search::{level_search, GiveUp, LevelCost, LevelFlags, CHUNK};
 use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
-use bcuda::search::{align_read_with, prepare_read, Search, Width};
+use bcuda::search::{align_read_with, prepare_read, ReadBuffers, Search};
 
 #[derive(clap::Args, Debug)]
 pub struct StackProfileArgs {
@@ -111,36 +111,34 @@ fn profile_read(
     args: &StackProfileArgs,
 ) -> Result<ReadProfile> {
     let (capacities, level_capacities) = (&args.capacity, &args.level_capacity);
-    let (mut width, mut seed_width, mut seq) = (Vec::<Width>::new(), Vec::new(), Vec::new());
+    let mut buffers = ReadBuffers::default();
     let mut oracle = Counting::default();
-    let hits = align_read_with(bwt, None, read, opt, &mut oracle, &mut width, &mut seed_width, &mut seq)
-        .expect("bwa's stack holds every entry");
+    let hits = align_read_with(bwt, None, read, opt, &mut oracle, &mut buffers).expect("bwa's stack holds every entry");
     let mut bounded = Vec::new();
     for &capacity in capacities {
         let mut stack = BoundedStack::with_max_pops(capacity, args.max_pops);
-        bounded.push(
-            match align_read_with(bwt, intervals, read, opt, &mut stack, &mut width, &mut seed_width, &mut seq) {
-                Ok(h) if h == hits => Some(stack.peak_stored),
-                Ok(h) => {
-                    bail!(
-                        "a bounded stack of {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}",
-                        h.len(),
-                        hits.len()
-                    )
-                }
-                Err(_) => None,
-            },
-        );
+        bounded.push(match align_read_with(bwt, intervals, read, opt, &mut stack, &mut buffers) {
+            Ok(h) if h == hits => Some(stack.peak_stored),
+            Ok(h) => {
+                bail!(
+                    "a bounded stack of {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}",
+                    h.len(),
+                    hits.len()
+                )
+            }
+            Err(_) => None,
+        });
     }
     let mut level = Vec::new();
     for &capacity in level_capacities {
-        let (local, use_seed) = prepare_read(bwt, read, opt, &mut width, &mut seed_width, &mut seq);
-        let search = Search { bwt, seq: &seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals };
+        let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
+        let ReadBuffers { width, seed_width, seq } = &mut buffers;
+        let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals };
         let mut cost = LevelCost::default();
         level.push(
             match level_search(
                 &search,
-                &mut width,
+                width,
                 opt,
                 args.lanes,
                 capacity / CHUNK,

@@ -25,13 +25,16 @@ pub struct BuildOptions {
     /// chunks in flight.
     pub sort_budget_bytes: u64,
     /// Called with (stage, fraction done) for progress reports.
-    pub progress: Option<Box<dyn FnMut(&str, f64)>>,
+    pub progress: Option<BuildProgress>,
     /// Sorts the chunks elsewhere (the GPU): called once the FASTA is packed (so that opening
     /// it overlaps the reading); an error there means the CPU build.
     pub sorter: Option<SorterSource>,
     /// What the sort with a sorter reports: chunks, fallbacks, the time spent.
     pub events: Option<SortEvents>,
 }
+
+/// Receives (stage, fraction done) as the build goes.
+pub type BuildProgress = Box<dyn FnMut(&str, f64)>;
 
 /// Receives the events of a build with a sorter.
 pub type SortEvents = Box<dyn FnMut(&SortEvent)>;

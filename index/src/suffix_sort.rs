@@ -586,7 +586,7 @@ mod tests {
             let primary = rows.iter().position(|&p| p == 0).unwrap() as u64;
             assert_eq!(out.primary, primary, "n {}", t.len());
             for (r, &p) in rows.iter().enumerate().skip(1) {
-                if r as u64 % SA_INTERVAL == 0 {
+                if (r as u64).is_multiple_of(SA_INTERVAL) {
                     assert_eq!(out.samples[r / SA_INTERVAL as usize - 1], p);
                 }
             }

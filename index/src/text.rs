@@ -133,7 +133,7 @@ pub struct ForwardBases {
 
 impl ForwardBases {
     pub fn push(&mut self, c: u8) {
-        if self.len % 4 == 0 {
+        if self.len.is_multiple_of(4) {
             self.bytes.push(0);
         }
         let last = self.bytes.len() - 1;
@@ -176,7 +176,7 @@ impl ForwardBases {
     /// Writes the `.pac` file (see [`pac_file_bytes`](Self::pac_file_bytes)) without a copy.
     pub fn write_pac(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
         w.write_all(&self.bytes)?;
-        if self.len % 4 == 0 {
+        if self.len.is_multiple_of(4) {
             w.write_all(&[0])?;
         }
         w.write_all(&[(self.len % 4) as u8])
@@ -186,7 +186,7 @@ impl ForwardBases {
     /// then a byte with `len % 4`.
     pub fn pac_file_bytes(&self) -> Vec<u8> {
         let mut out = self.bytes.clone();
-        if self.len % 4 == 0 {
+        if self.len.is_multiple_of(4) {
             out.push(0);
         }
         out.push((self.len % 4) as u8);

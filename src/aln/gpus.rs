@@ -82,8 +82,11 @@ fn expected_from(
     n.max(1)
 }
 
+/// What became of each GPU, by ordinal.
+type ByOrdinal<T> = Vec<(usize, Result<T>)>;
+
 /// The GPUs being opened (context, kernels), each on its own thread, while the index loads.
-pub struct Opening(JoinHandle<Result<Vec<(usize, Result<OpenGpu>)>>>);
+pub struct Opening(JoinHandle<Result<ByOrdinal<OpenGpu>>>);
 
 /// Starts opening the chosen GPUs when GPUs are wanted; `None`: align on the CPU.
 pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
@@ -140,7 +143,7 @@ pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Ope
         }
     };
     let several = opened.len() > 1;
-    let ready: Vec<(usize, Result<(GpuAligner, Vec<String>)>)> = std::thread::scope(|s| {
+    let ready: ByOrdinal<(GpuAligner, Vec<String>)> = std::thread::scope(|s| {
         let load = move |o: usize, gpu: Result<OpenGpu>| {
             let gpu = gpu.and_then(|g| GpuAligner::on(g, bwt)).and_then(|mut g| {
                 g.adapt_first_pass()?;

@@ -271,7 +271,7 @@ mod tests {
         // Pass 2: 16 warps' worth of teams of one warp per SM.
         assert_eq!(p[1], Pass { kind: PassKind::Warp, threads: 132 * 16 * 32, entries: 32768, team: 32 });
         assert_eq!(p[2].kind, PassKind::Warp);
-        assert!(p[2].entries > 2_000_000 && p[2].entries % CHUNK == 0);
+        assert!(p[2].entries > 2_000_000 && p[2].entries.is_multiple_of(CHUNK));
         let team = InexactSwitches::default().last_team_lanes as usize;
         assert_eq!((p[2].team, p[2].threads), (team, 132 * team), "{p:?}");
         assert!(total(&p) <= 40 * GB, "{}", total(&p));
@@ -323,7 +323,7 @@ mod tests {
         assert_eq!(p[0], Pass { kind: PassKind::Thread, threads: 132 * 1024, entries: 512, team: 1 });
         assert_eq!(p[1].threads, 132 * 4 * 32);
         assert_eq!((p[2].team, p[2].threads), (64, 132 * 64));
-        assert!(p[0].threads % 256 == 0, "{p:?}");
+        assert!(p[0].threads.is_multiple_of(256), "{p:?}");
     }
 
     #[test]

@@ -68,6 +68,16 @@ pub struct OpenGpu {
     pub(super) startup: StartupTimes,
 }
 
+/// GPU `ordinal`'s model name and compute capability, as CUDA gives them: what `aln` files
+/// the GPU's tuned kernels under.
+pub fn gpu_model(ordinal: usize) -> Result<(String, (i32, i32))> {
+    if !driver_present() {
+        bail!("no CUDA driver found (libcuda could not be loaded)");
+    }
+    let ctx = CudaContext::new(ordinal).with_context(|| format!("opening GPU {ordinal}"))?;
+    Ok((ctx.name()?, ctx.compute_capability()?))
+}
+
 impl OpenGpu {
     /// Opens GPU `ordinal` and compiles the kernels (default sources, `switches`, the inexact
     /// kernels' default switches, or those of [`crate::test_hooks::inexact_switches`]).

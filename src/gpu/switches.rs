@@ -49,7 +49,7 @@ impl Default for Switches {
 impl Switches {
     /// Why this combination cannot run, if it cannot.
     pub fn illegal(&self) -> Option<&'static str> {
-        if self.block_w == 0 || self.block_w % 32 != 0 || self.block_w > 1024 {
+        if self.block_w == 0 || !self.block_w.is_multiple_of(32) || self.block_w > 1024 {
             return Some("BLOCK_W must be a multiple of 32 up to 1024");
         }
         if let Some(t) = self.cache_threads {
@@ -304,7 +304,7 @@ impl InexactSwitches {
 
     /// Why these values cannot run, if they cannot.
     pub fn illegal(&self) -> Option<&'static str> {
-        if self.block_w == 0 || self.block_w % 32 != 0 || self.block_w > 1024 {
+        if self.block_w == 0 || !self.block_w.is_multiple_of(32) || self.block_w > 1024 {
             return Some("INEXACT_BLOCK_W must be a multiple of 32 up to 1024");
         }
         if self.first_entries < 64 {
@@ -332,7 +332,7 @@ impl InexactSwitches {
             return Some("level_min_blocks must be at most 32 (an SM's blocks)");
         }
         for lanes in [self.level_team_lanes, self.last_team_lanes] {
-            if lanes == 0 || lanes % 32 != 0 || lanes > 1024 {
+            if lanes == 0 || !lanes.is_multiple_of(32) || lanes > 1024 {
                 return Some("level_team_lanes and last_team_lanes must be multiples of 32 up to 1024");
             }
         }

@@ -2,9 +2,9 @@
 //! the kernel cache directory and installed on a GPU by `aln` (unless `--no-tuned`).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use bcuda_autotune::genome::Genome;
 use serde::{Deserialize, Serialize};
 
@@ -69,23 +69,47 @@ fn tuned_path(device: &str, cc: (i32, i32)) -> PathBuf {
     tuned_path_in(&super::cache_dir(), device, cc)
 }
 
-/// The tuned file of a GPU under the cache directory `cache` (scripts/variant-tuned.py writes
-/// it there too).
-fn tuned_path_in(cache: &std::path::Path, device: &str, cc: (i32, i32)) -> PathBuf {
+/// The tuned file of a GPU model under the kernel cache directory `cache` (see
+/// [`super::cache_dir`]).
+pub fn tuned_path_in(cache: &Path, device: &str, cc: (i32, i32)) -> PathBuf {
     let name: String = device.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
     cache.join("tuned").join(format!("{name}-sm{}{}.json", cc.0, cc.1))
 }
 
 impl Tuned {
+    /// The unmodified kernels but for the inexact kernels' source, `inexact_source` (a
+    /// hand-edited cuda/inexact_match.cu), for GPU model `device` of compute capability `cc`:
+    /// `aln` runs it as if autotune had found it, and `aln --no-tuned` the unmodified kernels.
+    pub fn variant(device: &str, cc: (i32, i32), inexact_source: String) -> Tuned {
+        Tuned {
+            device: device.to_string(),
+            compute_capability: cc,
+            switches: Vec::new(),
+            source: super::EXACT_MATCH_CU.to_string(),
+            inexact_source: Some(inexact_source),
+            speedup: 1.0,
+            genome: Genome { switches: Vec::new(), patches: Vec::new(), inexact_patches: Vec::new() },
+            kernels: kernels_id(),
+        }
+    }
+
     /// Saves the kernels where `aln` looks for them on this GPU (whole or not at all); returns
     /// the file's path.
     pub fn save(&self) -> Result<PathBuf> {
         let path = tuned_path(&self.device, self.compute_capability);
-        std::fs::create_dir_all(path.parent().expect("under the cache directory"))?;
-        let mut out = bcuda_output::Output::file(&path)?;
+        self.save_at(&path)?;
+        Ok(path)
+    }
+
+    /// Saves the kernels as `path` (whole or not at all), making its folder if needed.
+    pub fn save_at(&self, path: &Path) -> Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let mut out = bcuda_output::Output::file(path)?;
         out.write_all(serde_json::to_string_pretty(self)?.as_bytes())?;
         out.commit()?;
-        Ok(path)
+        Ok(())
     }
 }
 
@@ -116,36 +140,29 @@ mod tests {
     use super::*;
     use bcuda_autotune::genome::barracuda_switches;
 
-    /// scripts/variant-tuned.py writes a file that aln takes, where aln looks for it: a `Tuned`
-    /// with this build's kernels fingerprint, the default switches and the variant as the
-    /// inexact source, at the GPU's tuned path under the cache directory.
+    /// A variant's file is one aln takes: this build's kernels fingerprint, the default
+    /// switches, exact_match unmodified and the variant as the inexact source, read back whole
+    /// from where it was saved.
     #[test]
-    fn a_hand_made_variant_file_is_one_aln_takes() {
-        let dir = std::env::temp_dir().join(format!("bcuda-variant-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let variant = dir.join("v.cu");
-        std::fs::write(&variant, "// a variant\n").unwrap();
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/variant-tuned.py");
-        // The cache directory as cache_dir() finds it from XDG_CACHE_HOME, set for the script alone.
-        let status = std::process::Command::new("python3")
-            .args([script, variant.to_str().unwrap(), "--device", "Test GPU", "--cc", "9.0"])
-            .env("XDG_CACHE_HOME", &dir)
-            .status();
-        let Ok(status) = status else {
-            eprintln!("skipped: no python3");
-            return;
-        };
-        assert!(status.success());
-        let out = tuned_path_in(&dir.join("bcuda"), "Test GPU", (9, 0));
-        let t: Tuned = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-        assert_eq!(t.kernels, kernels_id(), "the script's fingerprint must be kernels_id's");
+    fn a_variant_file_is_one_aln_takes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tuned").join("v.json");
+        Tuned::variant("Test GPU", (9, 0), "// a variant\n".into()).save_at(&path).unwrap();
+        let t: Tuned = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(t.kernels, kernels_id());
         assert_eq!((t.device.as_str(), t.compute_capability), ("Test GPU", (9, 0)));
-        assert_eq!(switches_from(&t.switches).unwrap().inexact, InexactSwitches::default());
+        assert_eq!(switches_from(&t.switches).unwrap(), switches_from(&[]).unwrap());
         assert_eq!(
             (t.source.as_str(), t.inexact_source.as_deref()),
             (super::super::EXACT_MATCH_CU, Some("// a variant\n"))
         );
-        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// GPU models are filed under names of letters, digits and underscores.
+    #[test]
+    fn tuned_files_are_named_by_model_and_compute_capability() {
+        let path = tuned_path_in(Path::new("/cache"), "NVIDIA H100 80GB HBM3", (9, 0));
+        assert_eq!(path, Path::new("/cache/tuned/NVIDIA_H100_80GB_HBM3-sm90.json"));
     }
 
     /// A tuned file of this build's kernels with these switches and no inexact source.

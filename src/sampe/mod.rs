@@ -256,19 +256,18 @@ pub fn write_records<R: Read>(
         // Hits and the random choice among the best, in bwa's order (read by read, end by end).
         let mut pair_hits: Vec<[Vec<AlnHit>; 2]> = Vec::with_capacity(b0.len());
         let mut places = Vec::with_capacity(b0.len());
-        for i in 0..b0.len() {
+        for (i, (read0, read1)) in b0.iter().zip(&b1).enumerate() {
             let record = first + i as u64;
             let mut h: [Vec<AlnHit>; 2] = Default::default();
-            for j in 0..2 {
-                h[j] = hits::next_read_hits(&mut sai[j], sai_paths[j], &batch[j][i], record, reads_paths[j], seq_len)?;
+            for (j, read) in [read0, read1].into_iter().enumerate() {
+                h[j] = hits::next_read_hits(&mut sai[j], sai_paths[j], read, record, reads_paths[j], seq_len)?;
             }
             places.push([hits::choose(&h[0], &mut rng, 0), hits::choose(&h[1], &mut rng, 0)]);
             pair_hits.push(h);
         }
         let main_text_pos = place_ends(&mut places, batch, index, &opt);
         let ii = batch_insert_size(&places, batch, first, args, l_pac, last_ii, &mut isize_notes);
-        let pairing =
-            Pairing { index: index, ii: &ii, popt: &popt, opt: &opt, rg_id, sw: !args.no_sw && ii.is_known() };
+        let pairing = Pairing { index, ii: &ii, popt: &popt, opt: &opt, rg_id, sw: !args.no_sw && ii.is_known() };
         let ticker = progress.batch(b0.len(), readers[0].position().0);
         let (lines, counts): (Vec<String>, Vec<RescueCounts>) = places
             .into_par_iter()

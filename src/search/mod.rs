@@ -28,9 +28,18 @@ const STATE_D: u8 = 2;
 #[derive(Default)]
 pub struct Scratch {
     pub stack: GapStack,
-    width: Vec<Width>,
-    seed_width: Vec<Width>,
-    seq: Vec<u8>,
+    pub read: ReadBuffers,
+}
+
+/// A read as the search sees it (filled by [`prepare_read`]), in buffers reused across reads.
+#[derive(Default)]
+pub struct ReadBuffers {
+    /// The D array of the whole read (bwt_cal_width).
+    pub width: Vec<Width>,
+    /// The D array of the seed, when the read is longer than the seed.
+    pub seed_width: Vec<Width>,
+    /// The read's reverse complement (codes 0-3, 4 for N).
+    pub seq: Vec<u8>,
 }
 
 /// bwt_cal_width: for each prefix `str[..=i]`, the width of the SA interval of its last exact
@@ -98,8 +107,7 @@ fn int_log2(v: u32) -> i32 {
 /// Aligns one read (its aligned part, in read orientation) as bwa aln does; `opt` carries the
 /// batch's options (see [`crate::aln_options::batch_options`]).
 pub fn align_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, scratch: &mut Scratch) -> Vec<AlnHit> {
-    let Scratch { stack, width, seed_width, seq } = scratch;
-    match align_read_with(bwt, None, read, opt, stack, width, seed_width, seq) {
+    match align_read_with(bwt, None, read, opt, &mut scratch.stack, &mut scratch.read) {
         Ok(hits) => hits,
         Err(StackFull) => unreachable!("bwa's stack holds every entry"),
     }
@@ -117,26 +125,19 @@ pub fn align_read_with<S: SearchStack>(
     read: &[u8],
     opt: &GapOptions,
     stack: &mut S,
-    width: &mut Vec<Width>,
-    seed_width: &mut Vec<Width>,
-    seq: &mut Vec<u8>,
+    buffers: &mut ReadBuffers,
 ) -> Result<Vec<AlnHit>, StackFull> {
     // bwa works on the reversed read for the D arrays, then on its reverse complement.
-    let (local, use_seed) = prepare_read(bwt, read, opt, width, seed_width, seq);
+    let (local, use_seed) = prepare_read(bwt, read, opt, buffers);
+    let ReadBuffers { width, seed_width, seq } = buffers;
     let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals };
     match_gap(&search, width, opt, stack)
 }
 
 /// The read's D arrays and reverse complement as bwa prepares them (see [`align_read_with`]),
 /// and the read's own options; for searches other than [`match_gap`].
-pub fn prepare_read(
-    bwt: &Bwt,
-    read: &[u8],
-    opt: &GapOptions,
-    width: &mut Vec<Width>,
-    seed_width: &mut Vec<Width>,
-    seq: &mut Vec<u8>,
-) -> (GapOptions, bool) {
+pub fn prepare_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, buffers: &mut ReadBuffers) -> (GapOptions, bool) {
+    let ReadBuffers { width, seed_width, seq } = buffers;
     let len = read.len();
     let mut local = *opt;
     seq.clear();
@@ -171,6 +172,22 @@ pub struct Search<'a> {
     pub intervals: Option<&'a IntervalTable>,
 }
 
+/// An entry's differences: mismatches, gap opens, gap extensions, inserted and deleted bases.
+#[derive(Clone, Copy, Default)]
+struct Diffs {
+    n_mm: u8,
+    n_gapo: u8,
+    n_gape: u8,
+    n_ins: u16,
+    n_del: u16,
+}
+
+impl Diffs {
+    fn of(e: &Entry) -> Diffs {
+        Diffs { n_mm: e.n_mm, n_gapo: e.n_gapo, n_gape: e.n_gape, n_ins: e.n_ins, n_del: e.n_del }
+    }
+}
+
 /// What popping one entry leads to.
 pub enum Step {
     /// Nothing more from this entry (pruned, or the rest of the read does not match exactly).
@@ -187,19 +204,8 @@ impl Search<'_> {
         self.opt.mode & MODE_GAPE != 0
     }
 
-    fn new_entry(
-        &self,
-        i: i32,
-        k: u64,
-        l: u64,
-        n_mm: u8,
-        n_gapo: u8,
-        n_gape: u8,
-        n_ins: u16,
-        n_del: u16,
-        state: u8,
-        is_diff: bool,
-    ) -> Entry {
+    fn new_entry(&self, i: i32, k: u64, l: u64, diffs: Diffs, state: u8, is_diff: bool) -> Entry {
+        let Diffs { n_mm, n_gapo, n_gape, n_ins, n_del } = diffs;
         let score = aln_score(n_mm as i32, n_gapo as i32, n_gape as i32, self.opt) as u32;
         Entry {
             info: score << 21 | i as u32,
@@ -250,7 +256,7 @@ impl Search<'_> {
 
     /// The entry the search starts from: nothing matched yet.
     pub fn root(&self) -> Entry {
-        self.new_entry(self.seq.len() as i32, 0, self.bwt.seq_len(), 0, 0, 0, 0, 0, STATE_M, false)
+        self.new_entry(self.seq.len() as i32, 0, self.bwt.seq_len(), Diffs::default(), STATE_M, false)
     }
 
     /// The intervals of the root's chain (the read's exact backward search, as the search runs
@@ -284,7 +290,7 @@ impl Search<'_> {
         } else {
             k
         };
-        self.new_entry((len - d) as i32, field, l, 0, 0, 0, 0, 0, STATE_M, false)
+        self.new_entry((len - d) as i32, field, l, Diffs::default(), STATE_M, false)
     }
 
     /// One pop of bwt_match_gap's loop (after its cut-offs): checks entry `e` against the
@@ -362,18 +368,8 @@ impl Search<'_> {
                 let is_mm = j != 4 || base > 3;
                 let (nk, nl, field) = kids[c];
                 if nk <= nl {
-                    let child = self.new_entry(
-                        i,
-                        field,
-                        nl,
-                        e.n_mm + is_mm as u8,
-                        e.n_gapo,
-                        e.n_gape,
-                        e.n_ins,
-                        e.n_del,
-                        STATE_M,
-                        is_mm,
-                    );
+                    let diffs = Diffs { n_mm: e.n_mm + is_mm as u8, ..Diffs::of(e) };
+                    let child = self.new_entry(i, field, nl, diffs, STATE_M, is_mm);
                     if is_mm {
                         push(child);
                     } else {
@@ -384,8 +380,7 @@ impl Search<'_> {
         } else if base < 4 {
             let (nk, nl, field) = kids[base as usize];
             if nk <= nl {
-                matching =
-                    Some(self.new_entry(i, field, nl, e.n_mm, e.n_gapo, e.n_gape, e.n_ins, e.n_del, STATE_M, false));
+                matching = Some(self.new_entry(i, field, nl, Diffs::of(e), STATE_M, false));
             }
         }
         Step::Expanded(matching)
@@ -413,40 +408,21 @@ impl Search<'_> {
         let push_deletions = |n_gapo: u8, n_gape: u8, push: &mut dyn FnMut(Entry)| {
             for &(nk, nl, field) in kids {
                 if nk <= nl {
-                    push(self.new_entry(i + 1, field, nl, e.n_mm, n_gapo, n_gape, e.n_ins, e.n_del + 1, STATE_D, true));
+                    let diffs = Diffs { n_gapo, n_gape, n_del: e.n_del + 1, ..Diffs::of(e) };
+                    push(self.new_entry(i + 1, field, nl, diffs, STATE_D, true));
                 }
             }
         };
         if i >= opt.indel_end_skip + gaps && len - i >= opt.indel_end_skip + gaps {
             match e.state {
                 STATE_M if (e.n_gapo as i32) < opt.max_gapo => {
-                    push(self.new_entry(
-                        i,
-                        e.k,
-                        l,
-                        e.n_mm,
-                        e.n_gapo + 1,
-                        e.n_gape,
-                        e.n_ins + 1,
-                        e.n_del,
-                        STATE_I,
-                        true,
-                    ));
+                    let diffs = Diffs { n_gapo: e.n_gapo + 1, n_ins: e.n_ins + 1, ..Diffs::of(e) };
+                    push(self.new_entry(i, e.k, l, diffs, STATE_I, true));
                     push_deletions(e.n_gapo + 1, e.n_gape, push);
                 }
                 STATE_I if (e.n_gape as i32) < opt.max_gape => {
-                    push(self.new_entry(
-                        i,
-                        e.k,
-                        l,
-                        e.n_mm,
-                        e.n_gapo,
-                        e.n_gape + 1,
-                        e.n_ins + 1,
-                        e.n_del,
-                        STATE_I,
-                        true,
-                    ));
+                    let diffs = Diffs { n_gape: e.n_gape + 1, n_ins: e.n_ins + 1, ..Diffs::of(e) };
+                    push(self.new_entry(i, e.k, l, diffs, STATE_I, true));
                 }
                 STATE_D
                     if (e.n_gape as i32) < opt.max_gape

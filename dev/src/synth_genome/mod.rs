@@ -75,7 +75,7 @@ fn stream(seed: u64, index: u64) -> SmallRng {
 const SHARED_STREAM: u64 = 1000;
 
 pub fn run(args: SynthGenomeArgs) -> Result<()> {
-    if !(args.size_mbp > 0.0) {
+    if args.size_mbp.is_nan() || args.size_mbp <= 0.0 {
         bail!("--size-mbp must be positive");
     }
     let threads = args.threads.map_or(0, |t| bcuda::threads::capped("synth-genome", t, false));
