@@ -60,6 +60,28 @@ fn gpu_searches_give_bwas_hits_on_ecoli() {
     assert!(row(&report, "level search", "4800")[0] > 0, "{report}");
 }
 
+/// The team passes' root chain on all lanes at once (`--root-chain`, the kernels' `root_chain`):
+/// bwa's hits (the model also checks every matching child against the chain's precomputed
+/// entry), on a far shorter critical path; with the interval table its entries hold strings,
+/// and with a small `-m` the search takes the chain pop by pop as before.
+#[test]
+fn the_root_chain_on_all_lanes_gives_bwas_hits() {
+    let dir = tempfile::tempdir().unwrap();
+    let fasta = ecoli_index(&dir);
+    let reads = data("ecoli536_art.fq");
+    let run = |extra: &[&str]| profile(&fasta, reads.to_str().unwrap(), "4800,65536", "32", extra);
+    let (plain, root) = (run(&[]), run(&["--root-chain"]));
+    assert!(root.contains("every bounded search that finished gave bwa's hits"), "{root}");
+    let critical = |report: &str| row(report, "level search", "65536")[3];
+    assert!(critical(&root) * 2 < critical(&plain), "critical path {} against {}", critical(&root), critical(&plain));
+    for extra in
+        [&["--root-chain", "--interval-depth", "8"][..], &["--root-chain", "-m", "300", "--exact-entries-limit"]]
+    {
+        let report = run(extra);
+        assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
+    }
+}
+
 #[test]
 fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     let dir = tempfile::tempdir().unwrap();
@@ -73,7 +95,8 @@ fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     std::fs::write(&reads, fq).unwrap();
     // Pass 3's teams are larger than a warp (last_team_lanes): more chains per group, and more
     // run again after a hit.
-    let report = profile(fasta.to_str().unwrap(), reads.to_str().unwrap(), "4800,65536,2000000", "128", &[]);
+    let report =
+        profile(fasta.to_str().unwrap(), reads.to_str().unwrap(), "4800,65536,2000000", "128", &["--root-chain"]);
     assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
     // Repeat families make some searches outgrow pass 2's pool; pass 3's (as large as bwa's
     // -m lets a search grow) holds every read.
