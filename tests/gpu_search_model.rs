@@ -47,6 +47,15 @@ fn ecoli_index(dir: &tempfile::TempDir) -> String {
     fasta
 }
 
+/// `profile` of E. coli's ART reads (E. coli indexed afresh) with these pools and lanes, once
+/// per list of extra options.
+fn ecoli_profiles(level_capacities: &str, lanes: &str, extras: &[&[&str]]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let fasta = ecoli_index(&dir);
+    let reads = data("ecoli536_art.fq");
+    extras.iter().map(|extra| profile(&fasta, reads.to_str().unwrap(), level_capacities, lanes, extra)).collect()
+}
+
 #[test]
 fn gpu_searches_give_bwas_hits_on_ecoli() {
     let dir = tempfile::tempdir().unwrap();
@@ -66,20 +75,19 @@ fn gpu_searches_give_bwas_hits_on_ecoli() {
 /// and with a small `-m` the search takes the chain pop by pop as before.
 #[test]
 fn the_root_chain_on_all_lanes_gives_bwas_hits() {
-    let dir = tempfile::tempdir().unwrap();
-    let fasta = ecoli_index(&dir);
-    let reads = data("ecoli536_art.fq");
-    let run = |extra: &[&str]| profile(&fasta, reads.to_str().unwrap(), "4800,65536", "32", extra);
-    let (plain, root) = (run(&[]), run(&["--root-chain"]));
-    assert!(root.contains("every bounded search that finished gave bwa's hits"), "{root}");
-    let critical = |report: &str| row(report, "level search", "65536")[3];
-    assert!(critical(&root) * 2 < critical(&plain), "critical path {} against {}", critical(&root), critical(&plain));
-    for extra in
-        [&["--root-chain", "--interval-depth", "8"][..], &["--root-chain", "-m", "300", "--exact-entries-limit"]]
-    {
-        let report = run(extra);
+    let extras: [&[&str]; 4] = [
+        &[],
+        &["--root-chain"],
+        &["--root-chain", "--interval-depth", "8"],
+        &["--root-chain", "-m", "300", "--exact-entries-limit"],
+    ];
+    let reports = ecoli_profiles("4800,65536", "32", &extras);
+    for (extra, report) in extras.iter().zip(&reports).skip(1) {
         assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
     }
+    let critical = |report: &str| row(report, "level search", "65536")[3];
+    let (plain, root) = (critical(&reports[0]), critical(&reports[1]));
+    assert!(root * 2 < plain, "critical path {root} against {plain}");
 }
 
 #[test]
@@ -115,11 +123,8 @@ fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
 /// hits for every read.
 #[test]
 fn the_level_search_stops_where_bwas_max_entries_does() {
-    let dir = tempfile::tempdir().unwrap();
-    let fasta = ecoli_index(&dir);
-    let reads = data("ecoli536_art.fq");
-    let run = |extra: &[&str]| profile(&fasta, reads.to_str().unwrap(), "65536", "128", extra);
-    let (inexact, exact) = (run(&["-m", "300"]), run(&["-m", "300", "--exact-entries-limit"]));
+    let reports = ecoli_profiles("65536", "128", &[&["-m", "300"], &["-m", "300", "--exact-entries-limit"]]);
+    let (inexact, exact) = (&reports[0], &reports[1]);
     assert!(exact.contains("every bounded search that finished gave bwa's hits"), "{exact}");
     assert!(row(&inexact, "level search", "65536")[1] > 0, "some reads reach -m 300 inside a group:\n{inexact}");
     assert_eq!(row(&exact, "level search", "65536")[1], 0, "{exact}");
