@@ -47,10 +47,6 @@
 // and __syncwarp orders their memory as the block's barrier does for larger teams (defined here
 // for the reason above).
 #define ONE_WARP_TEAM (MAX_TEAM == LANES)
-// Lanes keep the scores of their pushes with their counts (LaneBuffer) only in the kernels of
-// larger teams: in pass 2's one-warp teams it was slower on the H100 (pass 2 +10 %), in pass 3's
-// it was faster (docs/gpu-measurements.md).
-#define LANE_SCORES (MAX_TEAM > LANES)
 // The team kernel's blocks that must fit on an SM at once (-D, from the switches), which caps
 // its registers: more resident teams hide more of the lookups' latency. (Pass 1's are the
 // autotune grammar's launch-bounds patch.)
@@ -1010,23 +1006,11 @@ struct Team {
     int *shared;
 };
 
-// Where a lane's chain puts its children: the lane's own buffer, and (LANE_SCORES) the scores
-// among them with their counts, so that the commit reads the buffer once instead of once per score. A chain's
-// children take at most three scores (its level plus a mismatch, a gap open or a gap extension);
-// `scores_full` says a fourth came (the commit then reads the buffer per score). With
-// entries_limit_exact each child keeps the pop of the chain that pushed it in its (otherwise
-// unused) link.
+// Where a lane's chain puts its children: the lane's own buffer. With entries_limit_exact each
+// child keeps the pop of the chain that pushed it in its (otherwise unused) link.
 struct LaneBuffer {
     Entry *buf;
     int n, pop;
-    int score0, score1, score2, count0, count1, count2;
-    bool scores_full;
-    __device__ void clear()
-    {
-        n = pop = count0 = count1 = count2 = 0;
-        score0 = score1 = score2 = -1;
-        scores_full = false;
-    }
     __device__ void push(const Entry &e)
     {
         buf[n] = e;
@@ -1034,26 +1018,8 @@ struct LaneBuffer {
         buf[n].next = pop;
 #endif
         ++n;
-#if LANE_SCORES
-        int s = entry_score(e);
-        if (s == score0) ++count0;
-        else if (s == score1) ++count1;
-        else if (s == score2) ++count2;
-        else if (count0 == 0) score0 = s, count0 = 1;
-        else if (count1 == 0) score1 = s, count1 = 1;
-        else if (count2 == 0) score2 = s, count2 = 1;
-        else scores_full = true;
-#endif
     }
 };
-
-__device__ LaneBuffer lane_buffer(Entry *lane_bufs, int stride, const Team &t)
-{
-    LaneBuffer b;
-    b.buf = lane_bufs + (u64)t.lane * stride;
-    b.clear();
-    return b;
-}
 
 __device__ __forceinline__ int warp_sum(int x)
 {
@@ -1212,36 +1178,22 @@ __device__ int next_push_score(const Entry *buf, int n, int above, int cap, cons
     return team_min(t, lowest);
 }
 
-// Makes room in the pool for `total` pushes while the search is at `level`, dropping the highest
-// scores if the pool is short.
-__device__ void make_room(Levels &lv, int level, int total, const Team &t)
+// Stores the pushes of lanes 0..n_lanes-1 (lane j's `n` entries at bufs + j * stride) in bwa's
+// order, lane after lane and each lane's in its order, while the search is at `level`: first
+// makes room, dropping the highest scores if the pool is short. A group's children take only a
+// few scores (the level plus a mismatch, a gap open or a gap extension), so the lanes store one
+// score at a time, all at once: each lane's entries of that score go after those of the lanes
+// before it (a prefix sum of the lanes' counts).
+__device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stride, int n_lanes, int n, const Team &t)
 {
+    if (t.lane >= n_lanes) n = 0;
+    int total = team_sum(t, n);
     int need = (total + CHUNK - 1) / CHUNK + lv.n_buckets;
     while (lv.free_top < need && lv.cap > level) {
         int highest = highest_level_above(lv, level, t);
         drop_levels_above(lv, highest > level ? highest - 1 : level, t);
     }
-}
-
-// Takes on the chunks that `all` more entries of score s need (from the first not yet taken on)
-// and returns where they start: the score's length before them.
-__device__ int grow_level(Levels &lv, int s, int all, const Team &t)
-{
-    int start = lv.len[s];
-    int first_new = (start + CHUNK - 1) / CHUNK;
-    int n_new = (start + all + CHUNK - 1) / CHUNK - first_new;
-    for (int j = t.lane; j < n_new; j += t.size) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
-    lv.free_top -= n_new;
-    __syncthreads();
-    if (t.lane == 0) lv.len[s] = start + all;
-    __syncthreads();
-    return start;
-}
-
-// commit_pushes for a lane's `n` entries at `buf` when some lane's scores did not fit its
-// LaneBuffer: the buffer is read once per score.
-__device__ void commit_by_scanning(Levels &lv, const Entry *buf, int n, int total, const Team &t)
-{
+    const Entry *buf = bufs + (u64)t.lane * stride;
     int over_cap = 0;
     for (int j = 0; j < n; ++j) over_cap += entry_score(buf[j]) > lv.cap;
     over_cap = team_sum(t, over_cap);
@@ -1252,72 +1204,20 @@ __device__ void commit_by_scanning(Levels &lv, const Entry *buf, int n, int tota
         for (int j = 0; j < n; ++j) count += entry_score(buf[j]) == s;
         int all;
         int pos = team_prefix(t, count, all);
-        pos += grow_level(lv, s, all, t);
+        // The chunks the new positions start: from the first not yet taken on.
+        int start = lv.len[s];
+        int first_new = (start + CHUNK - 1) / CHUNK;
+        int n_new = (start + all + CHUNK - 1) / CHUNK - first_new;
+        for (int j = t.lane; j < n_new; j += t.size) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
+        lv.free_top -= n_new;
+        __syncthreads();
+        pos += start;
         for (int j = 0; j < n; ++j)
             if (entry_score(buf[j]) == s) *level_entry(lv, s, pos++) = buf[j];
         __syncthreads();
+        if (t.lane == 0) lv.len[s] = start + all;
+        __syncthreads();
     }
-}
-
-// The count of score s in a lane's buffer (0 when it has none).
-__device__ __forceinline__ int score_count(const LaneBuffer &b, int s)
-{
-    return s == b.score0 ? b.count0 : s == b.score1 ? b.count1 : s == b.score2 ? b.count2 : 0;
-}
-
-// The lowest score above `above` and up to `cap` in a lane's buffer, across the team (INT_MAX
-// when none).
-__device__ int next_lane_score(const LaneBuffer &b, bool in, int above, int cap, const Team &t)
-{
-    int lowest = 0x7fffffff;
-    if (in && b.count0 && b.score0 > above && b.score0 <= cap) lowest = b.score0;
-    if (in && b.count1 && b.score1 > above && b.score1 <= cap) lowest = min(lowest, b.score1);
-    if (in && b.count2 && b.score2 > above && b.score2 <= cap) lowest = min(lowest, b.score2);
-    return team_min(t, lowest);
-}
-
-// Stores the pushes of lanes 0..n_lanes-1 (each lane's LaneBuffer) in bwa's order, lane after
-// lane and each lane's in its order, while the search is at `level`: first makes room, dropping
-// the highest scores if the pool is short. Each lane's entries of a score go after those of the
-// lanes before it (a prefix sum of the lanes' counts, one score at a time); then each lane
-// writes its buffer, in one pass, each entry to its score's next place.
-__device__ void commit_pushes(Levels &lv, int level, const LaneBuffer &mine, int n_lanes, const Team &t)
-{
-    bool in = t.lane < n_lanes;
-    int n = in ? mine.n : 0;
-    int total = team_sum(t, n);
-    make_room(lv, level, total, t);
-#if LANE_SCORES
-    if (team_sum(t, in && mine.scores_full) > 0) {
-        commit_by_scanning(lv, mine.buf, n, total, t);
-        return;
-    }
-#else
-    commit_by_scanning(lv, mine.buf, n, total, t);
-    return;
-#endif
-    int over_cap = 0;
-    if (in) over_cap = (mine.score0 > lv.cap ? mine.count0 : 0) + (mine.score1 > lv.cap ? mine.count1 : 0) + (mine.score2 > lv.cap ? mine.count2 : 0);
-    over_cap = team_sum(t, over_cap);
-    lv.dropped += over_cap;
-    lv.stored += total - over_cap;
-    int pos0 = 0, pos1 = 0, pos2 = 0;
-    for (int s = next_lane_score(mine, in, -1, lv.cap, t); s != 0x7fffffff; s = next_lane_score(mine, in, s, lv.cap, t)) {
-        int all;
-        int pos = team_prefix(t, in ? score_count(mine, s) : 0, all);
-        pos += grow_level(lv, s, all, t);
-        if (s == mine.score0) pos0 = pos;
-        else if (s == mine.score1) pos1 = pos;
-        else if (s == mine.score2) pos2 = pos;
-    }
-    for (int j = 0; j < n; ++j) {
-        Entry e = mine.buf[j];
-        int s = entry_score(e);
-        if (s > lv.cap) continue;
-        int pos = s == mine.score0 ? pos0++ : s == mine.score1 ? pos1++ : pos2++;
-        *level_entry(lv, s, pos) = e;
-    }
-    __syncthreads();
 }
 
 // Whether bwa's -m stops the search before a pop of this group of `committed` chains, which
@@ -1389,7 +1289,7 @@ __device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &
     for (int base = 0; base <= r.len; base += t.size) {
         if (max_rounds > 0 && ++rounds > max_rounds) return STACK_FULL;
         int d = base + t.lane;
-        LaneBuffer mine = lane_buffer(lane_bufs, stride, t);
+        LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
         int outcome = STEP_DONE;
         bool goes_on = false;
         u64 hk = 0, hl = 0;
@@ -1403,7 +1303,7 @@ __device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &
             goes_on = goes_on && outcome == STEP_EXPANDED;
         }
         int end = team_min(t, goes_on ? t.size : t.lane);
-        commit_pushes(lv, 0, mine, min(end + 1, t.size), t);
+        commit_pushes(lv, 0, lane_bufs, stride, min(end + 1, t.size), mine.n, t);
         if (end == t.size) continue;
         int hitter = team_min(t, t.lane == end && outcome == STEP_HIT ? t.lane : t.size);
         return hitter < t.size ? record_team_hit(h, lv, 0, hitter, e, hk, hl, width, r, t) : SEARCH_GO;
@@ -1425,7 +1325,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
     for (int j = t.lane; j < lv.max_chunks; j += t.size) lv.free_chunks[j] = j;
     for (int b = t.lane; b < lv.n_buckets; b += t.size) lv.len[b] = 0;
     __syncthreads();
-    LaneBuffer mine = lane_buffer(lane_bufs, stride, t);
+    LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
     int rounds = 0;
 #if root_chain
     if (opt.max_entries > 9 * (r.len + 1) + 1) {
@@ -1435,7 +1335,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 #endif
     {
         if (t.lane == 0) mine.push(make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
-        commit_pushes(lv, 0, mine, 1, t);
+        commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, t);
     }
     while (true) {
         int level = lowest_level(lv, t);
@@ -1452,7 +1352,8 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
         for (int next = 0; next < n_chains;) {
             if (max_rounds > 0 && ++rounds > max_rounds) return STACK_FULL;
             int c = next + t.lane;
-            mine.clear();
+            mine.n = 0;
+            mine.pop = 0;
             bool hit = false;
             u64 hk = 0, hl = 0;
             Entry hit_entry;
@@ -1483,7 +1384,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                 return ENTRIES_LIMIT;
 #endif
             }
-            commit_pushes(lv, level, mine, committed, t);
+            commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, t);
             lv.stored -= committed;
             next += committed;
             int needed_chunks = (n_chains - next + CHUNK - 1) / CHUNK;
