@@ -82,7 +82,7 @@ pub fn run(args: SamseArgs) -> Result<()> {
 
 /// The SAM records of the reads at `reads_path` from their hits in `sai`, into `sink`, with
 /// `rg_id` as their read group and up to `max_xa` hits in XA; returns the reads.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // samse's options, its inputs and their paths (for errors), the sink: each used once
 pub fn write_records<R: Read>(
     max_xa: usize,
     rg_id: Option<&str>,

@@ -126,8 +126,8 @@ fn the_level_search_stops_where_bwas_max_entries_does() {
     let reports = ecoli_profiles("65536", "128", &[&["-m", "300"], &["-m", "300", "--exact-entries-limit"]]);
     let (inexact, exact) = (&reports[0], &reports[1]);
     assert!(exact.contains("every bounded search that finished gave bwa's hits"), "{exact}");
-    assert!(row(&inexact, "level search", "65536")[1] > 0, "some reads reach -m 300 inside a group:\n{inexact}");
-    assert_eq!(row(&exact, "level search", "65536")[1], 0, "{exact}");
+    assert!(row(inexact, "level search", "65536")[1] > 0, "some reads reach -m 300 inside a group:\n{inexact}");
+    assert_eq!(row(exact, "level search", "65536")[1], 0, "{exact}");
 }
 
 /// The GPU's searches with the interval table (`interval_depth`): an entry that has matched

@@ -337,7 +337,7 @@ impl Packer<'_> {
 /// Packs bytes `s..e` of a batch whose byte 0 is forward base `first` into `out` (the packed
 /// bytes from the one holding base `first + s`), drawing from `rng` for each ambiguous byte;
 /// `before` is the byte before `s` in its record and `resets` the offsets where records start.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // one piece of a record: its bytes, place and neighbours, as the caller has them
 fn pack_piece(
     bytes: &[u8],
     s: usize,

@@ -278,7 +278,7 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
 }
 
 /// The restarts of the evolution, with a line of progress per generation.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // the evolution's inputs, each used once; a struct would only rename them
 fn evolve(
     sources: Sources,
     specs: &[SwitchSpec],

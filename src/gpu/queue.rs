@@ -209,7 +209,7 @@ impl GpuAligner {
     }
 
     /// inexact_order: the first pass's queue, the reads without an exact match first.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)] // the kernel's arguments, in its signature's order
     fn launch_order(
         &self,
         stream: &Arc<CudaStream>,

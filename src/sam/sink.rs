@@ -45,7 +45,7 @@ fn header_text(refs: &RefSeqs, rg_line: Option<&str>, pg_line: &str) -> String {
 }
 
 /// SAM text, or BAM through noodles, or BAM records gathered for sorting.
-#[allow(clippy::large_enum_variant)] // one per run
+#[allow(clippy::large_enum_variant)] // one sink per run: boxing the large variant would save nothing
 pub enum Sink {
     Sam(Output),
     Bam { writer: noodles::bam::io::Writer<BgzfWriter>, header: noodles::sam::Header },
