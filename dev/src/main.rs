@@ -4,6 +4,7 @@
 mod dealer_sim;
 mod gpu_bench;
 mod input_bench;
+mod kernel_resources;
 mod stack_profile;
 mod synth_genome;
 mod variant_tuned;
@@ -35,6 +36,8 @@ enum Command {
     GpuBench(gpu_bench::GpuBenchArgs),
     /// Time parsing and packing reads (plain, gzip, BGZF, several files): bench/input-rate.tsv.
     InputBench(input_bench::InputBenchArgs),
+    /// The inexact kernels' registers, stack and spills per team size (NVRTC's ptxas report).
+    KernelResources(kernel_resources::KernelResourcesArgs),
     /// Profile the search's stack per read and check the GPU's bounded stack on the CPU.
     StackProfile(stack_profile::StackProfileArgs),
     /// Writes a seeded synthetic genome (FASTA, stdout) for benchmarks.
@@ -48,6 +51,7 @@ fn run() -> Result<()> {
         Command::DealerSim(args) => dealer_sim::run(args),
         Command::GpuBench(args) => gpu_bench::run(args),
         Command::InputBench(args) => input_bench::run(args),
+        Command::KernelResources(args) => kernel_resources::run(args),
         Command::StackProfile(args) => stack_profile::run(args),
         Command::SynthGenome(args) => synth_genome::run(args),
         Command::VariantTuned(args) => variant_tuned::run(args),

@@ -37,7 +37,7 @@ use first_pass::{gave_up, rule_state};
 use inexact::{Pass, Scratchpad};
 use inexact_kernels::InexactKernels;
 use interval_table::{GpuBwt, GpuIntervals};
-pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present};
+pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present, resource_usage};
 pub use open::{gpu_model, warm_kernel_cache, OpenGpu, StartupTimes};
 use slot::{Slot, N_COUNTERS};
 pub use switches::{InexactSwitches, Switches};

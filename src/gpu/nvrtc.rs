@@ -128,6 +128,28 @@ fn image(full_source: String, defines: &[String], arch: &'static str) -> Result<
     }
 }
 
+/// ptxas's report of a kernel file's resources for a real architecture (`sm_90`): per entry
+/// function its registers, stack and spills, which decide how many blocks fit an SM.
+pub fn resource_usage(source: &str, defines: &[String], arch: &'static str) -> Result<String> {
+    use cudarc::nvrtc::result;
+    let src = CString::new(format!("{BWT_CUH}\n{source}")).map_err(|_| anyhow!("NVRTC: a NUL in the kernel source"))?;
+    let options: Vec<String> = [format!("--gpu-architecture={arch}"), "-Xptxas=-v".to_string()]
+        .into_iter()
+        .chain(defines.iter().cloned())
+        .collect();
+    let prog = result::create_program(&src, None).map_err(|e| anyhow!("NVRTC: {e:?}"))?;
+    // SAFETY: `prog` lives until destroy_program below, `src` beyond it.
+    unsafe {
+        let compiled = result::compile_program(prog, &options);
+        let log = result::get_program_log(prog)
+            .map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let _ = result::destroy_program(prog);
+        compiled.map_err(|e| anyhow!("NVRTC: {e:?}\n{log}"))?;
+        Ok(log)
+    }
+}
+
 /// The cache file of a kernel source, its defines and architecture.
 fn cache_path(source: &str, defines: &[String], arch: &'static str) -> std::path::PathBuf {
     cache_path_with(BWT_CUH, source, defines, arch)

@@ -1,0 +1,49 @@
+//! `bcuda-dev kernel-resources`: ptxas's registers, stack and spills of the inexact kernels, as
+//! NVRTC compiles them for `aln` (one compilation per team size), without a GPU. A change to
+//! the team kernel that adds registers can cost a resident team per SM (pass 2's one-warp teams
+//! fit an SM by registers), so this is the first check of such a change.
+
+use anyhow::{bail, Result};
+use bcuda::gpu::{nvrtc_present, resource_usage, InexactSwitches, INEXACT_MATCH_CU};
+
+/// The real architectures NVRTC is asked for here.
+const ARCHS: [&str; 7] = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"];
+
+#[derive(clap::Args, Debug)]
+pub struct KernelResourcesArgs {
+    /// Inexact switches over the defaults, as `name=value` (repeatable).
+    #[arg(long = "switch")]
+    pub switches: Vec<String>,
+    /// The architecture to compile for (a real one: sm_80, sm_90, ...).
+    #[arg(long, default_value = "sm_90", value_parser = ARCHS)]
+    pub arch: String,
+}
+
+pub fn run(args: KernelResourcesArgs) -> Result<()> {
+    if !nvrtc_present() {
+        bail!("no NVRTC found (libnvrtc could not be loaded)");
+    }
+    let mut switches = InexactSwitches::default();
+    for s in &args.switches {
+        switches.set(s).map_err(anyhow::Error::msg)?;
+    }
+    if let Some(why) = switches.illegal() {
+        bail!("inexact kernel switches: {why}");
+    }
+    let Some(&arch) = ARCHS.iter().find(|&&a| a == args.arch) else { bail!("unknown architecture {}", args.arch) };
+    for (team, defines) in switches.modules() {
+        println!("teams of {team} threads ({}):", defines.join(" "));
+        let log = resource_usage(INEXACT_MATCH_CU, &defines, arch)?;
+        let mut function = String::new();
+        for line in log.lines() {
+            if let Some(name) = line.split('\'').nth(1).filter(|_| line.contains("Compiling entry function")) {
+                function = name.to_string();
+            } else if line.contains("Used") || line.contains("spill") {
+                let what =
+                    line.trim_start_matches("ptxas").trim_start_matches(" info").trim_start_matches([' ', ':', '.']);
+                println!("  {function}: {what}");
+            }
+        }
+    }
+    Ok(())
+}
