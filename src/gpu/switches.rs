@@ -298,7 +298,7 @@ impl InexactSwitches {
         ("heads_shared", &[0, 1]),
         ("interval_depth", &[0, 8, 10, 11, 12, 13, 14]),
         ("last_teams_percent", &[25, 50, 75, 100]),
-        ("level_min_blocks", &[0, 20, 24, 32]),
+        ("level_min_blocks", &[0, 14, 16, 20, 24, 32]),
         ("root_chain", &[0, 1]),
     ];
 
