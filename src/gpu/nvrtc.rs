@@ -97,56 +97,57 @@ fn image(full_source: String, defines: &[String], arch: &'static str) -> Result<
         ptx.push(0);
         return Ok(Image(ptx));
     }
-    use cudarc::nvrtc::{result, sys};
-    let src = CString::new(full_source).map_err(|_| anyhow!("NVRTC: a NUL in the kernel source"))?;
     let options: Vec<String> =
         std::iter::once(format!("--gpu-architecture={arch}")).chain(defines.iter().cloned()).collect();
-    let prog = result::create_program(&src, None).map_err(|e| anyhow!("NVRTC: {e:?}"))?;
-    // SAFETY: `prog` lives until destroy_program below, `src` beyond it; the buffers are sized
-    // by NVRTC's own size calls.
-    unsafe {
-        let cubin = match result::compile_program(prog, &options) {
-            Err(e) => {
-                let log = result::get_program_log(prog)
-                    .map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                Err(anyhow!("NVRTC: {e:?}\n{log}"))
-            }
-            Ok(()) => {
-                let mut size = 0usize;
-                sys::nvrtcGetCUBINSize(prog, &mut size)
-                    .result()
-                    .and_then(|()| {
-                        let mut cubin = vec![0u8; size];
-                        sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut c_char).result().map(|()| cubin)
-                    })
-                    .map_err(|e| anyhow!("NVRTC (CUBIN): {e:?}"))
-            }
-        };
-        let _ = result::destroy_program(prog);
-        Ok(Image(cubin?))
-    }
+    let (cubin, _log) = compile_program(full_source, &options, |prog| {
+        use cudarc::nvrtc::sys;
+        let mut size = 0usize;
+        // SAFETY: `prog` compiled; the buffer is sized by NVRTC's own size call.
+        unsafe {
+            sys::nvrtcGetCUBINSize(prog, &mut size).result().and_then(|()| {
+                let mut cubin = vec![0u8; size];
+                sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut c_char).result().map(|()| cubin)
+            })
+        }
+        .map_err(|e| anyhow!("NVRTC (CUBIN): {e:?}"))
+    })?;
+    Ok(Image(cubin))
 }
 
 /// ptxas's report of a kernel file's resources for a real architecture (`sm_90`): per entry
 /// function its registers, stack and spills, which decide how many blocks fit an SM.
 pub fn resource_usage(source: &str, defines: &[String], arch: &'static str) -> Result<String> {
-    use cudarc::nvrtc::result;
-    let src = CString::new(format!("{BWT_CUH}\n{source}")).map_err(|_| anyhow!("NVRTC: a NUL in the kernel source"))?;
     let options: Vec<String> = [format!("--gpu-architecture={arch}"), "-Xptxas=-v".to_string()]
         .into_iter()
         .chain(defines.iter().cloned())
         .collect();
+    let ((), log) = compile_program(format!("{BWT_CUH}\n{source}"), &options, |_| Ok(()))?;
+    Ok(log)
+}
+
+/// Compiles `full_source` with NVRTC's program API and `options`, then takes what it needs from
+/// the compiled program (`take`); returns that and NVRTC's log. The log is the error's on failure.
+fn compile_program<T>(
+    full_source: String,
+    options: &[String],
+    take: impl FnOnce(cudarc::nvrtc::sys::nvrtcProgram) -> Result<T>,
+) -> Result<(T, String)> {
+    use cudarc::nvrtc::result;
+    let src = CString::new(full_source).map_err(|_| anyhow!("NVRTC: a NUL in the kernel source"))?;
     let prog = result::create_program(&src, None).map_err(|e| anyhow!("NVRTC: {e:?}"))?;
-    // SAFETY: `prog` lives until destroy_program below, `src` beyond it.
+    // SAFETY: `prog` lives until destroy_program below, `src` beyond it; the log's buffer is
+    // sized by NVRTC's own size call.
     unsafe {
-        let compiled = result::compile_program(prog, &options);
+        let compiled = result::compile_program(prog, options);
         let log = result::get_program_log(prog)
             .map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned())
             .unwrap_or_default();
+        let taken = match compiled {
+            Err(e) => Err(anyhow!("NVRTC: {e:?}\n{log}")),
+            Ok(()) => take(prog),
+        };
         let _ = result::destroy_program(prog);
-        compiled.map_err(|e| anyhow!("NVRTC: {e:?}\n{log}"))?;
-        Ok(log)
+        Ok((taken?, log))
     }
 }
 
