@@ -32,6 +32,11 @@ fn fails(out: Output) -> String {
 }
 
 /// A work folder with ref.fa and reads.fq, and a separate empty home.
+/// A SAM output's lines but @PG (whose command line names how the index was given).
+fn records(o: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&o.stdout).lines().filter(|l| !l.starts_with("@PG")).map(String::from).collect()
+}
+
 fn setup() -> (tempfile::TempDir, tempfile::TempDir) {
     let work = tempfile::tempdir().unwrap();
     std::fs::copy(testdata("demo_ref.fa"), work.path().join("ref.fa")).unwrap();
@@ -68,13 +73,6 @@ fn short_forms_work_in_a_fresh_shell_and_match_the_explicit_forms() {
         &[],
         &["samse", r.to_str().unwrap(), s.to_str().unwrap(), q.to_str().unwrap()],
     ));
-    let records = |o: &Output| {
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .filter(|l| !l.starts_with("@PG"))
-            .map(String::from)
-            .collect::<Vec<_>>()
-    };
     assert_eq!(records(&samse), records(&samse2));
     assert_eq!(records(&samse).len(), 2 + 300, "two @SQ lines and 300 reads");
 }
@@ -171,13 +169,6 @@ fn pg_names_the_index_even_the_default_one() {
             prefix.display()
         )
     );
-    let records = |o: &Output| {
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .filter(|l| !l.starts_with("@PG"))
-            .map(String::from)
-            .collect::<Vec<_>>()
-    };
     assert_eq!(records(&named), records(&default));
     // sampe too, with the default from BCUDA_INDEX given relative.
     let env = [("BCUDA_INDEX", Path::new("ref.fa"))];
