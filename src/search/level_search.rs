@@ -194,14 +194,12 @@ fn root_chain(
     lanes: usize,
     cost: &mut LevelCost,
 ) -> bool {
-    let intervals = search.root_intervals();
-    for base in (0..intervals.len()).step_by(lanes) {
-        let depths = base..intervals.len().min(base + lanes);
-        let pops: Vec<(ChainRun, Option<Entry>)> = depths
-            .clone()
-            .map(|d| {
-                pop_once(search, search.root_chain_entry(d, intervals[d].0, intervals[d].1), found.max_diff, width)
-            })
+    let entries: Vec<Entry> =
+        search.root_intervals().iter().enumerate().map(|(d, &(k, l))| search.root_chain_entry(d, k, l)).collect();
+    for base in (0..entries.len()).step_by(lanes) {
+        let pops: Vec<(ChainRun, Option<Entry>)> = entries[base..entries.len().min(base + lanes)]
+            .iter()
+            .map(|&e| pop_once(search, e, found.max_diff, width))
             .collect();
         cost.pops += pops.len();
         cost.critical_pops += 1;
@@ -211,8 +209,7 @@ fn root_chain(
         for (j, (_, next)) in pops[..committed].iter().enumerate() {
             if let Some(child) = next {
                 let d = base + j + 1;
-                let expected = search.root_chain_entry(d, intervals[d].0, intervals[d].1);
-                assert_eq!(*child, expected, "the root chain's matching child at depth {d}");
+                assert_eq!(Some(child), entries.get(d), "the root chain's matching child at depth {d}");
             }
         }
         let runs: Vec<&ChainRun> = pops[..committed].iter().map(|(run, _)| run).collect();
