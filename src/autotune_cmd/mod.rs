@@ -233,12 +233,19 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
         d
     };
     let winner = restarts::best(&runs).and_then(|r| r.winner.clone()).unwrap_or_else(|| reference.clone());
+    let phenotype = shipped_variant(sources, &specs, &winner);
+    let defaults = shipped_variant(sources, &specs, &reference);
+    if phenotype == defaults {
+        write_report(&args.report, &runs, &specs, &describe, "the defaults (no variant beat them)", eval.restarts)?;
+        eprintln!("[bcuda autotune] the default kernels are this GPU's fastest found; nothing saved");
+        return Ok(());
+    }
 
-    // Validation on held-out reads: same answers (intervals and hits), speed-up over repeats.
+    // Validation on held-out reads against what aln runs untuned: same answers (intervals and
+    // hits), speed-up over repeats.
     eval.held_out = true;
     eval.repeats = 11;
-    let phenotype = bcuda_autotune::evolution::phenotype(sources, &specs, &winner);
-    let held_ref = eval.evaluate(&ref_variant);
+    let held_ref = eval.evaluate(&defaults);
     let held_win = eval.evaluate(&phenotype);
     let (Outcome::Ran { ms: ref_ms, .. }, Outcome::Ran { penalty, ms: win_ms }) = (&held_ref, &held_win) else {
         bail!("validation on held-out reads failed: {held_ref:?} / {held_win:?}");
@@ -275,6 +282,23 @@ pub fn run(args: AutotuneArgs) -> Result<()> {
     let path = tuned.save()?;
     eprintln!("[bcuda autotune] saved for {device}: {}", path.display());
     Ok(())
+}
+
+/// The kernels `aln` runs for `genome`: a kernel without patches is its plain source, as aln
+/// runs it untuned (the bounds guards only keep patched code in its arrays, and cost time: the
+/// guarded inexact kernels' pass 2 took 1.24x as long on an H200), a patched one the guarded
+/// phenotype the evolution timed.
+fn shipped_variant(sources: Sources, specs: &[SwitchSpec], genome: &Genome) -> Variant {
+    let mut variant = bcuda_autotune::evolution::phenotype(sources, specs, genome);
+    if genome.patches.is_empty() {
+        variant.exact = crate::gpu::EXACT_MATCH_CU.to_string();
+    }
+    if genome.inexact_patches.is_empty() {
+        if let Some(inexact) = variant.inexact.as_mut() {
+            *inexact = crate::gpu::INEXACT_MATCH_CU.to_string();
+        }
+    }
+    variant
 }
 
 /// The restarts of the evolution, with a line of progress per generation.
@@ -377,6 +401,35 @@ mod tests {
     use crate::gpu::Switches;
     use bcuda_autotune::genome::mutate;
     use rand::SeedableRng;
+
+    /// aln runs the plain source of a kernel the winner did not patch, and the guarded one it
+    /// did: the defaults are the plain kernels, and a switch alone changes no source.
+    #[test]
+    fn shipped_variant_guards_only_patched_kernels() {
+        let (g, ig) = (Grammar::parse(crate::gpu::EXACT_MATCH_CU), Grammar::parse(crate::gpu::INEXACT_MATCH_CU));
+        let sources = Sources { exact: &g, inexact: Some(&ig) };
+        let specs = all_switches(false);
+        let reference = Genome::reference(&specs);
+        let defaults = shipped_variant(sources, &specs, &reference);
+        assert_eq!(defaults.exact, crate::gpu::EXACT_MATCH_CU);
+        assert_eq!(defaults.inexact.as_deref(), Some(crate::gpu::INEXACT_MATCH_CU));
+
+        let mut switched = reference.clone();
+        let last = specs.len() - 1;
+        switched.switches[last] = specs[last].values.iter().copied().find(|&v| v != reference.switches[last]).unwrap();
+        let v = shipped_variant(sources, &specs, &switched);
+        assert_eq!((v.exact.as_str(), v.inexact.as_deref()), (defaults.exact.as_str(), defaults.inexact.as_deref()));
+        assert_ne!(v, defaults, "a switch moved");
+
+        let line =
+            ig.lines.iter().position(|l| matches!(l.kind, bcuda_autotune::grammar::LineKind::For { .. })).unwrap();
+        let mut patched = reference.clone();
+        patched.inexact_patches.push(bcuda_autotune::patch::Patch::Unroll { line, count: 2 });
+        assert!(patched.inexact_patches[0].valid(&ig));
+        let v = shipped_variant(sources, &specs, &patched);
+        assert_eq!(v.exact, crate::gpu::EXACT_MATCH_CU);
+        assert!(v.inexact.unwrap().contains("gi_clamp("), "a patched kernel keeps its guards");
+    }
 
     /// Variants that the operators generate from exact_match.cu compile with NVRTC (when it
     /// is present): the grammar's typing and scope rules keep them well formed.
