@@ -1,6 +1,7 @@
 //! `bcuda-dev`: the tools used to develop and measure bcuda, kept out of the `bcuda` binary.
 //! They reach the aligner through the `bcuda` library crate.
 
+mod copy_bench;
 mod dealer_sim;
 mod gpu_bench;
 mod input_bench;
@@ -30,6 +31,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// How fast a large file (a .bwt) reaches the GPU, by each way start-up could copy it.
+    CopyBench(copy_bench::CopyBenchArgs),
     /// aln's dealer and writer on simulated GPUs: speed-up with 1 to 8 GPUs, writer's memory.
     DealerSim(dealer_sim::DealerSimArgs),
     /// Time the exact_match kernel alone and check it against the CPU.
@@ -48,6 +51,7 @@ enum Command {
 
 fn run() -> Result<()> {
     match Cli::parse().command {
+        Command::CopyBench(args) => copy_bench::run(args),
         Command::DealerSim(args) => dealer_sim::run(args),
         Command::GpuBench(args) => gpu_bench::run(args),
         Command::InputBench(args) => input_bench::run(args),

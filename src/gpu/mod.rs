@@ -10,6 +10,7 @@
 pub mod batch;
 mod buffers;
 mod first_pass;
+pub mod host_copy;
 pub mod index_sort;
 pub mod inexact;
 pub mod inexact_kernels;
@@ -217,7 +218,7 @@ impl GpuAligner {
         // SAFETY: filled by the copy below before any kernel reads it.
         let mut words = unsafe { stream.alloc::<u32>(bwt.words().len().max(1)) }?;
         // Through page-locked staging; a plain copy if that memory cannot be had.
-        if buffers::copy_large(&stream, bwt.words(), &mut words).is_err() {
+        if host_copy::copy_large(&stream, bwt.words(), &mut words).is_err() {
             stream.memcpy_htod(bwt.words(), &mut words).context("copying the BWT to the GPU")?;
         }
         let on_gpu = GpuBwt { words: &words, primary: bwt.primary(), seq_len: bwt.seq_len(), l2: &l2 };
