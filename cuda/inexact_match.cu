@@ -1021,16 +1021,26 @@ struct LaneBuffer {
     }
 };
 
+// A warp's sum and minimum: one instruction (REDUX) from sm_80 on, five shuffles before. The
+// team passes take one or two at every group of chains and every score they commit.
 __device__ __forceinline__ int warp_sum(int x)
 {
+#if __CUDA_ARCH__ >= 800
+    return (int)__reduce_add_sync(FULL_MASK, (unsigned)x);
+#else
     for (int d = 16; d > 0; d >>= 1) x += __shfl_xor_sync(FULL_MASK, x, d);
     return x;
+#endif
 }
 
 __device__ __forceinline__ int warp_min(int x)
 {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(FULL_MASK, x);
+#else
     for (int d = 16; d > 0; d >>= 1) x = min(x, __shfl_xor_sync(FULL_MASK, x, d));
     return x;
+#endif
 }
 
 // The sum of x over the team (every lane gets it).
