@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # A/B of kernel builds and switches on a CUDA host with bundle/ (scripts/gpu-bundle.sh; a second
-# build copied in as bundle/bcuda-base): a human-like genome of SIZE Mbp (default 1000), READS
+# build copied in as bundle/bcuda-base, or any as bundle/bcuda-NAME): a human-like genome of SIZE Mbp (default 1000), READS
 # dwgsim 100 bp reads and as many ancient-DNA reads (examples/sim_adna.rs), then
 #   1. the GPU's .sai against the CPU's on the first 100k reads of each regime, for each of CHECK
 #      (switch sets, BCUDA_TEST_INEXACT_SWITCHES syntax);
-#   2. every config of CONFIGS ("name:build:switches", build `new` = bundle/bcuda, `base` =
-#      bundle/bcuda-base), REPS times each, both regimes: wall, GPU busy and each pass's time;
+#   2. every config of CONFIGS ("name:build:switches", build `new` = bundle/bcuda, any other
+#      NAME = bundle/bcuda-NAME), REPS times each, both regimes: wall, GPU busy and each pass's time;
 #   3. each config's .sai against the first config's;
 #   4. with GPU_CHECK=1, scripts/gpu-check.sh (SKIP_SWITCHES=1).
 # Log: $OUT/ab.log, ending "done". Long: run it through scripts/gpu-long.sh start bench/ab.sh.
@@ -41,7 +41,7 @@ for reg in 100bp adna; do
 done
 for rep in $(seq 1 $REPS); do for cfg in $CONFIGS; do for reg in 100bp adna; do
     IFS=: read -r name build sw <<< "$cfg"
-    X=$B; [ "$build" = base ] && X=$C/bcuda-base
+    X=$B; [ "$build" = new ] || X=$C/bcuda-$build
     t0=$(now); BCUDA_TEST_INEXACT_SWITCHES=$sw $X aln --gpu -t 16 $(opts $reg) genome.fa $(file $reg) > s_${reg}_$name.sai 2> s_${reg}_$name.err; t1=$(now)
     log "$reg $name ($build${sw:+ $sw}) rep $rep: wall $(el $t0 $t1) s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s' s_${reg}_$name.err); $(grep -o 'pass [123] [0-9.]* ms on [0-9]* reads' s_${reg}_$name.err | tr '\n' ' '); sai $(md5sum < s_${reg}_$name.sai | cut -c1-8)"
 done; done; done
