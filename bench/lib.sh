@@ -124,6 +124,7 @@ open_scratch() {
     W=${W:-$(mktemp -d)}
     case $(realpath -m "$W") in / | "$HOME" | "$ROOT") die "W=$W: not a scratch folder" ;; esac
     mkdir -p "$W" || die "cannot make W=$W"
+    export XDG_CONFIG_HOME=$W/config  # bcuda index's default-index record stays out of the home folder
     if [ -n "${KEEP_W:-}" ]; then echo "scratch kept: W=$W"; else trap 'rm -rf "$W"' EXIT; fi
 }
 

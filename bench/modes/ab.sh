@@ -23,7 +23,7 @@ mode_main() {
     [ -z "${GPU_CHECK:-}" ] || ab_identity
 }
 # The genome and reads persist for the next A/B.
-[ -n "${W:-}" ] || { W=/tmp/bench-ab KEEP_W=1; }
+W=${W:-/tmp/bench-ab} KEEP_W=1
 
 ab_data() {
     local j counts=() t0

@@ -7,19 +7,20 @@
 # inexact kernels together; then aln with the tuned kernels and with --no-tuned, alternately,
 # twice each, on HELD_OUT_READS other reads (never seen by autotune), timed end to end, the
 # .sai compared. SWEEP="a=1;b=2 c=0": other switch settings timed on the same reads.
-# Report, plot and winner in RES/autotune-TAG-COMMIT/. Log: autotune-TAG.log.
+# Report, plot and winner in RES/autotune/ecoli-COMMIT/ or human-like-SIZE-COMMIT/. Log:
+# autotune-TAG.log.
 mode_main() {
     require_gpu
     local form=${1:-}
     shift
-    start_log autotune
-    REPORT=$RES/autotune-$TAG-$COMMIT_NOW
-    mkdir -p "$REPORT"
     case $form in
-    ecoli) autotune_ecoli "$@" ;;
-    human-like) autotune_human_like "$@" ;;
+    ecoli) REPORT=$RES/autotune/ecoli-$COMMIT_NOW ;;
+    human-like) REPORT=$RES/autotune/human-like-${1:-1000}-$COMMIT_NOW ;;
     *) die "usage: bench/run autotune ecoli|human-like [ARGS]" ;;
     esac
+    start_log autotune
+    mkdir -p "$REPORT"
+    autotune_${form/-/_} "$@"
     cp ~/.cache/bcuda/tuned/*.json "$REPORT"/ 2> /dev/null
     log "report, plot and winner in $REPORT"
 }

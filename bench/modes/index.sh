@@ -1,7 +1,7 @@
 # bench/run index [SIZE_MBP=1000]: bcuda index --gpu against --cpu on lambda, E. coli and a
 # human-like genome of SIZE_MBP Mbp (seed 1): the five files compared (lambda and E. coli
 # against bwa index too), both builds timed with their peak memory, and a GPU chunk failed on
-# purpose on E. coli in 15 chunks (FAIL_LARGE=1: the large genome's next-to-last chunk too).
+# purpose on a 50 Mbp genome (FAIL_LARGE=1: the large genome's next-to-last chunk too).
 # SORT_GB: --sort-memory of both builds (default 2). Rows in index-gpu-TAG.tsv; exits 1 when
 # any files differ. Log: index-gpu-TAG.log.
 # bench/run --cpu index [SIZE_MBP=100]: bcuda index against bwa index, wall time and peak
@@ -52,7 +52,6 @@ genome() {
 index_gpu_check() { # SIZE
     local size=$1 g t0 chunks
     FAILURES=0
-    export XDG_CONFIG_HOME=$W/config  # the default-index record stays out of the home folder
     start_log index-gpu
     log "== bcuda index --gpu vs --cpu, $(nproc) cores"
     for g in lambda ecoli536; do
@@ -61,11 +60,14 @@ index_gpu_check() { # SIZE
         mkdir -p "$W/$g-bwa" && cp "$W/$g.fa" "$W/$g-bwa/ref.fa" && "$BWA" index "$W/$g-bwa/ref.fa" > /dev/null 2>&1
         expect_same "$g: GPU build = bwa index" "$W/$g-gpu" "$W/$g-bwa"
     done
-    # A GPU chunk that fails: the CPU sorts it and the rest, with the same files. E. coli in
-    # 15 chunks (two of 10.7 MB each in flight), chunk 2 failed.
-    timed "--gpu --sort-memory 0.01" "$W/fail-ecoli" "$W/ecoli536.fa" BCUDA_TEST_FAIL_INDEX_CHUNK=2
-    grep -h "failed on purpose\|suffixes sorted by" "$W/fail-ecoli/err" | log_stdin
-    expect_same "E. coli, GPU chunk 2 failed: files = CPU build" "$W/fail-ecoli" "$W/ecoli536-cpu"
+    # A GPU chunk that fails: the CPU sorts it and the rest, with the same files. A 50 Mbp
+    # human-like genome with the least sort memory (0.125 GiB: chunks of 8.4M positions, two
+    # in flight), about 12 chunks, chunk 2 failed.
+    human_like_genome 50 "$W/human50.fa"
+    timed "--cpu --sort-memory 0.125" "$W/human50-cpu" "$W/human50.fa"
+    timed "--gpu --sort-memory 0.125" "$W/fail-human50" "$W/human50.fa" BCUDA_TEST_FAIL_INDEX_CHUNK=2
+    grep -h "failed on purpose\|suffixes sorted by" "$W/fail-human50/err" | log_stdin
+    expect_same "human-like 50 Mbp, GPU chunk 2 failed: files = CPU build" "$W/fail-human50" "$W/human50-cpu"
     t0=$(now)
     human_like_genome "$size" "$W/human.fa"
     log "human-like $size Mbp generated in $(secs "$t0" "$(now)") s"
