@@ -29,7 +29,7 @@ find_binaries() {
 
 # bwa, dwgsim, art_illumina: the bundle's (Debian's, for hosts without them), else the PATH's.
 tool() {
-    if [ -x "$C/$1" ]; then echo "$C/$1"; elif command -v "$1"; then :; else echo "missing-$1"; fi
+    if [ -x "$C/$1" ]; then echo "$C/$1"; else command -v "$1" || echo "$1"; fi
 }
 BWA=$(tool bwa) DWGSIM=$(tool dwgsim) ART=$(tool art_illumina)
 
