@@ -1021,16 +1021,26 @@ struct LaneBuffer {
     }
 };
 
+// A warp's sum and minimum: one instruction (REDUX) from sm_80 on, five shuffles before. The
+// team passes take one or two at every group of chains and every score they commit.
 __device__ __forceinline__ int warp_sum(int x)
 {
+#if __CUDA_ARCH__ >= 800
+    return (int)__reduce_add_sync(FULL_MASK, (unsigned)x);
+#else
     for (int d = 16; d > 0; d >>= 1) x += __shfl_xor_sync(FULL_MASK, x, d);
     return x;
+#endif
 }
 
 __device__ __forceinline__ int warp_min(int x)
 {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(FULL_MASK, x);
+#else
     for (int d = 16; d > 0; d >>= 1) x = min(x, __shfl_xor_sync(FULL_MASK, x, d));
     return x;
+#endif
 }
 
 // The sum of x over the team (every lane gets it).
@@ -1166,24 +1176,50 @@ __device__ int highest_level_above(const Levels &lv, int level, const Team &t)
     return -1;
 }
 
-// The lowest score above `above` and up to the cap among a lane's n entries at `buf`, across
-// the team (INT_MAX when none).
-__device__ int next_push_score(const Entry *buf, int n, int above, int cap, const Team &t)
+// A score among a lane's pushes, and how many of them have it.
+struct ScoreCount {
+    int score, count;
+};
+
+// Takes score s (of an entry up to the cap) into `low`, the lowest so far and its count.
+__device__ __forceinline__ void keep_lowest(ScoreCount &low, int s)
 {
-    int lowest = 0x7fffffff;
+    if (s < low.score) low = {s, 1};
+    else if (s == low.score) ++low.count;
+}
+
+// The lowest score up to the cap among a lane's n entries at `buf` (INT_MAX when none), and how
+// many of them are above the cap.
+__device__ ScoreCount lowest_push_score(const Entry *buf, int n, int cap, int &over_cap)
+{
+    ScoreCount low = {0x7fffffff, 0};
     for (int j = 0; j < n; ++j) {
         int s = entry_score(buf[j]);
-        if (s > above && s <= cap && s < lowest) lowest = s;
+        if (s > cap) ++over_cap;
+        else keep_lowest(low, s);
     }
-    return team_min(t, lowest);
+    return low;
+}
+
+// Stores a lane's entries of score s from `pos` on, in push order; returns the lowest score
+// above s and up to the cap among them (so each score costs one pass over the buffer).
+__device__ ScoreCount store_score(Levels &lv, int s, int pos, const Entry *buf, int n)
+{
+    ScoreCount next = {0x7fffffff, 0};
+    for (int j = 0; j < n; ++j) {
+        int e = entry_score(buf[j]);
+        if (e == s) *level_entry(lv, s, pos++) = buf[j];
+        else if (e > s && e <= lv.cap) keep_lowest(next, e);
+    }
+    return next;
 }
 
 // Stores the pushes of lanes 0..n_lanes-1 (lane j's `n` entries at bufs + j * stride) in bwa's
 // order, lane after lane and each lane's in its order, while the search is at `level`: first
 // makes room, dropping the highest scores if the pool is short. A group's children take only a
 // few scores (the level plus a mismatch, a gap open or a gap extension), so the lanes store one
-// score at a time, all at once: each lane's entries of that score go after those of the lanes
-// before it (a prefix sum of the lanes' counts).
+// score at a time, all at once, lowest first: each lane's entries of that score go after those
+// of the lanes before it (a prefix sum of the lanes' counts).
 __device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stride, int n_lanes, int n, const Team &t)
 {
     if (t.lane >= n_lanes) n = 0;
@@ -1195,15 +1231,13 @@ __device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stri
     }
     const Entry *buf = bufs + (u64)t.lane * stride;
     int over_cap = 0;
-    for (int j = 0; j < n; ++j) over_cap += entry_score(buf[j]) > lv.cap;
+    ScoreCount mine = lowest_push_score(buf, n, lv.cap, over_cap);
     over_cap = team_sum(t, over_cap);
     lv.dropped += over_cap;
     lv.stored += total - over_cap;
-    for (int s = next_push_score(buf, n, -1, lv.cap, t); s != 0x7fffffff; s = next_push_score(buf, n, s, lv.cap, t)) {
-        int count = 0;
-        for (int j = 0; j < n; ++j) count += entry_score(buf[j]) == s;
+    for (int s = team_min(t, mine.score); s != 0x7fffffff; s = team_min(t, mine.score)) {
         int all;
-        int pos = team_prefix(t, count, all);
+        int pos = team_prefix(t, mine.score == s ? mine.count : 0, all);
         // The chunks the new positions start: from the first not yet taken on.
         int start = lv.len[s];
         int first_new = (start + CHUNK - 1) / CHUNK;
@@ -1211,9 +1245,8 @@ __device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stri
         for (int j = t.lane; j < n_new; j += t.size) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
         lv.free_top -= n_new;
         __syncthreads();
-        pos += start;
-        for (int j = 0; j < n; ++j)
-            if (entry_score(buf[j]) == s) *level_entry(lv, s, pos++) = buf[j];
+        // A lane without entries of s keeps its lowest score, which is above s.
+        if (mine.score == s) mine = store_score(lv, s, start + pos, buf, n);
         __syncthreads();
         if (t.lane == 0) lv.len[s] = start + all;
         __syncthreads();

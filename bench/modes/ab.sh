@@ -3,9 +3,9 @@
 # reads, kept in W (default /tmp/bench-ab) for the next A/B; then
 #   1. the GPU's .sai against the CPU's on the first 100k reads of each regime, for each
 #      switch set of CHECK (BCUDA_TEST_INEXACT_SWITCHES syntax; default root_chain=1);
-#   2. every config of CONFIGS ("name:build:switches ...", build `new` = bundle/bcuda, `base` =
-#      bundle/bcuda-base, a second build copied in by hand), REPS times (default 2), both
-#      regimes: wall, GPU busy, each pass's time;
+#   2. every config of CONFIGS ("name:build:switches ...", build `new` = bundle/bcuda, any
+#      other BUILD = bundle/bcuda-BUILD, another build copied in by hand, e.g. bcuda-base),
+#      REPS times (default 2), both regimes: wall, GPU busy, each pass's time;
 #   3. each config's .sai against the first config's;
 #   4. with GPU_CHECK=1, bench/run identity (SKIP_SWITCHES=1), counted.
 # Log: ab-TAG.log.
@@ -54,7 +54,7 @@ ab_configs() { # REPS CONFIGS
     for rep in $(seq "$1"); do for cfg in $2; do for reg in 100bp adna; do
         IFS=: read -r name build sw <<< "$cfg"
         x=$B
-        [ "$build" = base ] && x=$BIN/bcuda-base
+        [ "$build" = new ] || x=$BIN/bcuda-$build
         s=$W/s_${reg}_$name
         t0=$(now)
         BCUDA_TEST_INEXACT_SWITCHES=$sw $x aln --gpu -t 16 $(ab_opts $reg) "$W/genome.fa" "$(ab_reads $reg)" > "$s.sai" 2> "$s.err"

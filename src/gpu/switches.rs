@@ -210,10 +210,12 @@ pub struct InexactSwitches {
     #[serde(default = "default_last_teams_percent")]
     pub last_teams_percent: u32,
     /// Pass 2's kernel compiled so that this many of its teams fit on an SM at once (the
-    /// launch bounds' minimum blocks, which caps its registers; 0: the compiler's choice, 125
-    /// registers for one-warp teams, so at most 16 per SM). More resident teams hide more of
-    /// the lookups' latency, at the price of spills. A tuned file from before it existed reads
-    /// as 0.
+    /// launch bounds' minimum blocks, which caps its registers; 0: the compiler's choice, 166
+    /// registers for one-warp teams on sm_90, so 12 per SM). More resident teams hide more of
+    /// the lookups' latency, at the price of spills: 16 (128 registers, no spills) is the
+    /// default, measured 6-8 % faster in pass 2 than 0 on the H100, in both regimes
+    /// (docs/gpu-measurements.md); 20 and more spill and lose. A tuned file from before it
+    /// existed reads as 0.
     #[serde(default)]
     pub level_min_blocks: u32,
     /// The team passes run the root's chain (the read's exact backward search, about a read's
@@ -271,7 +273,7 @@ impl Default for InexactSwitches {
             heads_shared: false,
             interval_depth: default_interval_depth(),
             last_teams_percent: default_last_teams_percent(),
-            level_min_blocks: 0,
+            level_min_blocks: 16,
             root_chain: true,
         }
     }
