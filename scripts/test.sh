@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command of the README: fetch the Debian test data, then run every test.
-# Tests that compare with BWA need `bwa` on the PATH (apt-get install bwa).
+# Tests that compare with BWA need `bwa` on the PATH (apt-get install bwa); the harness's
+# smoke check needs dwgsim too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/get-data.sh >/dev/null
@@ -14,3 +15,5 @@ else
 fi
 python3 scripts/long-functions.py
 cargo test --release --workspace
+# The benchmark harness end to end in its CPU form (bench/run; about a minute).
+./scripts/bench-smoke.sh

@@ -1,5 +1,5 @@
 //! The `BCUDA_TEST_*` environment variables, read here and nowhere else. They are hooks for
-//! the GPU checks and benchmarks (scripts/gpu-check.sh, bench/*.sh): they force paths that
+//! the GPU checks and benchmarks (the modes of bench/run): they force paths that
 //! real inputs rarely take (small stacks, a failed batch, GPU or index chunk) or set what a
 //! sweep varies, without a tuning run. Unset, each leaves bcuda as documented; none is an
 //! option a user needs.
@@ -15,7 +15,7 @@ pub(crate) fn batch_reads() -> Option<usize> {
 }
 
 /// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."` (spaces or commas between): the inexact
-/// kernels' switches, set over their defaults (scripts/gpu-check.sh times `aln` with each).
+/// kernels' switches, set over their defaults (bench/run identity times `aln` with each).
 pub(crate) fn inexact_switches() -> Result<InexactSwitches> {
     let mut sw = InexactSwitches::default();
     if let Ok(v) = std::env::var("BCUDA_TEST_INEXACT_SWITCHES") {
@@ -28,7 +28,7 @@ pub(crate) fn inexact_switches() -> Result<InexactSwitches> {
 
 /// `BCUDA_TEST_LINEINFO` (any value): the kernels are compiled with source lines
 /// (`-lineinfo`), so that Nsight Compute's source counters name the lines where warps stall
-/// (bench/human-like.sh NCU=1).
+/// (`NCU=1 bench/run speed`).
 pub(crate) fn line_info() -> bool {
     std::env::var_os("BCUDA_TEST_LINEINFO").is_some()
 }

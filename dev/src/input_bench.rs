@@ -2,7 +2,7 @@
 //! does on the host before a batch can go to a GPU. From one plain FASTQ it writes the same
 //! reads gzip'd, BGZF-compressed and split in four files (untimed), then times each input
 //! through the reader and the packer as `aln` runs them (two stages on threads of their
-//! own), and prints a table whose rows fit `bench/input-rate.tsv`.
+//! own), and prints a table whose rows fit the `input-rate.tsv` tables of `bench/results/`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

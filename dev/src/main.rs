@@ -37,7 +37,7 @@ enum Command {
     DealerSim(dealer_sim::DealerSimArgs),
     /// Time the exact_match kernel alone and check it against the CPU.
     GpuBench(gpu_bench::GpuBenchArgs),
-    /// Time parsing and packing reads (plain, gzip, BGZF, several files): bench/input-rate.tsv.
+    /// Time parsing and packing reads (plain, gzip, BGZF, several files): the input-rate.tsv tables.
     InputBench(input_bench::InputBenchArgs),
     /// The inexact kernels' registers, stack and spills per team size (NVRTC's ptxas report).
     KernelResources(kernel_resources::KernelResourcesArgs),

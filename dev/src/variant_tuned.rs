@@ -1,6 +1,6 @@
 //! `bcuda-dev variant-tuned`: installs a hand-edited cuda/inexact_match.cu as a GPU's tuned
 //! kernels, so that `bcuda aln` runs it and `bcuda aln --no-tuned` the unmodified kernels: an
-//! A/B of a kernel change on a CUDA host without rebuilding (bench/human-like.sh VARIANT=...).
+//! A/B of a kernel change on a CUDA host without rebuilding (`VARIANT=... bench/run speed`).
 //! The file is the tuned-kernel store's own (`bcuda::gpu::tuned`), fingerprinted with the
 //! kernels this binary holds, so `bcuda` built from the same commit takes it.
 

@@ -1,0 +1,75 @@
+# bench/run ab: an A/B of kernel builds and switches. A human-like genome of SIZE Mbp
+# (default 1000), READS dwgsim 100 bp reads (default 4M, 16 jobs) and as many ancient-DNA
+# reads, kept in W (default /tmp/bench-ab) for the next A/B; then
+#   1. the GPU's .sai against the CPU's on the first 100k reads of each regime, for each
+#      switch set of CHECK (BCUDA_TEST_INEXACT_SWITCHES syntax; default root_chain=1);
+#   2. every config of CONFIGS ("name:build:switches ...", build `new` = bundle/bcuda, any
+#      other BUILD = bundle/bcuda-BUILD, another build copied in by hand, e.g. bcuda-base),
+#      REPS times (default 2), both regimes: wall, GPU busy, each pass's time;
+#   3. each config's .sai against the first config's;
+#   4. with GPU_CHECK=1, bench/run identity (SKIP_SWITCHES=1), counted.
+# Log: ab-TAG.log.
+#   CONFIGS="base:base: new:new:" bench/run ab
+mode_main() {
+    require_gpu
+    SIZE=${SIZE:-1000} READS=${READS:-4000000}
+    local reps=${REPS:-2} configs=${CONFIGS:-"base:base: new:new:"} reg
+    start_log ab
+    log "SIZE=$SIZE READS=$READS CONFIGS=$configs; $(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -1)"
+    [ -s "$W/genome.fa.sa" ] || ab_data || return 1
+    log "reads: $(($(wc -l < "$W/reads.fq") / 4)) 100bp, $(($(wc -l < "$W/adna.fq") / 4)) adna"
+    for reg in 100bp adna; do ab_check $reg; done
+    ab_configs "$reps" "$configs"
+    [ -z "${GPU_CHECK:-}" ] || ab_identity
+}
+# The genome and reads persist for the next A/B.
+W=${W:-/tmp/bench-ab} KEEP_W=1
+
+ab_data() {
+    local j counts=() t0
+    human_like_genome "$SIZE" "$W/genome.fa"
+    for j in $(seq 16); do counts+=($((READS / 16))); done
+    dwgsim_reads "$W/genome.fa" "$W/reads.fq" "${counts[@]}" &
+    "$SIM_ADNA" "$W/genome.fa" "$READS" 7 > "$W/adna.fq" &
+    t0=$(now)
+    $B index -q --sort-memory "${SORT_GB:-6}" "$W/genome.fa" || { log "index failed"; return 1; }
+    log "index $(secs "$t0" "$(now)") s"
+    wait
+}
+ab_opts() { [ "$1" = adna ] && echo "-l 1024 -n 0.01 -o 2"; }
+ab_reads() { [ "$1" = adna ] && echo "$W/adna.fq" || echo "$W/reads.fq"; }
+
+ab_check() { # REGIME
+    local reg=$1 sw
+    head -400000 "$(ab_reads $reg)" > "$W/c_$reg.fq"
+    $B aln --cpu --quiet -t 16 $(ab_opts $reg) "$W/genome.fa" "$W/c_$reg.fq" > "$W/cpu_$reg.sai"
+    for sw in ${CHECK:-root_chain=1}; do
+        BCUDA_TEST_INEXACT_SWITCHES=$sw $B aln --gpu --quiet -t 16 $(ab_opts $reg) "$W/genome.fa" "$W/c_$reg.fq" > "$W/gpu.sai" 2> "$W/gpu.err"
+        cmp -s "$W/cpu_$reg.sai" "$W/gpu.sai" && log "SAME $reg 100k $sw" || log "DIFF $reg 100k $sw $(tail -2 "$W/gpu.err")"
+    done
+}
+
+ab_configs() { # REPS CONFIGS
+    local rep cfg reg name build sw x t0 t1 s first
+    for rep in $(seq "$1"); do for cfg in $2; do for reg in 100bp adna; do
+        IFS=: read -r name build sw <<< "$cfg"
+        x=$B
+        [ "$build" = new ] || x=$BIN/bcuda-$build
+        s=$W/s_${reg}_$name
+        t0=$(now)
+        BCUDA_TEST_INEXACT_SWITCHES=$sw $x aln --gpu -t 16 $(ab_opts $reg) "$W/genome.fa" "$(ab_reads $reg)" > "$s.sai" 2> "$s.err"
+        t1=$(now)
+        log "$reg $name ($build${sw:+ $sw}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s' "$s.err"); $(grep -o 'pass [123] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); sai $(md5sum < "$s.sai" | cut -c1-8)"
+    done; done; done
+    first=${2%% *} first=${first%%:*}
+    for reg in 100bp adna; do for cfg in $2; do
+        name=${cfg%%:*}
+        cmp -s "$W/s_${reg}_$first.sai" "$W/s_${reg}_$name.sai" && log "$reg $name: .sai = $first's" || log "$reg $name: .sai DIFFERS from $first's"
+    done; done
+}
+
+ab_identity() {
+    local out
+    out=$(SKIP_SWITCHES=1 W= KEEP_W= RESULTS=${RESULTS:-$ROOT/bench/results} bench/run identity 2>&1)
+    log "identity: $(grep -c '^SAME' <<< "$out") SAME, $(grep -cE '^(DIFF|FAIL)' <<< "$out") DIFF or FAIL"
+}

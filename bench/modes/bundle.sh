@@ -1,0 +1,30 @@
+# bench/run bundle: what a CUDA host needs beside this checkout, built here into bundle/
+# (ignored by git): the release bcuda and bcuda-dev, the ancient-DNA simulator (sim_adna),
+# Debian's bwa, dwgsim and art_illumina (with the GSL libraries art_illumina needs, in
+# bundle/lib), the test data gzip'd, and the commit (bundle/commit, for the tables). The
+# harness runs on the CUDA host from a copy of the checkout with bundle/ beside bench/.
+mode_main() {
+    set -e
+    local target=${CARGO_TARGET_DIR:-$ROOT/target} tmp L
+    ./scripts/get-data.sh > /dev/null
+    cargo build --release --quiet -p bcuda -p bcuda-dev --bins --example sim_adna
+    rm -rf "$C" && mkdir -p "$C/data" "$C/lib"
+    cp "$target/release/bcuda" "$target/release/bcuda-dev" "$target/release/examples/sim_adna" "$C/"
+    strip "$C/bcuda" "$C/bcuda-dev" "$C/sim_adna"
+    tmp=$(mktemp -d)
+    (cd "$tmp" && apt-get download bwa dwgsim art-nextgen-simulation-tools libgsl27 libgslcblas0 > /dev/null 2>&1 \
+        && for deb in *.deb; do dpkg -x "$deb" root; done)
+    cp "$tmp"/root/usr/bin/{bwa,dwgsim,art_illumina} "$C/"
+    # Under their sonames, as plain files (links may not travel).
+    cp -L "$tmp"/root/usr/lib/x86_64-linux-gnu/{libgsl.so.27,libgslcblas.so.0} "$C/lib/"
+    rm -rf "$tmp"
+    echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo -dirty)" > "$C/commit"
+    for g in lambda ecoli536; do
+        gzip -c "data/$g.fa" > "$C/data/$g.fa.gz"
+        gzip -c "data/${g}_art.fq" > "$C/data/${g}_art.fq.gz"
+    done
+    for L in 36 76 150 250; do python3 scripts/sim-reads.py data/ecoli536.fa $L 20000 $L | gzip > "$C/data/sim$L.fq.gz"; done
+    du -sh "$C"
+    # Kept under 64 MiB, so that it copies to a CUDA host quickly.
+    [ "$(du -sm "$C" | cut -f1)" -lt 64 ] || { echo "bundle is over 64 MiB" >&2; return 1; }
+}

@@ -1,0 +1,128 @@
+# The GPU-only parts of bench/run identity (sourced by identity.sh).
+
+# The GPU's paths forced by the test hooks (src/test_hooks.rs): the .sai must not change.
+forced_paths() {
+    local ecoli_art sim250 sim36 lambda_art stacks sw
+    ecoli_art=$(data_file ecoli536_art.fq) sim250=$(data_file sim250.fq) sim36=$(data_file sim36.fq)
+    lambda_art=$(data_file lambda_art.fq)
+    # Small stacks (pass 1's entries per thread, the warp passes' entries per warp) send most
+    # reads through the warp passes and some on to the CPU.
+    for stacks in 64,16384 256,8192,32768 16,65536; do
+        BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$ecoli_art"
+        BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$sim250" -n 2
+        summary_line "GPU kernels" "stacks $stacks" BCUDA_TEST_STACKS=$stacks -- "$ecoli_art"
+    done
+    # Pass 1's stacks side by side, 32-byte entries, pass 1's list heads in shared memory,
+    # pass 1 in lockstep: with small stacks too.
+    for sw in stack_interleave=1 compact_entry=0 heads_shared=1 "first_lockstep=1 heads_shared=1"; do
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art"
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$sim250" -n 2
+    done
+    BCUDA_TEST_INEXACT_SWITCHES=compact_entry=0 check lambda.fa "$lambda_art" -o 2 -e 3
+    # The interval table: none, shallow (most mismatch and gap paths cross its edge), the
+    # default and deep, with ancient DNA's options too (-l 1024 -n 0.01 -o 2).
+    for sw in interval_depth=0 interval_depth=4 interval_depth=12 interval_depth=14; do
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art"
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$sim250" -n 2
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" -o 2 -e 3
+    done
+    # Pass 2 hands every read with more than one group of chains on to pass 3.
+    BCUDA_TEST_INEXACT_SWITCHES=level_max_rounds=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art"
+    summary_line "GPU kernels" level_max_rounds=1 BCUDA_TEST_INEXACT_SWITCHES=level_max_rounds=1 \
+        BCUDA_TEST_STACKS=16,65536,262144 -- "$ecoli_art"
+    # bwa's -m reached inside a group of chains (-m 300): the team passes find where bwa stops
+    # (entries_limit_exact, the default), or without it the CPU takes those reads; teams of one
+    # warp in both team passes, and pass 2's teams of two warps.
+    for sw in "" "entries_limit_exact=0" "level_team_lanes=32 last_team_lanes=32" "level_team_lanes=64"; do
+        BCUDA_TEST_STACKS=16,65536,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art" -m 300
+        summary_line "reads aligned on the CPU" "[$sw]" BCUDA_TEST_STACKS=16,65536,262144 \
+            "BCUDA_TEST_INEXACT_SWITCHES=$sw" -- -m 300 "$ecoli_art"
+    done
+    # Three batches in flight, small batches: the same .sai on every batch.
+    BCUDA_TEST_SLOTS=3 BCUDA_TEST_BATCH_READS=8192 check ecoli536.fa "$ecoli_art"
+}
+
+# summary_line PATTERN LABEL ENV... -- [OPTIONS...] READS: the summary's line matching
+# PATTERN of a GPU run on E. coli with the test hooks ENV, into the log under LABEL.
+summary_line() {
+    local pattern=$1 label=$2 env=()
+    shift 2
+    while [ "$1" != -- ]; do env+=("$1"); shift; done
+    shift
+    local reads=${*: -1} opts=("${@:1:$#-1}")
+    env "${env[@]}" $B aln --gpu -t "$T" "${opts[@]}" "$W/ecoli536.fa" "$reads" 2>&1 > /dev/null \
+        | grep "$pattern" | sed "s/^/  $label: /" | log_stdin
+}
+
+start_up() {
+    log "== start-up: one read, first run (NVRTC compile) and second run (kernel cache)"
+    head -4 testdata/demo.fq > "$W/one.fq"
+    local run t0
+    for run in first second; do
+        t0=$(now)
+        $B aln --gpu --quiet "$W/ecoli536.fa" "$W/one.fq" > /dev/null
+        log "$run: $(secs "$t0" "$(now)") s"
+    done
+}
+
+# exact_match alone (kernel time from GPU events) on 1M ART reads (10 x ecoli536_art), then
+# with each switch flipped from BarraCUDA's defaults (SKIP_SWITCHES=1 skips these).
+kernel_alone() {
+    log "== exact_match alone (kernel time from GPU events), 1M ART reads = 10 x ecoli536_art"
+    local i sw a args
+    for i in $(seq 10); do zcat -f "$(data_file ecoli536_art.fq)"; done > "$W/big.fq"
+    $DEV gpu-bench "$W/ecoli536.fa" "$W/big.fq" 2>&1 | log_stdin
+    [ -z "${SKIP_SWITCHES:-}" ] || return 0
+    log "== exact_match with each switch flipped from BarraCUDA's defaults (same reads, intervals checked)"
+    for sw in "BLOCK_W=128" "BLOCK_W=256" "kl_par=1" "many_blocks=1" "direct_sequence=0" "direct_index=0" "sequence_global=0" \
+        "sequence_shift81=0" "sequence_stride=0" "mycache4=0 mycache2=1" "mycache4=0" "direct_global_bwt=1" \
+        "cache_global_bwt=0" "scache_global_bwt=1" "cache_threads=1" "cache_threads=4" "cache_threads=8 occ_par=1" \
+        "cache_threads=32 occ_par=1"; do
+        args=()
+        for a in $sw; do args+=(--switch "$a"); done
+        log "$($DEV gpu-bench --repeats 3 "${args[@]}" "$W/ecoli536.fa" "$W/big.fq" 2>&1 | grep -E "switches|reads/s|differing|error" | tr '\n' ' ')"
+    done
+}
+
+# Whole aln on the 1M reads: bcuda --gpu vs bcuda --cpu vs bwa aln, timed and compared; then
+# failed batches and a dead GPU, which the CPU (or the other GPUs) must make up for.
+million_reads() {
+    local big=$W/big.fq t0 t1 t2 t3 n
+    log "== whole aln on the same 1M reads: bcuda --gpu vs bcuda --cpu -t $T vs bwa aln -t $T"
+    t0=$(now)
+    $B aln --gpu -t "$T" "$W/ecoli536.fa" "$big" > "$W/big_gpu.sai" 2> "$W/gpu_summary.txt"
+    t1=$(now)
+    log_stdin < "$W/gpu_summary.txt"
+    $B aln --cpu --quiet -t "$T" "$W/ecoli536.fa" "$big" > "$W/big_cpu.sai"
+    t2=$(now)
+    "$BWA" aln -t "$T" "$W/ecoli536.fa" "$big" > "$W/big_bwa.sai" 2> /dev/null
+    t3=$(now)
+    n=$(($(wc -l < "$big") / 4))
+    awk -v n="$n" -v t="$T" -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" 'BEGIN {
+        print "| run | reads | seconds | reads/s | vs bwa -t " t " |\n|---|---|---|---|---|"
+        split("bcuda aln --gpu;bcuda aln --cpu -t " t ";bwa aln -t " t, name, ";")
+        s[1] = b - a; s[2] = c - b; s[3] = d - c
+        for (i = 1; i <= 3; i++) printf "| %s | %d | %.2f | %.0f | %.2fx |\n", name[i], n, s[i], n / s[i], s[3] / s[i]
+    }' | log_stdin
+    cmp -s "$W/big_gpu.sai" "$W/big_cpu.sai"
+    verdict $? "1M-read .sai: GPU = CPU"
+    same_records "$W/big_cpu.sai" "$W/big_bwa.sai"
+    verdict $? "1M-read .sai records: bcuda = bwa"
+    # A GPU batch that fails (the second, on purpose) is aligned on the CPU; with three
+    # batches in flight too.
+    BCUDA_TEST_FAIL_BATCH=2 $B aln --gpu -t "$T" "$W/ecoli536.fa" "$big" > "$W/big_fail.sai" 2> "$W/fail.err"
+    grep -h "failed on purpose" "$W/fail.err" | log_stdin
+    cmp -s "$W/big_fail.sai" "$W/big_cpu.sai"
+    verdict $? "1M reads, GPU batch 2 failed: .sai = CPU"
+    BCUDA_TEST_SLOTS=3 BCUDA_TEST_FAIL_BATCH=2 $B aln --gpu -t "$T" "$W/ecoli536.fa" "$big" > "$W/big_fail3.sai" 2> /dev/null
+    cmp -s "$W/big_fail3.sai" "$W/big_cpu.sai"
+    verdict $? "1M reads, 3 batches in flight, GPU batch 2 failed: .sai = CPU"
+    # A GPU that fails every batch from the second on is given up after 3 in a row; the others
+    # (the CPU, on one GPU) take the rest. With several GPUs: GPU 1 dies, GPU 0 goes on.
+    BCUDA_TEST_FAIL_GPU=$([ "$(gpu_count)" -gt 1 ] && echo 1 || echo 0) BCUDA_TEST_FAIL_BATCH=2.. \
+        $B aln --gpu -t "$T" "$W/ecoli536.fa" "$big" > "$W/big_dead.sai" 2> "$W/dead.err"
+    grep -h "given up\|^\[bcuda aln\] GPU [0-9]* (" "$W/dead.err" | log_stdin
+    cmp -s "$W/big_dead.sai" "$W/big_cpu.sai"
+    verdict $? "1M reads, a GPU dead from batch 2: .sai = CPU"
+}
