@@ -7,7 +7,7 @@
 
 /// The share of its reads pass 1 may hand on before it gives up: between the 0.01 % of
 /// E. coli and the 9.8 % of the 1 Gbp human-like genome, where the teams alone were slower and
-/// faster (docs/gpu-measurements.md, c219d2d).
+/// faster (bench/results/measurements.md, c219d2d).
 pub const HAND_ON_SHARE: f64 = 0.05;
 
 /// The rule's state on the GPU, as the kernel reads it: the share in thousandths (0: off),

@@ -1,7 +1,8 @@
 //! The inexact kernels (cuda/inexact_match.cu) as loaded on a GPU: compiled once per team size
 //! of the team passes, because the team kernel's launch bounds (`MAX_TEAM`) set its registers:
 //! pass 3's teams of 1024 threads leave 64 registers to a thread, which slows pass 2's lanes by
-//! half (measured on the H100, bench/human-like-h100.log), so pass 2 gets its own compilation.
+//! half (measured on the H100, bench/results/h100-80gb-hbm3-16c/human-like-h100.log), so
+//! pass 2 gets its own compilation.
 
 use std::collections::HashMap;
 use std::sync::Arc;

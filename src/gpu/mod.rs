@@ -116,7 +116,7 @@ struct ExactArgs<'a> {
 /// Batches in flight on a GPU. The passes' scratch is shared by the batches, so with more in
 /// flight the next batches' pass 2 fills the SMs that a batch's long pass 3 leaves idle: on
 /// the H100 at 3.1 Gbp, 8M 100 bp reads, GPU busy 10.17 s with four against 11.02 s with two
-/// (bench/steady-h100.log).
+/// (bench/results/h100-80gb-hbm3-16c/steady-h100.log).
 const BATCHES_IN_FLIGHT: usize = 4;
 
 pub struct GpuAligner {

@@ -214,7 +214,7 @@ pub struct InexactSwitches {
     /// registers for one-warp teams on sm_90, so 12 per SM). More resident teams hide more of
     /// the lookups' latency, at the price of spills: 16 (128 registers, no spills) is the
     /// default, measured 6-8 % faster in pass 2 than 0 on the H100, in both regimes
-    /// (docs/gpu-measurements.md); 20 and more spill and lose. A tuned file from before it
+    /// (bench/results/measurements.md); 20 and more spill and lose. A tuned file from before it
     /// existed reads as 0.
     #[serde(default)]
     pub level_min_blocks: u32,
@@ -251,7 +251,7 @@ fn default_last_team_lanes() -> u32 {
 impl Default for InexactSwitches {
     /// The fastest settings measured on an H100 with the 1 Gbp human-like benchmark, each kept
     /// only where it beat the one before beyond the noise, with the same `.sai`; how each was
-    /// chosen, with its timings: docs/gpu-measurements.md, "How the inexact kernels' defaults
+    /// chosen, with its timings: bench/results/measurements.md, "How the inexact kernels' defaults
     /// were chosen".
     fn default() -> Self {
         InexactSwitches {
