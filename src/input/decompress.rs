@@ -77,7 +77,7 @@ pub fn decompressed(mut input: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read
 fn ahead(mut decoder: impl Read + Send + 'static) -> Box<dyn Read + Send> {
     let (tx, rx) = sync_channel::<io::Result<Piece>>(PIECES_AHEAD);
     let (spare_tx, spare) = sync_channel::<Vec<u8>>(SPARE_PIECES);
-    std::thread::spawn(move || loop {
+    let spawned = std::thread::Builder::new().name("bcuda-decompress".into()).spawn(move || loop {
         let mut bytes = spare.try_recv().unwrap_or_else(|_| vec![0; PIECE]);
         let (filled, end) = fill(&mut decoder, &mut bytes);
         // A closed channel (the reader was dropped, e.g. after a parse error) ends the thread.
@@ -95,6 +95,7 @@ fn ahead(mut decoder: impl Read + Send + 'static) -> Box<dyn Read + Send> {
             None => {}
         }
     });
+    spawned.expect("a thread for decompressing input");
     Box::new(Pieces { rx, spare: spare_tx, piece: Piece { bytes: Vec::new(), filled: 0 }, at: 0 })
 }
 
