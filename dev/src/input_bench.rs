@@ -175,7 +175,7 @@ fn time_input(files: &[PathBuf], batch_size: usize, parse_only: bool) -> Result<
         }
         (reads, busy, dropping)
     });
-    let mut reader = ReadBatchReader::open_all(files, opts)?;
+    let mut reader: ReadBatchReader = ReadBatchReader::open_all(files, opts)?;
     let mut reading = Duration::ZERO;
     loop {
         let t = Instant::now();
