@@ -104,8 +104,9 @@ pub fn write_records<R: Read>(
     let seq_len = index.bwt.seq_len();
     let (pac, l_pac) = (index.refs.pac(), index.refs.l_pac());
     let progress = Progress::new("reads", Some(reader.position().1), quiet);
+    let mut batch = ReadBatch::default();
     loop {
-        let batch = reader.next_batch(BATCH)?;
+        reader.next_batch_into(&mut batch, BATCH)?;
         if batch.is_empty() {
             break;
         }

@@ -221,7 +221,14 @@ impl<B: ReadBuffer> ReadBatchReader<B> {
     /// The next batch (empty at the end of the input).
     pub fn next_batch(&mut self, batch_size: usize) -> Result<B, ReadsError> {
         let mut batch = B::default();
-        batch.reserve_reads(batch_size.min(1 << 20));
+        self.next_batch_into(&mut batch, batch_size)?;
+        Ok(batch)
+    }
+
+    /// The next batch in `batch` (its reads replaced; empty at the end of the input): a batch
+    /// read into again keeps its buffers, where a new one would fault in its pages afresh.
+    pub fn next_batch_into(&mut self, batch: &mut B, batch_size: usize) -> Result<(), ReadsError> {
+        batch.clear();
         while batch.len() < batch_size {
             if self.left.is_empty() {
                 match self.next_chunk()? {
@@ -229,10 +236,13 @@ impl<B: ReadBuffer> ReadBatchReader<B> {
                     None => break,
                 }
             }
-            self.left.move_front(batch_size - batch.len(), &mut batch);
+            if batch.is_empty() {
+                batch.reserve_reads(batch_size.min(1 << 20), &self.left);
+            }
+            self.left.move_front(batch_size - batch.len(), batch);
         }
         self.reads += batch.len() as u64;
-        Ok(batch)
+        Ok(())
     }
 
     /// The reads of the next chunk (of the current file, or of the next file when it is

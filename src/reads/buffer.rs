@@ -18,8 +18,8 @@ pub trait ReadBuffer: Default + Send + 'static {
     /// Room for the reads of about `bytes` of FASTQ.
     fn reserve_for_bytes(&mut self, bytes: usize);
 
-    /// Room for a batch of `n` reads, where that saves copies.
-    fn reserve_reads(&mut self, n: usize);
+    /// Room for a batch of `n` reads like those of `like` (the batch's first chunk).
+    fn reserve_reads(&mut self, n: usize, like: &Self);
 
     /// Adds a read: `name` as bwa names it, `seq` as in the file, `qual` after `-I` (empty for
     /// FASTA), `len` the length aligned after `-q` trimming.
@@ -27,6 +27,9 @@ pub trait ReadBuffer: Default + Send + 'static {
 
     /// Moves the first `n` reads (at most all) to the end of `into`.
     fn move_front(&mut self, n: usize, into: &mut Self);
+
+    /// No reads, the room kept.
+    fn clear(&mut self);
 }
 
 impl ReadBuffer for Vec<ReadSeq> {
@@ -38,7 +41,7 @@ impl ReadBuffer for Vec<ReadSeq> {
         self.reserve(bytes / 128);
     }
 
-    fn reserve_reads(&mut self, n: usize) {
+    fn reserve_reads(&mut self, n: usize, _like: &Self) {
         self.reserve(n);
     }
 
@@ -60,6 +63,10 @@ impl ReadBuffer for Vec<ReadSeq> {
         } else {
             into.extend(self.drain(..n));
         }
+    }
+
+    fn clear(&mut self) {
+        Vec::clear(self);
     }
 }
 
@@ -153,8 +160,15 @@ impl ReadBuffer for ReadBatch {
         self.names.reserve(bytes / 4);
     }
 
-    /// Nothing: the first chunk's reads become the batch's buffers, which grow from there.
-    fn reserve_reads(&mut self, _n: usize) {}
+    /// As much per read as `like` holds, and an eighth more: a batch grown by doubling would
+    /// hold up to twice what it needs, and copy its reads again at each step.
+    fn reserve_reads(&mut self, n: usize, like: &Self) {
+        let per_read = |bytes: usize| (bytes * n / like.len().max(1)) * 9 / 8;
+        self.ends.reserve(n);
+        self.names.reserve(per_read(like.names.len()));
+        self.codes.reserve(per_read(like.codes.len()));
+        self.quals.reserve(per_read(like.quals.len()));
+    }
 
     fn push(&mut self, name: &[u8], seq: &[u8], qual: &[u8], len: usize, _opts: ReadOptions) {
         // Names are text in the SAM output: invalid UTF-8 shows as U+FFFD, as it did when each
@@ -167,10 +181,6 @@ impl ReadBuffer for ReadBatch {
 
     fn move_front(&mut self, n: usize, into: &mut Self) {
         let n = n.min(self.len());
-        if n == self.len() && into.is_empty() {
-            std::mem::swap(self, into);
-            return;
-        }
         let (base, cut) = (into.start_of(into.len()), self.start_of(n));
         into.names.push_str(&self.names[..cut.name]);
         into.codes.extend_from_slice(&self.codes[..cut.codes]);
@@ -190,6 +200,13 @@ impl ReadBuffer for ReadBatch {
             e.codes -= cut.codes;
             e.qual -= cut.qual;
         }
+    }
+
+    fn clear(&mut self) {
+        self.names.clear();
+        self.codes.clear();
+        self.quals.clear();
+        self.ends.clear();
     }
 }
 
@@ -229,6 +246,11 @@ mod tests {
             left.move_front(n, &mut into);
             assert_eq!(into, all, "cuts {cuts:?}");
         }
+        // A batch read into again: its reads replaced.
+        let (mut reused, mut from) = (all.clone(), all.clone());
+        reused.clear();
+        from.move_front(2, &mut reused);
+        assert_eq!(reused, batch(&reads[..2]));
         let names: Vec<&str> = all.par_iter().map(|r| r.name).collect();
         assert_eq!(names, ["a", "bb", "", "d\u{e9}"]);
     }

@@ -239,11 +239,13 @@ pub fn write_records<R: Read>(
     let mut totals = RescueCounts::default();
     let mut isize_notes = Vec::new();
     let progress = Progress::new("pairs", Some(readers[0].position().1), args.quiet);
+    let (mut b0, mut b1) = (ReadBatch::default(), ReadBatch::default());
     loop {
         let first = readers[0].reads() + 1;
         let [r0, r1] = &mut readers;
-        let (b0, b1) = rayon::join(|| r0.next_batch(BATCH), || r1.next_batch(BATCH));
-        let (b0, b1) = (b0?, b1?);
+        let (done0, done1) = rayon::join(|| r0.next_batch_into(&mut b0, BATCH), || r1.next_batch_into(&mut b1, BATCH));
+        done0?;
+        done1?;
         check_mates(&b0, &b1, first, reads_paths).map_err(|e| match empty_mates_note(&readers, reads_paths) {
             Some(note) => anyhow::anyhow!("{e:#} ({note})"),
             None => e,
