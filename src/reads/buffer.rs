@@ -5,6 +5,7 @@
 
 use rayon::prelude::*;
 
+use super::chunk::name_of;
 use super::{base_code, ReadOptions, ReadSeq};
 
 /// A container of reads in input order, filled by the parser and cut into batches.
@@ -21,9 +22,9 @@ pub trait ReadBuffer: Default + Send + 'static {
     /// Room for a batch of `n` reads like those of `like` (the batch's first chunk).
     fn reserve_reads(&mut self, n: usize, like: &Self);
 
-    /// Adds a read: `name` as bwa names it, `seq` as in the file, `qual` after `-I` (empty for
-    /// FASTA), `len` the length aligned after `-q` trimming.
-    fn push(&mut self, name: &[u8], seq: &[u8], qual: &[u8], len: usize, opts: ReadOptions);
+    /// Adds a read: `id` its header line (bwa names the read after it), `seq` as in the file,
+    /// `qual` after `-I` (empty for FASTA), `len` the length aligned after `-q` trimming.
+    fn push(&mut self, id: &[u8], seq: &[u8], qual: &[u8], len: usize, opts: ReadOptions);
 
     /// Moves the first `n` reads (at most all) to the end of `into`.
     fn move_front(&mut self, n: usize, into: &mut Self);
@@ -45,14 +46,15 @@ impl ReadBuffer for Vec<ReadSeq> {
         self.reserve(n);
     }
 
-    fn push(&mut self, name: &[u8], seq: &[u8], qual: &[u8], len: usize, opts: ReadOptions) {
+    fn push(&mut self, id: &[u8], seq: &[u8], qual: &[u8], len: usize, opts: ReadOptions) {
         let codes = seq.iter().map(|&b| base_code(b)).collect();
         Vec::push(
             self,
             if opts.sequence_only {
+                // No name: finding it costs a scan of the header (a few percent of the parse).
                 ReadSeq { codes, len, ..Default::default() }
             } else {
-                ReadSeq { name: String::from_utf8_lossy(name).into_owned(), codes, qual: qual.to_vec(), len }
+                ReadSeq { name: String::from_utf8_lossy(name_of(id)).into_owned(), codes, qual: qual.to_vec(), len }
             },
         );
     }
@@ -170,10 +172,10 @@ impl ReadBuffer for ReadBatch {
         self.quals.reserve(per_read(like.quals.len()));
     }
 
-    fn push(&mut self, name: &[u8], seq: &[u8], qual: &[u8], len: usize, _opts: ReadOptions) {
+    fn push(&mut self, id: &[u8], seq: &[u8], qual: &[u8], len: usize, _opts: ReadOptions) {
         // Names are text in the SAM output: invalid UTF-8 shows as U+FFFD, as it did when each
         // read's name was a String.
-        self.names.push_str(&String::from_utf8_lossy(name));
+        self.names.push_str(&String::from_utf8_lossy(name_of(id)));
         self.codes.extend(seq.iter().map(|&b| base_code(b)));
         self.quals.extend_from_slice(qual);
         self.ends.push(Ends { name: self.names.len(), codes: self.codes.len(), qual: self.quals.len(), len });
@@ -224,7 +226,8 @@ mod tests {
 
     #[test]
     fn reads_come_back_as_pushed_and_move_in_order() {
-        let reads = [("a", "ACGTN", "IIII#", 4), ("bb", "gg", "", 2), ("", "T", "!", 1), ("d\u{e9}", "ACG", "123", 3)];
+        let reads =
+            [("a/1 x", "ACGTN", "IIII#", 4), ("bb", "gg", "", 2), ("", "T", "!", 1), ("d\u{e9}\tx", "ACG", "123", 3)];
         let all = batch(&reads);
         let got: Vec<_> = all.iter().map(|r| (r.name, r.codes.to_vec(), r.qual, r.len, r.aligned().len())).collect();
         assert_eq!(got[0], ("a", vec![0, 1, 2, 3, 4], &b"IIII#"[..], 4, 4));

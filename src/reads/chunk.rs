@@ -94,7 +94,7 @@ pub fn parse<B: ReadBuffer>(chunk: io::Result<Chunk>, first: bool, opts: ReadOpt
 }
 
 /// The name bwa gives a read: the header up to the first whitespace, less a trailing `/1` or `/2`.
-fn name_of(id: &[u8]) -> &[u8] {
+pub(super) fn name_of(id: &[u8]) -> &[u8] {
     let end = id.iter().position(|b| b.is_ascii_whitespace()).unwrap_or(id.len());
     let name = &id[..end];
     match name {
@@ -126,6 +126,6 @@ fn push_read<B: ReadBuffer>(
     };
     // Without qualities (FASTA) nothing is trimmed: the whole read is aligned.
     let len = if qual.is_empty() { seq.len() } else { trimmed_len(&qual, opts.trim_qual) };
-    reads.push(name_of(record.id()), &seq, &qual, len, opts);
+    reads.push(record.id(), &seq, &qual, len, opts);
     Ok(true)
 }
