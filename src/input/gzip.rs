@@ -1,7 +1,8 @@
 //! gzip (one member or several, as `cat a.gz b.gz` makes) inflated by ISA-L's igzip, the
-//! fastest single-stream inflate we measured on FASTQ (bench/input-rate.md). Output comes out
-//! up to the byte where the data breaks off, then the error: the parser names the record the
-//! file breaks off in.
+//! fastest single-stream inflate we measured on FASTQ (bench/input-rate.md). Of a cut file the
+//! output comes out up to the byte where the data breaks off, then the error, so the parser
+//! names the record the file breaks off in; of damaged data, what the failing call decoded is
+//! dropped (it is the likeliest to be wrong), and the error follows.
 
 use std::io::{self, Read};
 
@@ -39,8 +40,6 @@ pub struct GzipMembers<R> {
     /// Compressed bytes in `buf[start..end]` not yet given to ISA-L.
     start: usize,
     end: usize,
-    /// An error met after some output: returned by the next read.
-    pending: Option<io::Error>,
     /// No more output: the end of the last member, or an error returned.
     done: bool,
 }
@@ -61,7 +60,6 @@ impl<R: Read> GzipMembers<R> {
             buf: vec![0u8; INPUT_BUF].into_boxed_slice(),
             start: 0,
             end: 0,
-            pending: None,
             done: false,
         }
     }
@@ -152,10 +150,6 @@ impl<R: Read> GzipMembers<R> {
 
 impl<R: Read> Read for GzipMembers<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if let Some(e) = self.pending.take() {
-            self.done = true;
-            return Err(e);
-        }
         if self.done || out.is_empty() {
             return Ok(0);
         }
