@@ -8,7 +8,7 @@ use bcuda::reads::{ReadBatchReader, ReadOptions};
 fn main() -> anyhow::Result<()> {
     let path = std::env::args().nth(1).ok_or_else(|| anyhow::anyhow!("usage: read_speed READS"))?;
     let started = Instant::now();
-    let mut reader =
+    let mut reader: ReadBatchReader =
         ReadBatchReader::open(Path::new(&path), ReadOptions { trim_qual: 0, illumina13: false, sequence_only: true })?;
     let mut reads = 0;
     loop {

@@ -3,6 +3,7 @@
 
 pub mod chunks;
 pub mod decompress;
+pub mod gzip;
 pub mod ordered;
 
 use std::fs::File;

@@ -5,11 +5,13 @@
 //! them, so they have no `.sai` record and no SAM line).
 
 mod batch_reader;
+mod buffer;
 mod chunk;
 
 use std::path::PathBuf;
 
 pub use batch_reader::ReadBatchReader;
+pub use buffer::{ReadBatch, ReadBuffer, ReadRef};
 
 /// Longest read we align. BWA keeps positions in 16-bit fields of its search stack; GPU
 /// scratch is sized by this, so longer reads are an error, never silently truncated.

@@ -11,7 +11,7 @@ use bcuda_index::Index;
 use rayon::prelude::*;
 
 use crate::progress::Progress;
-use crate::reads::{ReadBatchReader, ReadOptions};
+use crate::reads::{ReadBatch, ReadBatchReader, ReadOptions};
 use crate::sai::{SaiReader, MODE_IL13};
 use crate::sam::format::Format;
 use crate::sam::sink::{read_group, Sink};
@@ -99,20 +99,21 @@ pub fn write_records<R: Read>(
     let opt = sai.options;
     let read_opts =
         ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false };
-    let mut reader = ReadBatchReader::open(reads_path, read_opts)?;
+    let mut reader: ReadBatchReader<ReadBatch> = ReadBatchReader::open(reads_path, read_opts)?;
     let mut rng = Rand48::new(index.refs.seed() as i64);
     let seq_len = index.bwt.seq_len();
     let (pac, l_pac) = (index.refs.pac(), index.refs.l_pac());
     let progress = Progress::new("reads", Some(reader.position().1), quiet);
+    let mut batch = ReadBatch::default();
     loop {
-        let batch = reader.next_batch(BATCH)?;
+        reader.next_batch_into(&mut batch, BATCH)?;
         if batch.is_empty() {
             break;
         }
         let mut chosen = Vec::with_capacity(batch.len());
         for (i, read) in batch.iter().enumerate() {
             let record = reader.reads() - batch.len() as u64 + i as u64 + 1;
-            let hits = hits::next_read_hits(sai, &sai_name, read, record, &reads_name, seq_len)?;
+            let hits = hits::next_read_hits(sai, &sai_name, &read, record, &reads_name, seq_len)?;
             chosen.push(hits::choose(&hits, &mut rng, max_xa));
         }
         let ticker = progress.batch(batch.len(), reader.position().0);
@@ -130,9 +131,9 @@ pub fn write_records<R: Read>(
                     opt.fnr,
                 );
                 hits::place_others(&mut place, |row| sa.position(&index.bwt, row), l_pac, read.len);
-                let aligned = refine::refine(place, None, read, pac, l_pac);
+                let aligned = refine::refine(place, None, &read, pac, l_pac);
                 let mut line = String::with_capacity(2 * read.codes.len() + 128);
-                record::push_record(read, &aligned, None, &index.refs, &opt, rg_id, &mut line);
+                record::push_record(&read, &aligned, None, &index.refs, &opt, rg_id, &mut line);
                 ticker.tick();
                 line
             })

@@ -52,7 +52,18 @@ fn truncated_gzip() {
         enc.write_all(GOOD.as_bytes()).unwrap();
     }
     enc.finish().unwrap();
-    check("cut.fq.gz", &gz[..gz.len() / 2], &["record"]);
+    check("cut.fq.gz", &gz[..gz.len() / 2], &["record", "cut short"]);
+    // Damaged in the middle: the CRC-32 at the end finds it even where the inflate does not.
+    let mut damaged = gz.clone();
+    let n = damaged.len();
+    damaged[n / 2] ^= 0x10;
+    check("damaged.fq.gz", &damaged, &["record", "damaged gzip data"]);
+}
+
+#[test]
+fn empty_gzip() {
+    let enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    check("empty.fq.gz", &enc.finish().unwrap(), &["no reads: the file is empty"]);
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! `bcuda aln` on every form of input gives bwa's .sai byte for byte: gzip, BGZF, zstd and
+//! `bcuda aln` on every form of input gives bwa's .sai byte for byte: gzip (one member or
+//! several), BGZF, zstd and
 //! FASTA reads of several parser chunks (more than 1 MiB), and several read files in one run,
 //! whose .sai is bwa's of their concatenation (samse then takes the concatenated reads).
 
@@ -57,6 +58,11 @@ fn compressed_and_fasta_reads_as_bwa() {
     let cases = [
         ("plain", fastq.clone()),
         ("gzip", gzip(&fastq)),
+        // Three members, as `cat a.gz b.gz c.gz` makes; the cuts fall inside records.
+        (
+            "gzip-members",
+            [gzip(&fastq[..1_000_003]), gzip(&fastq[1_000_003..2_500_000]), gzip(&fastq[2_500_000..])].concat(),
+        ),
         ("bgzf", bgzf(&fastq)),
         ("zstd", zstd::encode_all(&fastq[..], 3).unwrap()),
         ("crlf", String::from_utf8(fastq.clone()).unwrap().replace('\n', "\r\n").into_bytes()),

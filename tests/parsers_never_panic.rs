@@ -30,7 +30,7 @@ use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use bcuda::reads::{ReadBatchReader, ReadOptions, ReadSeq, MAX_READ_LEN};
+use bcuda::reads::{ReadBatch, ReadBatchReader, ReadOptions, ReadSeq, MAX_READ_LEN};
 use bcuda::sai::{self, AlnHit, GapOptions, SaiReader};
 use bcuda_index::fasta::FastaReader;
 use bcuda_index::{build_index, with_ext, BuildOptions, Index};
@@ -222,20 +222,47 @@ fn fastq_seed() -> Vec<u8> {
     text.into_bytes()
 }
 
-/// All reads of `input`, in random batch sizes, or the first error.
+/// All reads of `input`, in random batch sizes, or the first error; read into a
+/// [`ReadBatch`] too, which must give the same reads or the same error.
 fn read_all(rng: &mut Rng, input: Vec<u8>, opts: ReadOptions) -> Result<Vec<ReadSeq>, String> {
     let len = input.len() as u64;
-    let mut reader =
-        ReadBatchReader::from_reader(Box::new(std::io::Cursor::new(input)), Path::new("fuzz.fq"), len, opts)
+    let open = |input: Vec<u8>| Box::new(std::io::Cursor::new(input));
+    let mut in_buffers: ReadBatchReader<ReadBatch> =
+        ReadBatchReader::from_reader(open(input.clone()), Path::new("fuzz.fq"), len, opts)
             .map_err(|e| e.to_string())?;
+    let mut reader: ReadBatchReader =
+        ReadBatchReader::from_reader(open(input), Path::new("fuzz.fq"), len, opts).map_err(|e| e.to_string())?;
     let mut all = Vec::new();
-    loop {
-        let batch = reader.next_batch(1 + rng.below(5)).map_err(|e| e.to_string())?;
+    let outcome = loop {
+        let batch = match reader.next_batch(1 + rng.below(5)) {
+            Ok(batch) => batch,
+            Err(e) => break Err(e.to_string()),
+        };
         if batch.is_empty() {
-            return Ok(all);
+            break Ok(all);
         }
         all.extend(batch);
+    };
+    let mut from_buffers = Vec::new();
+    let outcome_of_buffers = loop {
+        let batch = match in_buffers.next_batch(3) {
+            Ok(batch) => batch,
+            Err(e) => break Err(e.to_string()),
+        };
+        if batch.is_empty() {
+            break Ok(());
+        }
+        from_buffers.extend(batch.iter().map(|r| (r.name.to_string(), r.codes.to_vec(), r.qual.to_vec(), r.len)));
+    };
+    match &outcome {
+        Ok(reads) if !opts.sequence_only => {
+            let seqs: Vec<_> = reads.iter().map(|r| (r.name.clone(), r.codes.clone(), r.qual.clone(), r.len)).collect();
+            assert!(outcome_of_buffers.is_ok() && seqs == from_buffers, "a ReadBatch differs from the ReadSeqs");
+        }
+        Ok(_) => assert!(outcome_of_buffers.is_ok()),
+        Err(e) => assert_eq!(outcome_of_buffers.as_ref().unwrap_err(), e),
     }
+    outcome
 }
 
 fn check_reads(reads: &[ReadSeq], sequence_only: bool) {

@@ -52,7 +52,7 @@ pub fn run(args: GpuBenchArgs) -> Result<()> {
         switches.set(s).map_err(|e| anyhow::anyhow!("--switch {e}"))?;
     }
     let mut gpu = bcuda::gpu::GpuAligner::new(&bwt, switches.clone(), args.gpu_id)?;
-    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
+    let mut reader: ReadBatchReader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let (mut reads_timed, mut ms_total, mut mismatches, mut exact) = (0u64, 0f64, 0u64, 0u64);
     // Reads that match exactly walk all their bases: the kernel's worst case, timed apart.
     let mut matching = Vec::new();

@@ -152,32 +152,50 @@ fn split_in_four(plain: &Path, work: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Reads `files` as one input through the parser and (unless `parse_only`) the packer, each
-/// on a thread as in `aln`; returns the reads and the wall time.
+/// on a thread as in `aln`; returns the reads and the wall time, and prints to stderr how long
+/// the two one-thread stages were busy (taking batches from the reader; packing and dropping
+/// them): on many cores one of them, or the decompressing thread, sets the pace.
 fn time_input(files: &[PathBuf], batch_size: usize, parse_only: bool) -> Result<(u64, Duration)> {
     let started = Instant::now();
     let opts = ReadOptions { sequence_only: true, ..Default::default() };
     let (tx, rx) = sync_channel::<Vec<bcuda::reads::ReadSeq>>(1);
     let packer = std::thread::spawn(move || {
         let opt = GapOptions::default();
-        let mut reads = 0u64;
+        let (mut reads, mut busy, mut dropping) = (0u64, Duration::ZERO, Duration::ZERO);
         for batch in rx {
+            let t = Instant::now();
             reads += batch.len() as u64;
             if !parse_only {
                 std::hint::black_box(HostBatch::new(&batch, &opt, true));
             }
+            let d = Instant::now();
+            drop(batch);
+            dropping += d.elapsed();
+            busy += t.elapsed();
         }
-        reads
+        (reads, busy, dropping)
     });
-    let mut reader = ReadBatchReader::open_all(files, opts)?;
+    let mut reader: ReadBatchReader = ReadBatchReader::open_all(files, opts)?;
+    let mut reading = Duration::ZERO;
     loop {
+        let t = Instant::now();
         let batch = reader.next_batch(batch_size)?;
+        reading += t.elapsed();
         if batch.is_empty() || tx.send(batch).is_err() {
             break;
         }
     }
     drop(tx);
-    let reads = packer.join().map_err(|_| anyhow::anyhow!("the packer panicked"))?;
-    Ok((reads, started.elapsed()))
+    let (reads, packing, dropping) = packer.join().map_err(|_| anyhow::anyhow!("the packer panicked"))?;
+    let took = started.elapsed();
+    eprintln!(
+        "{:.3} s: taking batches {:.3} s (waits for parsed chunks included), packing and dropping them {:.3} s (dropping {:.3} s)",
+        took.as_secs_f64(),
+        reading.as_secs_f64(),
+        packing.as_secs_f64(),
+        dropping.as_secs_f64()
+    );
+    Ok((reads, took))
 }
 
 /// Reads `files` through decompression and the chunker only.

@@ -50,7 +50,8 @@ mod tests {
         std::fs::copy(testdata.join("demo_ref.fa"), &prefix).unwrap();
         bcuda_index::build_index(&prefix, &prefix, bcuda_index::BuildOptions::default()).unwrap();
         let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&prefix, ".bwt")).unwrap();
-        let mut reader = crate::reads::ReadBatchReader::open(&testdata.join("demo.fq"), Default::default()).unwrap();
+        let mut reader: crate::reads::ReadBatchReader =
+            crate::reads::ReadBatchReader::open(&testdata.join("demo.fq"), Default::default()).unwrap();
         let reads = reader.next_batch(1 << 20).unwrap();
         let opt = GapOptions::default();
         let (cpu, all_on_cpu) = complete_on_cpu(&bwt, &reads, &opt, None, &|| {});

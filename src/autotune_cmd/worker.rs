@@ -84,7 +84,7 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     gpu.poison_outputs();
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     // Two batches of training reads (a batch-sized subset of them per generation), one held out.
-    let mut pool = reader.next_batch(args.batch_size)?;
+    let mut pool: Vec<ReadSeq> = reader.next_batch(args.batch_size)?;
     pool.extend(reader.next_batch(args.batch_size)?);
     let held_out = reader.next_batch(args.batch_size)?;
     if pool.is_empty() {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::buffer::ReadBuffer;
 use super::chunk::{self, ChunkError, ParsedChunk};
 use super::{EmptyReads, ReadOptions, ReadSeq, ReadsError, MAX_READ_LEN};
 use crate::input::chunks::{Chunker, CHUNK_BYTES};
@@ -41,10 +42,10 @@ struct Pending {
 }
 
 /// A file being read: its chunks in order, and its records and lines so far.
-struct Reading {
+struct Reading<B> {
     path: PathBuf,
     len: u64,
-    chunks: InOrder<ParsedChunk>,
+    chunks: InOrder<ParsedChunk<B>>,
     records: u64,
     lines: u64,
     /// Bytes of the file read up to the last chunk taken.
@@ -52,9 +53,9 @@ struct Reading {
     chunks_taken: u64,
 }
 
-impl Reading {
+impl<B: ReadBuffer> Reading<B> {
     /// Starts decompressing, cutting and parsing `file` (on other threads).
-    fn start(file: Pending, opts: ReadOptions, chunk_bytes: usize) -> Result<Reading, ReadsError> {
+    fn start(file: Pending, opts: ReadOptions, chunk_bytes: usize) -> Result<Reading<B>, ReadsError> {
         let Pending { path, input, len } = file;
         let count = Arc::new(AtomicU64::new(0));
         let counting = CountingReader { inner: input, count: count.clone() };
@@ -71,13 +72,16 @@ impl Reading {
                 Some(Err(e))
             }
         });
-        let chunks =
-            map_in_order(items.enumerate(), move |(i, c)| chunk::parse(c, i == 0, opts), 2 * ordered::threads() + 2);
+        let chunks = map_in_order(
+            items.enumerate(),
+            move |(i, c)| chunk::parse::<B>(c, i == 0, opts),
+            2 * ordered::threads() + 2,
+        );
         Ok(Reading { path, len, chunks, records: 0, lines: 0, position: 0, chunks_taken: 0 })
     }
 
     /// The error that stopped `chunk`, numbered in the file.
-    fn error(&self, chunk: &ParsedChunk, error: ChunkError) -> ReadsError {
+    fn error(&self, chunk: &ParsedChunk<B>, error: ChunkError) -> ReadsError {
         let (path, record) = (self.path.clone(), self.records + chunk.records.max(1));
         match error {
             ChunkError::Parse(e)
@@ -99,34 +103,35 @@ impl Reading {
     }
 }
 
-/// Streams read files in batches of at most `batch_size` reads.
-pub struct ReadBatchReader {
+/// Streams read files in batches of at most `batch_size` reads: a `Vec` of [`ReadSeq`] by
+/// default, or a [`super::ReadBatch`] (the reads in three buffers).
+pub struct ReadBatchReader<B: ReadBuffer = Vec<ReadSeq>> {
     opts: ReadOptions,
     chunk_bytes: usize,
     /// Files not started yet, the ones being read (the first is current), and the bytes of
     /// the files done, for progress.
     pending: VecDeque<Pending>,
-    reading: VecDeque<Reading>,
+    reading: VecDeque<Reading<B>>,
     bytes_done: u64,
     total_len: u64,
     /// The reads of the chunk taken last that no batch has taken yet.
-    left: std::vec::IntoIter<ReadSeq>,
+    left: B,
     /// Reads delivered so far (records less the empty ones).
     reads: u64,
     empty: EmptyReads,
 }
 
-impl ReadBatchReader {
+impl<B: ReadBuffer> ReadBatchReader<B> {
     /// Opens `path`, or standard input for `-` (as bwa); compression is recognised by its
     /// magic bytes either way.
-    pub fn open(path: &Path, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
+    pub fn open(path: &Path, opts: ReadOptions) -> Result<ReadBatchReader<B>, ReadsError> {
         ReadBatchReader::open_all(std::slice::from_ref(&path.to_path_buf()), opts)
     }
 
     /// Opens `paths` to be read as their concatenation (each may be compressed its own way;
     /// errors name the file and the record in it). Every file is opened now, so that a
     /// missing one is found before any reading.
-    pub fn open_all(paths: &[PathBuf], opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
+    pub fn open_all(paths: &[PathBuf], opts: ReadOptions) -> Result<ReadBatchReader<B>, ReadsError> {
         let mut files = VecDeque::new();
         for path in paths {
             files.push_back(if crate::input::is_stdin(path) {
@@ -147,7 +152,7 @@ impl ReadBatchReader {
         name: &Path,
         len: u64,
         opts: ReadOptions,
-    ) -> Result<ReadBatchReader, ReadsError> {
+    ) -> Result<ReadBatchReader<B>, ReadsError> {
         ReadBatchReader::from_reader_in_chunks(input, name, len, opts, CHUNK_BYTES)
     }
 
@@ -159,14 +164,18 @@ impl ReadBatchReader {
         len: u64,
         opts: ReadOptions,
         chunk_bytes: usize,
-    ) -> Result<ReadBatchReader, ReadsError> {
+    ) -> Result<ReadBatchReader<B>, ReadsError> {
         ReadBatchReader::start(VecDeque::from([Pending { path: name.to_path_buf(), input, len }]), opts, chunk_bytes)
     }
 
     /// Starts reading the first files. Their errors (an empty file, or one that is neither
     /// FASTQ nor FASTA, included) come with the batches: opening waits for no input, so that a
     /// command reading a pipe has its output started before the input comes.
-    fn start(pending: VecDeque<Pending>, opts: ReadOptions, chunk_bytes: usize) -> Result<ReadBatchReader, ReadsError> {
+    fn start(
+        pending: VecDeque<Pending>,
+        opts: ReadOptions,
+        chunk_bytes: usize,
+    ) -> Result<ReadBatchReader<B>, ReadsError> {
         let total_len = pending.iter().map(|f| f.len).sum();
         let mut reader = ReadBatchReader {
             opts,
@@ -175,7 +184,7 @@ impl ReadBatchReader {
             reading: VecDeque::new(),
             bytes_done: 0,
             total_len,
-            left: Vec::new().into_iter(),
+            left: B::default(),
             reads: 0,
             empty: EmptyReads::default(),
         };
@@ -210,25 +219,35 @@ impl ReadBatchReader {
     }
 
     /// The next batch (empty at the end of the input).
-    pub fn next_batch(&mut self, batch_size: usize) -> Result<Vec<ReadSeq>, ReadsError> {
-        let mut batch = Vec::with_capacity(batch_size.min(1 << 20));
+    pub fn next_batch(&mut self, batch_size: usize) -> Result<B, ReadsError> {
+        let mut batch = B::default();
+        self.next_batch_into(&mut batch, batch_size)?;
+        Ok(batch)
+    }
+
+    /// The next batch in `batch` (its reads replaced; empty at the end of the input): a batch
+    /// read into again keeps its buffers, where a new one would fault in its pages afresh.
+    pub fn next_batch_into(&mut self, batch: &mut B, batch_size: usize) -> Result<(), ReadsError> {
+        batch.clear();
         while batch.len() < batch_size {
-            if self.left.len() == 0 {
+            if self.left.is_empty() {
                 match self.next_chunk()? {
-                    Some(reads) => self.left = reads.into_iter(),
+                    Some(reads) => self.left = reads,
                     None => break,
                 }
             }
-            let take = (batch_size - batch.len()).min(self.left.len());
-            batch.extend(self.left.by_ref().take(take));
+            if batch.is_empty() {
+                batch.reserve_reads(batch_size.min(1 << 20), &self.left);
+            }
+            self.left.move_front(batch_size - batch.len(), batch);
         }
         self.reads += batch.len() as u64;
-        Ok(batch)
+        Ok(())
     }
 
     /// The reads of the next chunk (of the current file, or of the next file when it is
     /// done); `None` at the end of the last file.
-    fn next_chunk(&mut self) -> Result<Option<Vec<ReadSeq>>, ReadsError> {
+    fn next_chunk(&mut self) -> Result<Option<B>, ReadsError> {
         loop {
             let Some(file) = self.reading.front_mut() else { return Ok(None) };
             let Some(chunk) = file.chunks.next() else {
@@ -267,11 +286,27 @@ mod tests {
     type Outcome = Result<(Vec<(String, Vec<u8>, Vec<u8>, usize)>, u64, Option<(u64, String)>), String>;
 
     /// Every read of `input` cut in chunks of about `chunk_bytes`, the empty records, or the
-    /// first error.
+    /// first error; read as a `Vec` of reads, and checked to give the same as a [`ReadBatch`].
     fn read_all(input: &[u8], chunk_bytes: usize, batch: usize) -> Outcome {
+        let seqs = read_all_as::<Vec<ReadSeq>>(input, chunk_bytes, batch, |reads| {
+            reads.into_iter().map(|r| (r.name, r.codes, r.qual, r.len)).collect()
+        });
+        let in_buffers = read_all_as::<super::super::ReadBatch>(input, chunk_bytes, batch, |reads| {
+            reads.iter().map(|r| (r.name.to_string(), r.codes.to_vec(), r.qual.to_vec(), r.len)).collect()
+        });
+        assert_eq!(in_buffers, seqs, "a ReadBatch differs from the ReadSeqs");
+        seqs
+    }
+
+    fn read_all_as<B: ReadBuffer>(
+        input: &[u8],
+        chunk_bytes: usize,
+        batch: usize,
+        reads_of: impl Fn(B) -> Vec<(String, Vec<u8>, Vec<u8>, usize)>,
+    ) -> Outcome {
         let opts = ReadOptions { trim_qual: 10, ..Default::default() };
         let cursor = Box::new(std::io::Cursor::new(input.to_vec()));
-        let mut reader = ReadBatchReader::from_reader_in_chunks(cursor, Path::new("r.fq"), 0, opts, chunk_bytes)
+        let mut reader = ReadBatchReader::<B>::from_reader_in_chunks(cursor, Path::new("r.fq"), 0, opts, chunk_bytes)
             .map_err(|e| e.to_string())?;
         let mut all = Vec::new();
         loop {
@@ -280,7 +315,8 @@ mod tests {
                 let empty = reader.empty_reads();
                 return Ok((all, empty.count, empty.first.clone()));
             }
-            all.extend(reads.into_iter().map(|r| (r.name, r.codes, r.qual, r.len)));
+            assert!(reads.len() <= batch);
+            all.extend(reads_of(reads));
         }
     }
 
@@ -371,7 +407,8 @@ mod tests {
             })
             .collect();
         let all_of = |paths: &[PathBuf]| -> Result<Vec<(String, Vec<u8>)>, String> {
-            let mut reader = ReadBatchReader::open_all(paths, ReadOptions::default()).map_err(|e| e.to_string())?;
+            let mut reader: ReadBatchReader =
+                ReadBatchReader::open_all(paths, ReadOptions::default()).map_err(|e| e.to_string())?;
             let mut all = Vec::new();
             loop {
                 let batch = reader.next_batch(7).map_err(|e| e.to_string())?;
@@ -395,9 +432,12 @@ mod tests {
         let err = all_of(&[paths[0].clone(), empty.clone()]).unwrap_err();
         assert_eq!(err, format!("{}: no reads: the file is empty", empty.display()));
         // A missing one is found at once.
-        let err = ReadBatchReader::open_all(&[paths[0].clone(), dir.path().join("none.fq")], ReadOptions::default())
-            .err()
-            .unwrap();
+        let err = ReadBatchReader::<Vec<ReadSeq>>::open_all(
+            &[paths[0].clone(), dir.path().join("none.fq")],
+            ReadOptions::default(),
+        )
+        .err()
+        .unwrap();
         assert!(err.to_string().contains("none.fq"), "{err}");
     }
 }

@@ -7,12 +7,13 @@ use std::io;
 use needletail::errors::ParseError;
 use needletail::parser::FastxReader;
 
-use super::{base_code, trimmed_len, EmptyReads, ReadOptions, ReadSeq, MAX_READ_LEN};
+use super::buffer::ReadBuffer;
+use super::{trimmed_len, EmptyReads, ReadOptions, MAX_READ_LEN};
 use crate::input::chunks::{count_newlines, Chunk};
 
 /// A chunk's reads, and what the reader needs to number records across chunks.
-pub struct ParsedChunk {
-    pub reads: Vec<ReadSeq>,
+pub struct ParsedChunk<B> {
+    pub reads: B,
     /// Records parsed, empty ones included (before `error`, when there is one).
     pub records: u64,
     /// Lines in the chunk.
@@ -36,9 +37,15 @@ pub enum ChunkError {
 }
 
 /// Parses `chunk`; `first`: it starts the file, and tells its format.
-pub fn parse(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> ParsedChunk {
-    let mut parsed =
-        ParsedChunk { reads: Vec::new(), records: 0, lines: 0, empty: EmptyReads::default(), error: None, position: 0 };
+pub fn parse<B: ReadBuffer>(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> ParsedChunk<B> {
+    let mut parsed = ParsedChunk {
+        reads: B::default(),
+        records: 0,
+        lines: 0,
+        empty: EmptyReads::default(),
+        error: None,
+        position: 0,
+    };
     let chunk = match chunk {
         Ok(chunk) => chunk,
         Err(e) => {
@@ -64,7 +71,7 @@ pub fn parse(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> Parsed
     } else {
         Box::new(needletail::parser::FastqReader::new(bytes))
     };
-    parsed.reads.reserve(chunk.bytes.len() / 128);
+    parsed.reads.reserve_for_bytes(chunk.bytes.len());
     while let Some(record) = parser.next() {
         parsed.records += 1;
         let record = match record {
@@ -74,9 +81,9 @@ pub fn parse(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> Parsed
                 break;
             }
         };
-        match read_of(&record, opts) {
-            Ok(Some(read)) => parsed.reads.push(read),
-            Ok(None) => parsed.empty.skip(parsed.records, name_of(record.id())),
+        match push_read(&record, opts, &mut parsed.reads) {
+            Ok(true) => {}
+            Ok(false) => parsed.empty.skip(parsed.records, name_of(record.id())),
             Err(e) => {
                 parsed.error = Some(e);
                 break;
@@ -87,7 +94,7 @@ pub fn parse(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> Parsed
 }
 
 /// The name bwa gives a read: the header up to the first whitespace, less a trailing `/1` or `/2`.
-fn name_of(id: &[u8]) -> &[u8] {
+pub(super) fn name_of(id: &[u8]) -> &[u8] {
     let end = id.iter().position(|b| b.is_ascii_whitespace()).unwrap_or(id.len());
     let name = &id[..end];
     match name {
@@ -96,17 +103,21 @@ fn name_of(id: &[u8]) -> &[u8] {
     }
 }
 
-/// The read of a record as bwa_read_seq prepares it; `None` for an empty sequence (skipped).
-fn read_of(record: &needletail::parser::SequenceRecord, opts: ReadOptions) -> Result<Option<ReadSeq>, ChunkError> {
+/// Adds the read of a record as bwa_read_seq prepares it to `reads`; false for an empty
+/// sequence (skipped).
+fn push_read<B: ReadBuffer>(
+    record: &needletail::parser::SequenceRecord,
+    opts: ReadOptions,
+    reads: &mut B,
+) -> Result<bool, ChunkError> {
     let seq = record.seq();
     if seq.is_empty() {
-        return Ok(None);
+        return Ok(false);
     }
     if seq.len() > MAX_READ_LEN {
         let name = String::from_utf8_lossy(name_of(record.id())).into_owned();
         return Err(ChunkError::TooLong { name, len: seq.len() });
     }
-    let codes: Vec<u8> = seq.iter().map(|&b| base_code(b)).collect();
     let raw_qual = record.qual().unwrap_or_default();
     let qual: std::borrow::Cow<[u8]> = if opts.illumina13 {
         raw_qual.iter().map(|q| q.wrapping_sub(31)).collect::<Vec<u8>>().into()
@@ -114,10 +125,7 @@ fn read_of(record: &needletail::parser::SequenceRecord, opts: ReadOptions) -> Re
         raw_qual.into()
     };
     // Without qualities (FASTA) nothing is trimmed: the whole read is aligned.
-    let len = if qual.is_empty() { codes.len() } else { trimmed_len(&qual, opts.trim_qual) };
-    if opts.sequence_only {
-        return Ok(Some(ReadSeq { codes, len, ..Default::default() }));
-    }
-    let name = String::from_utf8_lossy(name_of(record.id())).into_owned();
-    Ok(Some(ReadSeq { name, codes, qual: qual.into_owned(), len }))
+    let len = if qual.is_empty() { seq.len() } else { trimmed_len(&qual, opts.trim_qual) };
+    reads.push(record.id(), &seq, &qual, len, opts);
+    Ok(true)
 }

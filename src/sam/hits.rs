@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{bail, Context};
 
 use crate::aln_options::{cal_maxdiff, AVG_ERR};
-use crate::reads::ReadSeq;
+use crate::reads::ReadRef;
 use crate::sai::{AlnHit, SaiReader};
 
 /// bwa's BWA_TYPE_*: printed in XT as N, U, R, M.
@@ -228,7 +228,7 @@ pub fn place_others(p: &mut Placement, mut text_pos: impl FnMut(u64) -> u64, l_p
 pub fn next_read_hits<R: std::io::Read>(
     sai: &mut SaiReader<R>,
     sai_path: &Path,
-    read: &ReadSeq,
+    read: &ReadRef<'_>,
     record: u64,
     reads_path: &Path,
     seq_len: u64,

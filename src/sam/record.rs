@@ -7,7 +7,7 @@ use bcuda_index::RefSeqs;
 
 use super::hits::HitType;
 use super::refine::{ref_span, Aligned};
-use crate::reads::ReadSeq;
+use crate::reads::ReadRef;
 use crate::sai::{GapOptions, MODE_COMPREAD};
 
 /// SAM flag bits that bwa sets.
@@ -43,7 +43,7 @@ fn five_prime(a: &Aligned, full_len: usize) -> i64 {
     }
 }
 
-fn push_seq_qual(read: &ReadSeq, reverse: bool, out: &mut String) {
+fn push_seq_qual(read: &ReadRef<'_>, reverse: bool, out: &mut String) {
     if reverse {
         out.extend(read.codes.iter().rev().map(|&c| b"TGCAN"[c as usize] as char));
     } else {
@@ -61,7 +61,7 @@ fn push_seq_qual(read: &ReadSeq, reverse: bool, out: &mut String) {
 
 /// Appends the SAM line of `read`; `mate` is the other end for `sampe`, `None` for `samse`.
 pub fn push_record(
-    read: &ReadSeq,
+    read: &ReadRef<'_>,
     a: &Aligned,
     mate: Option<&Mate>,
     refs: &RefSeqs,

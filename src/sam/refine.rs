@@ -5,7 +5,7 @@ use bcuda_index::refseqs::pac_base;
 
 use super::hits::{HitType, Placement};
 use super::ksw::{self, OP_D, OP_I, OP_M, OP_S};
-use crate::reads::ReadSeq;
+use crate::reads::ReadRef;
 
 /// A read ready to print: its placement, CIGAR (None = `<len>M`) and MD/NM.
 pub struct Aligned {
@@ -21,7 +21,13 @@ pub fn revcomp(codes: &[u8]) -> Vec<u8> {
 /// bwa_refine_gapped for one placed read: CIGARs of gapped XA hits (those that fail are
 /// dropped) and of a gapped reported hit, MD and NM, and the `-q` tail restored as a soft
 /// clip. `cigar` is one already known (sampe's mate rescue), kept as it is.
-pub fn refine(mut place: Placement, mut cigar: Option<Vec<u32>>, read: &ReadSeq, pac: &[u8], l_pac: u64) -> Aligned {
+pub fn refine(
+    mut place: Placement,
+    mut cigar: Option<Vec<u32>>,
+    read: &ReadRef<'_>,
+    pac: &[u8],
+    l_pac: u64,
+) -> Aligned {
     let forward = read.aligned();
     let reverse = revcomp(forward);
     let oriented = |rev: bool| if rev { &reverse[..] } else { forward };

@@ -8,7 +8,7 @@ use bcuda_index::refseqs::pac_base;
 use super::cmath::{c_int, erfc};
 use super::insert_size::InsertSize;
 use super::local_sw;
-use crate::reads::ReadSeq;
+use crate::reads::ReadRef;
 use crate::sam::hits::{HitType, Placement};
 use crate::sam::ksw::{self, OP_D, OP_I, OP_M, OP_S};
 use crate::sam::record::FLAG_PROPER_PAIR;
@@ -152,7 +152,7 @@ fn diff_score(n_mm: u32, n_gapo: u32, n_gape: u32, clip: u32) -> i32 {
 /// bwa_paired_sw for one pair; returns the SW CIGAR of a rescued end.
 pub fn rescue(
     places: &mut [Placement; 2],
-    reads: [&ReadSeq; 2],
+    reads: [&ReadRef<'_>; 2],
     ii: &InsertSize,
     pac: &[u8],
     l_pac: u64,

@@ -19,7 +19,7 @@ use bcuda_index::Index;
 use rayon::prelude::*;
 
 use crate::progress::{note, Progress};
-use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
+use crate::reads::{ReadBatch, ReadBatchReader, ReadOptions, ReadRef};
 use crate::sai::{AlnHit, GapOptions, SaiReader, MODE_IL13};
 use crate::sam::format::Format;
 use crate::sam::hits::{self, Placement};
@@ -101,16 +101,16 @@ fn read_options(opt: &GapOptions) -> ReadOptions {
 
 /// The two ends of a batch must be the same pairs: same names, same count (names first: a
 /// file out of step shows there first).
-fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 2]) -> Result<()> {
-    if let Some(i) = (0..b0.len().min(b1.len())).find(|&i| b0[i].name != b1[i].name) {
+fn check_mates(b0: &ReadBatch, b1: &ReadBatch, first: u64, reads_paths: [&Path; 2]) -> Result<()> {
+    if let Some(i) = (0..b0.len().min(b1.len())).find(|&i| b0.get(i).name != b1.get(i).name) {
         bail!(
             "{} read {} ('{}') and {} read {} ('{}') have different names: the two files are not pairs",
             reads_paths[0].display(),
             first + i as u64,
-            b0[i].name,
+            b0.get(i).name,
             reads_paths[1].display(),
             first + i as u64,
-            b1[i].name
+            b1.get(i).name
         );
     }
     if b0.len() != b1.len() {
@@ -132,7 +132,7 @@ fn check_mates(b0: &[ReadSeq], b1: &[ReadSeq], first: u64, reads_paths: [&Path; 
 /// Why two files that were pairs may no longer be: records with an empty sequence, which
 /// bwa skips in each file on its own (bwa sampe then pairs the wrong reads and stops at
 /// their names), so a pair with one empty mate puts the files out of step.
-fn empty_mates_note(readers: &[ReadBatchReader; 2], reads_paths: [&Path; 2]) -> Option<String> {
+fn empty_mates_note(readers: &[ReadBatchReader<ReadBatch>; 2], reads_paths: [&Path; 2]) -> Option<String> {
     let (j, empty) = (0..2).map(|j| (j, readers[j].empty_reads())).find(|(_, e)| e.count > 0)?;
     let (record, name) = empty.first.as_ref()?;
     let records = if empty.count == 1 { "1 record".to_string() } else { format!("{} records", empty.count) };
@@ -220,7 +220,7 @@ pub fn write_records<R: Read>(
     let reads_paths = [names[2].as_path(), names[3].as_path()];
     // As bwa: each file is read with its own .sai's options; all else uses the second's.
     let opt = sai[1].options;
-    let mut readers = [
+    let mut readers: [ReadBatchReader<ReadBatch>; 2] = [
         ReadBatchReader::open(files.reads[0], read_options(&sai[0].options))?,
         ReadBatchReader::open(files.reads[1], read_options(&opt))?,
     ];
@@ -239,11 +239,13 @@ pub fn write_records<R: Read>(
     let mut totals = RescueCounts::default();
     let mut isize_notes = Vec::new();
     let progress = Progress::new("pairs", Some(readers[0].position().1), args.quiet);
+    let (mut b0, mut b1) = (ReadBatch::default(), ReadBatch::default());
     loop {
         let first = readers[0].reads() + 1;
         let [r0, r1] = &mut readers;
-        let (b0, b1) = rayon::join(|| r0.next_batch(BATCH), || r1.next_batch(BATCH));
-        let (b0, b1) = (b0?, b1?);
+        let (done0, done1) = rayon::join(|| r0.next_batch_into(&mut b0, BATCH), || r1.next_batch_into(&mut b1, BATCH));
+        done0?;
+        done1?;
         check_mates(&b0, &b1, first, reads_paths).map_err(|e| match empty_mates_note(&readers, reads_paths) {
             Some(note) => anyhow::anyhow!("{e:#} ({note})"),
             None => e,
@@ -256,11 +258,11 @@ pub fn write_records<R: Read>(
         // Hits and the random choice among the best, in bwa's order (read by read, end by end).
         let mut pair_hits: Vec<[Vec<AlnHit>; 2]> = Vec::with_capacity(b0.len());
         let mut places = Vec::with_capacity(b0.len());
-        for (i, (read0, read1)) in b0.iter().zip(&b1).enumerate() {
+        for (i, (read0, read1)) in b0.iter().zip(b1.iter()).enumerate() {
             let record = first + i as u64;
             let mut h: [Vec<AlnHit>; 2] = Default::default();
             for (j, read) in [read0, read1].into_iter().enumerate() {
-                h[j] = hits::next_read_hits(&mut sai[j], sai_paths[j], read, record, reads_paths[j], seq_len)?;
+                h[j] = hits::next_read_hits(&mut sai[j], sai_paths[j], &read, record, reads_paths[j], seq_len)?;
             }
             places.push([hits::choose(&h[0], &mut rng, 0), hits::choose(&h[1], &mut rng, 0)]);
             pair_hits.push(h);
@@ -275,7 +277,7 @@ pub fn write_records<R: Read>(
             .zip(b0.par_iter().zip(b1.par_iter()))
             .with_min_len(128)
             .map(|((pl, (h, tp)), (r0, r1))| {
-                let paired = pairing.pair_and_format(pl, h, tp, [r0, r1]);
+                let paired = pairing.pair_and_format(pl, h, tp, [&r0, &r1]);
                 ticker.tick();
                 paired
             })
@@ -309,7 +311,7 @@ pub fn write_records<R: Read>(
 /// returns the text positions of the chosen hits' SA rows (each lookup is kept for pairing).
 fn place_ends(
     places: &mut [[Placement; 2]],
-    batch: [&Vec<ReadSeq>; 2],
+    batch: [&ReadBatch; 2],
     index: &Index,
     opt: &GapOptions,
 ) -> Vec<[Option<u64>; 2]> {
@@ -324,7 +326,7 @@ fn place_ends(
                 let p = &mut pl[j];
                 p.flags = FLAG_PAIRED | if j == 0 { FLAG_READ1 } else { FLAG_READ2 };
                 let text_pos = p.kind.is_mapped().then(|| sa.position(&index.bwt, p.sa));
-                hits::place_main(p, |_| text_pos.expect("mapped"), l_pac, batch[j][i].len, opt.max_diff, opt.fnr);
+                hits::place_main(p, |_| text_pos.expect("mapped"), l_pac, batch[j].get(i).len, opt.max_diff, opt.fnr);
                 text_pos
             })
         })
@@ -335,17 +337,16 @@ fn place_ends(
 /// one gives none; none at all with `-s`); a batch without an estimate adds a note.
 fn batch_insert_size(
     places: &[[Placement; 2]],
-    batch: [&Vec<ReadSeq>; 2],
+    batch: [&ReadBatch; 2],
     first: u64,
     args: &SampeArgs,
     l_pac: u64,
     last_ii: InsertSize,
     notes: &mut Vec<String>,
 ) -> InsertSize {
-    let summaries = places
-        .iter()
-        .enumerate()
-        .map(|(i, pl)| [0, 1].map(|j| EndSummary { pos: pl[j].pos, len: batch[j][i].len as u64, mapq: pl[j].mapq }));
+    let summaries = places.iter().enumerate().map(|(i, pl)| {
+        [0, 1].map(|j| EndSummary { pos: pl[j].pos, len: batch[j].get(i).len as u64, mapq: pl[j].mapq })
+    });
     let (mut ii, result) = insert_size::infer(summaries, args.ap_prior, l_pac as i64);
     if let Err(f) = result {
         notes.push(format!(
@@ -385,7 +386,7 @@ impl Pairing<'_> {
         pl: [Placement; 2],
         h: &[Vec<AlnHit>; 2],
         tp: [Option<u64>; 2],
-        [r0, r1]: [&ReadSeq; 2],
+        [r0, r1]: [&ReadRef<'_>; 2],
     ) -> (String, RescueCounts) {
         let (index, ii) = (self.index, self.ii);
         let sa = index.sa.as_ref().expect("sampe loads the SA");
