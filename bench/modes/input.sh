@@ -20,8 +20,9 @@ mode_main() {
     TAG=
     start_log input-rate
     $DEV input-bench "$reads" --work "$W/input-bench" "$@" > "$W/rows" 2> "$W/err" || { log_stdin < "$W/err"; return 1; }
-    while read -r row; do
-        tsv_row input-rate.tsv "input cores reads reads_per_s commit" $row
+    # input-bench names the checkout's commit; the binaries' (the bundle's) is the one measured.
+    while read -r input cores reads rate _; do
+        tsv_row input-rate.tsv "input cores reads reads_per_s commit" "$input" "$cores" "$reads" "$rate" "$COMMIT_NOW"
     done < <(tail -n +2 "$W/rows")
 }
 
