@@ -1,8 +1,8 @@
-//! gzip (one member or several, as `cat a.gz b.gz` makes) inflated by ISA-L's igzip, the
-//! fastest single-stream inflate we measured on FASTQ
-//! (bench/results/h100-80gb-hbm3-16c/input-rate.md). Of a cut file the output comes out up to
-//! the byte where the data breaks off, then the error, so the parser names the record the file breaks off in; of damaged data, what the failing call decoded is
-//! dropped (it is the likeliest to be wrong), and the error follows.
+//! gzip (one member or several, as `cat a.gz b.gz` makes) inflated by ISA-L's igzip, the fastest
+//! single-stream inflate we measured on FASTQ (bench/results/h100-80gb-hbm3-16c/input-rate.md). Of
+//! a cut file the output comes out up to the byte where the data breaks off, then the error, so the
+//! parser names the record the file breaks off in; of damaged data, what the failing call decoded
+//! is dropped (it is the likeliest to be wrong), and the error follows.
 
 use std::io::{self, Read};
 
