@@ -1,10 +1,10 @@
 //! `bcuda index` on bad input: a clear error naming the file, and no index files left behind.
+mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 fn index(fasta: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bcuda")).args(["index", "-q"]).arg(fasta).output().unwrap();
+    let out = common::bcuda_command().args(["index", "-q"]).arg(fasta).output().unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -74,7 +74,7 @@ fn cpu_and_gpu_flags() {
     let fa = tmp.path().join("demo.fa");
     std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/demo_ref.fa"), &fa).unwrap();
     let run = |flags: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+        let out = common::bcuda_command()
             .arg("index")
             .args(flags)
             .arg(&fa)

@@ -6,11 +6,10 @@
 mod common;
 
 use common::*;
-use std::process::Command;
 
 /// `bcuda args` (GPUs hidden): (success, stderr).
 fn outcome(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+    let out = common::bcuda_command()
         .args(args)
         .env("CUDA_VISIBLE_DEVICES", "")
         .env("XDG_CONFIG_HOME", std::env::temp_dir())
@@ -99,8 +98,7 @@ fn a_huge_thread_count_is_capped_and_said_once() {
     let (p, reads) = (prefix.to_str().unwrap(), [1, 2].map(|e| testdata(&format!("demo_{e}.fq"))));
     let r = reads.each_ref().map(|r| r.to_str().unwrap());
     let started = std::time::Instant::now();
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_bcuda")).args(["aln", "--cpu", "-t", "100000", p, r[0]]).output().unwrap();
+    let out = common::bcuda_command().args(["aln", "--cpu", "-t", "100000", p, r[0]]).output().unwrap();
     assert!(out.status.success() && started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("-t 100000: this machine runs").count(), 1, "{err}");
@@ -113,10 +111,7 @@ fn a_huge_thread_count_is_capped_and_said_once() {
         std::fs::write(&sai[e], bwa(&["aln", p, r[e]])).unwrap();
     }
     let s = sai.each_ref().map(|s| s.to_str().unwrap());
-    let out = Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .args(["sampe", "-t", "100000", p, s[0], s[1], r[0], r[1]])
-        .output()
-        .unwrap();
+    let out = common::bcuda_command().args(["sampe", "-t", "100000", p, s[0], s[1], r[0], r[1]]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && err.matches("-t 100000: this machine runs").count() == 1, "{err}");
     let (_, quiet_err) = outcome(&["sampe", "--quiet", "-t", "100000", p, s[0], s[1], r[0], r[1]]);

@@ -57,7 +57,7 @@ impl Demo {
 }
 
 fn bcuda_output(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).output().unwrap()
+    common::bcuda_command().args(args).output().unwrap()
 }
 
 fn stderr(out: &Output) -> String {
@@ -142,7 +142,7 @@ fn descriptors_are_written_through() {
         // A regular file: written as fopen would, through the descriptor.
         let file = demo.path("stdout.sai");
         fs::write(&file, b"old").unwrap();
-        let status = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+        let status = common::bcuda_command()
             .args(["aln", "--quiet", "-f", name, &demo.prefix, &demo.reads])
             .stdout(fs::File::create(&file).unwrap())
             .status()
@@ -260,7 +260,7 @@ fn ignored(signal: u32) -> bool {
 /// `bcuda aln -f out.sai` of reads on standard input, once its temporary file exists; the
 /// input stays open while the handle returned lives.
 fn aln_waiting_on_stdin(demo: &Demo, out: &Path) -> (std::process::Child, std::process::ChildStdin) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+    let mut child = common::bcuda_command()
         .args(["aln", "--quiet", "-f", out.to_str().unwrap(), &demo.prefix, "-"])
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
@@ -318,12 +318,7 @@ fn a_temporary_file_left_by_sigkill_does_not_stop_a_later_run() {
 
 /// Runs `bcuda args`, reads one line of its standard output and closes the pipe.
 fn first_line_then_close(args: &[&str]) -> (Output, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::bcuda_command().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     (child.wait_with_output().unwrap(), line)

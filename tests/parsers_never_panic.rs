@@ -600,7 +600,7 @@ fn corrupt_body(rng: &mut Rng, data: &mut [u8], header: usize) {
 /// `bcuda args`: Err(stderr) when it fails; panics (for `run_cases`) when it panicked, was
 /// killed by a signal, or failed without an error line.
 fn bcuda_outcome(args: &[&str]) -> Result<(), String> {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bcuda")).args(args).output().unwrap();
+    let out = common::bcuda_command().args(args).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
     match out.status.code() {

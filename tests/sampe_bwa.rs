@@ -206,11 +206,8 @@ fn default_index_short_form() {
     let sai = align_ends(&prefix, &reads, Aln::Bcuda, [&[], &[]]);
     let args = [&sai[0], &sai[1], &reads[0], &reads[1]].map(|p| p.to_str().unwrap());
     let explicit = bcuda(&[&["sampe", "--quiet", prefix.to_str().unwrap()][..], &args].concat());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bcuda"))
-        .env("BCUDA_INDEX", &prefix)
-        .args([&["sampe"][..], &args].concat())
-        .output()
-        .unwrap();
+    let out =
+        common::bcuda_command().env("BCUDA_INDEX", &prefix).args([&["sampe"][..], &args].concat()).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("[bcuda sampe] index"));
     assert_eq!(without_pg(&out.stdout), without_pg(&explicit));

@@ -3,14 +3,14 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use common::*;
 
 /// Runs bcuda with stderr into a file; returns that file's text.
 fn stderr_into_file(args: &[&str], dir: &std::path::Path) -> String {
     let log = dir.join("stderr.log");
-    let status = Command::new(env!("CARGO_BIN_EXE_bcuda"))
+    let status = common::bcuda_command()
         .args(args)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())

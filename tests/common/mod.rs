@@ -46,15 +46,35 @@ pub fn bwa(args: &[&str]) -> Vec<u8> {
     run("bwa", args)
 }
 
-pub fn bcuda(args: &[&str]) -> Vec<u8> {
-    run(env!("CARGO_BIN_EXE_bcuda"), args)
+/// Where the tests' bcuda keeps its config (the default index `bcuda index` records): a folder
+/// of this test process's, so that no test writes the user's `~/.config`.
+pub fn test_config_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("bcuda-test-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    })
 }
-/// `bcuda args` with `stdin` piped in, and config files kept in `config` when given (else the
-/// user's): (success, stdout, stderr).
+
+/// `bcuda` as the tests run it: its config in [`test_config_dir`].
+pub fn bcuda_command() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bcuda"));
+    cmd.env("XDG_CONFIG_HOME", test_config_dir());
+    cmd
+}
+
+pub fn bcuda(args: &[&str]) -> Vec<u8> {
+    let out = bcuda_command().args(args).output().unwrap();
+    assert!(out.status.success(), "bcuda {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+/// `bcuda args` with `stdin` piped in, and config files kept in `config` when given (else in
+/// [`test_config_dir`]): (success, stdout, stderr).
 pub fn bcuda_with_stdin(args: &[&str], stdin: &[u8], config: Option<&Path>) -> (bool, Vec<u8>, String) {
     use std::io::Write;
     use std::process::Stdio;
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bcuda"));
+    let mut cmd = bcuda_command();
     if let Some(dir) = config {
         cmd.env("XDG_CONFIG_HOME", dir);
     }
