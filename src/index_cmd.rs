@@ -7,10 +7,12 @@ pub struct IndexArgs {
     /// Prefix of the index files [same as the FASTA path; required for `-`].
     #[arg(short = 'p')]
     pub prefix: Option<std::path::PathBuf>,
-    /// Accepted for compatibility with `bwa index -a` (is, bwtsw, rb2): bcuda has one construction, whose files are identical.
+    /// Accepted for compatibility with `bwa index -a` (is, bwtsw, rb2): bcuda has one
+    /// construction, whose files are identical.
     #[arg(short = 'a')]
     pub algo: Option<String>,
-    /// Memory for one chunk of suffix positions, in GiB (on the GPU, for the three chunks in flight): more means fewer passes over the text.
+    /// Memory for one chunk of suffix positions, in GiB (on the GPU, for the three chunks in
+    /// flight): more means fewer passes over the text.
     #[arg(long, default_value_t = 2.0, allow_hyphen_values = true, value_parser = crate::option_values::sort_gib)]
     pub sort_memory: f64,
     /// Quiet: no progress on stderr.

@@ -1,8 +1,8 @@
-//! Reading reads (FASTQ or FASTA, plain or compressed, from one file or several) in batches, prepared as bwa's bwaseqio.c
-//! prepares them: bases as codes 0..=3 (A C G T, either case) and 4 (N, IUPAC, anything
-//! else), qualities trimmed with `-q`, names cut at the first whitespace and stripped of a
-//! trailing `/1` or `/2`, and records with an empty sequence skipped (bwa_read_seq skips
-//! them, so they have no `.sai` record and no SAM line).
+//! Reading reads (FASTQ or FASTA, plain or compressed, from one file or several) in batches,
+//! prepared as bwa's bwaseqio.c prepares them: bases as codes 0..=3 (A C G T, either case) and 4
+//! (N, IUPAC, anything else), qualities trimmed with `-q`, names cut at the first whitespace and
+//! stripped of a trailing `/1` or `/2`, and records with an empty sequence skipped (bwa_read_seq
+//! skips them, so they have no `.sai` record and no SAM line).
 
 mod batch_reader;
 mod buffer;

@@ -62,7 +62,8 @@ fn gpu_searches_give_bwas_hits_on_ecoli() {
     let fasta = ecoli_index(&dir);
     let report = profile(&fasta, data("ecoli536_art.fq").to_str().unwrap(), "4800,65536", "32", &[]);
     assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
-    // With 16 entries most reads give up, with 256 some (256 pops also end some); with a 4800-entry pool (75 chunks, about what one group reserves) some do.
+    // With 16 entries most reads give up, with 256 some (256 pops also end some); with a
+    // 4800-entry pool (75 chunks, about what one group reserves) some do.
     assert!(row(&report, "bounded entries", "16")[0] > 1000, "{report}");
     let r256 = row(&report, "bounded entries", "256")[0];
     assert!(r256 > 0 && r256 < 20000, "{report}");

@@ -2,16 +2,16 @@
 //! runs and how large their stacks are, and the scratch that holds them.
 //!
 //! Why passes: the work and the stack a read needs vary by orders of magnitude. Most reads
-//! finish within a few thousand pops and entries; reads from repeat families and satellites
-//! take up to millions of pops. Pass 1 (`inexact_search`) runs one read per thread with a
-//! small bounded stack and a pop budget, so the many short searches run at full width; a read
-//! that needs more is listed for pass 2 (`inexact_level`), where a team of threads (a warp)
-//! searches one read, its lanes running the chains of a score level together (see
+//! finish within a few thousand pops and entries; reads from repeat families and satellites take
+//! up to millions of pops. Pass 1 (`inexact_search`) runs one read per thread with a small
+//! bounded stack and a pop budget, so the many short searches run at full width; a read that
+//! needs more is listed for pass 2 (`inexact_level`), where a team of threads (a warp) searches
+//! one read, its lanes running the chains of a score level together (see
 //! src/search/level_search.rs), with a pool of entries per team. Pass 3 is pass 2 with fewer,
 //! larger teams (a block of `last_team_lanes` threads: its reads' levels hold thousands of
-//! chains) and pools as large as bwa's `-m` lets a search grow (when memory permits), so no
-//! read is left to the CPU but for those that reach bwa's `-m` limit. Threads and warps take reads from a queue, so each pass's time
-//! follows its work rather than its longest read.
+//! chains) and pools as large as bwa's `-m` lets a search grow (when memory permits), so no read
+//! is left to the CPU but for those that reach bwa's `-m` limit. Threads and warps take reads
+//! from a queue, so each pass's time follows its work rather than its longest read.
 
 use std::sync::Arc;
 
