@@ -20,6 +20,8 @@ mode_main() {
     TAG=
     start_log input-rate
     $DEV input-bench "$reads" --work "$W/input-bench" "$@" > "$W/rows" 2> "$W/err" || { log_stdin < "$W/err"; return 1; }
+    # Each run's busy stages (reader, packer, drop): which one sets the pace on this host.
+    log_stdin < "$W/err"
     # input-bench names the checkout's commit; the binaries' (the bundle's) is the one measured.
     while read -r input cores reads rate _; do
         tsv_row input-rate.tsv "input cores reads reads_per_s commit" "$input" "$cores" "$reads" "$rate" "$COMMIT_NOW"
