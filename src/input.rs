@@ -3,6 +3,7 @@
 
 pub mod chunks;
 pub mod decompress;
+#[cfg(feature = "isal")]
 pub mod gzip;
 pub mod ordered;
 

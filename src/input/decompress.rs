@@ -1,9 +1,9 @@
-//! A read file's bytes decompressed ahead of the parser, recognised by their magic bytes:
-//! BGZF (the gzip that bgzip and samtools write, blocks of at most 64 KiB) on several threads
-//! (noodles' multithreaded reader); other gzip on a thread of its own (ISA-L's inflate:
-//! [`super::gzip`]), so that the parser threads only parse; bzip2, xz and zstd (which the FASTQ
-//! parser took before the parsing went on several threads) on a thread of their own as well;
-//! anything else passes through as it is.
+//! A read file's bytes decompressed ahead of the parser, recognised by their magic bytes: BGZF
+//! (the gzip that bgzip and samtools write, blocks of at most 64 KiB) on several threads
+//! (noodles' multithreaded reader); other gzip on a thread of its own (ISA-L's inflate, or
+//! zlib-rs's without the `isal` feature), so that the parser threads only parse; bzip2, xz and
+//! zstd (which the FASTQ parser took before the parsing went on several threads) on a thread of
+//! their own as well; anything else passes through as it is.
 
 use std::io::{self, Cursor, Read};
 use std::num::NonZero;
@@ -65,7 +65,10 @@ pub fn decompressed(mut input: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read
             let threads = std::thread::available_parallelism().unwrap_or(NonZero::<usize>::MIN);
             Box::new(noodles::bgzf::io::MultithreadedReader::with_worker_count(threads, whole))
         }
+        #[cfg(feature = "isal")]
         Compression::Gzip => ahead(super::gzip::GzipMembers::new(whole)),
+        #[cfg(not(feature = "isal"))]
+        Compression::Gzip => ahead(flate2::read::MultiGzDecoder::new(whole)),
         Compression::Bzip2 => ahead(bzip2::read::BzDecoder::new(whole)),
         Compression::Xz => ahead(liblzma::read::XzDecoder::new(whole)),
         Compression::Zstd => ahead(zstd::stream::read::Decoder::new(whole)?),
