@@ -2,10 +2,11 @@
 //! log-normal length (median 48 bases, 30 to 90 kept), from either strand, with the
 //! deamination of a double-stranded library (C->T rising to 30 % at the 5' base and G->A at the
 //! 3' base, falling by a third per base, 1 % inside), Illumina-like substitutions (0.2 % rising
-//! to 1 % towards the 3' end) with qualities to match, and 5 % random reads (the environmental
-//! DNA no reference holds). Seeded: the same seed gives the same reads whatever the threads.
+//! to 1 % towards the 3' end) with qualities to match, and a share of random reads (the
+//! environmental DNA no reference holds: 5 % by default; real libraries often hold far more).
+//! Seeded: the same seed gives the same reads whatever the threads.
 //!
-//! `cargo run --release --example sim_adna -- GENOME.fa N_READS SEED > reads.fq`
+//! `cargo run --release --example sim_adna -- GENOME.fa N_READS SEED [RANDOM_SHARE] > reads.fq`
 
 use std::io::{BufWriter, Write};
 
@@ -24,7 +25,7 @@ const LEN_SIGMA: f64 = 0.35;
 const TERMINAL_DAMAGE: f64 = 0.30;
 const DAMAGE_DECAY: f64 = 0.65;
 const INTERIOR_DAMAGE: f64 = 0.01;
-const RANDOM_SHARE: f64 = 0.05;
+const DEFAULT_RANDOM_SHARE: f64 = 0.05;
 
 /// The genome's sequences, upper case, each kept whole (fragments never span two).
 struct Genome {
@@ -119,14 +120,14 @@ fn sequence(bases: &mut [u8], rng: &mut impl Rng) -> Vec<u8> {
 }
 
 /// Read `id` as a FASTQ record.
-fn read(genome: &Genome, id: u64, lengths: &LogNormal<f64>, rng: &mut impl Rng) -> Vec<u8> {
+fn read(genome: &Genome, id: u64, lengths: &LogNormal<f64>, random_share: f64, rng: &mut impl Rng) -> Vec<u8> {
     let len = loop {
         let l = lengths.sample(rng).round() as usize;
         if (MIN_LEN..=MAX_LEN).contains(&l) {
             break l;
         }
     };
-    let (origin, mut bases) = if rng.random_bool(RANDOM_SHARE) {
+    let (origin, mut bases) = if rng.random_bool(random_share) {
         ("random".to_string(), (0..len).map(|_| b"ACGT"[rng.random_range(0..4)]).collect())
     } else {
         let (origin, mut bases) = fragment(genome, len, rng);
@@ -142,16 +143,26 @@ fn read(genome: &Genome, id: u64, lengths: &LogNormal<f64>, rng: &mut impl Rng) 
     out
 }
 
-fn chunk(genome: &Genome, seed: u64, index: usize, n: usize) -> Vec<u8> {
+fn chunk(genome: &Genome, seed: u64, random_share: f64, index: usize, n: usize) -> Vec<u8> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ index as u64);
     let lengths = LogNormal::new(MEDIAN_LEN.ln(), LEN_SIGMA).expect("valid log-normal");
-    (0..n).flat_map(|j| read(genome, (index * CHUNK + j) as u64, &lengths, &mut rng)).collect()
+    (0..n).flat_map(|j| read(genome, (index * CHUNK + j) as u64, &lengths, random_share, &mut rng)).collect()
 }
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [path, n, seed] = &args[..] else { bail!("usage: sim_adna GENOME.fa N_READS SEED > reads.fq") };
+    let (path, n, seed, share) = match &args[..] {
+        [path, n, seed] => (path, n, seed, None),
+        [path, n, seed, share] => (path, n, seed, Some(share)),
+        _ => bail!("usage: sim_adna GENOME.fa N_READS SEED [RANDOM_SHARE] > reads.fq"),
+    };
     let (n, seed): (usize, u64) = (n.parse().context("N_READS")?, seed.parse().context("SEED")?);
+    let random_share = match share {
+        Some(s) => {
+            s.parse::<f64>().ok().filter(|x| (0.0..=1.0).contains(x)).context("RANDOM_SHARE: a fraction in 0..=1")?
+        }
+        None => DEFAULT_RANDOM_SHARE,
+    };
     let genome = read_genome(path)?;
     let mut out = BufWriter::with_capacity(1 << 22, std::io::stdout().lock());
     // In rounds of a few chunks per thread, so memory stays bounded and output is in order.
@@ -160,7 +171,7 @@ fn main() -> Result<()> {
     for round in (0..chunks).step_by(per_round) {
         let texts: Vec<Vec<u8>> = (round..chunks.min(round + per_round))
             .into_par_iter()
-            .map(|c| chunk(&genome, seed, c, CHUNK.min(n - c * CHUNK)))
+            .map(|c| chunk(&genome, seed, random_share, c, CHUNK.min(n - c * CHUNK)))
             .collect();
         for t in texts {
             out.write_all(&t)?;
@@ -192,9 +203,9 @@ mod tests {
     #[test]
     fn the_same_seed_gives_the_same_reads_and_lengths_stay_in_range() {
         let g = genome();
-        let a = chunk(&g, 7, 0, 2000);
-        assert_eq!(a, chunk(&g, 7, 0, 2000));
-        assert_ne!(a, chunk(&g, 8, 0, 2000));
+        let a = chunk(&g, 7, DEFAULT_RANDOM_SHARE, 0, 2000);
+        assert_eq!(a, chunk(&g, 7, DEFAULT_RANDOM_SHARE, 0, 2000));
+        assert_ne!(a, chunk(&g, 8, DEFAULT_RANDOM_SHARE, 0, 2000));
         let reads = records(&a);
         assert_eq!(reads.len(), 2000);
         assert!(reads.iter().all(|(_, s)| (MIN_LEN..=MAX_LEN).contains(&s.len())));
@@ -202,12 +213,25 @@ mod tests {
         assert!((44.0..56.0).contains(&mean), "mean length {mean}");
     }
 
+    /// The random share is what was asked: none, the default's, or most reads.
+    #[test]
+    fn the_random_share_follows_the_argument() {
+        let g = genome();
+        let share = |s: f64| {
+            let reads = records(&chunk(&g, 5, s, 0, 4000));
+            reads.iter().filter(|(n, _)| n.contains("_random_")).count() as f64 / reads.len() as f64
+        };
+        assert_eq!(share(0.0), 0.0);
+        assert!((0.03..0.07).contains(&share(DEFAULT_RANDOM_SHARE)));
+        assert!((0.85..0.95).contains(&share(0.9)));
+    }
+
     /// C->T at the 5' base is far above the middle's, as in ancient DNA: measured against the
     /// reference base of each forward-strand read.
     #[test]
     fn reads_carry_deamination_at_their_ends() {
         let g = genome();
-        let reads = records(&chunk(&g, 3, 0, 20_000));
+        let reads = records(&chunk(&g, 3, DEFAULT_RANDOM_SHARE, 0, 20_000));
         let (mut c_first, mut t_first, mut c_mid, mut t_mid) = (0, 0, 0, 0);
         for (name, s) in reads.iter().filter(|(n, _)| n.contains(":+_")) {
             let start: usize = name.split(':').nth(1).unwrap().parse::<usize>().unwrap() - 1;

@@ -30,7 +30,7 @@ ab_data() {
     human_like_genome "$SIZE" "$W/genome.fa"
     for j in $(seq 16); do counts+=($((READS / 16))); done
     dwgsim_reads "$W/genome.fa" "$W/reads.fq" "${counts[@]}" &
-    "$SIM_ADNA" "$W/genome.fa" "$READS" 7 > "$W/adna.fq" &
+    "$SIM_ADNA" "$W/genome.fa" "$READS" 7 "${ADNA_RANDOM:-0.05}" > "$W/adna.fq" &
     t0=$(now)
     $B index -q --sort-memory "${SORT_GB:-6}" "$W/genome.fa" || { log "index failed"; return 1; }
     log "index $(secs "$t0" "$(now)") s"

@@ -5,8 +5,9 @@
 # -t THREADS (default 16) on the same index and reads, the .sai files compared.
 # REGIME=100bp (default): dwgsim 100 bp reads in SIM_JOBS (default 8) jobs (error ramp
 # 0.5-1.5 %, indels, 2 % random; single-end), bwa's default options. REGIME=adna: reads of
-# examples/sim_adna.rs (30-90 bases, deamination at the ends, 5 % random; seed 7) and ancient
-# DNA's options for both aligners, -l 1024 -n 0.01 -o 2 (nf-core/eager's).
+# examples/sim_adna.rs (30-90 bases, deamination at the ends, a share ADNA_RANDOM of them
+# random, default 0.05; seed 7) and ancient DNA's options for both aligners, -l 1024 -n 0.01
+# -o 2 (nf-core/eager's).
 # With more than BWA_READS reads (default 1,000,000) bwa aligns only the first BWA_READS
 # (its time per 1M is compared), and bcuda aligns them too for the identity check.
 # Rows: every run one in steady-TAG.tsv; a 100bp run where bwa aligned every read one in
@@ -68,11 +69,20 @@ genome_index_reads() {
     log "$(($(wc -l < "$W/reads.fq") / 4)) $REG reads ready $(secs "$t0" "$(now)") s after the index started"
 }
 
+# The steady table's regime: 100bp, adna, or adna-randomSHARE for another ADNA_RANDOM.
+regime_label() {
+    if [ "$REG" = adna ] && [ -n "${ADNA_RANDOM:-}" ] && [ "$ADNA_RANDOM" != 0.05 ]; then
+        echo "adna-random$ADNA_RANDOM"
+    else
+        echo "$REG"
+    fi
+}
+
 # SIM_JOBS dwgsim runs of N_READS / SIM_JOBS reads each (each run draws its own genome
 # mutations, as separate samples would); another SIM_JOBS is another read set.
 simulate_reads() {
     if [ "$REG" = adna ]; then
-        "$SIM_ADNA" "$W/genome.fa" "$N_READS" 7 > "$W/reads.fq"
+        "$SIM_ADNA" "$W/genome.fa" "$N_READS" 7 "${ADNA_RANDOM:-0.05}" > "$W/reads.fq"
         return
     fi
     local jobs=${SIM_JOBS:-8} j counts=()
@@ -144,7 +154,7 @@ speed_rows() {
     [ "$SAME_BWA$same_runs$SAME_100K" = yesyesyes ] && identical=yes
     busy=$(from_summary 'GPU 0 ([^)]*): [^;]*busy \([0-9.][0-9.]*\) s' "$W/$BEST.summary")
     tsv_row "steady-$TAG.tsv" "genome_mbp regime reads bcuda_s gpu_busy_s gpu_reads_per_s e2e_reads_per_s bwa_t16_s_per_1M sai_identical commit" \
-        "$SIZE_MBP" "$REG" "$N_READS" "$bcuda_s" "$busy" \
+        "$SIZE_MBP" "$(regime_label)" "$N_READS" "$bcuda_s" "$busy" \
         "$(awk -v n="$N_READS" -v b="$busy" 'BEGIN {if (b + 0 > 0) printf "%.0f", n / b; else print "NA"}')" \
         "$(awk -v n="$N_READS" -v s="$bcuda_s" 'BEGIN {printf "%.0f", n / s}')" \
         "$(awk -v s="$BWA_S" -v n="$BWA_N" 'BEGIN {printf "%.2f", s * 1000000 / n}')" "$identical" "$COMMIT_NOW"
