@@ -6,6 +6,7 @@ mod dealer_sim;
 mod gpu_bench;
 mod input_bench;
 mod kernel_resources;
+mod no_hit;
 mod stack_profile;
 mod synth_genome;
 mod variant_tuned;
@@ -41,6 +42,8 @@ enum Command {
     InputBench(input_bench::InputBenchArgs),
     /// The inexact kernels' registers, stack and spills per team size (NVRTC's ptxas report).
     KernelResources(kernel_resources::KernelResourcesArgs),
+    /// How many reads a proof of no alignment within max_diff edits answers, and its lookups.
+    NoHit(no_hit::NoHitArgs),
     /// Profile the search's stack per read and check the GPU's bounded stack on the CPU.
     StackProfile(stack_profile::StackProfileArgs),
     /// Writes a seeded synthetic genome (FASTA, stdout) for benchmarks.
@@ -56,6 +59,7 @@ fn run() -> Result<()> {
         Command::GpuBench(args) => gpu_bench::run(args),
         Command::InputBench(args) => input_bench::run(args),
         Command::KernelResources(args) => kernel_resources::run(args),
+        Command::NoHit(args) => no_hit::run(args),
         Command::StackProfile(args) => stack_profile::run(args),
         Command::SynthGenome(args) => synth_genome::run(args),
         Command::VariantTuned(args) => variant_tuned::run(args),
