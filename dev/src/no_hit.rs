@@ -30,8 +30,11 @@ pub struct NoHitArgs {
     /// bwa's `.sai` of the same reads: every read the proof answers must have no hit there.
     #[arg(long)]
     pub sai: Option<PathBuf>,
+    /// Write the numbers (from 0, in file order) of the reads left to bwa's search here.
+    #[arg(long)]
+    pub left: Option<PathBuf>,
     /// Lookups a read's proof may take before it gives the read up to bwa's search.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 100_000)]
     pub budget: u64,
 }
 
@@ -293,6 +296,10 @@ pub fn run(args: NoHitArgs) -> Result<()> {
         answers.par_extend(batch.par_iter().map(|r| aligns_within(&bwt, r.aligned(), max_diff(r.len), args.budget)));
     }
     let proven: Vec<usize> = (0..answers.len()).filter(|&i| !answers[i].0).collect();
+    if let Some(path) = &args.left {
+        let left: String = (0..answers.len()).filter(|&i| answers[i].0).map(|i| format!("{i}\n")).collect();
+        std::fs::write(path, left)?;
+    }
     if let Some(sai) = &args.sai {
         check_against_sai(sai, &proven)?;
     }
