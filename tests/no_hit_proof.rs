@@ -53,4 +53,11 @@ fn reads_proven_to_have_no_alignment_have_no_hit_in_bwas_sai() {
         let proven = answered(&report);
         assert!((1900..=2000 + 50).contains(&proven), "-n {n}: {proven} reads answered\n{report}");
     }
+    // The check bites: a proof allowing one edit answers reads bwa finds with two.
+    let sai = dir.path().join("n0.04.sai");
+    let out = std::process::Command::new(bcuda_dev_path())
+        .args(["no-hit", "-n", "1", "--sai", sai.to_str().unwrap(), fasta, reads])
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("but bwa has"));
 }
