@@ -79,7 +79,6 @@ fn extend(bwt: &Bwt, ik: &BiInterval, back: bool, lookups: &mut u64) -> [BiInter
 }
 
 /// W·b, or None when it does not occur.
-#[cfg(test)]
 fn append(bwt: &Bwt, ik: &BiInterval, b: u8, lookups: &mut u64) -> Option<BiInterval> {
     let out = extend(bwt, ik, false, lookups)[3 - b as usize];
     (out.size > 0).then_some(out)
@@ -143,10 +142,7 @@ impl Proof<'_> {
         match ik {
             None => Some(base_interval(self.bwt, c)),
             Some(ik) if back => prepend(self.bwt, &ik, c, &mut self.lookups),
-            Some(ik) => {
-                let out = extend(self.bwt, &ik, false, &mut self.lookups)[3 - c as usize];
-                (out.size > 0).then_some(out)
-            }
+            Some(ik) => append(self.bwt, &ik, c, &mut self.lookups),
         }
     }
 
@@ -161,15 +157,7 @@ impl Proof<'_> {
             return false;
         }
         self.part_start = (0..parts).map(|j| j * len / parts).collect();
-        self.part = (0..len).map(|i| (i * parts + parts - 1) / len).map(|p| p.min(parts - 1)).collect();
-        for (i, p) in self.part.iter_mut().enumerate() {
-            while *p + 1 < parts && self.part_start[*p + 1] <= i {
-                *p += 1;
-            }
-            while self.part_start[*p] > i {
-                *p -= 1;
-            }
-        }
+        self.part = (0..len).map(|i| self.part_start.partition_point(|&s| s <= i) - 1).collect();
         // Search j: part j exact, then the parts after it, then those before it, each of which
         // has an edit (an alignment with one of them exact is search i's, which came first).
         (0..parts).any(|j| {

@@ -121,8 +121,7 @@ impl ReadBatch {
 
     /// Read `i` (panics past the end, as indexing does).
     pub fn get(&self, i: usize) -> ReadRef<'_> {
-        let start = if i == 0 { Ends::default() } else { self.ends[i - 1] };
-        let end = self.ends[i];
+        let (start, end) = (self.start_of(i), self.ends[i]);
         ReadRef {
             name: &self.names[start.name..end.name],
             codes: &self.codes[start.codes..end.codes],
