@@ -3,16 +3,16 @@
 use std::path::Path;
 use std::time::Instant;
 
-use bcuda::reads::{ReadBatchReader, ReadOptions};
+use bcuda::reads::{ReadBatch, ReadBatchReader, ReadOptions};
 
 fn main() -> anyhow::Result<()> {
     let path = std::env::args().nth(1).ok_or_else(|| anyhow::anyhow!("usage: read_speed READS"))?;
     let started = Instant::now();
-    let mut reader: ReadBatchReader =
+    let mut reader =
         ReadBatchReader::open(Path::new(&path), ReadOptions { trim_qual: 0, illumina13: false, sequence_only: true })?;
-    let mut reads = 0;
+    let (mut reads, mut batch) = (0, ReadBatch::default());
     loop {
-        let batch = reader.next_batch(262_144)?;
+        reader.next_batch_into(&mut batch, 262_144)?;
         if batch.is_empty() {
             break;
         }

@@ -11,7 +11,7 @@ mod chunk;
 use std::path::PathBuf;
 
 pub use batch_reader::ReadBatchReader;
-pub use buffer::{ReadBatch, ReadBuffer, ReadRef};
+pub use buffer::{ReadBatch, ReadRef};
 
 /// Longest read we align. BWA keeps positions in 16-bit fields of its search stack; GPU
 /// scratch is sized by this, so longer reads are an error, never silently truncated.
@@ -20,25 +20,6 @@ pub const MAX_READ_LEN: usize = 4096;
 /// bwa's BWA_MIN_RDLEN: `-q` trimming never shortens a read below this.
 const MIN_TRIMMED_LEN: usize = 35;
 
-/// One read, as the aligner and `samse` need it.
-#[derive(Clone, Debug, Default)]
-pub struct ReadSeq {
-    pub name: String,
-    /// Base codes in read orientation, the whole read (before trimming).
-    pub codes: Vec<u8>,
-    /// Phred+33 qualities as in the file (empty for FASTA), after `-I` conversion.
-    pub qual: Vec<u8>,
-    /// Length aligned after `-q` trimming (`<= codes.len()`).
-    pub len: usize,
-}
-
-impl ReadSeq {
-    /// The aligned part of the read.
-    pub fn aligned(&self) -> &[u8] {
-        &self.codes[..self.len]
-    }
-}
-
 /// How reads are prepared; the fields of bwa's gap_opt_t that bwa_read_seq uses.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReadOptions {
@@ -46,8 +27,8 @@ pub struct ReadOptions {
     pub trim_qual: i32,
     /// `-I`: qualities are Illumina 1.3+ (Phred+64).
     pub illumina13: bool,
-    /// Keep only what aln needs (codes and trimmed length): names and qualities are not
-    /// copied, which saves two allocations per read on the reader thread.
+    /// Keep only what aln needs (codes and trimmed length): names and qualities are left out,
+    /// which saves finding the name and copying the qualities on the parser threads.
     pub sequence_only: bool,
 }
 

@@ -99,7 +99,7 @@ pub fn write_records<R: Read>(
     let opt = sai.options;
     let read_opts =
         ReadOptions { trim_qual: opt.trim_qual, illumina13: opt.mode & MODE_IL13 != 0, sequence_only: false };
-    let mut reader: ReadBatchReader<ReadBatch> = ReadBatchReader::open(reads_path, read_opts)?;
+    let mut reader = ReadBatchReader::open(reads_path, read_opts)?;
     let mut rng = Rand48::new(index.refs.seed() as i64);
     let seq_len = index.bwt.seq_len();
     let (pac, l_pac) = (index.refs.pac(), index.refs.l_pac());

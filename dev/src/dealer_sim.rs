@@ -12,7 +12,7 @@ use anyhow::Result;
 
 use bcuda::aln::dealer::{self, AsyncAligner, Finished, InOrder};
 use bcuda::gpu::HostBatch;
-use bcuda::reads::ReadSeq;
+use bcuda::reads::{ReadBatch, ReadOptions};
 use bcuda::sai::GapOptions;
 
 #[derive(clap::Args, Debug)]
@@ -122,12 +122,14 @@ fn simulate(args: &DealerSimArgs, rates: &[f64]) -> Result<Outcome> {
 /// Host bytes of one batch of `reads` 100 bp reads as the pipeline holds it (the reads, and
 /// their layout for the GPU).
 fn batch_bytes(reads: usize) -> usize {
-    let batch: Vec<ReadSeq> = (0..reads)
-        .map(|i| ReadSeq { codes: (0..100).map(|j| ((i + j) % 4) as u8).collect(), len: 100, ..Default::default() })
-        .collect();
+    let mut batch = ReadBatch::default();
+    let opts = ReadOptions { sequence_only: true, ..Default::default() };
+    for i in 0..reads {
+        let bases: Vec<u8> = (0..100).map(|j| b"ACGT"[(i + j) % 4]).collect();
+        batch.push(b"r", &bases, &[], 100, opts);
+    }
     let host = HostBatch::new(&batch, &GapOptions::default(), true);
-    let reads_bytes =
-        batch.capacity() * std::mem::size_of::<ReadSeq>() + batch.iter().map(|r| r.codes.capacity()).sum::<usize>();
+    let reads_bytes = batch.heap_bytes();
     let host_bytes = host.exact_words.capacity() * 4
         + host.exact_starts.capacity() * 8
         + host.lens.capacity() * 2

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-use bcuda::reads::{ReadBatchReader, ReadOptions};
+use bcuda::reads::{ReadBatch, ReadBatchReader, ReadOptions};
 
 #[derive(clap::Args, Debug)]
 pub struct GpuBenchArgs {
@@ -52,10 +52,10 @@ pub fn run(args: GpuBenchArgs) -> Result<()> {
         switches.set(s).map_err(|e| anyhow::anyhow!("--switch {e}"))?;
     }
     let mut gpu = bcuda::gpu::GpuAligner::new(&bwt, switches.clone(), args.gpu_id)?;
-    let mut reader: ReadBatchReader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
+    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let (mut reads_timed, mut ms_total, mut mismatches, mut exact) = (0u64, 0f64, 0u64, 0u64);
     // Reads that match exactly walk all their bases: the kernel's worst case, timed apart.
-    let mut matching = Vec::new();
+    let mut matching = ReadBatch::default();
     loop {
         let batch = reader.next_batch(args.batch_size)?;
         if batch.is_empty() {
@@ -73,7 +73,7 @@ pub fn run(args: GpuBenchArgs) -> Result<()> {
             let matches = matches!(cpu, Some((a, b)) if a <= b && !(a == 0 && b == 0));
             exact += matches as u64;
             if matches {
-                matching.push(read.clone());
+                matching.extend_from(&batch, i..i + 1);
             }
         }
         for _ in 0..args.repeats {
@@ -83,10 +83,12 @@ pub fn run(args: GpuBenchArgs) -> Result<()> {
         }
     }
     let (mut matching_timed, mut matching_ms) = (0u64, 0f64);
-    for chunk in matching.chunks(args.batch_size.max(1)) {
-        gpu.exact_match(chunk)?;
+    for first in (0..matching.len()).step_by(args.batch_size.max(1)) {
+        let mut chunk = ReadBatch::default();
+        chunk.extend_from(&matching, first..matching.len().min(first + args.batch_size));
+        gpu.exact_match(&chunk)?;
         for _ in 0..args.repeats {
-            matching_ms += gpu.exact_match(chunk)?.2 as f64;
+            matching_ms += gpu.exact_match(&chunk)?.2 as f64;
             matching_timed += chunk.len() as u64;
         }
     }

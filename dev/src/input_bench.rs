@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use bcuda::gpu::HostBatch;
-use bcuda::reads::{ReadBatchReader, ReadOptions};
+use bcuda::reads::{ReadBatch, ReadBatchReader, ReadOptions};
 use bcuda::sai::GapOptions;
 
 #[derive(clap::Args, Debug)]
@@ -152,50 +152,63 @@ fn split_in_four(plain: &Path, work: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Reads `files` as one input through the parser and (unless `parse_only`) the packer, each
-/// on a thread as in `aln`; returns the reads and the wall time, and prints to stderr how long
-/// the two one-thread stages were busy (taking batches from the reader; packing and dropping
-/// them): on many cores one of them, or the decompressing thread, sets the pace.
+/// on a thread as in `aln` (the packer handing each batch back to be read into again, as
+/// `aln`'s writer does); returns the reads and the wall time, and prints to stderr how long the
+/// two one-thread stages were busy (taking batches from the reader; packing), in all and on
+/// the CPU (waits left out): on many cores one of them, or the reading thread (`--cut-only`),
+/// sets the pace.
 fn time_input(files: &[PathBuf], batch_size: usize, parse_only: bool) -> Result<(u64, Duration)> {
     let started = Instant::now();
     let opts = ReadOptions { sequence_only: true, ..Default::default() };
-    let (tx, rx) = sync_channel::<Vec<bcuda::reads::ReadSeq>>(1);
+    let (tx, rx) = sync_channel::<ReadBatch>(1);
+    let (spent_tx, spent) = sync_channel::<ReadBatch>(bcuda::aln::SPARE_BATCHES);
     let packer = std::thread::spawn(move || {
         let opt = GapOptions::default();
-        let (mut reads, mut busy, mut dropping) = (0u64, Duration::ZERO, Duration::ZERO);
+        let (mut reads, mut busy, cpu_before) = (0u64, Duration::ZERO, thread_cpu());
         for batch in rx {
             let t = Instant::now();
             reads += batch.len() as u64;
             if !parse_only {
                 std::hint::black_box(HostBatch::new(&batch, &opt, true));
             }
-            let d = Instant::now();
-            drop(batch);
-            dropping += d.elapsed();
             busy += t.elapsed();
+            let _ = spent_tx.try_send(batch);
         }
-        (reads, busy, dropping)
+        (reads, busy, thread_cpu().saturating_sub(cpu_before))
     });
-    let mut reader: ReadBatchReader = ReadBatchReader::open_all(files, opts)?;
+    let cpu_before = thread_cpu();
+    let mut reader = ReadBatchReader::open_all(files, opts)?;
     let mut reading = Duration::ZERO;
     loop {
         let t = Instant::now();
-        let batch = reader.next_batch(batch_size)?;
+        let mut batch = spent.try_recv().unwrap_or_default();
+        reader.next_batch_into(&mut batch, batch_size)?;
         reading += t.elapsed();
         if batch.is_empty() || tx.send(batch).is_err() {
             break;
         }
     }
+    let reading_cpu = thread_cpu().saturating_sub(cpu_before);
     drop(tx);
-    let (reads, packing, dropping) = packer.join().map_err(|_| anyhow::anyhow!("the packer panicked"))?;
+    let (reads, packing, packing_cpu) = packer.join().map_err(|_| anyhow::anyhow!("the packer panicked"))?;
     let took = started.elapsed();
     eprintln!(
-        "{:.3} s: taking batches {:.3} s (waits for parsed chunks included), packing and dropping them {:.3} s (dropping {:.3} s)",
+        "{:.3} s: taking batches {:.3} s ({:.3} s on the CPU; waits for parsed chunks left out), packing {:.3} s ({:.3} s on the CPU)",
         took.as_secs_f64(),
         reading.as_secs_f64(),
+        reading_cpu.as_secs_f64(),
         packing.as_secs_f64(),
-        dropping.as_secs_f64()
+        packing_cpu.as_secs_f64(),
     );
     Ok((reads, took))
+}
+
+/// The time the calling thread has run on a CPU (Linux's schedstat; zero elsewhere).
+fn thread_cpu() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .map_or(Duration::ZERO, Duration::from_nanos)
 }
 
 /// Reads `files` through decompression and the chunker only.

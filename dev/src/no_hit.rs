@@ -267,7 +267,7 @@ pub fn aligns_within(bwt: &Bwt, read: &[u8], max_diff: usize, budget: u64) -> (b
 
 pub fn run(args: NoHitArgs) -> Result<()> {
     let bwt = Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
-    let mut reader: ReadBatchReader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
+    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let mut answers: Vec<(bool, u64)> = Vec::new();
     loop {
         let batch = reader.next_batch(1 << 16)?;

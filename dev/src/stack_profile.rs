@@ -192,7 +192,7 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
     let opt = GapOptions { max_entries: args.max_entries, ..GapOptions::default() };
     let intervals = (args.interval_depth > 0).then(|| IntervalTable::build(&bwt, args.interval_depth));
-    let mut reader: ReadBatchReader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
+    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let limit = args.max_reads.unwrap_or(usize::MAX);
     let mut profiles = Vec::new();
     while profiles.len() < limit {

@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use crate::aln_options::batch_options;
-use crate::reads::ReadSeq;
+use crate::reads::ReadBatch;
 use crate::sai::{AlnHit, GapOptions};
 use crate::search::{align_read, Scratch};
 
@@ -13,20 +13,20 @@ use crate::search::{align_read, Scratch};
 /// rest (all reads when the GPU batch failed). Returns the hits and how many reads the CPU did.
 pub fn complete_on_cpu(
     bwt: &bcuda_index::Bwt,
-    reads: &[ReadSeq],
+    reads: &ReadBatch,
     opt: &GapOptions,
     gpu: Option<Vec<Option<Vec<AlnHit>>>>,
     read_done: &(dyn Fn() + Sync),
 ) -> (Vec<Vec<AlnHit>>, usize) {
     let gpu = gpu.unwrap_or_else(|| vec![None; reads.len()]);
     let fallback = gpu.iter().filter(|r| r.is_none()).count();
-    let batch_opt = batch_options(opt, reads.iter().map(|r| r.len).max().unwrap_or(0));
+    let batch_opt = batch_options(opt, reads.aligned_lens().max().unwrap_or(0));
     let hits = gpu
         .into_par_iter()
-        .zip(reads)
+        .enumerate()
         .with_min_len(256)
-        .map_init(Scratch::default, |scratch, (r, read)| {
-            let hits = r.unwrap_or_else(|| align_read(bwt, read.aligned(), &batch_opt, scratch));
+        .map_init(Scratch::default, |scratch, (i, r)| {
+            let hits = r.unwrap_or_else(|| align_read(bwt, reads.aligned(i), &batch_opt, scratch));
             read_done();
             hits
         })
@@ -50,8 +50,7 @@ mod tests {
         std::fs::copy(testdata.join("demo_ref.fa"), &prefix).unwrap();
         bcuda_index::build_index(&prefix, &prefix, bcuda_index::BuildOptions::default()).unwrap();
         let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&prefix, ".bwt")).unwrap();
-        let mut reader: crate::reads::ReadBatchReader =
-            crate::reads::ReadBatchReader::open(&testdata.join("demo.fq"), Default::default()).unwrap();
+        let mut reader = crate::reads::ReadBatchReader::open(&testdata.join("demo.fq"), Default::default()).unwrap();
         let reads = reader.next_batch(1 << 20).unwrap();
         let opt = GapOptions::default();
         let (cpu, all_on_cpu) = complete_on_cpu(&bwt, &reads, &opt, None, &|| {});

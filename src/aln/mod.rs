@@ -19,7 +19,7 @@ use crate::progress::Progress;
 use crate::reads::{ReadBatchReader, ReadOptions};
 use crate::sai::{self, GapOptions, MODE_GAPE, MODE_IL13, MODE_LOGGAP, MODE_NONSTOP};
 use gpus::GpuChoice;
-pub use stages::Parsed;
+pub use stages::{Parsed, SPARE_BATCHES};
 
 /// Reads per batch on the CPU: bwa's own batch (0x40000). bwa caps the gap opens of a whole
 /// batch by the longest read in it, so using its batch keeps the answers identical.
@@ -217,7 +217,8 @@ pub fn align<W: Write + Send>(
     let pack_ahead = opening.is_some().then(|| BATCHES_PER_GPU * gpus::expected_count(args));
     let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(pack_ahead.unwrap_or(2) - 1);
     let batch_reads = batch_reads();
-    let parser = std::thread::spawn(move || stages::parse(readers, batch_reads, &opt, pack_ahead, read_tx));
+    let (spent_tx, spent_rx) = std::sync::mpsc::sync_channel(stages::SPARE_BATCHES);
+    let parser = std::thread::spawn(move || stages::parse(readers, batch_reads, &opt, pack_ahead, read_tx, spent_rx));
     let mut gpus = std::thread::scope(|s| {
         // The BWT's pages mapped in while the GPUs open, so that its copy does not stop at
         // every page (it spent 0.10-0.13 s on 1 GB before, 0.10 s after: a small gain).
@@ -239,7 +240,7 @@ pub fn align<W: Write + Send>(
     }
     let progress = Progress::new("reads aligned", Some(input_size), args.quiet);
     let start_up = started.elapsed();
-    let run = stages::Run { bwt: &bwt, opt: &opt, pool: &pool, progress };
+    let run = stages::Run { bwt: &bwt, opt: &opt, pool: &pool, progress, spent: spent_tx };
     let (outs, aligned, mut busy) = stages::align_all(run, &mut gpus, outs, parser, read_rx, args.quiet)?;
     busy.start_up = start_up;
     if !args.quiet && !gpus.is_empty() {

@@ -2,7 +2,9 @@
 //! parser reads batches (and packs the first ones for the GPU while the GPUs open), the packer
 //! lays the others out for the GPU, a feeder per GPU keeps two batches on it (see
 //! [`dealer`](super::dealer)), and the writer completes each batch on the CPU (the reads the
-//! GPU could not hold, or all of them without a GPU) and writes its hits in input order.
+//! GPU could not hold, or all of them without a GPU) and writes its hits in input order. The
+//! writer hands each batch's reads back to the parser, which reads the next batch into them:
+//! the batches' buffers go round the pipeline instead of being made afresh.
 
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -17,13 +19,13 @@ use super::dealer::{self, Finished, InOrder, Share};
 use super::timeline;
 use crate::gpu::{GpuAligner, HostBatch};
 use crate::progress::Progress;
-use crate::reads::{ReadBatchReader, ReadSeq};
+use crate::reads::{ReadBatch, ReadBatchReader};
 use crate::sai::{self, AlnHit, GapOptions};
 
 /// A parsed batch on its way through the pipeline: its reads, the GPU's inputs (GPU engine
 /// only) and the input file position reached, for progress.
 pub struct Parsed {
-    pub(super) reads: Vec<ReadSeq>,
+    pub(super) reads: ReadBatch,
     pub(super) gpu_input: Option<HostBatch>,
     pub(super) position: u64,
 }
@@ -42,14 +44,20 @@ pub struct StageBusy {
     pub write: Duration,
 }
 
-/// What the run shares between its stages: the index, the options, the CPU's threads and the
-/// progress of the whole input.
+/// What the run shares between its stages: the index, the options, the CPU's threads, the
+/// progress of the whole input, and the way back to the parser for the batches written.
 pub struct Run<'a> {
     pub bwt: &'a bcuda_index::Bwt,
     pub opt: &'a GapOptions,
     pub pool: &'a rayon::ThreadPool,
     pub progress: Progress,
+    pub spent: SyncSender<ReadBatch>,
 }
+
+/// Batches written that wait for the parser to read into them. The pipeline holds a bounded
+/// number of batches, each going round from the parser to the writer, so a few suffice: one
+/// more finds the channel full and is freed.
+pub const SPARE_BATCHES: usize = 4;
 
 /// How the reads were shared: how many were aligned, how many of them by the CPU, and each
 /// GPU's share.
@@ -60,9 +68,10 @@ pub struct Aligned {
 }
 
 /// Batch `seq`: the next batch of up to `n` reads of its end (the ends take turns; none at
-/// the end of the input), with the position reached in all the inputs together.
-fn read_batch(readers: &mut [ReadBatchReader], seq: u64, n: usize) -> Result<Parsed> {
-    let reads = readers[seq as usize % readers.len()].next_batch(n)?;
+/// the end of the input) read into `reads`, with the position reached in all the inputs
+/// together.
+fn read_batch(readers: &mut [ReadBatchReader], seq: u64, n: usize, mut reads: ReadBatch) -> Result<Parsed> {
+    readers[seq as usize % readers.len()].next_batch_into(&mut reads, n)?;
     Ok(Parsed { gpu_input: None, reads, position: readers.iter().map(|r| r.position().0).sum() })
 }
 
@@ -72,19 +81,21 @@ fn ends_input(batch: &Result<Parsed>) -> bool {
 }
 
 /// The parser: batches of `batch_reads` reads until the input ends (the empty batch or an
-/// error is sent last); the first `pack_ahead` batches are packed for the GPU in the default
-/// layout. Returns the time it worked.
+/// error is sent last), each read into a batch the writer is done with when there is one;
+/// the first `pack_ahead` batches are packed for the GPU in the default layout. Returns the
+/// time it worked.
 pub fn parse(
     mut readers: Vec<ReadBatchReader>,
     batch_reads: usize,
     opt: &GapOptions,
     pack_ahead: Option<usize>,
     tx: SyncSender<Result<Parsed>>,
+    spent: Receiver<ReadBatch>,
 ) -> Duration {
     let mut busy = Duration::ZERO;
     for seq in 0u64.. {
         let t = Instant::now();
-        let mut batch = read_batch(&mut readers, seq, batch_reads);
+        let mut batch = read_batch(&mut readers, seq, batch_reads, spent.try_recv().unwrap_or_default());
         timeline::mark(seq, "parsed");
         let done = ends_input(&batch);
         if let (Ok(b), false, Some(ahead)) = (&mut batch, done, pack_ahead) {
@@ -177,6 +188,8 @@ fn write_in_order<W: Write>(rx: Receiver<Answered>, mut outs: Vec<W>, run: &Run)
             write += t.elapsed();
             timeline::mark(seq, "written");
             run.progress.advance(batch.reads.len() as u64, Some(batch.position));
+            // Freed instead when enough wait already, or when the parser has ended.
+            let _ = run.spent.try_send(batch.reads);
         }
     }
     if order.held() > 0 {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::gpu::tuned::{switches_from, KernelSwitches};
 use crate::gpu::{GpuAligner, HostBatch, InexactSwitches, Switches};
-use crate::reads::{ReadBatchReader, ReadOptions, ReadSeq};
+use crate::reads::{ReadBatch, ReadBatchReader, ReadOptions};
 use crate::sai::{AlnHit, GapOptions};
 
 #[derive(clap::Args, Debug)]
@@ -69,6 +69,13 @@ fn subset_range(g: usize, pool: usize, size: usize) -> std::ops::Range<usize> {
     start..start + size
 }
 
+/// Copies of the reads `range` of `pool`.
+fn reads_of(pool: &ReadBatch, range: std::ops::Range<usize>) -> ReadBatch {
+    let mut reads = ReadBatch::default();
+    reads.extend_from(pool, range);
+    reads
+}
+
 /// What the unmodified kernels answer on a set of reads: exact_match's intervals and every
 /// read's hits (None: left to the CPU).
 struct Expected {
@@ -82,15 +89,16 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     let mut gpu = GpuAligner::new(&bwt, Switches::default(), 0)?;
     // Each run's answers are its own, never those of the run before (the reference's).
     gpu.poison_outputs();
-    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
+    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions { sequence_only: true, ..Default::default() })?;
     // Two batches of training reads (a batch-sized subset of them per generation), one held out.
-    let mut pool: Vec<ReadSeq> = reader.next_batch(args.batch_size)?;
-    pool.extend(reader.next_batch(args.batch_size)?);
+    let mut pool = reader.next_batch(args.batch_size)?;
+    let second = reader.next_batch(args.batch_size)?;
+    pool.extend_from(&second, 0..second.len());
     let held_out = reader.next_batch(args.batch_size)?;
     if pool.is_empty() {
         bail!("{}: no reads", args.reads.display());
     }
-    let held_out = if held_out.is_empty() { pool[..pool.len().min(args.batch_size)].to_vec() } else { held_out };
+    let held_out = if held_out.is_empty() { reads_of(&pool, 0..pool.len().min(args.batch_size)) } else { held_out };
     let opt = GapOptions::default();
     let plain = KernelSwitches::default();
     // The kernels on the GPU now (loading a module costs the driver's JIT): sources and switches.
@@ -127,14 +135,15 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
         crate::gpu::INEXACT_MATCH_CU,
         plain.inexact.clone(),
     )?;
-    for reads in pool.chunks(args.batch_size) {
-        let flight = gpu.submit(HostBatch::new(reads, &opt, gpu.switches().sequence_stride))?;
+    for first in (0..pool.len()).step_by(args.batch_size.max(1)) {
+        let reads = reads_of(&pool, first..pool.len().min(first + args.batch_size));
+        let flight = gpu.submit(HostBatch::new(&reads, &opt, gpu.switches().sequence_stride))?;
         gpu.collect(flight)?;
     }
     let rule = gpu.first_pass_rule()?;
     let expected = |gpu: &mut GpuAligner,
                     loaded: &mut Option<(String, Switches, String, InexactSwitches)>,
-                    reads: &[ReadSeq]|
+                    reads: &ReadBatch|
      -> Result<Expected> {
         load(
             gpu,
@@ -148,7 +157,7 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
         Ok(Expected { kl, hits })
     };
     let expected_held = expected(&mut gpu, &mut loaded, &held_out)?;
-    let mut subset = (usize::MAX, Vec::new(), Expected { kl: Vec::new(), hits: Vec::new() });
+    let mut subset = (usize::MAX, ReadBatch::default(), Expected { kl: Vec::new(), hits: Vec::new() });
     let mut out = std::io::stdout().lock();
     let say = |out: &mut std::io::StdoutLock, r: &Reply| -> Result<()> {
         writeln!(out, "{}", serde_json::to_string(r)?)?;
@@ -167,7 +176,7 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
         let req: Request = serde_json::from_str(&line?)?;
         if !req.held_out && subset.0 != req.subset {
             // A new generation's reads: the unmodified kernels' answers on them first.
-            let reads = pool[subset_range(req.subset, pool.len(), args.batch_size)].to_vec();
+            let reads = reads_of(&pool, subset_range(req.subset, pool.len(), args.batch_size));
             let answers = expected(&mut gpu, &mut loaded, &reads)?;
             subset = (req.subset, reads, answers);
         }
@@ -200,7 +209,7 @@ type GpuPart = (Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64);
 /// k,l penalty), the batch's hits through every pass, and the GPU time of the batch's
 /// kernels (exact pass and every inexact pass, GPU events).
 /// Pass 1's rule starts each run from `rule`, so that every run is timed the same.
-fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, rule: [u64; 4]) -> Result<GpuPart> {
+fn run_gpu_part(gpu: &mut GpuAligner, reads: &ReadBatch, opt: &GapOptions, rule: [u64; 4]) -> Result<GpuPart> {
     let (k, l, _) = gpu.exact_match(reads)?;
     gpu.set_first_pass_rule(rule)?;
     let before = gpu.totals;
@@ -214,7 +223,7 @@ fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, rule:
 /// One warm-up, then the median GPU time of `repeats` runs; the answers of the warm-up.
 fn time_variant(
     gpu: &mut GpuAligner,
-    reads: &[ReadSeq],
+    reads: &ReadBatch,
     opt: &GapOptions,
     repeats: usize,
     rule: [u64; 4],

@@ -5,7 +5,7 @@
 
 use super::GPU_MAX_LEN;
 use crate::aln_options::{aln_score, batch_options, cal_maxdiff, AVG_ERR};
-use crate::reads::ReadSeq;
+use crate::reads::ReadBatch;
 use crate::sai::{AlnHit, GapOptions};
 
 /// Kernel inputs of one batch, in the flat layouts the kernels read.
@@ -37,11 +37,11 @@ pub struct HostBatch {
 }
 
 impl HostBatch {
-    pub fn new(reads: &[ReadSeq], opt: &GapOptions, stride: bool) -> HostBatch {
+    pub fn new(reads: &ReadBatch, opt: &GapOptions, stride: bool) -> HostBatch {
         let n = reads.len();
-        let longest = reads.iter().map(|r| r.len).max().unwrap_or(0);
+        let longest = reads.aligned_lens().max().unwrap_or(0);
         let batch_opt = batch_options(opt, longest);
-        let lens: Vec<u16> = reads.iter().map(|r| r.len as u16).collect();
+        let lens: Vec<u16> = reads.aligned_lens().map(|len| len as u16).collect();
         let fixed_len = lens.first().copied().filter(|&l| lens.iter().all(|&x| x == l)).map(u32::from);
         let (exact_words, exact_starts) = pack_reads(reads, stride);
         // cal_maxdiff depends on the length alone: one value per length seen.
@@ -49,21 +49,21 @@ impl HostBatch {
         let mut b =
             HostBatch { n, opt: batch_opt, exact_words, exact_starts, lens, fixed_len, stride, ..Default::default() };
         let mut code_count = 0;
-        for (i, read) in reads.iter().enumerate() {
-            if read.len == 0 || read.len > GPU_MAX_LEN {
+        for (i, len) in reads.aligned_lens().enumerate() {
+            if len == 0 || len > GPU_MAX_LEN {
                 continue;
             }
             b.gpu_reads.push(i as u32);
             b.starts.push(code_count as u64);
-            code_count += read.len;
-            b.gpu_lens.push(read.len as u16);
+            code_count += len;
+            b.gpu_lens.push(len as u16);
             let max_diff = if opt.fnr > 0.0 {
-                *max_diff_of_len[read.len].get_or_insert_with(|| cal_maxdiff(read.len as i32, AVG_ERR, opt.fnr as f64))
+                *max_diff_of_len[len].get_or_insert_with(|| cal_maxdiff(len as i32, AVG_ERR, opt.fnr as f64))
             } else {
                 batch_opt.max_diff
             };
             b.max_diffs.push(max_diff);
-            b.max_len = b.max_len.max(read.len);
+            b.max_len = b.max_len.max(len);
         }
         b.codes = gather_codes(reads, &b.gpu_reads, &b.gpu_lens, code_count);
         b.n_buckets =
@@ -73,7 +73,7 @@ impl HostBatch {
 
     /// Lays exact_match's input out again for another `sequence_stride` (a no-op when it is
     /// the same); `reads` are the batch's.
-    pub fn repack_for(&mut self, reads: &[ReadSeq], stride: bool) {
+    pub fn repack_for(&mut self, reads: &ReadBatch, stride: bool) {
         if stride != self.stride {
             (self.exact_words, self.exact_starts) = pack_reads(reads, stride);
             self.stride = stride;
@@ -131,13 +131,13 @@ fn hit_from_words(words: &[u64]) -> AlnHit {
 /// 4-bit read codes, 8 per u32 (first base in the low bits), in groups of 32 reads with words
 /// interleaved (`stride`) or read after read; returns the words and each read's first index.
 /// Groups are laid out on several threads.
-pub fn pack_reads(reads: &[ReadSeq], stride: bool) -> (Vec<u32>, Vec<u64>) {
+pub fn pack_reads(reads: &ReadBatch, stride: bool) -> (Vec<u32>, Vec<u64>) {
     use rayon::prelude::*;
-    let words_of = |r: &ReadSeq| r.len.div_ceil(8);
+    let words: Vec<usize> = reads.aligned_lens().map(|len| len.div_ceil(8)).collect();
     // Each group's words: 32 times its longest read's (interleaved), or its reads' together.
-    let group_words: Vec<usize> = reads
+    let group_words: Vec<usize> = words
         .chunks(32)
-        .map(|g| if stride { 32 * g.iter().map(words_of).max().unwrap_or(0) } else { g.iter().map(words_of).sum() })
+        .map(|g| if stride { 32 * g.iter().copied().max().unwrap_or(0) } else { g.iter().sum() })
         .collect();
     let mut packed = vec![0u32; group_words.iter().sum()];
     let mut starts = vec![0u64; reads.len()];
@@ -146,27 +146,29 @@ pub fn pack_reads(reads: &[ReadSeq], stride: bool) -> (Vec<u32>, Vec<u64>) {
     let task_words = group_words.chunks(groups_per_task).map(|w| w.iter().sum());
     split_by(&mut packed, task_words)
         .into_par_iter()
-        .zip(reads.par_chunks(READS_PER_TASK))
         .zip(starts.par_chunks_mut(READS_PER_TASK))
         .zip(firsts.par_chunks(groups_per_task))
-        .for_each(|(((words, reads), starts), firsts)| {
+        .enumerate()
+        .for_each(|(task, ((words, starts), firsts))| {
             let offset = firsts[0];
-            for ((group, starts), &first) in reads.chunks(32).zip(starts.chunks_mut(32)).zip(firsts) {
-                pack_group(group, stride, first, &mut words[first - offset..], starts);
+            for (g, (starts, &first)) in starts.chunks_mut(32).zip(firsts).enumerate() {
+                let group = task * READS_PER_TASK + g * 32;
+                pack_group(reads, group, stride, first, &mut words[first - offset..], starts);
             }
         });
     (packed, starts)
 }
 
-/// One group of at most 32 reads into `words` (its words and beyond), which start at index
-/// `first` of the whole layout.
-fn pack_group(group: &[ReadSeq], stride: bool, first: usize, words: &mut [u32], starts: &mut [u64]) {
+/// One group of reads, from read `group` on (as many as `starts` has room for), into `words`
+/// (its words and beyond), which start at index `first` of the whole layout.
+fn pack_group(reads: &ReadBatch, group: usize, stride: bool, first: usize, words: &mut [u32], starts: &mut [u64]) {
     let mut at = 0;
-    for (m, r) in group.iter().enumerate() {
+    for (m, start_of_read) in starts.iter_mut().enumerate() {
+        let codes = reads.aligned(group + m);
         let start = if stride { 0 } else { at };
-        starts[m] = (first + start) as u64;
-        at += r.len.div_ceil(8);
-        for (w, eight) in r.aligned().chunks(8).enumerate() {
+        *start_of_read = (first + start) as u64;
+        at += codes.len().div_ceil(8);
+        for (w, eight) in codes.chunks(8).enumerate() {
             let word = eight.iter().rev().fold(0u32, |word, &c| (word << 4) | c as u32);
             words[if stride { w * 32 + m } else { start + w }] = word;
         }
@@ -189,14 +191,14 @@ fn split_by<T>(mut slice: &mut [T], sizes: impl Iterator<Item = usize>) -> Vec<&
 
 /// The aligned codes of the reads `picked` (of lengths `lens`) back to back, copied on
 /// several threads.
-fn gather_codes(reads: &[ReadSeq], picked: &[u32], lens: &[u16], total: usize) -> Vec<u8> {
+fn gather_codes(reads: &ReadBatch, picked: &[u32], lens: &[u16], total: usize) -> Vec<u8> {
     use rayon::prelude::*;
     let mut codes = vec![0u8; total];
     let sizes = lens.chunks(READS_PER_TASK).map(|l| l.iter().map(|&n| n as usize).sum());
     split_by(&mut codes, sizes).into_par_iter().zip(picked.par_chunks(READS_PER_TASK)).for_each(|(out, picked)| {
         let mut at = 0;
         for &i in picked {
-            let read = reads[i as usize].aligned();
+            let read = reads.aligned(i as usize);
             out[at..at + read.len()].copy_from_slice(read);
             at += read.len();
         }
@@ -207,14 +209,33 @@ fn gather_codes(reads: &[ReadSeq], picked: &[u32], lens: &[u16], total: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reads::ReadOptions;
 
-    fn read(codes: Vec<u8>) -> ReadSeq {
-        ReadSeq { len: codes.len(), codes, ..Default::default() }
+    /// A read as its base codes (0..=4) and its aligned length.
+    type Read = (Vec<u8>, usize);
+
+    fn read(codes: Vec<u8>) -> Read {
+        let len = codes.len();
+        (codes, len)
+    }
+
+    /// The reads in a batch, as the parser fills it for aln.
+    fn batch_of(reads: &[Read]) -> ReadBatch {
+        let mut batch = ReadBatch::default();
+        for (codes, len) in reads {
+            let bases: Vec<u8> = codes.iter().map(|&c| b"ACGTN"[c as usize]).collect();
+            batch.push(b"r", &bases, &[], *len, ReadOptions { sequence_only: true, ..Default::default() });
+        }
+        batch
+    }
+
+    fn aligned((codes, len): &Read) -> &[u8] {
+        &codes[..*len]
     }
 
     /// The layout read after read, on one thread: what [`pack_reads`] must give.
-    fn pack_one_by_one(reads: &[ReadSeq], stride: bool) -> (Vec<u32>, Vec<u64>) {
-        let words_of = |r: &ReadSeq| r.len.div_ceil(8);
+    fn pack_one_by_one(reads: &[Read], stride: bool) -> (Vec<u32>, Vec<u64>) {
+        let words_of = |r: &Read| r.1.div_ceil(8);
         let (mut packed, mut starts) = (Vec::new(), Vec::new());
         for group in reads.chunks(32) {
             let wpr = group.iter().map(words_of).max().unwrap_or(0);
@@ -228,7 +249,7 @@ mod tests {
                 if !stride {
                     packed.resize(packed.len() + words_of(r), 0);
                 }
-                for (w, eight) in r.aligned().chunks(8).enumerate() {
+                for (w, eight) in aligned(r).chunks(8).enumerate() {
                     let word = eight.iter().rev().fold(0u32, |word, &c| (word << 4) | c as u32);
                     packed[if stride { start + w * 32 + m } else { start + w }] = word;
                 }
@@ -240,25 +261,21 @@ mod tests {
     #[test]
     fn packing_on_several_threads_gives_the_layout_read_after_read() {
         for n in [0, 1, 31, 33, 4096, 4097, 10_000] {
-            let reads: Vec<ReadSeq> = (0..n)
-                .map(|i| ReadSeq {
-                    len: (i * 7) % 120,
-                    codes: (0..120).map(|j| ((i + j) % 5) as u8).collect(),
-                    ..Default::default()
-                })
-                .collect();
+            let reads: Vec<Read> =
+                (0..n).map(|i| ((0..120).map(|j| ((i + j) % 5) as u8).collect(), (i * 7) % 120)).collect();
+            let batch = batch_of(&reads);
             for stride in [false, true] {
-                assert!(pack_reads(&reads, stride) == pack_one_by_one(&reads, stride), "{n} reads, stride {stride}");
+                assert!(pack_reads(&batch, stride) == pack_one_by_one(&reads, stride), "{n} reads, stride {stride}");
             }
-            let b = HostBatch::new(&reads, &GapOptions::default(), true);
-            let codes: Vec<u8> = reads.iter().filter(|r| r.len > 0).flat_map(|r| r.aligned().to_vec()).collect();
+            let b = HostBatch::new(&batch, &GapOptions::default(), true);
+            let codes: Vec<u8> = reads.iter().flat_map(|r| aligned(r).to_vec()).collect();
             assert!(b.codes == codes, "{n} reads");
         }
     }
 
     #[test]
     fn packing_places_bases_in_nibbles() {
-        let reads = vec![read(vec![0, 1, 2, 3, 4, 0, 1, 2, 3]), read(vec![3; 9])];
+        let reads = batch_of(&[read(vec![0, 1, 2, 3, 4, 0, 1, 2, 3]), read(vec![3; 9])]);
         let (p, s) = pack_reads(&reads, false);
         assert_eq!(s, vec![0, 2]);
         assert_eq!(p[0], 0x2104_3210);
@@ -273,7 +290,7 @@ mod tests {
     #[test]
     fn inexact_inputs_skip_empty_and_overlong_reads() {
         let reads = vec![read(vec![0; 40]), read(vec![]), read(vec![1; GPU_MAX_LEN + 1]), read(vec![2; 36])];
-        let b = HostBatch::new(&reads, &GapOptions::default(), true);
+        let b = HostBatch::new(&batch_of(&reads), &GapOptions::default(), true);
         assert_eq!(b.n, 4);
         assert_eq!(b.gpu_reads, vec![0, 3]);
         assert_eq!(b.starts, vec![0, 40]);
@@ -285,15 +302,15 @@ mod tests {
         assert_eq!(b.max_diffs, vec![cal_maxdiff(40, AVG_ERR, 0.04), cal_maxdiff(36, AVG_ERR, 0.04)]);
         // Gap opens are capped by the longest read of the whole batch, the CPU-only one too.
         assert_eq!(b.opt, batch_options(&GapOptions::default(), GPU_MAX_LEN + 1));
-        let same = HostBatch::new(&reads[..1], &GapOptions::default(), false);
+        let same = HostBatch::new(&batch_of(&reads[..1]), &GapOptions::default(), false);
         assert_eq!(same.fixed_len, Some(40));
     }
 
     /// A GPU tuned for the other sequence_stride gets the layout a fresh packing would give.
     #[test]
     fn repacking_for_the_other_stride() {
-        let reads: Vec<ReadSeq> =
-            (0..70).map(|i| read((0..36 + i % 7).map(|j| ((i + j) % 4) as u8).collect())).collect();
+        let reads: Vec<Read> = (0..70).map(|i| read((0..36 + i % 7).map(|j| ((i + j) % 4) as u8).collect())).collect();
+        let reads = batch_of(&reads);
         let mut b = HostBatch::new(&reads, &GapOptions::default(), true);
         b.repack_for(&reads, false);
         let fresh = HostBatch::new(&reads, &GapOptions::default(), false);
@@ -303,7 +320,7 @@ mod tests {
 
     #[test]
     fn answers_become_hits_and_overflow_becomes_none() {
-        let reads = vec![read(vec![0; 40]), read(vec![]), read(vec![2; 36])];
+        let reads = batch_of(&[read(vec![0; 40]), read(vec![]), read(vec![2; 36])]);
         let b = HostBatch::new(&reads, &GapOptions::default(), false);
         let hit = AlnHit { n_mm: 1, n_gapo: 0, n_gape: 0, score: 3, n_ins: 0, n_del: 0, k: 7, l: 9 };
         let bytes = hit.to_bytes();

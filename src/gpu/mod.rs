@@ -29,7 +29,7 @@ use anyhow::{bail, Context, Result};
 use bcuda_index::Bwt;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
-use crate::reads::ReadSeq;
+use crate::reads::ReadBatch;
 use crate::sai::AlnHit;
 use batch::GpuAnswers;
 pub use batch::{pack_reads, HostBatch};
@@ -438,9 +438,9 @@ impl GpuAligner {
 
     /// Exact SA intervals of all reads (k = l = 0 for reads with N; k > l for no match) and
     /// the kernel's time: one synchronous call, for benchmarks and the autotuner.
-    pub fn exact_match(&mut self, reads: &[ReadSeq]) -> Result<(Vec<u64>, Vec<u64>, f32)> {
+    pub fn exact_match(&mut self, reads: &ReadBatch) -> Result<(Vec<u64>, Vec<u64>, f32)> {
         let n = reads.len();
-        let lens: Vec<u16> = reads.iter().map(|r| r.len as u16).collect();
+        let lens: Vec<u16> = reads.aligned_lens().map(|len| len as u16).collect();
         let fixed = lens.iter().all(|&l| l == lens[0]);
         let f = self.exact_function(self.switches.direct_index && fixed)?;
         let (packed, starts) = pack_reads(reads, self.switches.sequence_stride);

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::buffer::ReadBuffer;
+use super::buffer::ReadBatch;
 use super::chunk::{self, ChunkError, ParsedChunk};
-use super::{EmptyReads, ReadOptions, ReadSeq, ReadsError, MAX_READ_LEN};
+use super::{EmptyReads, ReadOptions, ReadsError, MAX_READ_LEN};
 use crate::input::chunks::{Chunker, CHUNK_BYTES};
 use crate::input::ordered::{self, map_in_order, InOrder};
 
@@ -42,10 +42,10 @@ struct Pending {
 }
 
 /// A file being read: its chunks in order, and its records and lines so far.
-struct Reading<B> {
+struct Reading {
     path: PathBuf,
     len: u64,
-    chunks: InOrder<ParsedChunk<B>>,
+    chunks: InOrder<ParsedChunk>,
     records: u64,
     lines: u64,
     /// Bytes of the file read up to the last chunk taken.
@@ -53,9 +53,9 @@ struct Reading<B> {
     chunks_taken: u64,
 }
 
-impl<B: ReadBuffer> Reading<B> {
+impl Reading {
     /// Starts decompressing, cutting and parsing `file` (on other threads).
-    fn start(file: Pending, opts: ReadOptions, chunk_bytes: usize) -> Result<Reading<B>, ReadsError> {
+    fn start(file: Pending, opts: ReadOptions, chunk_bytes: usize) -> Result<Reading, ReadsError> {
         let Pending { path, input, len } = file;
         let count = Arc::new(AtomicU64::new(0));
         let counting = CountingReader { inner: input, count: count.clone() };
@@ -72,16 +72,13 @@ impl<B: ReadBuffer> Reading<B> {
                 Some(Err(e))
             }
         });
-        let chunks = map_in_order(
-            items.enumerate(),
-            move |(i, c)| chunk::parse::<B>(c, i == 0, opts),
-            2 * ordered::threads() + 2,
-        );
+        let chunks =
+            map_in_order(items.enumerate(), move |(i, c)| chunk::parse(c, i == 0, opts), 2 * ordered::threads() + 2);
         Ok(Reading { path, len, chunks, records: 0, lines: 0, position: 0, chunks_taken: 0 })
     }
 
     /// The error that stopped `chunk`, numbered in the file.
-    fn error(&self, chunk: &ParsedChunk<B>, error: ChunkError) -> ReadsError {
+    fn error(&self, chunk: &ParsedChunk, error: ChunkError) -> ReadsError {
         let (path, record) = (self.path.clone(), self.records + chunk.records.max(1));
         match error {
             ChunkError::Parse(e)
@@ -103,35 +100,34 @@ impl<B: ReadBuffer> Reading<B> {
     }
 }
 
-/// Streams read files in batches of at most `batch_size` reads: a `Vec` of [`ReadSeq`] by
-/// default, or a [`super::ReadBatch`] (the reads in three buffers).
-pub struct ReadBatchReader<B: ReadBuffer = Vec<ReadSeq>> {
+/// Streams read files in [`ReadBatch`]es of at most `batch_size` reads.
+pub struct ReadBatchReader {
     opts: ReadOptions,
     chunk_bytes: usize,
     /// Files not started yet, the ones being read (the first is current), and the bytes of
     /// the files done, for progress.
     pending: VecDeque<Pending>,
-    reading: VecDeque<Reading<B>>,
+    reading: VecDeque<Reading>,
     bytes_done: u64,
     total_len: u64,
     /// The reads of the chunk taken last that no batch has taken yet.
-    left: B,
+    left: ReadBatch,
     /// Reads delivered so far (records less the empty ones).
     reads: u64,
     empty: EmptyReads,
 }
 
-impl<B: ReadBuffer> ReadBatchReader<B> {
+impl ReadBatchReader {
     /// Opens `path`, or standard input for `-` (as bwa); compression is recognised by its
     /// magic bytes either way.
-    pub fn open(path: &Path, opts: ReadOptions) -> Result<ReadBatchReader<B>, ReadsError> {
+    pub fn open(path: &Path, opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
         ReadBatchReader::open_all(std::slice::from_ref(&path.to_path_buf()), opts)
     }
 
     /// Opens `paths` to be read as their concatenation (each may be compressed its own way;
     /// errors name the file and the record in it). Every file is opened now, so that a
     /// missing one is found before any reading.
-    pub fn open_all(paths: &[PathBuf], opts: ReadOptions) -> Result<ReadBatchReader<B>, ReadsError> {
+    pub fn open_all(paths: &[PathBuf], opts: ReadOptions) -> Result<ReadBatchReader, ReadsError> {
         let mut files = VecDeque::new();
         for path in paths {
             files.push_back(if crate::input::is_stdin(path) {
@@ -152,7 +148,7 @@ impl<B: ReadBuffer> ReadBatchReader<B> {
         name: &Path,
         len: u64,
         opts: ReadOptions,
-    ) -> Result<ReadBatchReader<B>, ReadsError> {
+    ) -> Result<ReadBatchReader, ReadsError> {
         ReadBatchReader::from_reader_in_chunks(input, name, len, opts, CHUNK_BYTES)
     }
 
@@ -164,18 +160,14 @@ impl<B: ReadBuffer> ReadBatchReader<B> {
         len: u64,
         opts: ReadOptions,
         chunk_bytes: usize,
-    ) -> Result<ReadBatchReader<B>, ReadsError> {
+    ) -> Result<ReadBatchReader, ReadsError> {
         ReadBatchReader::start(VecDeque::from([Pending { path: name.to_path_buf(), input, len }]), opts, chunk_bytes)
     }
 
     /// Starts reading the first files. Their errors (an empty file, or one that is neither
     /// FASTQ nor FASTA, included) come with the batches: opening waits for no input, so that a
     /// command reading a pipe has its output started before the input comes.
-    fn start(
-        pending: VecDeque<Pending>,
-        opts: ReadOptions,
-        chunk_bytes: usize,
-    ) -> Result<ReadBatchReader<B>, ReadsError> {
+    fn start(pending: VecDeque<Pending>, opts: ReadOptions, chunk_bytes: usize) -> Result<ReadBatchReader, ReadsError> {
         let total_len = pending.iter().map(|f| f.len).sum();
         let mut reader = ReadBatchReader {
             opts,
@@ -184,7 +176,7 @@ impl<B: ReadBuffer> ReadBatchReader<B> {
             reading: VecDeque::new(),
             bytes_done: 0,
             total_len,
-            left: B::default(),
+            left: ReadBatch::default(),
             reads: 0,
             empty: EmptyReads::default(),
         };
@@ -219,15 +211,15 @@ impl<B: ReadBuffer> ReadBatchReader<B> {
     }
 
     /// The next batch (empty at the end of the input).
-    pub fn next_batch(&mut self, batch_size: usize) -> Result<B, ReadsError> {
-        let mut batch = B::default();
+    pub fn next_batch(&mut self, batch_size: usize) -> Result<ReadBatch, ReadsError> {
+        let mut batch = ReadBatch::default();
         self.next_batch_into(&mut batch, batch_size)?;
         Ok(batch)
     }
 
     /// The next batch in `batch` (its reads replaced; empty at the end of the input): a batch
     /// read into again keeps its buffers, where a new one would fault in its pages afresh.
-    pub fn next_batch_into(&mut self, batch: &mut B, batch_size: usize) -> Result<(), ReadsError> {
+    pub fn next_batch_into(&mut self, batch: &mut ReadBatch, batch_size: usize) -> Result<(), ReadsError> {
         batch.clear();
         while batch.len() < batch_size {
             if self.left.is_empty() {
@@ -247,7 +239,7 @@ impl<B: ReadBuffer> ReadBatchReader<B> {
 
     /// The reads of the next chunk (of the current file, or of the next file when it is
     /// done); `None` at the end of the last file.
-    fn next_chunk(&mut self) -> Result<Option<B>, ReadsError> {
+    fn next_chunk(&mut self) -> Result<Option<ReadBatch>, ReadsError> {
         loop {
             let Some(file) = self.reading.front_mut() else { return Ok(None) };
             let Some(chunk) = file.chunks.next() else {
@@ -285,38 +277,23 @@ mod tests {
 
     type Outcome = Result<(Vec<(String, Vec<u8>, Vec<u8>, usize)>, u64, Option<(u64, String)>), String>;
 
-    /// Every read of `input` cut in chunks of about `chunk_bytes`, the empty records, or the
-    /// first error; read as a `Vec` of reads, and checked to give the same as a [`ReadBatch`].
+    /// Every read of `input` cut in chunks of about `chunk_bytes` and read in batches of
+    /// `batch` reads (each batch read into the one before), the empty records, or the first
+    /// error.
     fn read_all(input: &[u8], chunk_bytes: usize, batch: usize) -> Outcome {
-        let seqs = read_all_as::<Vec<ReadSeq>>(input, chunk_bytes, batch, |reads| {
-            reads.into_iter().map(|r| (r.name, r.codes, r.qual, r.len)).collect()
-        });
-        let in_buffers = read_all_as::<super::super::ReadBatch>(input, chunk_bytes, batch, |reads| {
-            reads.iter().map(|r| (r.name.to_string(), r.codes.to_vec(), r.qual.to_vec(), r.len)).collect()
-        });
-        assert_eq!(in_buffers, seqs, "a ReadBatch differs from the ReadSeqs");
-        seqs
-    }
-
-    fn read_all_as<B: ReadBuffer>(
-        input: &[u8],
-        chunk_bytes: usize,
-        batch: usize,
-        reads_of: impl Fn(B) -> Vec<(String, Vec<u8>, Vec<u8>, usize)>,
-    ) -> Outcome {
         let opts = ReadOptions { trim_qual: 10, ..Default::default() };
         let cursor = Box::new(std::io::Cursor::new(input.to_vec()));
-        let mut reader = ReadBatchReader::<B>::from_reader_in_chunks(cursor, Path::new("r.fq"), 0, opts, chunk_bytes)
+        let mut reader = ReadBatchReader::from_reader_in_chunks(cursor, Path::new("r.fq"), 0, opts, chunk_bytes)
             .map_err(|e| e.to_string())?;
-        let mut all = Vec::new();
+        let (mut all, mut reads) = (Vec::new(), ReadBatch::default());
         loop {
-            let reads = reader.next_batch(batch).map_err(|e| e.to_string())?;
+            reader.next_batch_into(&mut reads, batch).map_err(|e| e.to_string())?;
             if reads.is_empty() {
                 let empty = reader.empty_reads();
                 return Ok((all, empty.count, empty.first.clone()));
             }
             assert!(reads.len() <= batch);
-            all.extend(reads_of(reads));
+            all.extend(reads.iter().map(|r| (r.name.to_string(), r.codes.to_vec(), r.qual.to_vec(), r.len)));
         }
     }
 
@@ -407,8 +384,7 @@ mod tests {
             })
             .collect();
         let all_of = |paths: &[PathBuf]| -> Result<Vec<(String, Vec<u8>)>, String> {
-            let mut reader: ReadBatchReader =
-                ReadBatchReader::open_all(paths, ReadOptions::default()).map_err(|e| e.to_string())?;
+            let mut reader = ReadBatchReader::open_all(paths, ReadOptions::default()).map_err(|e| e.to_string())?;
             let mut all = Vec::new();
             loop {
                 let batch = reader.next_batch(7).map_err(|e| e.to_string())?;
@@ -416,7 +392,7 @@ mod tests {
                     assert_eq!(reader.position().0, reader.position().1);
                     return Ok(all);
                 }
-                all.extend(batch.into_iter().map(|r| (r.name, r.codes)));
+                all.extend(batch.iter().map(|r| (r.name.to_string(), r.codes.to_vec())));
             }
         };
         let one_by_one: Vec<_> = paths.iter().flat_map(|p| all_of(std::slice::from_ref(p)).unwrap()).collect();
@@ -432,12 +408,9 @@ mod tests {
         let err = all_of(&[paths[0].clone(), empty.clone()]).unwrap_err();
         assert_eq!(err, format!("{}: no reads: the file is empty", empty.display()));
         // A missing one is found at once.
-        let err = ReadBatchReader::<Vec<ReadSeq>>::open_all(
-            &[paths[0].clone(), dir.path().join("none.fq")],
-            ReadOptions::default(),
-        )
-        .err()
-        .unwrap();
+        let err = ReadBatchReader::open_all(&[paths[0].clone(), dir.path().join("none.fq")], ReadOptions::default())
+            .err()
+            .unwrap();
         assert!(err.to_string().contains("none.fq"), "{err}");
     }
 }

@@ -7,13 +7,13 @@ use std::io;
 use needletail::errors::ParseError;
 use needletail::parser::FastxReader;
 
-use super::buffer::ReadBuffer;
+use super::buffer::ReadBatch;
 use super::{trimmed_len, EmptyReads, ReadOptions, MAX_READ_LEN};
 use crate::input::chunks::{count_newlines, Chunk};
 
 /// A chunk's reads, and what the reader needs to number records across chunks.
-pub struct ParsedChunk<B> {
-    pub reads: B,
+pub struct ParsedChunk {
+    pub reads: ReadBatch,
     /// Records parsed, empty ones included (before `error`, when there is one).
     pub records: u64,
     /// Lines in the chunk.
@@ -37,9 +37,9 @@ pub enum ChunkError {
 }
 
 /// Parses `chunk`; `first`: it starts the file, and tells its format.
-pub fn parse<B: ReadBuffer>(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> ParsedChunk<B> {
+pub fn parse(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> ParsedChunk {
     let mut parsed = ParsedChunk {
-        reads: B::default(),
+        reads: ReadBatch::default(),
         records: 0,
         lines: 0,
         empty: EmptyReads::default(),
@@ -71,7 +71,7 @@ pub fn parse<B: ReadBuffer>(chunk: io::Result<Chunk>, first: bool, opts: ReadOpt
     } else {
         Box::new(needletail::parser::FastqReader::new(bytes))
     };
-    parsed.reads.reserve_for_bytes(chunk.bytes.len());
+    parsed.reads.reserve_for_bytes(chunk.bytes.len(), opts);
     while let Some(record) = parser.next() {
         parsed.records += 1;
         let record = match record {
@@ -105,10 +105,10 @@ pub(super) fn name_of(id: &[u8]) -> &[u8] {
 
 /// Adds the read of a record as bwa_read_seq prepares it to `reads`; false for an empty
 /// sequence (skipped).
-fn push_read<B: ReadBuffer>(
+fn push_read(
     record: &needletail::parser::SequenceRecord,
     opts: ReadOptions,
-    reads: &mut B,
+    reads: &mut ReadBatch,
 ) -> Result<bool, ChunkError> {
     let seq = record.seq();
     if seq.is_empty() {

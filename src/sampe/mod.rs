@@ -132,7 +132,7 @@ fn check_mates(b0: &ReadBatch, b1: &ReadBatch, first: u64, reads_paths: [&Path; 
 /// Why two files that were pairs may no longer be: records with an empty sequence, which
 /// bwa skips in each file on its own (bwa sampe then pairs the wrong reads and stops at
 /// their names), so a pair with one empty mate puts the files out of step.
-fn empty_mates_note(readers: &[ReadBatchReader<ReadBatch>; 2], reads_paths: [&Path; 2]) -> Option<String> {
+fn empty_mates_note(readers: &[ReadBatchReader; 2], reads_paths: [&Path; 2]) -> Option<String> {
     let (j, empty) = (0..2).map(|j| (j, readers[j].empty_reads())).find(|(_, e)| e.count > 0)?;
     let (record, name) = empty.first.as_ref()?;
     let records = if empty.count == 1 { "1 record".to_string() } else { format!("{} records", empty.count) };
@@ -220,7 +220,7 @@ pub fn write_records<R: Read>(
     let reads_paths = [names[2].as_path(), names[3].as_path()];
     // As bwa: each file is read with its own .sai's options; all else uses the second's.
     let opt = sai[1].options;
-    let mut readers: [ReadBatchReader<ReadBatch>; 2] = [
+    let mut readers: [ReadBatchReader; 2] = [
         ReadBatchReader::open(files.reads[0], read_options(&sai[0].options))?,
         ReadBatchReader::open(files.reads[1], read_options(&opt))?,
     ];
