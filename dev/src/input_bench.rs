@@ -219,8 +219,10 @@ fn time_cutting(files: &[PathBuf]) -> Result<(u64, Duration)> {
         let input = Box::new(std::fs::File::open(file)?);
         let (stream, _) = bcuda::input::decompress::decompressed(input)?;
         let mut chunker = bcuda::input::chunks::Chunker::new(stream, Box::new(|| 0));
+        let recycler = chunker.recycler();
         while let Some(chunk) = chunker.next_chunk()? {
-            lines += bcuda::input::chunks::count_newlines(&chunk.bytes) as u64;
+            lines += bcuda::input::chunks::count_newlines(chunk.bytes()) as u64;
+            let _ = recycler.try_send(chunk.into_buffer());
         }
     }
     Ok((lines / 4, started.elapsed()))

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::buffer::ReadBatch;
 use super::chunk::{self, ChunkError, ParsedChunk};
 use super::{EmptyReads, ReadOptions, ReadsError, MAX_READ_LEN};
-use crate::input::chunks::{Chunker, CHUNK_BYTES};
+use crate::input::chunks::{Chunk, Chunker, CHUNK_BYTES};
 use crate::input::ordered::{self, map_in_order, InOrder};
 
 /// Files decompressed and parsed at once: the current one and the next.
@@ -62,6 +62,16 @@ impl Reading {
         let (stream, _) = crate::input::decompress::decompressed(Box::new(counting))
             .map_err(|error| ReadsError::Open { path: path.clone(), error })?;
         let mut chunker = Chunker::with_target(stream, chunk_bytes, Box::new(move || count.load(Ordering::Relaxed)));
+        // Each chunk's buffer goes back to the chunker once parsed.
+        let recycler = chunker.recycler();
+        let parse = move |(i, c): (usize, std::io::Result<Chunk>)| match c {
+            Ok(c) => {
+                let parsed = chunk::parse(&c, i == 0, opts);
+                let _ = recycler.try_send(c.into_buffer());
+                parsed
+            }
+            Err(e) => ParsedChunk::read_error(e),
+        };
         let mut failed = false;
         // Chunks until the end of the file or its first read error.
         let items = std::iter::from_fn(move || match (failed, chunker.next_chunk()) {
@@ -72,8 +82,7 @@ impl Reading {
                 Some(Err(e))
             }
         });
-        let chunks =
-            map_in_order(items.enumerate(), move |(i, c)| chunk::parse(c, i == 0, opts), 2 * ordered::threads() + 2);
+        let chunks = map_in_order(items.enumerate(), parse, 2 * ordered::threads() + 2);
         Ok(Reading { path, len, chunks, records: 0, lines: 0, position: 0, chunks_taken: 0 })
     }
 

@@ -36,26 +36,30 @@ pub enum ChunkError {
     Read(io::Error),
 }
 
-/// Parses `chunk`; `first`: it starts the file, and tells its format.
-pub fn parse(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> ParsedChunk {
-    let mut parsed = ParsedChunk {
-        reads: ReadBatch::default(),
-        records: 0,
-        lines: 0,
-        empty: EmptyReads::default(),
-        error: None,
-        position: 0,
-    };
-    let chunk = match chunk {
-        Ok(chunk) => chunk,
-        Err(e) => {
-            parsed.error = Some(ChunkError::Read(e));
-            return parsed;
+impl ParsedChunk {
+    fn empty() -> ParsedChunk {
+        ParsedChunk {
+            reads: ReadBatch::default(),
+            records: 0,
+            lines: 0,
+            empty: EmptyReads::default(),
+            error: None,
+            position: 0,
         }
-    };
+    }
+
+    /// What a chunk that could not be read gives: no reads, and the error.
+    pub fn read_error(error: io::Error) -> ParsedChunk {
+        ParsedChunk { error: Some(ChunkError::Read(error)), ..ParsedChunk::empty() }
+    }
+}
+
+/// Parses `chunk`; `first`: it starts the file, and tells its format.
+pub fn parse(chunk: &Chunk, first: bool, opts: ReadOptions) -> ParsedChunk {
+    let mut parsed = ParsedChunk::empty();
     parsed.position = chunk.position;
-    parsed.lines = count_newlines(&chunk.bytes) as u64;
-    let bytes = io::Cursor::new(&chunk.bytes);
+    parsed.lines = count_newlines(chunk.bytes()) as u64;
+    let bytes = io::Cursor::new(chunk.bytes());
     // The file's first chunk tells its format; the others are read in it, as the rest of the
     // file would be (the same errors for a chunk that does not start as a record should).
     let mut parser: Box<dyn FastxReader + '_> = if first {
@@ -71,7 +75,7 @@ pub fn parse(chunk: io::Result<Chunk>, first: bool, opts: ReadOptions) -> Parsed
     } else {
         Box::new(needletail::parser::FastqReader::new(bytes))
     };
-    parsed.reads.reserve_for_bytes(chunk.bytes.len(), opts);
+    parsed.reads.reserve_for_bytes(chunk.bytes().len(), opts);
     while let Some(record) = parser.next() {
         parsed.records += 1;
         let record = match record {
