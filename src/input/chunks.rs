@@ -195,15 +195,9 @@ fn fastq_cut(buf: &[u8], forced: bool) -> Option<usize> {
     None
 }
 
-/// Newlines in `buf`, counted in blocks the compiler vectorises (this runs on one thread for
-/// the whole input).
+/// Newlines in `buf` (this runs on one thread for the whole input).
 pub fn count_newlines(buf: &[u8]) -> usize {
-    let mut blocks = buf.chunks_exact(255);
-    let mut total = 0usize;
-    for block in &mut blocks {
-        total += block.iter().fold(0u8, |n, &b| n + (b == b'\n') as u8) as usize;
-    }
-    total + blocks.remainder().iter().filter(|&&b| b == b'\n').count()
+    bytecount::count(buf, b'\n')
 }
 
 #[cfg(test)]
