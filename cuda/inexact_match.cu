@@ -252,8 +252,9 @@ struct StackSink {
 // src/gpu/switches.rs; all 0 by default, which is bwt.cuh's occ and occ4 unchanged):
 //   occ_ldg         read a BWT block through __ldg, 16 bytes at a time, into registers;
 //   occ_same_block  when rows k-1 and l fall in one 128-row block, read it once for both;
-//   occ_unroll      count the four bases of a block in one unrolled pass over its words.
-// The search asks for rows k-1 and l together (occ_pair, occ4_pair).
+//   occ_unroll      count the four bases of a block in one unrolled pass over its words;
+//   occ_singleton   an interval of one row reads one block and counts one base (below).
+// The search asks for rows k-1 and l together (occ_pair, occ4_pair), which return the blocks read.
 
 // The 16 words of the block at `blk`, through the read-only data cache.
 __device__ __forceinline__ void ldg_block(const u32 *blk, u32 *copy)
@@ -366,8 +367,23 @@ __device__ __forceinline__ const u32 *shared_block(const u32 *words, u64 primary
     return blk;
 }
 
-// occ4 of rows k and l (k is k-1 of the search's interval, so it may be ~0).
-__device__ __forceinline__ void occ4_pair(const u32 *words, u64 primary, u64 k, u64 l, u64 cnt_k[4], u64 cnt_l[4])
+// An interval of one row [l, l] (most of a search's pops, once its string occurs once in the
+// genome) has at most one child: the base at row l, none at the primary row ($). The counts
+// before row l and at row l differ only in that base, so one block and one base's count give
+// both rows' occurrences (occ_singleton). Returns that base (4 at the primary row), with its
+// block and its place there (the bases before it in the block).
+__device__ __forceinline__ int row_base(const u32 *words, u64 primary, u64 l, const u32 *&blk, u32 &pos)
+{
+    if (l == primary) return 4;
+    u64 x = l - (l > primary ? 1 : 0);
+    blk = words + (x >> 7) * OCC_BLOCK_WORDS;
+    pos = (u32)(x & 127);
+    return blk[8 + (pos >> 4)] >> (30 - 2 * (pos & 15)) & 3;
+}
+
+// occ4 of rows k and l (k is k-1 of the search's interval, so it may be ~0); returns the
+// blocks read. (An interval of one row is bwt_extensions' own case.)
+__device__ __forceinline__ u32 occ4_pair(const u32 *words, u64 primary, u64 k, u64 l, u64 cnt_k[4], u64 cnt_l[4])
 {
 #if occ_same_block
     u32 nk, nl;
@@ -376,16 +392,31 @@ __device__ __forceinline__ void occ4_pair(const u32 *words, u64 primary, u64 k, 
     if (blk) {
         block_count4(blk, nk, cnt_k);
         block_count4(blk, nl, cnt_l);
-        return;
+        return 1;
     }
 #endif
     occ4_one(words, primary, k, cnt_k);
     occ4_one(words, primary, l, cnt_l);
+    return 2;
 }
 
-// occ of `c` at rows k and l (k may be ~0).
-__device__ __forceinline__ void occ_pair(const u32 *words, u64 primary, u64 k, u64 l, int c, u64 &ok, u64 &ol)
+// occ of `c` at rows k and l (k may be ~0); returns the blocks read.
+__device__ __forceinline__ u32 occ_pair(const u32 *words, u64 primary, u64 k, u64 l, int c, u64 &ok, u64 &ol)
 {
+#if occ_singleton
+    if (k != ~0ULL && k + 1 == l) {
+        const u32 *blk;
+        u32 pos;
+        int b = row_base(words, primary, l, blk, pos);
+        if (b == 4) {
+            ok = ol = occ(words, primary, k, c);
+        } else {
+            ok = block_count(blk, pos, c);
+            ol = ok + (b == c);
+        }
+        return 1;
+    }
+#endif
 #if occ_same_block
     u32 nk, nl;
     u32 copy[16];
@@ -393,11 +424,12 @@ __device__ __forceinline__ void occ_pair(const u32 *words, u64 primary, u64 k, u
     if (blk) {
         ok = block_count(blk, nk, c);
         ol = block_count(blk, nl, c);
-        return;
+        return 1;
     }
 #endif
     ok = occ_one(words, primary, k, c);
     ol = occ_one(words, primary, l, c);
+    return 2;
 }
 
 // One base of bwa's D array (bwt_cal_width): base c at position i of the reversed read, with
@@ -406,8 +438,7 @@ __device__ __forceinline__ void width_step(const u32 *words, u64 primary, u64 se
 {
     if (c < 4) {
         u64 ok, ol;
-        occ_pair(words, primary, k - 1, l, c, ok, ol);
-        lookups += 2;
+        lookups += occ_pair(words, primary, k - 1, l, c, ok, ol);
         k = l2[c] + ok + 1;
         l = l2[c] + ol;
     }
@@ -436,8 +467,7 @@ __device__ bool extend_exact(const u32 *words, u64 primary, const u64 *l2, const
         int c = s[i];
         if (c > 3) return false;
         u64 ok, ol;
-        occ_pair(words, primary, k - 1, l, c, ok, ol);
-        lookups += 2;
+        lookups += occ_pair(words, primary, k - 1, l, c, ok, ol);
         k = l2[c] + ok + 1;
         l = l2[c] + ol;
         if (k > l) return false;
@@ -461,8 +491,7 @@ __device__ void root_chain_intervals(const u32 *words, u64 primary, u64 seq_len,
             l = 0;
         } else if (k <= l) {
             u64 ok, ol;
-            occ_pair(words, primary, k - 1, l, c, ok, ol);
-            lookups += 2;
+            lookups += occ_pair(words, primary, k - 1, l, c, ok, ol);
             k = l2[c] + ok + 1;
             l = l2[c] + ol;
         }
@@ -522,12 +551,26 @@ struct Extensions {
     u64 k[4], l[4];
 };
 
-// From the BWT: two occurrence lookups.
+// From the BWT: two occurrence lookups, or one for an interval of one row (occ_singleton).
 __device__ __forceinline__ void bwt_extensions(const Read &r, u64 k, u64 l, Extensions &ext)
 {
+#if occ_singleton
+    if (k == l && k != 0) {
+        const u32 *blk;
+        u32 pos;
+        int b = row_base(r.words, r.primary, l, blk, pos);
+        u64 child = b < 4 ? r.l2[b] + block_count(blk, pos, b) + 1 : 0;
+        // Every other base's extension is empty (k > l), as two full counts would make it.
+        for (int c = 0; c < 4; ++c) {
+            ext.k[c] = c == b ? child : 1;
+            ext.l[c] = c == b ? child : 0;
+        }
+        *r.lookups += 1;
+        return;
+    }
+#endif
     u64 cnt_k[4], cnt_l[4];
-    occ4_pair(r.words, r.primary, k - 1, l, cnt_k, cnt_l);
-    *r.lookups += 2;
+    *r.lookups += occ4_pair(r.words, r.primary, k - 1, l, cnt_k, cnt_l);
     for (int c = 0; c < 4; ++c) {
         ext.k[c] = r.l2[c] + cnt_k[c] + 1;
         ext.l[c] = r.l2[c] + cnt_l[c];
@@ -626,8 +669,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         // the H100 (their registers and the D array's load before the BWT's).
         if (base > 3) return STEP_EXPANDED;
         u64 ok, ol;
-        occ_pair(r.words, r.primary, k - 1, l, base, ok, ol);
-        *r.lookups += 2;
+        *r.lookups += occ_pair(r.words, r.primary, k - 1, l, base, ok, ol);
         u64 nk = r.l2[base] + ok + 1, nl = r.l2[base] + ol;
         if (nk <= nl) {
             matching = make_entry(opt, i, nk, nl, n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);

@@ -56,6 +56,26 @@ fn occ_sa_and_exact_match_agree_with_naive_model() {
         }
     }
 
+    // One-row intervals [l, l] (the kernels' occ_singleton): one child at most, the base at
+    // row l, whose counts are exact; every other base's extension stays empty.
+    for l in 1..=n {
+        let (ck, cl) = bwt.extension_counts(l - 1, l);
+        let (ek, el) = bwt.occ4_pair(l - 1, l);
+        for c in 0..4u8 {
+            let child = el[c as usize] > ek[c as usize];
+            assert_eq!(cl[c as usize] > ck[c as usize], child, "child {c} of row {l}");
+            if child {
+                assert_eq!((ck[c as usize], cl[c as usize]), (ek[c as usize], el[c as usize]), "row {l}");
+            }
+            assert_eq!(bwt.occ_pair(l - 1, l, c), (bwt.occ(l - 1, c), bwt.occ(l, c)), "occ_pair at row {l}");
+        }
+        let base = bwt.row_base(l).map(|(b, _)| b);
+        assert_eq!(base.is_none(), l == bwt.primary(), "only the primary row holds `$`");
+        if let Some(b) = base {
+            assert_eq!(el[b as usize], ek[b as usize] + 1, "row {l}'s base is its one child");
+        }
+    }
+
     // Exact matches of substrings: the interval's rows are exactly the occurrences.
     for start in (0..n as usize - 40).step_by(997) {
         let pat = &text[start..start + 25];
