@@ -368,23 +368,35 @@ __device__ __forceinline__ const u32 *shared_block(const u32 *words, u64 primary
 }
 
 // An interval of one row [l, l] (most of a search's pops, once its string occurs once in the
-// genome) has at most one child: the base at row l, none at the primary row ($). The counts
-// before row l and at row l differ only in that base, so one block and one base's count give
-// both rows' occurrences (occ_singleton). Returns that base (4 at the primary row), with its
-// block and its place there (the bases before it in the block).
-__device__ __forceinline__ int row_base(const u32 *words, u64 primary, u64 l, const u32 *&blk, u32 &pos)
+// genome): the counts before row l differ from row l's only in row l's own base (none at the
+// primary row, $), so row l's block alone gives both rows' (occ_singleton). Row l is read
+// first so that row k's block is read only where it is another row: the lanes of a team that
+// hold wider intervals read it while the others wait, as they did for every lane before.
+__device__ __forceinline__ bool is_singleton(u64 k, u64 l) { return k != ~0ULL && k + 1 == l; }
+
+// The base at row l of the BWT (l not the primary row).
+__device__ __forceinline__ int row_base(const u32 *words, u64 primary, u64 l)
 {
-    if (l == primary) return 4;
     u64 x = l - (l > primary ? 1 : 0);
-    blk = words + (x >> 7) * OCC_BLOCK_WORDS;
-    pos = (u32)(x & 127);
-    return blk[8 + (pos >> 4)] >> (30 - 2 * (pos & 15)) & 3;
+    u32 pos = (u32)(x & 127);
+    return words[(x >> 7) * OCC_BLOCK_WORDS + 8 + (pos >> 4)] >> (30 - 2 * (pos & 15)) & 3;
 }
 
 // occ4 of rows k and l (k is k-1 of the search's interval, so it may be ~0); returns the
-// blocks read. (An interval of one row is bwt_extensions' own case.)
+// blocks read.
 __device__ __forceinline__ u32 occ4_pair(const u32 *words, u64 primary, u64 k, u64 l, u64 cnt_k[4], u64 cnt_l[4])
 {
+#if occ_singleton
+    occ4_one(words, primary, l, cnt_l);
+    if (!is_singleton(k, l)) {
+        occ4_one(words, primary, k, cnt_k);
+        return 2;
+    }
+    int b = l == primary ? 4 : row_base(words, primary, l);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) cnt_k[c] = cnt_l[c] - (c == b);
+    return 1;
+#endif
 #if occ_same_block
     u32 nk, nl;
     u32 copy[16];
@@ -404,18 +416,13 @@ __device__ __forceinline__ u32 occ4_pair(const u32 *words, u64 primary, u64 k, u
 __device__ __forceinline__ u32 occ_pair(const u32 *words, u64 primary, u64 k, u64 l, int c, u64 &ok, u64 &ol)
 {
 #if occ_singleton
-    if (k != ~0ULL && k + 1 == l) {
-        const u32 *blk;
-        u32 pos;
-        int b = row_base(words, primary, l, blk, pos);
-        if (b == 4) {
-            ok = ol = occ(words, primary, k, c);
-        } else {
-            ok = block_count(blk, pos, c);
-            ol = ok + (b == c);
-        }
-        return 1;
+    ol = occ_one(words, primary, l, c);
+    if (!is_singleton(k, l)) {
+        ok = occ_one(words, primary, k, c);
+        return 2;
     }
+    ok = ol - (l != primary && row_base(words, primary, l) == c);
+    return 1;
 #endif
 #if occ_same_block
     u32 nk, nl;
@@ -554,21 +561,6 @@ struct Extensions {
 // From the BWT: two occurrence lookups, or one for an interval of one row (occ_singleton).
 __device__ __forceinline__ void bwt_extensions(const Read &r, u64 k, u64 l, Extensions &ext)
 {
-#if occ_singleton
-    if (k == l && k != 0) {
-        const u32 *blk;
-        u32 pos;
-        int b = row_base(r.words, r.primary, l, blk, pos);
-        u64 child = b < 4 ? r.l2[b] + block_count(blk, pos, b) + 1 : 0;
-        // Every other base's extension is empty (k > l), as two full counts would make it.
-        for (int c = 0; c < 4; ++c) {
-            ext.k[c] = c == b ? child : 1;
-            ext.l[c] = c == b ? child : 0;
-        }
-        *r.lookups += 1;
-        return;
-    }
-#endif
     u64 cnt_k[4], cnt_l[4];
     *r.lookups += occ4_pair(r.words, r.primary, k - 1, l, cnt_k, cnt_l);
     for (int c = 0; c < 4; ++c) {

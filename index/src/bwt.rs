@@ -213,22 +213,12 @@ impl Bwt {
         cnt
     }
 
-    /// The base at row `l` (None at the primary row, whose BWT character is `$`) and its
-    /// occurrences in rows before `l`: an interval of one row `[l, l]` has at most this one
-    /// child, so one block and one base's count give `occ4_pair(l - 1, l)` (the GPU kernels'
-    /// `occ_singleton`).
+    /// The base at row `l`, None at the primary row (its BWT character is `$`): for an interval
+    /// of one row `[l, l]`, the only base whose count differs between rows `l - 1` and `l`, so
+    /// row `l`'s block alone gives both rows' counts (the GPU kernels' `occ_singleton`).
     #[inline]
-    pub fn row_base(&self, l: u64) -> Option<(u8, u64)> {
-        if l == self.primary {
-            return None;
-        }
-        let x = l - (l > self.primary) as u64;
-        let base = self.bwt_char(x);
-        let block = (x >> 7) as usize * BLOCK_WORDS;
-        let words = self.words();
-        let before =
-            Self::block_count(words, block, base as usize) + count_base(words, block, 0, (x & 127) as usize, base);
-        Some((base, before))
+    pub fn row_base(&self, l: u64) -> Option<u8> {
+        (l != self.primary).then(|| self.bwt_char(l - (l > self.primary) as u64))
     }
 
     /// `(occ(k, c), occ(l, c))` for `k <= l`: bwa's bwt_2occ, counting a shared block once.
@@ -238,11 +228,8 @@ impl Bwt {
             return (self.occ(k, c), self.occ(l, c));
         }
         if k + 1 == l {
-            if let Some((base, before)) = self.row_base(l) {
-                if base == c {
-                    return (before, before + 1);
-                }
-            }
+            let ol = self.occ(l, c);
+            return (ol - (self.row_base(l) == Some(c)) as u64, ol);
         }
         let (bk, nk) = self.locate(k);
         let (bl, nl) = self.locate(l);
@@ -260,6 +247,14 @@ impl Bwt {
         if k == u64::MAX || l == u64::MAX {
             return (self.occ4(k), self.occ4(l));
         }
+        if k + 1 == l {
+            let cl = self.occ4(l);
+            let mut ck = cl;
+            if let Some(b) = self.row_base(l) {
+                ck[b as usize] -= 1;
+            }
+            return (ck, cl);
+        }
         let (bk, nk) = self.locate(k);
         let (bl, nl) = self.locate(l);
         if bk != bl {
@@ -270,23 +265,6 @@ impl Bwt {
         add_counts4(words, bk, 0, nk, &mut ck);
         let mut cl = ck;
         add_counts4(words, bk, nk, nl, &mut cl);
-        (ck, cl)
-    }
-
-    /// Counts at rows `k` and `l` that give the four one-base extensions of the interval
-    /// `[k + 1, l]`: `occ4_pair(k, l)` where it is wider than one row. For one row only its
-    /// base's counts are exact; every other base gets 0 at both rows, which makes its
-    /// extension empty as it is (the kernels' `occ_singleton`).
-    #[inline]
-    pub fn extension_counts(&self, k: u64, l: u64) -> ([u64; 4], [u64; 4]) {
-        if k == u64::MAX || k + 1 != l {
-            return self.occ4_pair(k, l);
-        }
-        let (mut ck, mut cl) = ([0; 4], [0; 4]);
-        if let Some((base, before)) = self.row_base(l) {
-            ck[base as usize] = before;
-            cl[base as usize] = before + 1;
-        }
         (ck, cl)
     }
 

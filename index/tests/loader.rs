@@ -56,24 +56,18 @@ fn occ_sa_and_exact_match_agree_with_naive_model() {
         }
     }
 
-    // One-row intervals [l, l] (the kernels' occ_singleton): one child at most, the base at
-    // row l, whose counts are exact; every other base's extension stays empty.
-    for l in 1..=n {
-        let (ck, cl) = bwt.extension_counts(l - 1, l);
-        let (ek, el) = bwt.occ4_pair(l - 1, l);
+    // One-row intervals [l, l] (the kernels' occ_singleton): row l's block alone gives the
+    // counts of rows l - 1 and l, which differ in row l's base only.
+    let mut before = [0u64; 4];
+    for l in 0..=n {
+        let k = l.wrapping_sub(1);
+        let expected = (before, bwt.occ4(l));
+        assert_eq!(bwt.occ4_pair(k, l), expected, "occ4_pair at rows {k}, {l}");
         for c in 0..4u8 {
-            let child = el[c as usize] > ek[c as usize];
-            assert_eq!(cl[c as usize] > ck[c as usize], child, "child {c} of row {l}");
-            if child {
-                assert_eq!((ck[c as usize], cl[c as usize]), (ek[c as usize], el[c as usize]), "row {l}");
-            }
-            assert_eq!(bwt.occ_pair(l - 1, l, c), (bwt.occ(l - 1, c), bwt.occ(l, c)), "occ_pair at row {l}");
+            assert_eq!(bwt.occ_pair(k, l, c), (before[c as usize], expected.1[c as usize]), "occ_pair at row {l}");
         }
-        let base = bwt.row_base(l).map(|(b, _)| b);
-        assert_eq!(base.is_none(), l == bwt.primary(), "only the primary row holds `$`");
-        if let Some(b) = base {
-            assert_eq!(el[b as usize], ek[b as usize] + 1, "row {l}'s base is its one child");
-        }
+        assert_eq!(bwt.row_base(l).is_none(), l == bwt.primary(), "only the primary row holds `$`");
+        before = expected.1;
     }
 
     // Exact matches of substrings: the interval's rows are exactly the occurrences.

@@ -243,7 +243,7 @@ impl Search<'_> {
             }
             _ => {
                 let l2 = self.bwt.l2();
-                let (cnt_k, cnt_l) = self.bwt.extension_counts(k.wrapping_sub(1), l);
+                let (cnt_k, cnt_l) = self.bwt.occ4_pair(k.wrapping_sub(1), l);
                 std::array::from_fn(|c| (l2[c] + cnt_k[c] + 1, l2[c] + cnt_l[c], l2[c] + cnt_k[c] + 1))
             }
         }
