@@ -224,9 +224,12 @@ pub struct InexactSwitches {
     /// A tuned file from before it existed reads as off.
     #[serde(default)]
     pub root_chain: bool,
-    /// An interval of one suffix-array row (most pops once a string occurs once) reads one
-    /// BWT block and counts one base, the one at that row, instead of two blocks and four bases:
-    /// the same intervals. A tuned file from before it existed reads as off.
+    /// An interval of one suffix-array row takes the counts before that row from the row's
+    /// own block (less the row's base) instead of reading a second block: the same intervals.
+    /// Off: on the H100 at 1 Gbp it moved neither pass (pass 2 -0.5 to -3 %, GPU busy within
+    /// the noise, bench/results/measurements.md): the root chain, where a read's intervals
+    /// are one row, already runs from `read_widths`' intervals, and the other pops are mostly
+    /// near the root, over wider intervals. A tuned file from before it existed reads as off.
     #[serde(default)]
     pub occ_singleton: bool,
 }
@@ -280,7 +283,7 @@ impl Default for InexactSwitches {
             last_teams_percent: default_last_teams_percent(),
             level_min_blocks: 16,
             root_chain: true,
-            occ_singleton: true,
+            occ_singleton: false,
         }
     }
 }
@@ -551,7 +554,7 @@ mod tests {
                 "-Dfirst_lockstep=0",
                 "-Dheads_shared=0",
                 "-Droot_chain=1",
-                "-Docc_singleton=1"
+                "-Docc_singleton=0"
             ]
         );
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
