@@ -252,8 +252,9 @@ struct StackSink {
 // src/gpu/switches.rs; all 0 by default, which is bwt.cuh's occ and occ4 unchanged):
 //   occ_ldg         read a BWT block through __ldg, 16 bytes at a time, into registers;
 //   occ_same_block  when rows k-1 and l fall in one 128-row block, read it once for both;
-//   occ_unroll      count the four bases of a block in one unrolled pass over its words.
-// The search asks for rows k-1 and l together (occ_pair, occ4_pair).
+//   occ_unroll      count the four bases of a block in one unrolled pass over its words;
+//   occ_singleton   an interval of one row reads one block and counts one base (below).
+// The search asks for rows k-1 and l together (occ_pair, occ4_pair), which return the blocks read.
 
 // The 16 words of the block at `blk`, through the read-only data cache.
 __device__ __forceinline__ void ldg_block(const u32 *blk, u32 *copy)
@@ -366,9 +367,36 @@ __device__ __forceinline__ const u32 *shared_block(const u32 *words, u64 primary
     return blk;
 }
 
-// occ4 of rows k and l (k is k-1 of the search's interval, so it may be ~0).
-__device__ __forceinline__ void occ4_pair(const u32 *words, u64 primary, u64 k, u64 l, u64 cnt_k[4], u64 cnt_l[4])
+// An interval of one row [l, l] (most of a search's pops, once its string occurs once in the
+// genome): the counts before row l differ from row l's only in row l's own base (none at the
+// primary row, $), so row l's block alone gives both rows' (occ_singleton). Row l is read
+// first so that row k's block is read only where it is another row: the lanes of a team that
+// hold wider intervals read it while the others wait, as they did for every lane before.
+__device__ __forceinline__ bool is_singleton(u64 k, u64 l) { return k != ~0ULL && k + 1 == l; }
+
+// The base at row l of the BWT (l not the primary row).
+__device__ __forceinline__ int row_base(const u32 *words, u64 primary, u64 l)
 {
+    u64 x = l - (l > primary ? 1 : 0);
+    u32 pos = (u32)(x & 127);
+    return words[(x >> 7) * OCC_BLOCK_WORDS + 8 + (pos >> 4)] >> (30 - 2 * (pos & 15)) & 3;
+}
+
+// occ4 of rows k and l (k is k-1 of the search's interval, so it may be ~0); returns the
+// blocks read.
+__device__ __forceinline__ u32 occ4_pair(const u32 *words, u64 primary, u64 k, u64 l, u64 cnt_k[4], u64 cnt_l[4])
+{
+#if occ_singleton
+    occ4_one(words, primary, l, cnt_l);
+    if (!is_singleton(k, l)) {
+        occ4_one(words, primary, k, cnt_k);
+        return 2;
+    }
+    int b = l == primary ? 4 : row_base(words, primary, l);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) cnt_k[c] = cnt_l[c] - (c == b);
+    return 1;
+#endif
 #if occ_same_block
     u32 nk, nl;
     u32 copy[16];
@@ -376,16 +404,26 @@ __device__ __forceinline__ void occ4_pair(const u32 *words, u64 primary, u64 k, 
     if (blk) {
         block_count4(blk, nk, cnt_k);
         block_count4(blk, nl, cnt_l);
-        return;
+        return 1;
     }
 #endif
     occ4_one(words, primary, k, cnt_k);
     occ4_one(words, primary, l, cnt_l);
+    return 2;
 }
 
-// occ of `c` at rows k and l (k may be ~0).
-__device__ __forceinline__ void occ_pair(const u32 *words, u64 primary, u64 k, u64 l, int c, u64 &ok, u64 &ol)
+// occ of `c` at rows k and l (k may be ~0); returns the blocks read.
+__device__ __forceinline__ u32 occ_pair(const u32 *words, u64 primary, u64 k, u64 l, int c, u64 &ok, u64 &ol)
 {
+#if occ_singleton
+    ol = occ_one(words, primary, l, c);
+    if (!is_singleton(k, l)) {
+        ok = occ_one(words, primary, k, c);
+        return 2;
+    }
+    ok = ol - (l != primary && row_base(words, primary, l) == c);
+    return 1;
+#endif
 #if occ_same_block
     u32 nk, nl;
     u32 copy[16];
@@ -393,11 +431,12 @@ __device__ __forceinline__ void occ_pair(const u32 *words, u64 primary, u64 k, u
     if (blk) {
         ok = block_count(blk, nk, c);
         ol = block_count(blk, nl, c);
-        return;
+        return 1;
     }
 #endif
     ok = occ_one(words, primary, k, c);
     ol = occ_one(words, primary, l, c);
+    return 2;
 }
 
 // One base of bwa's D array (bwt_cal_width): base c at position i of the reversed read, with
@@ -406,8 +445,7 @@ __device__ __forceinline__ void width_step(const u32 *words, u64 primary, u64 se
 {
     if (c < 4) {
         u64 ok, ol;
-        occ_pair(words, primary, k - 1, l, c, ok, ol);
-        lookups += 2;
+        lookups += occ_pair(words, primary, k - 1, l, c, ok, ol);
         k = l2[c] + ok + 1;
         l = l2[c] + ol;
     }
@@ -436,8 +474,7 @@ __device__ bool extend_exact(const u32 *words, u64 primary, const u64 *l2, const
         int c = s[i];
         if (c > 3) return false;
         u64 ok, ol;
-        occ_pair(words, primary, k - 1, l, c, ok, ol);
-        lookups += 2;
+        lookups += occ_pair(words, primary, k - 1, l, c, ok, ol);
         k = l2[c] + ok + 1;
         l = l2[c] + ol;
         if (k > l) return false;
@@ -461,8 +498,7 @@ __device__ void root_chain_intervals(const u32 *words, u64 primary, u64 seq_len,
             l = 0;
         } else if (k <= l) {
             u64 ok, ol;
-            occ_pair(words, primary, k - 1, l, c, ok, ol);
-            lookups += 2;
+            lookups += occ_pair(words, primary, k - 1, l, c, ok, ol);
             k = l2[c] + ok + 1;
             l = l2[c] + ol;
         }
@@ -522,12 +558,11 @@ struct Extensions {
     u64 k[4], l[4];
 };
 
-// From the BWT: two occurrence lookups.
+// From the BWT: two occurrence lookups, or one for an interval of one row (occ_singleton).
 __device__ __forceinline__ void bwt_extensions(const Read &r, u64 k, u64 l, Extensions &ext)
 {
     u64 cnt_k[4], cnt_l[4];
-    occ4_pair(r.words, r.primary, k - 1, l, cnt_k, cnt_l);
-    *r.lookups += 2;
+    *r.lookups += occ4_pair(r.words, r.primary, k - 1, l, cnt_k, cnt_l);
     for (int c = 0; c < 4; ++c) {
         ext.k[c] = r.l2[c] + cnt_k[c] + 1;
         ext.l[c] = r.l2[c] + cnt_l[c];
@@ -626,8 +661,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         // the H100 (their registers and the D array's load before the BWT's).
         if (base > 3) return STEP_EXPANDED;
         u64 ok, ol;
-        occ_pair(r.words, r.primary, k - 1, l, base, ok, ol);
-        *r.lookups += 2;
+        *r.lookups += occ_pair(r.words, r.primary, k - 1, l, base, ok, ol);
         u64 nk = r.l2[base] + ok + 1, nl = r.l2[base] + ol;
         if (nk <= nl) {
             matching = make_entry(opt, i, nk, nl, n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);

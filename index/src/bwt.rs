@@ -213,11 +213,23 @@ impl Bwt {
         cnt
     }
 
+    /// The base at row `l`, None at the primary row (its BWT character is `$`): for an interval
+    /// of one row `[l, l]`, the only base whose count differs between rows `l - 1` and `l`, so
+    /// row `l`'s block alone gives both rows' counts (the GPU kernels' `occ_singleton`).
+    #[inline]
+    pub fn row_base(&self, l: u64) -> Option<u8> {
+        (l != self.primary).then(|| self.bwt_char(l - (l > self.primary) as u64))
+    }
+
     /// `(occ(k, c), occ(l, c))` for `k <= l`: bwa's bwt_2occ, counting a shared block once.
     #[inline]
     pub fn occ_pair(&self, k: u64, l: u64, c: u8) -> (u64, u64) {
         if k == u64::MAX || l == u64::MAX {
             return (self.occ(k, c), self.occ(l, c));
+        }
+        if k + 1 == l {
+            let ol = self.occ(l, c);
+            return (ol - (self.row_base(l) == Some(c)) as u64, ol);
         }
         let (bk, nk) = self.locate(k);
         let (bl, nl) = self.locate(l);
@@ -234,6 +246,14 @@ impl Bwt {
     pub fn occ4_pair(&self, k: u64, l: u64) -> ([u64; 4], [u64; 4]) {
         if k == u64::MAX || l == u64::MAX {
             return (self.occ4(k), self.occ4(l));
+        }
+        if k + 1 == l {
+            let cl = self.occ4(l);
+            let mut ck = cl;
+            if let Some(b) = self.row_base(l) {
+                ck[b as usize] -= 1;
+            }
+            return (ck, cl);
         }
         let (bk, nk) = self.locate(k);
         let (bl, nl) = self.locate(l);

@@ -56,6 +56,20 @@ fn occ_sa_and_exact_match_agree_with_naive_model() {
         }
     }
 
+    // One-row intervals [l, l] (the kernels' occ_singleton): row l's block alone gives the
+    // counts of rows l - 1 and l, which differ in row l's base only.
+    let mut before = [0u64; 4];
+    for l in 0..=n {
+        let k = l.wrapping_sub(1);
+        let expected = (before, bwt.occ4(l));
+        assert_eq!(bwt.occ4_pair(k, l), expected, "occ4_pair at rows {k}, {l}");
+        for c in 0..4u8 {
+            assert_eq!(bwt.occ_pair(k, l, c), (before[c as usize], expected.1[c as usize]), "occ_pair at row {l}");
+        }
+        assert_eq!(bwt.row_base(l).is_none(), l == bwt.primary(), "only the primary row holds `$`");
+        before = expected.1;
+    }
+
     // Exact matches of substrings: the interval's rows are exactly the occurrences.
     for start in (0..n as usize - 40).step_by(997) {
         let pat = &text[start..start + 25];

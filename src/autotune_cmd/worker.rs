@@ -3,8 +3,11 @@
 //! parent's requests (one JSON line each way) by running the GPU part of aln with a variant's
 //! kernels and comparing its answers with the unmodified kernels'.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, Write};
+use std::ops::Range;
 use std::path::PathBuf;
+use std::time::Instant;
 
 use anyhow::{bail, Result};
 use bcuda_autotune::hit_oracle::first_difference;
@@ -70,7 +73,7 @@ fn subset_range(g: usize, pool: usize, size: usize) -> std::ops::Range<usize> {
 }
 
 /// Copies of the reads `range` of `pool`.
-fn reads_of(pool: &ReadBatch, range: std::ops::Range<usize>) -> ReadBatch {
+fn reads_of(pool: &ReadBatch, range: Range<usize>) -> ReadBatch {
     let mut reads = ReadBatch::default();
     reads.extend_from(pool, range);
     reads
@@ -90,15 +93,24 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     // Each run's answers are its own, never those of the run before (the reference's).
     gpu.poison_outputs();
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions { sequence_only: true, ..Default::default() })?;
-    // Two batches of training reads (a batch-sized subset of them per generation), one held out.
+    // Two batches of training reads (a batch-sized subset of them per generation), then up to
+    // HELD_OUT_BATCHES held out.
     let mut pool = reader.next_batch(args.batch_size)?;
     let second = reader.next_batch(args.batch_size)?;
     pool.extend_from(&second, 0..second.len());
-    let held_out = reader.next_batch(args.batch_size)?;
+    let mut held_out = ReadBatch::default();
+    for _ in 0..HELD_OUT_BATCHES {
+        let batch = reader.next_batch(args.batch_size)?;
+        if batch.is_empty() {
+            break;
+        }
+        held_out.extend_from(&batch, 0..batch.len());
+    }
     if pool.is_empty() {
         bail!("{}: no reads", args.reads.display());
     }
     let held_out = if held_out.is_empty() { reads_of(&pool, 0..pool.len().min(args.batch_size)) } else { held_out };
+    let held_batches = held_out_batches(held_out.len(), args.batch_size, gpu.depth());
     let opt = GapOptions::default();
     let plain = KernelSwitches::default();
     // The kernels on the GPU now (loading a module costs the driver's JIT): sources and switches.
@@ -143,7 +155,8 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     let rule = gpu.first_pass_rule()?;
     let expected = |gpu: &mut GpuAligner,
                     loaded: &mut Option<(String, Switches, String, InexactSwitches)>,
-                    reads: &ReadBatch|
+                    reads: &ReadBatch,
+                    batches: Option<&[Range<usize>]>|
      -> Result<Expected> {
         load(
             gpu,
@@ -153,10 +166,13 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
             crate::gpu::INEXACT_MATCH_CU,
             plain.inexact.clone(),
         )?;
-        let (kl, hits, _) = run_gpu_part(gpu, reads, &opt, rule)?;
+        let (kl, hits, _) = match batches {
+            None => run_gpu_part(gpu, reads, &opt, rule)?,
+            Some(batches) => run_as_aln(gpu, reads, batches, &opt, rule)?,
+        };
         Ok(Expected { kl, hits })
     };
-    let expected_held = expected(&mut gpu, &mut loaded, &held_out)?;
+    let expected_held = expected(&mut gpu, &mut loaded, &held_out, Some(&held_batches))?;
     let mut subset = (usize::MAX, ReadBatch::default(), Expected { kl: Vec::new(), hits: Vec::new() });
     let mut out = std::io::stdout().lock();
     let say = |out: &mut std::io::StdoutLock, r: &Reply| -> Result<()> {
@@ -177,17 +193,21 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
         if !req.held_out && subset.0 != req.subset {
             // A new generation's reads: the unmodified kernels' answers on them first.
             let reads = reads_of(&pool, subset_range(req.subset, pool.len(), args.batch_size));
-            let answers = expected(&mut gpu, &mut loaded, &reads)?;
+            let answers = expected(&mut gpu, &mut loaded, &reads, None)?;
             subset = (req.subset, reads, answers);
         }
-        let (reads, want) = if req.held_out { (&held_out, &expected_held) } else { (&subset.1, &subset.2) };
+        let (reads, want, batches) = if req.held_out {
+            (&held_out, &expected_held, Some(held_batches.as_slice()))
+        } else {
+            (&subset.1, &subset.2, None)
+        };
         let inexact = req.inexact.as_deref().unwrap_or(crate::gpu::INEXACT_MATCH_CU);
         let reply = match switches_from(&req.switches) {
             Err(why) => Reply::Illegal(why),
             Ok(sw) => match load(&mut gpu, &mut loaded, &req.exact, sw.exact, inexact, sw.inexact) {
                 Err(e) if format!("{e:#}").contains("NVRTC") => Reply::CompileError(format!("{e:#}")),
                 Err(e) => Reply::Failed(format!("{e:#}")),
-                Ok(()) => match time_variant(&mut gpu, reads, &opt, req.repeats, rule) {
+                Ok(()) => match time_variant(&mut gpu, reads, batches, &opt, req.repeats, rule) {
                     Ok((kl, hits, ms)) => match first_difference(&want.hits, &hits) {
                         Some(mismatch) => Reply::WrongHits(mismatch.to_string()),
                         None => Reply::Ran { penalty: batch_penalty(&want.kl, &kl), ms },
@@ -220,18 +240,70 @@ fn run_gpu_part(gpu: &mut GpuAligner, reads: &ReadBatch, opt: &GapOptions, rule:
     Ok((k.into_iter().zip(l).collect(), hits, ms as f64))
 }
 
-/// One warm-up, then the median GPU time of `repeats` runs; the answers of the warm-up.
+/// Held-out batches (of the worker's batch size) read after the training pool: with several,
+/// the winner is timed as `aln` runs it, its batches overlapping on the GPU.
+const HELD_OUT_BATCHES: usize = 4;
+
+/// The held-out reads' batches as `aln` deals them: of `batch_size` reads, or, where the reads
+/// are fewer than `depth` batches, `depth` equal parts, so that as many batches as `aln` keeps
+/// on the GPU overlap.
+fn held_out_batches(n: usize, batch_size: usize, depth: usize) -> Vec<Range<usize>> {
+    let size = if n >= depth * batch_size { batch_size } else { n.div_ceil(depth.max(1)).max(1) };
+    (0..n).step_by(size).map(|start| start..(start + size).min(n)).collect()
+}
+
+/// The GPU part of aln on `reads` as aln runs it: `batches` submitted with as many on the GPU
+/// as it holds (the next one submitted as the oldest is collected), exact_match's intervals of
+/// every read (a call of its own, for the k,l penalty), every read's hits, and the wall time
+/// from the first submit to the last collect (aln's GPU busy). One batch alone, which the
+/// training runs time, misses how a variant's passes overlap the next batches': a variant
+/// 1.156x faster alone made aln 3-6 % slower on the H100 (docs/autotune.md).
+fn run_as_aln(
+    gpu: &mut GpuAligner,
+    reads: &ReadBatch,
+    batches: &[Range<usize>],
+    opt: &GapOptions,
+    rule: [u64; 4],
+) -> Result<GpuPart> {
+    let (k, l, _) = gpu.exact_match(reads)?;
+    gpu.set_first_pass_rule(rule)?;
+    let stride = gpu.switches().sequence_stride;
+    let host: Vec<HostBatch> =
+        batches.iter().map(|r| HostBatch::new(&reads_of(reads, r.clone()), opt, stride)).collect();
+    let mut hits = Vec::with_capacity(reads.len());
+    let mut in_flight = VecDeque::new();
+    let started = Instant::now();
+    for batch in host {
+        if in_flight.len() == gpu.depth() {
+            hits.extend(gpu.collect(in_flight.pop_front().expect("a batch in flight"))?.1);
+        }
+        in_flight.push_back(gpu.submit(batch)?);
+    }
+    while let Some(flight) = in_flight.pop_front() {
+        hits.extend(gpu.collect(flight)?.1);
+    }
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    Ok((k.into_iter().zip(l).collect(), hits, ms))
+}
+
+/// One warm-up, then the median GPU time of `repeats` runs (as aln runs `batches` where given,
+/// else `reads` as one batch); the answers of the warm-up.
 fn time_variant(
     gpu: &mut GpuAligner,
     reads: &ReadBatch,
+    batches: Option<&[Range<usize>]>,
     opt: &GapOptions,
     repeats: usize,
     rule: [u64; 4],
 ) -> Result<GpuPart> {
-    let (kl, hits, _) = run_gpu_part(gpu, reads, opt, rule)?;
+    let run = |gpu: &mut GpuAligner| match batches {
+        None => run_gpu_part(gpu, reads, opt, rule),
+        Some(batches) => run_as_aln(gpu, reads, batches, opt, rule),
+    };
+    let (kl, hits, _) = run(gpu)?;
     let mut times = Vec::new();
     for _ in 0..repeats.max(1) {
-        times.push(run_gpu_part(gpu, reads, opt, rule)?.2);
+        times.push(run(gpu)?.2);
     }
     times.sort_by(|a, b| a.partial_cmp(b).unwrap());
     Ok((kl, hits, times[times.len() / 2]))
@@ -250,5 +322,23 @@ mod tests {
         assert!(starts.len() > 10, "{starts:?}");
         assert!((0..100).all(|g| subset_range(g, 1000, 400).end <= 1000 && subset_range(g, 1000, 400).len() == 400));
         assert_eq!(subset_range(7, 300, 400), 0..300);
+    }
+
+    /// The held-out batches cover every read once, in order: of the batch size where there are
+    /// enough reads for the GPU's slots, else as many equal parts as it has slots.
+    #[test]
+    fn held_out_batches_fill_the_gpus_slots() {
+        let cover = |b: &[Range<usize>]| b.iter().flat_map(|r| r.clone()).collect::<Vec<_>>();
+        let four = held_out_batches(4 * 100, 100, 4);
+        assert_eq!(four, [0..100, 100..200, 200..300, 300..400]);
+        let more = held_out_batches(450, 100, 4);
+        assert_eq!((more.len(), more.last().cloned()), (5, Some(400..450)));
+        let one = held_out_batches(100, 100, 4);
+        assert_eq!(one, [0..25, 25..50, 50..75, 75..100]);
+        let odd = held_out_batches(10, 100, 4);
+        assert_eq!(cover(&odd), (0..10).collect::<Vec<_>>());
+        assert_eq!(odd.len(), 4);
+        assert_eq!(held_out_batches(3, 100, 4), [0..1, 1..2, 2..3]);
+        assert!(held_out_batches(0, 100, 4).is_empty());
     }
 }

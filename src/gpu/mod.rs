@@ -587,7 +587,13 @@ mod tests {
         // one compiled kernel) and all the occurrence variants together.
         let mut inexact = vec![
             InexactSwitches::default(),
-            InexactSwitches { occ_ldg: true, occ_same_block: true, occ_unroll: true, ..InexactSwitches::default() },
+            InexactSwitches {
+                occ_ldg: true,
+                occ_same_block: true,
+                occ_unroll: true,
+                occ_singleton: true,
+                ..InexactSwitches::default()
+            },
         ];
         for (name, values) in InexactSwitches::DOMAINS {
             for v in *values {

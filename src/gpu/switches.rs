@@ -224,6 +224,14 @@ pub struct InexactSwitches {
     /// A tuned file from before it existed reads as off.
     #[serde(default)]
     pub root_chain: bool,
+    /// An interval of one suffix-array row takes the counts before that row from the row's
+    /// own block (less the row's base) instead of reading a second block: the same intervals.
+    /// Off: on the H100 at 1 Gbp it moved neither pass (pass 2 -0.5 to -3 %, GPU busy within
+    /// the noise, bench/results/measurements.md): the root chain, where a read's intervals
+    /// are one row, already runs from `read_widths`' intervals, and the other pops are mostly
+    /// near the root, over wider intervals. A tuned file from before it existed reads as off.
+    #[serde(default)]
+    pub occ_singleton: bool,
 }
 
 fn default_last_teams_percent() -> u32 {
@@ -275,6 +283,7 @@ impl Default for InexactSwitches {
             last_teams_percent: default_last_teams_percent(),
             level_min_blocks: 16,
             root_chain: true,
+            occ_singleton: false,
         }
     }
 }
@@ -302,6 +311,7 @@ impl InexactSwitches {
         ("last_teams_percent", &[25, 50, 75, 100]),
         ("level_min_blocks", &[0, 14, 16, 20, 24, 32]),
         ("root_chain", &[0, 1]),
+        ("occ_singleton", &[0, 1]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -392,6 +402,7 @@ impl InexactSwitches {
             "last_teams_percent" => self.last_teams_percent = n,
             "level_min_blocks" => self.level_min_blocks = n,
             "root_chain" => self.root_chain = flag()?,
+            "occ_singleton" => self.occ_singleton = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -420,6 +431,7 @@ impl InexactSwitches {
             self.last_teams_percent,
             self.level_min_blocks,
             self.root_chain as u32,
+            self.occ_singleton as u32,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -441,6 +453,7 @@ impl InexactSwitches {
             flag("first_lockstep", self.first_lockstep),
             flag("heads_shared", self.heads_shared),
             flag("root_chain", self.root_chain),
+            flag("occ_singleton", self.occ_singleton),
         ];
         // Only when set, so that the default kernels' defines (and cache entries) stay as they were.
         if self.level_min_blocks > 0 && team == self.level_team_lanes {
@@ -509,6 +522,7 @@ mod tests {
             last_teams_percent: 1,
             level_min_blocks: 5,
             root_chain: false,
+            occ_singleton: false,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
@@ -539,7 +553,8 @@ mod tests {
                 "-Dentries_limit_exact=1",
                 "-Dfirst_lockstep=0",
                 "-Dheads_shared=0",
-                "-Droot_chain=1"
+                "-Droot_chain=1",
+                "-Docc_singleton=0"
             ]
         );
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
