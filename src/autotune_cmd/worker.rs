@@ -86,15 +86,11 @@ struct Expected {
     hits: Vec<Option<Vec<AlnHit>>>,
 }
 
-/// The worker: answers requests until stdin closes.
-pub fn run_worker(args: WorkerArgs) -> Result<()> {
-    let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.index, ".bwt"))?;
-    let mut gpu = GpuAligner::new(&bwt, Switches::default(), 0)?;
-    // Each run's answers are its own, never those of the run before (the reference's).
-    gpu.poison_outputs();
+/// The reads of `args`: two batches of training reads (a batch-sized subset of them per
+/// generation), then up to [`HELD_OUT_BATCHES`] held out (the first training batch when there
+/// are no more).
+fn training_and_held_out(args: &WorkerArgs) -> Result<(ReadBatch, ReadBatch)> {
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions { sequence_only: true, ..Default::default() })?;
-    // Two batches of training reads (a batch-sized subset of them per generation), then up to
-    // HELD_OUT_BATCHES held out.
     let mut pool = reader.next_batch(args.batch_size)?;
     let second = reader.next_batch(args.batch_size)?;
     pool.extend_from(&second, 0..second.len());
@@ -109,7 +105,19 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     if pool.is_empty() {
         bail!("{}: no reads", args.reads.display());
     }
-    let held_out = if held_out.is_empty() { reads_of(&pool, 0..pool.len().min(args.batch_size)) } else { held_out };
+    if held_out.is_empty() {
+        held_out = reads_of(&pool, 0..pool.len().min(args.batch_size));
+    }
+    Ok((pool, held_out))
+}
+
+/// The worker: answers requests until stdin closes.
+pub fn run_worker(args: WorkerArgs) -> Result<()> {
+    let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.index, ".bwt"))?;
+    let mut gpu = GpuAligner::new(&bwt, Switches::default(), 0)?;
+    // Each run's answers are its own, never those of the run before (the reference's).
+    gpu.poison_outputs();
+    let (pool, held_out) = training_and_held_out(&args)?;
     let held_batches = held_out_batches(held_out.len(), args.batch_size, gpu.depth());
     let opt = GapOptions::default();
     let plain = KernelSwitches::default();
