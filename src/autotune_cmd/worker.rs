@@ -87,12 +87,12 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     gpu.poison_outputs();
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     // Two batches of training reads (a batch-sized subset of them per generation), then up to
-    // HELD_OUT_BATCHES held out.
+    // HELD_OUT_BATCHES of aln's batches held out.
     let mut pool: Vec<ReadSeq> = reader.next_batch(args.batch_size)?;
     pool.extend(reader.next_batch(args.batch_size)?);
     let mut held_out = Vec::new();
     for _ in 0..HELD_OUT_BATCHES {
-        let batch = reader.next_batch(args.batch_size)?;
+        let batch = reader.next_batch(crate::aln::CPU_BATCH)?;
         if batch.is_empty() {
             break;
         }
@@ -102,7 +102,7 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
         bail!("{}: no reads", args.reads.display());
     }
     let held_out = if held_out.is_empty() { pool[..pool.len().min(args.batch_size)].to_vec() } else { held_out };
-    let held_batches = held_out_batches(held_out.len(), args.batch_size, gpu.depth());
+    let held_batches = held_out_batches(held_out.len(), crate::aln::CPU_BATCH, gpu.depth());
     let opt = GapOptions::default();
     let plain = KernelSwitches::default();
     // The kernels on the GPU now (loading a module costs the driver's JIT): sources and switches.
@@ -231,8 +231,8 @@ fn run_gpu_part(gpu: &mut GpuAligner, reads: &[ReadSeq], opt: &GapOptions, rule:
     Ok((k.into_iter().zip(l).collect(), hits, ms as f64))
 }
 
-/// Held-out batches (of the worker's batch size) read after the training pool: with several,
-/// the winner is timed as `aln` runs it, its batches overlapping on the GPU.
+/// Held-out batches (of `aln`'s batch size) read after the training pool: with several, the
+/// winner is timed as `aln` runs it, its batches overlapping on the GPU.
 const HELD_OUT_BATCHES: usize = 4;
 
 /// The held-out reads' batches as `aln` deals them: of `batch_size` reads, or, where the reads
