@@ -3,7 +3,7 @@
 # .sai must not change).
 # bench/run autotune human-like [SIZE_MBP=1000] [BUDGET=12m] [HELD_OUT_READS=1000000]: the
 # human-like genome indexed, dwgsim reads as in the speed mode (16 jobs), `bcuda autotune`
-# on a sample of 6 batches (2 train, 4 held out, timed as aln overlaps them) within BUDGET, evolving exact_match and the
+# on a sample of 2 training batches and 4 of aln's held out (timed as aln overlaps them) within BUDGET, evolving exact_match and the
 # inexact kernels together; then aln with the tuned kernels and with --no-tuned, alternately,
 # twice each, on HELD_OUT_READS other reads (never seen by autotune), timed end to end, the
 # .sai compared. SWEEP="a=1;b=2 c=0": other switch settings timed on the same reads.
@@ -39,7 +39,7 @@ autotune_ecoli() { # [POP] [GENS] [BUDGET]
 }
 
 autotune_human_like() { # [SIZE] [BUDGET] [HELD_OUT_READS]
-    local size=${1:-1000} budget=${2:-12m} held=${3:-1000000} sample=$((6 * 159744)) n jobs=16 j counts=() t0
+    local size=${1:-1000} budget=${2:-12m} held=${3:-1000000} sample=$((2 * 159744 + 4 * 262144)) n jobs=16 j counts=() t0
     log "autotune on the human-like benchmark: $size Mbp, budget $budget"
     human_like_genome "$size" "$W/genome.fa"
     wait_for_go

@@ -87,8 +87,8 @@ struct Expected {
 }
 
 /// The reads of `args`: two batches of training reads (a batch-sized subset of them per
-/// generation), then up to [`HELD_OUT_BATCHES`] held out (the first training batch when there
-/// are no more).
+/// generation), then up to [`HELD_OUT_BATCHES`] of aln's batches held out (the first training
+/// batch when there are no more).
 fn training_and_held_out(args: &WorkerArgs) -> Result<(ReadBatch, ReadBatch)> {
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions { sequence_only: true, ..Default::default() })?;
     let mut pool = reader.next_batch(args.batch_size)?;
@@ -96,7 +96,7 @@ fn training_and_held_out(args: &WorkerArgs) -> Result<(ReadBatch, ReadBatch)> {
     pool.extend_from(&second, 0..second.len());
     let mut held_out = ReadBatch::default();
     for _ in 0..HELD_OUT_BATCHES {
-        let batch = reader.next_batch(args.batch_size)?;
+        let batch = reader.next_batch(crate::aln::CPU_BATCH)?;
         if batch.is_empty() {
             break;
         }
@@ -118,7 +118,7 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     // Each run's answers are its own, never those of the run before (the reference's).
     gpu.poison_outputs();
     let (pool, held_out) = training_and_held_out(&args)?;
-    let held_batches = held_out_batches(held_out.len(), args.batch_size, gpu.depth());
+    let held_batches = held_out_batches(held_out.len(), crate::aln::CPU_BATCH, gpu.depth());
     let opt = GapOptions::default();
     let plain = KernelSwitches::default();
     // The kernels on the GPU now (loading a module costs the driver's JIT): sources and switches.
@@ -248,8 +248,8 @@ fn run_gpu_part(gpu: &mut GpuAligner, reads: &ReadBatch, opt: &GapOptions, rule:
     Ok((k.into_iter().zip(l).collect(), hits, ms as f64))
 }
 
-/// Held-out batches (of the worker's batch size) read after the training pool: with several,
-/// the winner is timed as `aln` runs it, its batches overlapping on the GPU.
+/// Held-out batches (of `aln`'s batch size) read after the training pool: with several, the
+/// winner is timed as `aln` runs it, its batches overlapping on the GPU.
 const HELD_OUT_BATCHES: usize = 4;
 
 /// The held-out reads' batches as `aln` deals them: of `batch_size` reads, or, where the reads
