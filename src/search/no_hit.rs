@@ -138,15 +138,25 @@ pub fn exact_part(bwt: &Bwt, read: &[u8], start: usize, end: usize, lookups: &mu
 }
 
 /// The most edits any hit of bwa's for a read with `max_diff` differences allowed may hold
-/// under `opt`: `max_diff`, where gap extensions count against it (bwa's default mode, GAPE);
-/// with `-e` they do not, and up to `max_gape` of them come on top.
+/// under `opt`: `max_diff`, and [`extra_edits`] more.
 pub fn edit_limit(max_diff: i32, opt: &GapOptions) -> i32 {
+    max_diff + extra_edits(opt)
+}
+
+/// Edits bwa's hits may hold beyond a read's `max_diff`: none where gap extensions count
+/// against it (bwa's default mode, GAPE); with `-e` they do not, and up to `max_gape` of them
+/// come on top.
+pub fn extra_edits(opt: &GapOptions) -> i32 {
     if opt.mode & MODE_GAPE != 0 {
-        max_diff
+        0
     } else {
-        max_diff + opt.max_gape.max(0)
+        opt.max_gape.max(0)
     }
 }
+
+/// The most edits a read is proved for (the GPU's stack entries keep edits in 5 bits); a read
+/// allowed more is left to bwa's search (cut into so many parts, its proof would find little).
+pub const MAX_EDITS: usize = 31;
 
 /// What a proof concluded about a read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,6 +168,8 @@ pub enum Answer {
     /// Given up after more lookups than allowed, or with a full stack (bwa's search decides).
     OverLookups,
     StackFull,
+    /// Not tried: fewer bases than parts, or more edits than [`MAX_EDITS`].
+    NotTried,
 }
 
 /// A proof's answer, its occurrence lookups and the most entries its stack held.
@@ -204,8 +216,8 @@ struct Proof<'a> {
 /// entry is popped after more than `max_lookups` lookups.
 pub fn prove(bwt: &Bwt, read: &[u8], limit: usize, max_lookups: u64, capacity: usize) -> Outcome {
     let (len, parts) = (read.len(), limit + 1);
-    if len < parts {
-        return Outcome { answer: Answer::Aligns, lookups: 0, peak: 0 };
+    if len < parts || limit > MAX_EDITS {
+        return Outcome { answer: Answer::NotTried, lookups: 0, peak: 0 };
     }
     let mut lookups = 0;
     let bounds = bounds(bwt, read, &mut lookups);
