@@ -67,7 +67,7 @@ fn reads(genome: &[u8], n: usize, next: &mut impl FnMut() -> u64) -> Vec<Read> {
                     _ => codes[at] = 4,
                 }
             }
-            Read { max_diff: (next() % 5) as usize, exact: next() % 5 == 0, codes }
+            Read { max_diff: (next() % 5) as usize, exact: next().is_multiple_of(5), codes }
         })
         .collect()
 }

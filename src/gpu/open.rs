@@ -13,14 +13,14 @@ use super::nvrtc::{self, arch_for, compile_cached, driver_present, nvrtc_present
 use super::switches::{InexactSwitches, Switches};
 use super::{EXACT_MATCH_CU, INEXACT_MATCH_CU};
 
+/// The compiled kernels of `aln`: the inexact modules (one per team size), exact_match's, and
+/// the no-hit pass's when it is on.
+type KernelImages = (Vec<(u32, Image)>, Image, Option<Image>);
+
 /// `aln`'s kernels for `arch` with these switches, from the kernel cache or NVRTC (at once: NVRTC
 /// takes seconds for the inexact ones): the inexact modules ([`inexact_kernels::compile`]),
 /// exact_match's, and the no-hit pass's when the switches turn it on.
-fn compile_kernels(
-    inexact: &InexactSwitches,
-    exact: &Switches,
-    arch: &'static str,
-) -> Result<(Vec<(u32, Image)>, Image, Option<Image>)> {
+fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static str) -> Result<KernelImages> {
     let (inexact_images, exact_image, no_hit_image) = std::thread::scope(|s| {
         let inexact_images = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, inexact, arch));
         let no_hit_image = s.spawn(|| no_hit::compile(inexact, arch));

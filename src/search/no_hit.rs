@@ -102,8 +102,8 @@ pub fn bounds(bwt: &Bwt, read: &[u8], lookups: &mut u64) -> Bounds {
         b.after[i] = pieces;
     }
     (pieces, ik) = (0, None);
-    for i in 0..len {
-        ik = grown(ik, read[i], false, lookups);
+    for (i, &c) in read.iter().enumerate() {
+        ik = grown(ik, c, false, lookups);
         pieces = pieces.saturating_add(ik.is_none() as u8);
         b.before[i + 1] = pieces;
     }
