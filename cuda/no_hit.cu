@@ -270,7 +270,8 @@ __device__ int run_search(Proof &p, const BiInterval &ik, int end, u32 max_looku
 // Whether p's read has no alignment within p.limit edits (PROOF_NONE) or may have one.
 __device__ int prove(Proof &p, u32 max_lookups)
 {
-    if (p.len < p.parts || p.limit > NO_HIT_MAX_EDITS || p.len > NO_HIT_MAX_LEN) return PROOF_MAYBE; // not tried
+    if (p.len < p.parts || p.limit > NO_HIT_MAX_EDITS) return PROOF_MAYBE; // not tried
+    if (p.limit < 0 || p.len > NO_HIT_MAX_LEN) return PROOF_MAYBE; // guard
     compute_bounds(p);
     if (p.after[0] > p.limit) return PROOF_NONE;
     for (int j = 0; j < p.parts; ++j) {
