@@ -53,7 +53,7 @@ pub const UNTOUCHABLE: &[&str] = &["__syncwarp", "__syncthreads", "_sync(", "ato
 /// The built-in types a declaration may start with; the source's own (`struct Name`,
 /// `typedef ... Name;`) are found by [`source_types`].
 const BUILTIN_TYPES: &[&str] =
-    &["int", "u32", "u64", "u16", "u8", "bool", "unsigned", "float", "double", "uint2", "uint4"];
+    &["int", "u32", "u64", "u16", "u8", "bool", "unsigned", "float", "double", "uint2", "uint4", "ulonglong2"];
 
 /// The types a declaration may start with: the built-in ones and every struct and typedef
 /// the source defines (so that a line such as `Search s;` counts as a declaration, which is

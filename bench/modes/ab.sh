@@ -5,7 +5,10 @@
 #      switch set of CHECK (BCUDA_TEST_INEXACT_SWITCHES syntax; default root_chain=1);
 #   2. every config of CONFIGS ("name:build:switches ...", build `new` = bundle/bcuda, any
 #      other BUILD = bundle/bcuda-BUILD, another build copied in by hand, e.g. bcuda-base),
-#      REPS times (default 2), both regimes: wall, GPU busy, each pass's time;
+#      REPS times (default 2), both regimes: wall, GPU busy, the no-hit pass's and each pass's
+#      time (the no-hit pass: CHECK=no_hit_budget=100000 CONFIGS="off:new:
+#      on:new:no_hit_budget=100000" ADNA_RANDOM=0.5 W=/tmp/bench-ab-random50, a W of its own:
+#      the reads are made once per W);
 #   3. each config's .sai against the first config's;
 #   4. with GPU_CHECK=1, bench/run identity (SKIP_SWITCHES=1), counted.
 # Log: ab-TAG.log.
@@ -59,7 +62,7 @@ ab_configs() { # REPS CONFIGS
         t0=$(now)
         BCUDA_TEST_INEXACT_SWITCHES=$sw $x aln --gpu -t 16 $(ab_opts $reg) "$W/genome.fa" "$(ab_reads $reg)" > "$s.sai" 2> "$s.err"
         t1=$(now)
-        log "$reg $name ($build${sw:+ $sw}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s' "$s.err"); $(grep -o 'pass [123] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); sai $(md5sum < "$s.sai" | cut -c1-8)"
+        log "$reg $name ($build${sw:+ $sw}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s' "$s.err"); $(grep -o 'no-hit pass [0-9.]* ms on [0-9]* reads: [0-9]* proved' "$s.err") $(grep -o 'pass [123] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); sai $(md5sum < "$s.sai" | cut -c1-8)"
     done; done; done
     first=${2%% *} first=${first%%:*}
     for reg in 100bp adna; do for cfg in $2; do

@@ -43,6 +43,25 @@ forced_paths() {
     BCUDA_TEST_SLOTS=3 BCUDA_TEST_BATCH_READS=8192 check ecoli536.fa "$ecoli_art"
 }
 
+# The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the
+# search, the rest go on. Ancient-DNA reads of E. coli with half of them random (environmental
+# DNA), with ancient DNA's options, bwa's defaults and -e (gap extensions beyond -n); a limit of
+# 200 lookups, at which most proofs give up; mapped reads with the passes' stacks small.
+no_hit_paths() {
+    local adna=$W/adna_half_random.fq sw ecoli_art
+    ecoli_art=$(data_file ecoli536_art.fq)
+    "$SIM_ADNA" "$W/ecoli536.fa" 20000 7 0.5 > "$adna" || { fail "sim_adna"; return; }
+    for sw in no_hit_budget=100000 no_hit_budget=200; do
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna" -l 1024 -n 0.01 -o 2
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna"
+    done
+    BCUDA_TEST_INEXACT_SWITCHES=no_hit_budget=100000 check ecoli536.fa "$adna" -n 2 -o 1 -e 3
+    BCUDA_TEST_INEXACT_SWITCHES=no_hit_budget=100000 BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES="no_hit_budget=100000 first_lockstep=1" check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
+    summary_line "GPU kernels" no_hit_budget=100000 BCUDA_TEST_INEXACT_SWITCHES=no_hit_budget=100000 -- \
+        -l 1024 -n 0.01 -o 2 "$adna"
+}
+
 # summary_line PATTERN LABEL ENV... -- [OPTIONS...] READS: the summary's line matching
 # PATTERN of a GPU run on E. coli with the test hooks ENV, into the log under LABEL.
 summary_line() {

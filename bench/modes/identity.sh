@@ -1,7 +1,8 @@
 # bench/run identity: the GPU's .sai against the CPU's (the oracle) on every read set and
 # option set of the CPU tests (-n, -o, -l/-k, -R, -N, -m, -e, reads of 36 to 250 bases and
 # of mixed lengths, gzip'd input), with the GPU's paths forced by the test hooks (small
-# stacks, kernel switches, the interval table's depth, batches in flight); then start-up,
+# stacks, kernel switches, the interval table's depth, batches in flight, the no-hit pass on
+# ancient-DNA reads half of them random); then start-up,
 # exact_match alone (and with each switch flipped, unless SKIP_SWITCHES=1), whole aln on 1M
 # reads against bwa aln, and failed batches and a dead GPU (the CPU takes over: same .sai).
 # Prints SAME / DIFF / FAIL lines and a final count; exits 1 on any DIFF or FAIL.
@@ -17,7 +18,10 @@ mode_main() {
     cp testdata/demo_ref.fa "$W/" && $B index -q "$W/demo_ref.fa"
     log "== $([ "$ALIGN" = --gpu ] && echo "GPU .sai vs CPU .sai" || echo "bcuda aln --cpu .sai vs bwa aln .sai")"
     option_sets
-    [ "$ALIGN" = --gpu ] && forced_paths
+    if [ "$ALIGN" = --gpu ]; then
+        forced_paths
+        no_hit_paths
+    fi
     log "identity failures: $FAILURES"
     if [ "$ALIGN" = --gpu ]; then
         start_up

@@ -1,10 +1,11 @@
 //! `bcuda-dev kernel-resources`: ptxas's registers, stack and spills of the inexact kernels, as
-//! NVRTC compiles them for `aln` (one compilation per team size), without a GPU. A change to
-//! the team kernel that adds registers can cost a resident team per SM (pass 2's one-warp teams
-//! fit an SM by registers), so this is the first check of such a change.
+//! NVRTC compiles them for `aln` (one compilation per team size, and the no-hit pass's when
+//! `no_hit_budget` turns it on), without a GPU. A change to the team kernel that adds registers
+//! can cost a resident team per SM (pass 2's one-warp teams fit an SM by registers), so this is
+//! the first check of such a change.
 
 use anyhow::{bail, Result};
-use bcuda::gpu::{nvrtc_present, resource_usage, InexactSwitches, INEXACT_MATCH_CU};
+use bcuda::gpu::{no_hit, nvrtc_present, resource_usage, InexactSwitches, INEXACT_MATCH_CU};
 
 /// The real architectures NVRTC is asked for here.
 const ARCHS: [&str; 7] = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"];
@@ -33,17 +34,25 @@ pub fn run(args: KernelResourcesArgs) -> Result<()> {
     let Some(&arch) = ARCHS.iter().find(|&&a| a == args.arch) else { bail!("unknown architecture {}", args.arch) };
     for (team, defines) in switches.modules() {
         println!("teams of {team} threads ({}):", defines.join(" "));
-        let log = resource_usage(INEXACT_MATCH_CU, &defines, arch)?;
-        let mut function = String::new();
-        for line in log.lines() {
-            if let Some(name) = line.split('\'').nth(1).filter(|_| line.contains("Compiling entry function")) {
-                function = name.to_string();
-            } else if line.contains("Used") || line.contains("spill") {
-                let what =
-                    line.trim_start_matches("ptxas").trim_start_matches(" info").trim_start_matches([' ', ':', '.']);
-                println!("  {function}: {what}");
-            }
-        }
+        print_usage(&resource_usage(INEXACT_MATCH_CU, &defines, arch)?);
+    }
+    if switches.no_hit_budget > 0 {
+        let defines = no_hit::defines(&switches);
+        println!("the no-hit pass ({}):", defines.join(" "));
+        print_usage(&resource_usage(no_hit::NO_HIT_CU, &defines, arch)?);
     }
     Ok(())
+}
+
+/// Each entry function's lines of ptxas's report (registers, stack, spills).
+fn print_usage(log: &str) {
+    let mut function = String::new();
+    for line in log.lines() {
+        if let Some(name) = line.split('\'').nth(1).filter(|_| line.contains("Compiling entry function")) {
+            function = name.to_string();
+        } else if line.contains("Used") || line.contains("spill") {
+            let what = line.trim_start_matches("ptxas").trim_start_matches(" info").trim_start_matches([' ', ':', '.']);
+            println!("  {function}: {what}");
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! `bcuda-dev no-hit`: how many reads a proof of "no alignment within `max_diff` edits" would
+//! `bcuda-dev no-hit`: how many reads a proof of "no alignment within the edit limit" would
 //! answer without bwa's search, and at what cost in occurrence lookups.
 //!
 //! bwa's hits (in its default mode, where gap extensions count) are alignments of the whole
@@ -9,12 +9,18 @@
 //! interval, then extend it both ways over the rest of the read, allowing the edits left,
 //! over the bidirectional index that bwa's BWT of both strands already is (bwa-mem's
 //! `bwt_extend`). An empty search is the proof; an alignment found means "maybe".
+//!
+//! The search here is the reference, written as recursion; `--entries N` runs instead the form
+//! the GPU runs before its inexact search (`bcuda::search::no_hit::prove`, ported by
+//! cuda/no_hit.cu): an explicit stack of N entries, the lookups checked at each pop.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use bcuda::aln_options::{cal_maxdiff, AVG_ERR};
 use bcuda::reads::{ReadBatchReader, ReadOptions};
+use bcuda::sai::{GapOptions, MODE_GAPE};
+use bcuda::search::no_hit::{self, exact_part, extend, Answer, BiInterval, Bounds};
 use bcuda_index::Bwt;
 use rayon::prelude::*;
 
@@ -27,6 +33,10 @@ pub struct NoHitArgs {
     /// bwa's -n: maximum differences, or the missing-alignment probability when under 1.
     #[arg(short = 'n', default_value_t = 0.04)]
     pub max_diff: f32,
+    /// bwa's -e: gap extensions; given, they no longer count against -n (as in bwa), so the
+    /// proof allows this many edits more.
+    #[arg(short = 'e')]
+    pub max_gape: Option<i32>,
     /// bwa's `.sai` of the same reads: every read the proof answers must have no hit there.
     #[arg(long)]
     pub sai: Option<PathBuf>,
@@ -36,124 +46,35 @@ pub struct NoHitArgs {
     /// Lookups a read's proof may take before it gives the read up to bwa's search.
     #[arg(long, default_value_t = 100_000)]
     pub budget: u64,
-}
-
-/// bwa's bidirectional interval: rows of the string (`fwd`), of its reverse complement
-/// (`rev`), and how many.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BiInterval {
-    pub fwd: u64,
-    pub rev: u64,
-    pub size: u64,
-}
-
-/// The interval of the one-base string `c`.
-pub fn base_interval(bwt: &Bwt, c: u8) -> BiInterval {
-    let l2 = bwt.l2();
-    let c = c as usize;
-    BiInterval { fwd: l2[c] + 1, rev: l2[3 - c] + 1, size: l2[c + 1] - l2[c] }
-}
-
-/// The four extensions of `ik` by one base (bwa-mem's bwt_extend): prepended (`back`), where
-/// entry c is c·W, or appended, where entry c is W·(3-c).
-fn extend(bwt: &Bwt, ik: &BiInterval, back: bool, lookups: &mut u64) -> [BiInterval; 4] {
-    let l2 = bwt.l2();
-    let searched = if back { ik.fwd } else { ik.rev };
-    let other = if back { ik.rev } else { ik.fwd };
-    let (tk, tl) = bwt.occ4_pair(searched.wrapping_sub(1), searched - 1 + ik.size);
-    *lookups += 2;
-    let mut out = [BiInterval { fwd: 0, rev: 0, size: 0 }; 4];
-    let holds_primary = searched <= bwt.primary() && searched + ik.size > bwt.primary();
-    let mut next = other + holds_primary as u64;
-    for c in (0..4).rev() {
-        let searched_c = l2[c] + 1 + tk[c];
-        let size = tl[c] - tk[c];
-        out[c] = if back {
-            BiInterval { fwd: searched_c, rev: next, size }
-        } else {
-            BiInterval { fwd: next, rev: searched_c, size }
-        };
-        next += size;
-    }
-    out
-}
-
-/// W·b, or None when it does not occur.
-fn append(bwt: &Bwt, ik: &BiInterval, b: u8, lookups: &mut u64) -> Option<BiInterval> {
-    let out = extend(bwt, ik, false, lookups)[3 - b as usize];
-    (out.size > 0).then_some(out)
-}
-
-/// b·W, or None when it does not occur.
-pub fn prepend(bwt: &Bwt, ik: &BiInterval, b: u8, lookups: &mut u64) -> Option<BiInterval> {
-    let out = extend(bwt, ik, true, lookups)[b as usize];
-    (out.size > 0).then_some(out)
+    /// Prove as the GPU does, with a stack of this many entries (a read that needs more is
+    /// left to bwa's search), instead of the recursive reference.
+    #[arg(long)]
+    pub entries: Option<usize>,
 }
 
 /// The search for one read: its codes, the edits allowed, the lookups spent, and lower bounds
-/// on the edits its suffixes (`after[i]`: read[i..]) and prefixes (`before[i]`: read[..i])
-/// need, as bwa's D array bounds its prefixes.
+/// on the edits its suffixes and prefixes need ([`Bounds`]).
 struct Proof<'a> {
     bwt: &'a Bwt,
     read: &'a [u8],
     max_diff: usize,
     lookups: u64,
     budget: u64,
-    after: Vec<usize>,
-    before: Vec<usize>,
+    bounds: Bounds,
     /// The part of each read position, and each part's first position.
     part: Vec<usize>,
     part_start: Vec<usize>,
 }
 
 impl Proof<'_> {
-    /// The bounds: the read cut greedily into pieces that each fail to occur by their last base
-    /// (from the right end for `after`, from the left for `before`); a part of the read needs
-    /// an edit in every such piece it holds whole.
-    fn bounds(&mut self) {
-        let len = self.read.len();
-        self.after = vec![0; len + 1];
-        self.before = vec![0; len + 1];
-        let mut pieces = 0;
-        let mut ik: Option<BiInterval> = None;
-        for i in (0..len).rev() {
-            ik = self.grown(ik, self.read[i], true);
-            if ik.is_none() {
-                pieces += 1;
-            }
-            self.after[i] = pieces;
-        }
-        pieces = 0;
-        ik = None;
-        for i in 0..len {
-            ik = self.grown(ik, self.read[i], false);
-            if ik.is_none() {
-                pieces += 1;
-            }
-            self.before[i + 1] = pieces;
-        }
-    }
-
-    /// The piece so far grown by base c (prepended or appended); None when it stops occurring.
-    fn grown(&mut self, ik: Option<BiInterval>, c: u8, back: bool) -> Option<BiInterval> {
-        if c > 3 {
-            return None;
-        }
-        match ik {
-            None => Some(base_interval(self.bwt, c)),
-            Some(ik) if back => prepend(self.bwt, &ik, c, &mut self.lookups),
-            Some(ik) => append(self.bwt, &ik, c, &mut self.lookups),
-        }
-    }
-
     /// Whether the read has an alignment within `max_diff` edits to some substring.
     fn aligns(&mut self) -> bool {
         let (len, parts) = (self.read.len(), self.max_diff + 1);
         if len < parts {
             return true;
         }
-        self.bounds();
-        if self.after[0] > self.max_diff {
+        self.bounds = no_hit::bounds(self.bwt, self.read, &mut self.lookups);
+        if self.bounds.after[0] as usize > self.max_diff {
             return false;
         }
         self.part_start = (0..parts).map(|j| j * len / parts).collect();
@@ -162,24 +83,9 @@ impl Proof<'_> {
         // has an edit (an alignment with one of them exact is search i's, which came first).
         (0..parts).any(|j| {
             let (start, end) = (self.part_start[j], if j + 1 < parts { self.part_start[j + 1] } else { len });
-            self.exact_part(start, end).is_some_and(|ik| self.right(ik, end, start, 0))
+            exact_part(self.bwt, self.read, start, end, &mut self.lookups)
+                .is_some_and(|ik| self.right(ik, end, start, 0))
         })
-    }
-
-    /// The interval of read[start..end], matched exactly.
-    fn exact_part(&mut self, start: usize, end: usize) -> Option<BiInterval> {
-        let last = self.read[end - 1];
-        if last > 3 {
-            return None;
-        }
-        let mut ik = base_interval(self.bwt, last);
-        for &c in self.read[start..end - 1].iter().rev() {
-            if c > 3 {
-                return None;
-            }
-            ik = prepend(self.bwt, &ik, c, &mut self.lookups)?;
-        }
-        Some(ik)
     }
 
     /// Extends over read[i..] to the right with `used` edits spent, then over read[..start]
@@ -188,8 +94,8 @@ impl Proof<'_> {
         if self.lookups > self.budget {
             return true; // given up: bwa's search decides
         }
-        let before = self.before[start].max(self.part.get(start).copied().unwrap_or(0));
-        if used + self.after[i] + before > self.max_diff {
+        let before = (self.bounds.before[start] as usize).max(self.part.get(start).copied().unwrap_or(0));
+        if used + self.bounds.after[i] as usize + before > self.max_diff {
             return false;
         }
         if i == self.read.len() {
@@ -219,7 +125,7 @@ impl Proof<'_> {
             return true;
         }
         let open = self.part[i - 1] + (part_edits == 0) as usize;
-        if used + self.before[i].max(open) > self.max_diff {
+        if used + (self.bounds.before[i] as usize).max(open) > self.max_diff {
             return false;
         }
         let children = extend(self.bwt, &ik, true, &mut self.lookups);
@@ -256,8 +162,7 @@ pub fn aligns_within(bwt: &Bwt, read: &[u8], max_diff: usize, budget: u64) -> (b
         max_diff,
         lookups: 0,
         budget,
-        after: Vec::new(),
-        before: Vec::new(),
+        bounds: Bounds { after: Vec::new(), before: Vec::new() },
         part: Vec::new(),
         part_start: Vec::new(),
     };
@@ -265,27 +170,63 @@ pub fn aligns_within(bwt: &Bwt, read: &[u8], max_diff: usize, budget: u64) -> (b
     (found, proof.lookups)
 }
 
+/// One read's proof: whether it may align (an alignment found, or given up), its lookups,
+/// and with `--entries` the most entries its stack held and whether it filled.
+struct ReadProof {
+    aligns: bool,
+    lookups: u64,
+    peak: usize,
+    stack_full: bool,
+}
+
+/// The proof of `read` with `limit` edits: the reference, or with `entries` the GPU's form.
+fn prove(bwt: &Bwt, read: &[u8], limit: usize, args: &NoHitArgs) -> ReadProof {
+    match args.entries {
+        None => {
+            let (aligns, lookups) = aligns_within(bwt, read, limit, args.budget);
+            ReadProof { aligns, lookups, peak: 0, stack_full: false }
+        }
+        Some(entries) => {
+            let out = no_hit::prove(bwt, read, limit, args.budget, entries);
+            ReadProof {
+                aligns: out.answer != Answer::NoAlignment,
+                lookups: out.lookups,
+                peak: out.peak,
+                stack_full: out.answer == Answer::StackFull,
+            }
+        }
+    }
+}
+
+/// The edits a read of `len` bases may hold in bwa's hits under `-n` and `-e`.
+fn read_limit(args: &NoHitArgs, len: usize) -> usize {
+    let max_diff = if args.max_diff >= 1.0 {
+        args.max_diff as i32
+    } else {
+        cal_maxdiff(len as i32, AVG_ERR, args.max_diff as f64)
+    };
+    let mut opt = GapOptions::default();
+    if let Some(e) = args.max_gape {
+        opt.mode &= !MODE_GAPE;
+        opt.max_gape = e;
+    }
+    no_hit::edit_limit(max_diff, &opt).max(0) as usize
+}
+
 pub fn run(args: NoHitArgs) -> Result<()> {
     let bwt = Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
-    let mut answers: Vec<(bool, u64)> = Vec::new();
+    let mut answers: Vec<ReadProof> = Vec::new();
     loop {
         let batch = reader.next_batch(1 << 16)?;
         if batch.is_empty() {
             break;
         }
-        let max_diff = |len: usize| {
-            if args.max_diff >= 1.0 {
-                args.max_diff as usize
-            } else {
-                cal_maxdiff(len as i32, AVG_ERR, args.max_diff as f64).max(0) as usize
-            }
-        };
-        answers.par_extend(batch.par_iter().map(|r| aligns_within(&bwt, r.aligned(), max_diff(r.len), args.budget)));
+        answers.par_extend(batch.par_iter().map(|r| prove(&bwt, r.aligned(), read_limit(&args, r.len), &args)));
     }
-    let proven: Vec<usize> = (0..answers.len()).filter(|&i| !answers[i].0).collect();
+    let proven: Vec<usize> = (0..answers.len()).filter(|&i| !answers[i].aligns).collect();
     if let Some(path) = &args.left {
-        let left: String = (0..answers.len()).filter(|&i| answers[i].0).map(|i| format!("{i}\n")).collect();
+        let left: String = (0..answers.len()).filter(|&i| answers[i].aligns).map(|i| format!("{i}\n")).collect();
         std::fs::write(path, left)?;
     }
     if let Some(sai) = &args.sai {
@@ -297,16 +238,26 @@ pub fn run(args: NoHitArgs) -> Result<()> {
         ("no alignment within max_diff (answered)", false),
         ("an alignment found, or given up (bwa's search needed)", true),
     ] {
-        let mut l: Vec<u64> = answers.iter().filter(|a| a.0 == found).map(|a| a.1).collect();
-        l.sort_unstable();
-        let at = |q: f64| l.get(((l.len() as f64 * q) as usize).min(l.len().saturating_sub(1))).copied().unwrap_or(0);
-        let mean = l.iter().sum::<u64>() as f64 / l.len().max(1) as f64;
-        println!("{what}: {}\t{mean:.0}\t{}\t{}\t{}", l.len(), at(0.5), at(0.9), l.last().copied().unwrap_or(0));
+        let l: Vec<u64> = answers.iter().filter(|a| a.aligns == found).map(|a| a.lookups).collect();
+        println!("{what}: {}", spread(l));
+    }
+    if let Some(entries) = args.entries {
+        let full = answers.iter().filter(|a| a.stack_full).count();
+        let peaks = spread(answers.iter().map(|a| a.peak as u64).collect());
+        println!("stack of {entries} entries: {full} reads filled it; peak entries per read: {peaks}");
     }
     if args.sai.is_some() {
         println!("every answered read has no hit in the .sai");
     }
     Ok(())
+}
+
+/// How many values, then their mean, median, 90th percentile and maximum, tab-separated.
+fn spread(mut v: Vec<u64>) -> String {
+    v.sort_unstable();
+    let at = |q: f64| v.get(((v.len() as f64 * q) as usize).min(v.len().saturating_sub(1))).copied().unwrap_or(0);
+    let mean = v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
+    format!("{}\t{mean:.0}\t{}\t{}\t{}", v.len(), at(0.5), at(0.9), v.last().copied().unwrap_or(0))
 }
 
 /// Every read in `proven` (indexes in the file) has no hit in `sai`.
@@ -333,28 +284,58 @@ fn check_against_sai(sai: &std::path::Path, proven: &[usize]) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// Built by appending base by base, an interval's forward rows are backward search's.
+    /// With no limit on lookups or stack, the GPU's form visits the reference's intervals in
+    /// its order: the same answer and the same lookups for every read and edit limit.
     #[test]
-    fn appending_gives_backward_searchs_interval() {
+    fn the_gpus_form_unbounded_is_the_reference() {
         let dir = tempfile::tempdir().unwrap();
-        let text: Vec<u8> = (0..5000u64).map(|i| b"ACGT"[((i * 2654435761) >> 7) as usize % 4]).collect();
-        let fa = dir.path().join("t.fa");
-        std::fs::write(&fa, [b">t\n".as_slice(), &text, b"\n"].concat()).unwrap();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut genome: Vec<u8> = (0..8000).map(|_| (next() % 4) as u8).collect();
+        // Repeats, so that intervals hold several rows.
+        let unit: Vec<u8> = genome[100..400].to_vec();
+        for at in [2000, 4000, 6000] {
+            genome[at..at + 300].copy_from_slice(&unit);
+        }
+        let fa = dir.path().join("g.fa");
+        let text: Vec<u8> = genome.iter().map(|&c| b"ACGT"[c as usize]).collect();
+        std::fs::write(&fa, [b">g\n".as_slice(), &text, b"\n"].concat()).unwrap();
         bcuda_index::build_index(&fa, &fa, bcuda_index::BuildOptions::default()).unwrap();
         let bwt = Bwt::load(&bcuda_index::with_ext(&fa, ".bwt")).unwrap();
-        let code = |b: u8| b"ACGT".iter().position(|&x| x == b).unwrap() as u8;
-        let mut lookups = 0;
-        for start in (0..4900).step_by(97) {
-            let w: Vec<u8> = text[start..start + 12].iter().map(|&b| code(b)).collect();
-            let mut ik = base_interval(&bwt, w[0]);
-            for &c in &w[1..] {
-                ik = append(&bwt, &ik, c, &mut lookups).unwrap();
+        let mut compared = 0;
+        for r in 0..300 {
+            let len = 20 + (next() % 40) as usize;
+            let mut read: Vec<u8> = if r % 3 == 0 {
+                (0..len).map(|_| (next() % 4) as u8).collect()
+            } else {
+                let at = (next() % (genome.len() - len) as u64) as usize;
+                genome[at..at + len].to_vec()
+            };
+            for _ in 0..next() % 4 {
+                let at = (next() % read.len() as u64) as usize;
+                match next() % 4 {
+                    0 => read[at] = (next() % 4) as u8,
+                    1 => read.insert(at, (next() % 4) as u8),
+                    2 => drop(read.remove(at)),
+                    _ => read[at] = 4,
+                }
             }
-            let (k, l) = bwt.match_exact(&w).unwrap();
-            assert_eq!((ik.fwd, ik.fwd + ik.size - 1), (k, l), "at {start}");
-            let rc: Vec<u8> = w.iter().rev().map(|&c| 3 - c).collect();
-            let (rk, rl) = bwt.match_exact(&rc).unwrap();
-            assert_eq!((ik.rev, ik.rev + ik.size - 1), (rk, rl), "reverse complement at {start}");
+            for limit in 0..=4 {
+                let (aligns, lookups) = aligns_within(&bwt, &read, limit, u64::MAX);
+                let gpu = no_hit::prove(&bwt, &read, limit, u64::MAX, usize::MAX);
+                assert_eq!(
+                    (gpu.answer != Answer::NoAlignment, gpu.lookups),
+                    (aligns, lookups),
+                    "read {r}, limit {limit}"
+                );
+                compared += 1;
+            }
         }
+        assert_eq!(compared, 1500);
     }
 }

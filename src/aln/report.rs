@@ -54,18 +54,37 @@ fn kernels_line(gpu: &GpuAligner) -> String {
         })
         .collect();
     format!(
-        "exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: D arrays {:.1} ms ({:.2} G occurrence lookups), {}; {} reads outgrew the last pass's stack{}",
+        "exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: D arrays {:.1} ms ({:.2} G occurrence lookups), {}{}; {} reads outgrew the last pass's stack{}",
         t.exact_ms,
         t.exact_reads,
         t.inexact_ms(),
         t.widths_ms,
         t.widths_lookups as f64 / 1e9,
+        no_hit_part(gpu),
         passes.join(", "),
         t.stack_overflow_reads,
         match t.first_pass_gave_up {
             Some((b, finished, handed_on)) => format!("; pass 1 gave up on its reads by the end of batch {} of {} (it had handed on {handed_on} of the {finished} reads it finished, over {:.0} %), so the teams searched them", b + 1, t.batches, HAND_ON_SHARE * 100.0),
             None => String::new(),
         },
+    )
+}
+
+/// The no-hit pass, when it ran: its time, the reads it tried and proved to have no hit, its
+/// lookups (ends with a comma, before the passes).
+fn no_hit_part(gpu: &GpuAligner) -> String {
+    let t = gpu.totals;
+    let max_lookups = gpu.inexact_switches().no_hit_budget;
+    if max_lookups == 0 && t.no_hit_reads == 0 {
+        return String::new();
+    }
+    let rate = t.no_hit_lookups as f64 / (t.no_hit_ms as f64 / 1000.0).max(1e-9) / 1e9;
+    format!(
+        "no-hit pass {:.1} ms on {} reads: {} proved to have no hit (at most {max_lookups} lookups a read; {:.2} G occurrence lookups, {rate:.1} G/s), ",
+        t.no_hit_ms,
+        t.no_hit_reads,
+        t.no_hit_proved,
+        t.no_hit_lookups as f64 / 1e9
     )
 }
 

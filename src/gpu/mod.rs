@@ -15,6 +15,7 @@ pub mod index_sort;
 pub mod inexact;
 pub mod inexact_kernels;
 pub mod interval_table;
+pub mod no_hit;
 pub mod nvrtc;
 mod open;
 mod queue;
@@ -38,9 +39,10 @@ use first_pass::{gave_up, rule_state};
 use inexact::{Pass, Scratchpad};
 use inexact_kernels::InexactKernels;
 use interval_table::{GpuBwt, GpuIntervals};
+use no_hit::NoHitKernels;
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present, resource_usage};
 pub use open::{gpu_model, warm_kernel_cache, OpenGpu, StartupTimes};
-use slot::{Slot, N_COUNTERS};
+use slot::{Slot, NO_HIT_COUNTERS, N_COUNTERS, N_LOOKUP_COUNTS, ORDER_COUNTERS};
 pub use switches::{InexactSwitches, Switches};
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
@@ -87,21 +89,29 @@ pub struct BatchTimes {
     /// The batch (from 0) in which pass 1 gave up on its reads, with the reads it had
     /// finished and handed on by the end of that batch (see `GpuAligner::adapt_first_pass`).
     pub first_pass_gave_up: Option<(usize, u64, u64)>,
+    /// The no-hit pass ([`no_hit`]): its kernels' time, the reads it tried (those without an
+    /// exact match), those it proved to have no hit, and its occurrence lookups.
+    pub no_hit_ms: f32,
+    pub no_hit_reads: usize,
+    pub no_hit_proved: usize,
+    pub no_hit_lookups: u64,
 }
 
 impl BatchTimes {
-    /// The inexact search's kernels: the D arrays and every pass.
+    /// The inexact search's kernels: the D arrays, the no-hit pass and every pass.
     pub fn inexact_ms(&self) -> f32 {
-        self.widths_ms + self.pass_ms.iter().sum::<f32>()
+        self.widths_ms + self.no_hit_ms + self.pass_ms.iter().sum::<f32>()
     }
 }
 
 /// A batch queued on the GPU: its slot, its inputs, and events around its kernels (exact
-/// start and end, read_widths' start and end, then the start and end of each pass).
+/// start and end, read_widths' start and end, then the start and end of each pass; the no-hit
+/// pass's apart, when it ran).
 pub struct InFlight {
     slot: usize,
     batch: HostBatch,
     events: Vec<CudaEvent>,
+    no_hit_events: Option<[CudaEvent; 2]>,
 }
 
 /// The exact_match kernel's arguments besides the index.
@@ -139,6 +149,8 @@ pub struct GpuAligner {
     first_rule: CudaSlice<u64>,
     exact: HashMap<bool, CudaFunction>,
     inexact: InexactKernels,
+    /// The no-hit pass's kernels, when `no_hit_budget` turns it on.
+    no_hit: Option<NoHitKernels>,
     sms: usize,
     arch: &'static str,
     pub device_name: String,
@@ -200,6 +212,7 @@ impl GpuAligner {
             switches,
             inexact_switches,
             inexact,
+            no_hit,
             exact: exact_f,
             mut startup,
         } = gpu;
@@ -238,6 +251,7 @@ impl GpuAligner {
             inexact_switches,
             exact: HashMap::from([(direct_index, exact_f)]),
             inexact,
+            no_hit,
             sms,
             arch,
             device_name,
@@ -299,6 +313,7 @@ impl GpuAligner {
             bail!("inexact kernel switches: {why}");
         }
         let kernels = InexactKernels::load(&self.ctx, inexact_kernels::compile(source, &switches, self.arch)?)?;
+        let no_hit = no_hit::compile(&switches, self.arch)?.map(|i| NoHitKernels::load(&self.ctx, i)).transpose()?;
         // The old scratchpads may be in use by a batch in flight.
         self.ctx.synchronize()?;
         if switches.interval_depth != self.inexact_switches.interval_depth {
@@ -307,6 +322,7 @@ impl GpuAligner {
                 interval_table::build(&self.ctx, &self.stream, self.arch, &on_gpu, switches.interval_depth)?;
         }
         self.inexact = kernels;
+        self.no_hit = no_hit;
         self.first_max_pops = switches.first_max_pops as i32;
         self.inexact_switches = switches;
         self.passes.clear();
@@ -316,7 +332,8 @@ impl GpuAligner {
     /// Frees the GPU's memory and context, in parts: seconds spent on each (pass scratch,
     /// batch buffers, BWT, then kernels and context), for aln's timeline.
     pub fn release(self) -> [(&'static str, f64); 4] {
-        let GpuAligner { ctx, stream, words, l2, intervals, first_rule, exact, inexact, passes, slots, .. } = self;
+        let GpuAligner { ctx, stream, words, l2, intervals, first_rule, exact, inexact, no_hit, passes, slots, .. } =
+            self;
         fn timed_drop(what: &'static str, x: impl Sized) -> (&'static str, f64) {
             let t = std::time::Instant::now();
             drop(x);
@@ -327,7 +344,7 @@ impl GpuAligner {
             timed_drop("pass scratch", passes),
             timed_drop("batch buffers", slots),
             timed_drop("BWT", (words, l2, intervals.table)),
-            timed_drop("kernels and context", (exact, inexact, first_rule, stream, ctx)),
+            timed_drop("kernels and context", (exact, inexact, no_hit, first_rule, stream, ctx)),
         ]
     }
 
@@ -487,7 +504,8 @@ impl GpuAligner {
         let mut slot = self.slots[slot_index].take().expect("slots are put back after use");
         let queued = self.queue(&mut slot, &batch, &exact_f);
         self.slots[slot_index] = Some(slot);
-        Ok(InFlight { slot: slot_index, batch, events: queued? })
+        let (events, no_hit_events) = queued?;
+        Ok(InFlight { slot: slot_index, batch, events, no_hit_events })
     }
 
     /// Plans the passes from the free GPU memory (see [`inexact::plan`]) and allocates their
@@ -523,7 +541,7 @@ impl GpuAligner {
     /// Waits for a queued batch; returns its inputs and, per read, the GPU's hits (`None`
     /// for reads left to the CPU, which the pipeline aligns there).
     pub fn collect(&mut self, flight: InFlight) -> Result<(HostBatch, Vec<Option<Vec<AlnHit>>>)> {
-        let InFlight { slot, batch, events } = flight;
+        let InFlight { slot, batch, events, no_hit_events } = flight;
         let slot = self.slots[slot].as_ref().expect("slots are put back after use");
         let (n, n_gpu) = (batch.n, batch.gpu_reads.len());
         let answers = GpuAnswers {
@@ -537,7 +555,7 @@ impl GpuAligner {
         let (hits_full, entries_limit) = answers.given_up();
         let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
         let counters = slot.counters.read(N_COUNTERS)?;
-        let lookups = slot.lookups.read(MAX_PASSES + 1)?;
+        let lookups = slot.lookups.read(N_LOOKUP_COUNTS)?;
         let t = &mut self.totals;
         t.exact_reads += k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
         t.exact_ms += events[0].elapsed_ms(&events[1])?;
@@ -553,8 +571,18 @@ impl GpuAligner {
             t.pass_reads[p] += counters[2 * p] as usize;
             t.pass_lookups[p] += lookups[p];
         }
+        let mut no_hit_line = String::new();
+        if let Some([start, end]) = &no_hit_events {
+            let ms = start.elapsed_ms(end)?;
+            let (tried, proved) = (counters[ORDER_COUNTERS] as usize, counters[NO_HIT_COUNTERS + 3] as usize);
+            no_hit_line = format!(", no-hit {ms:.0} ms ({proved} of {tried} proved)");
+            t.no_hit_ms += ms;
+            t.no_hit_reads += tried;
+            t.no_hit_proved += proved;
+            t.no_hit_lookups += lookups[MAX_PASSES + 1];
+        }
         self.last_kernels = format!(
-            "kernels: exact_match {:.0} ms, D arrays {widths_ms:.0} ms, passes {} reads",
+            "kernels: exact_match {:.0} ms, D arrays {widths_ms:.0} ms{no_hit_line}, passes {} reads",
             events[0].elapsed_ms(&events[1])?,
             pass_times.join(" / ")
         );

@@ -8,24 +8,27 @@ use anyhow::{bail, Context, Result};
 use cudarc::driver::{sys, CudaContext, CudaFunction};
 
 use super::inexact_kernels::{self, InexactKernels};
+use super::no_hit::{self, NoHitKernels};
 use super::nvrtc::{self, arch_for, compile_cached, driver_present, nvrtc_present, Image};
 use super::switches::{InexactSwitches, Switches};
 use super::{EXACT_MATCH_CU, INEXACT_MATCH_CU};
 
+/// The compiled kernels of `aln`: the inexact modules (one per team size), exact_match's, and
+/// the no-hit pass's when it is on.
+type KernelImages = (Vec<(u32, Image)>, Image, Option<Image>);
+
 /// `aln`'s kernels for `arch` with these switches, from the kernel cache or NVRTC (at once: NVRTC
 /// takes seconds for the inexact ones): the inexact modules ([`inexact_kernels::compile`]),
-/// then exact_match's.
-fn compile_kernels(
-    inexact: &InexactSwitches,
-    exact: &Switches,
-    arch: &'static str,
-) -> Result<(Vec<(u32, Image)>, Image)> {
-    let (inexact_images, exact_image) = std::thread::scope(|s| {
+/// exact_match's, and the no-hit pass's when the switches turn it on.
+fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static str) -> Result<KernelImages> {
+    let (inexact_images, exact_image, no_hit_image) = std::thread::scope(|s| {
         let inexact_images = s.spawn(|| inexact_kernels::compile(INEXACT_MATCH_CU, inexact, arch));
+        let no_hit_image = s.spawn(|| no_hit::compile(inexact, arch));
         let exact_image = compile_cached(EXACT_MATCH_CU, &exact.defines(), arch);
-        (inexact_images.join().map_err(|_| anyhow::anyhow!("NVRTC panicked")), exact_image)
+        let panicked = |_| anyhow::anyhow!("NVRTC panicked");
+        (inexact_images.join().map_err(panicked), exact_image, no_hit_image.join().map_err(panicked))
     });
-    Ok((inexact_images??, exact_image?))
+    Ok((inexact_images??, exact_image?, no_hit_image??))
 }
 
 /// Compiles `aln`'s kernels with their default switches for `arch` into the kernel cache, so the
@@ -63,6 +66,7 @@ pub struct OpenGpu {
     pub(super) sms: usize,
     pub(super) switches: Switches,
     pub(super) inexact: InexactKernels,
+    pub(super) no_hit: Option<NoHitKernels>,
     pub(super) exact: CudaFunction,
     pub(super) inexact_switches: InexactSwitches,
     pub(super) startup: StartupTimes,
@@ -108,10 +112,12 @@ impl OpenGpu {
         let context_s = t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
         let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch)
-            && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch);
-        let (inexact_images, exact_image) = compile_kernels(&inexact, &switches, arch)?;
+            && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch)
+            && no_hit::cached(&inexact, arch);
+        let (inexact_images, exact_image, no_hit_image) = compile_kernels(&inexact, &switches, arch)?;
         // Loaded here, beside the index load (PTX, on a GPU without a CUBIN target, is compiled by the driver now).
         let inexact_kernels = InexactKernels::load(&ctx, inexact_images)?;
+        let no_hit = no_hit_image.map(|image| NoHitKernels::load(&ctx, image)).transpose()?;
         let exact = exact_image.load(&ctx)?.load_function("exact_match")?;
         let startup = StartupTimes {
             context_s,
@@ -130,6 +136,7 @@ impl OpenGpu {
             switches,
             inexact_switches: inexact,
             inexact: inexact_kernels,
+            no_hit,
             exact,
             startup,
         })

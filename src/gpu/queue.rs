@@ -9,8 +9,10 @@ use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, CudaStream, Launch
 
 use super::batch::HostBatch;
 use super::inexact::{self, PassKind, Scratchpad};
-use super::slot::{Slot, LONG_HITS_COUNTER, N_COUNTERS};
+use super::no_hit::{self, NO_HIT_LIST};
+use super::slot::{Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_LISTS, N_LOOKUP_COUNTS, ORDER_COUNTERS};
 use super::{buffers, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, LONG_HITS, MAX_PASSES};
+use crate::search::no_hit::extra_edits;
 
 /// The arguments of inexact_search but for the scratchpad and the queues.
 struct SearchArgs<'a> {
@@ -56,6 +58,20 @@ impl<'a> SearchArgs<'a> {
     }
 }
 
+/// Where read_widths writes: the D arrays, the seeds' (`seed_stride` cells each), the root
+/// chains' intervals, and its lookups.
+struct WidthOutputs<'a> {
+    widths: &'a mut CudaSlice<u64>,
+    seed_widths: &'a mut CudaSlice<u64>,
+    seed_stride: usize,
+    root_intervals: &'a mut CudaSlice<u64>,
+    lookups: &'a cudarc::driver::CudaView<'a, u64>,
+}
+
+/// The events around a batch's kernels: exact_match's, read_widths', each pass's start and end
+/// (see [`InFlight`](super::InFlight)), and the no-hit pass's when it runs.
+pub(super) type BatchEvents = (Vec<CudaEvent>, Option<[CudaEvent; 2]>);
+
 /// The lists that link the passes: each pass's read queue and counters (see
 /// [`Slot::queues`]), each pass's occurrence lookups, and the long hits of the team passes.
 struct PassLists<'a> {
@@ -71,7 +87,7 @@ struct PassLists<'a> {
 impl GpuAligner {
     /// Queues batch `b` on `slot` (its stream, its buffers) with `exact_f` as exact_match;
     /// returns the events around its kernels.
-    pub(super) fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction) -> Result<Vec<CudaEvent>> {
+    pub(super) fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction) -> Result<BatchEvents> {
         let stream = slot.stream.clone();
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
         let mut events = Vec::from(self.queue_exact(slot, b, exact_f)?);
@@ -85,10 +101,10 @@ impl GpuAligner {
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
         let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
         let hits = slot.hits.reserve(&stream, n_gpu * HITS_PER_READ * 3)?;
-        let queues = slot.queues.reserve(&stream, n_gpu.max(1) * (MAX_PASSES + 1))?;
+        let queues = slot.queues.reserve(&stream, n_gpu.max(1) * N_LISTS)?;
         let counters = slot.counters.reserve(&stream, N_COUNTERS)?;
         stream.memset_zeros(counters)?;
-        let lookups = slot.lookups.reserve(&stream, MAX_PASSES + 1)?;
+        let lookups = slot.lookups.reserve(&stream, N_LOOKUP_COUNTS)?;
         stream.memset_zeros(lookups)?;
         let long_hits = slot.long_hits.reserve(&stream, LONG_HITS * 3)?;
         let long_offsets = slot.long_offsets.reserve(&stream, n_gpu)?;
@@ -99,10 +115,13 @@ impl GpuAligner {
             buffers::poison(&stream, long_hits)?;
             buffers::poison(&stream, long_offsets)?;
         }
-        // The first queue: reads without an exact match first (see inexact_order).
+        // The first queue: reads without an exact match first (see inexact_order); the no-hit
+        // pass's, when it runs.
+        let no_hit = self.no_hit.clone().filter(|_| n_gpu > 0);
         if n_gpu > 0 {
             let (k, l) = (&*slot.k.reserve(&stream, n)?, &*slot.l.reserve(&stream, n)?);
-            self.launch_order(&stream, k, l, read_of, n_gpu, queues, counters)?;
+            let list = if no_hit.is_some() { NO_HIT_LIST } else { 0 };
+            self.launch_order(&stream, k, l, read_of, n_gpu, queues, counters, list)?;
         }
         // The D arrays: each read's (its length + 1 cells, after those of the reads before it),
         // then each seed's (reads longer than the seed; seed_stride cells each).
@@ -120,27 +139,15 @@ impl GpuAligner {
         }
         events.push(timing_event(&stream)?);
         if n_gpu > 0 {
-            let cfg = LaunchConfig {
-                grid_dim: ((if root_chain { 3 } else { 2 } * n_gpu as u32).div_ceil(256), 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
+            let widths_lookups = lookups.slice(MAX_PASSES..MAX_PASSES + 1);
+            let outputs = WidthOutputs {
+                widths: &mut *widths,
+                seed_widths: &mut *seed_widths,
+                seed_stride,
+                root_intervals: &mut *root_intervals,
+                lookups: &widths_lookups,
             };
-            let (n32, stride32) = (n_gpu as u32, seed_stride as i32);
-            let lookup_count = lookups.slice(MAX_PASSES..MAX_PASSES + 1);
-            let mut launch = stream.launch_builder(&self.inexact.widths);
-            launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
-            launch
-                .arg(codes)
-                .arg(starts)
-                .arg(gpu_lens)
-                .arg(&n32)
-                .arg(&mut *widths)
-                .arg(&mut *seed_widths)
-                .arg(&stride32)
-                .arg(&mut *root_intervals)
-                .arg(&lookup_count);
-            // SAFETY: argument order and types match read_widths' signature.
-            unsafe { launch.launch(cfg) }.context("launching read_widths")?;
+            self.launch_widths(&stream, d_opt, codes, starts, gpu_lens, n_gpu, outputs)?;
         }
         events.push(timing_event(&stream)?);
         if self.poison {
@@ -170,6 +177,10 @@ impl GpuAligner {
             n_hits,
         };
         let lists = PassLists { queues, counters, lookups, long_hits, long_offsets, list_len: n_gpu.max(1) };
+        let no_hit_events = match &no_hit {
+            Some(kernels) => Some(self.queue_no_hit(kernels, &stream, &b.opt, &args, &lists, n_gpu)?),
+            None => None,
+        };
         let mut free_events = Vec::new();
         for p in 0..self.passes.len() {
             // The scratchpads are shared by both streams: wait for the previous batch's same
@@ -186,7 +197,68 @@ impl GpuAligner {
             pass.free = Some(free);
         }
         fetch_answers(slot, n, n_gpu)?;
-        Ok(events)
+        Ok((events, no_hit_events))
+    }
+
+    /// read_widths: the D arrays of the batch's `n_gpu` inexact reads, their seeds' and (with
+    /// root_chain) their root chains' intervals.
+    #[allow(clippy::too_many_arguments)] // the kernel's inputs, in its signature's order
+    fn launch_widths(
+        &self,
+        stream: &Arc<CudaStream>,
+        d_opt: &CudaSlice<u32>,
+        codes: &CudaSlice<u8>,
+        starts: &CudaSlice<u64>,
+        gpu_lens: &CudaSlice<u16>,
+        n_gpu: usize,
+        out: WidthOutputs,
+    ) -> Result<()> {
+        let threads = if self.inexact_switches.root_chain { 3 } else { 2 } * n_gpu as u32;
+        let cfg = LaunchConfig { grid_dim: (threads.div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let (n32, stride32) = (n_gpu as u32, out.seed_stride as i32);
+        let mut launch = stream.launch_builder(&self.inexact.widths);
+        launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
+        launch.arg(codes).arg(starts).arg(gpu_lens).arg(&n32).arg(out.widths).arg(out.seed_widths).arg(&stride32);
+        launch.arg(out.root_intervals).arg(out.lookups);
+        // SAFETY: argument order and types match read_widths' signature.
+        unsafe { launch.launch(cfg) }.context("launching read_widths")?;
+        Ok(())
+    }
+
+    /// The no-hit pass on the reads of the pass's list (see [`no_hit`]), between two events:
+    /// the reads it leaves, then those with an exact match, make pass 1's queue.
+    fn queue_no_hit(
+        &self,
+        kernels: &no_hit::NoHitKernels,
+        stream: &Arc<CudaStream>,
+        opt: &crate::sai::GapOptions,
+        args: &SearchArgs,
+        lists: &PassLists,
+        n_gpu: usize,
+    ) -> Result<[CudaEvent; 2]> {
+        let list = |p: usize| lists.queues.slice(p * lists.list_len..(p + 1) * lists.list_len);
+        let a = no_hit::NoHitArgs {
+            words: &self.words,
+            primary: self.primary,
+            l2: &self.l2,
+            codes: args.codes,
+            starts: args.starts,
+            lens: args.lens,
+            max_diffs: args.max_diffs,
+            extra_edits: extra_edits(opt),
+            max_lookups: self.inexact_switches.no_hit_budget,
+            queue: list(NO_HIT_LIST),
+            order_counters: lists.counters.slice(ORDER_COUNTERS..ORDER_COUNTERS + 2),
+            counters: lists.counters.slice(NO_HIT_COUNTERS..NO_HIT_COUNTERS + 4),
+            next_queue: list(0),
+            next_counters: lists.counters.slice(0..2),
+            n_hits: args.n_hits,
+            lookups: lists.lookups.slice(MAX_PASSES + 1..MAX_PASSES + 2),
+            n: n_gpu,
+        };
+        let before = timing_event(stream)?;
+        no_hit::launch(kernels, stream, &a, self.sms, self.inexact_switches.block_w)?;
+        Ok([before, timing_event(stream)?])
     }
 
     /// exact_match on the batch's reads: their codes copied to the GPU, then the kernel between
@@ -208,7 +280,8 @@ impl GpuAligner {
         Ok([before, timing_event(stream)?])
     }
 
-    /// inexact_order: the first pass's queue, the reads without an exact match first.
+    /// inexact_order: the queue of list `list` (pass 1's, or the no-hit pass's), the reads
+    /// without an exact match first.
     #[allow(clippy::too_many_arguments)] // the kernel's arguments, in its signature's order
     fn launch_order(
         &self,
@@ -219,6 +292,7 @@ impl GpuAligner {
         n_gpu: usize,
         queues: &mut CudaSlice<u32>,
         counters: &CudaSlice<u32>,
+        list: usize,
     ) -> Result<()> {
         let cfg = LaunchConfig {
             grid_dim: ((n_gpu as u32).div_ceil(256), 1, 1),
@@ -227,9 +301,12 @@ impl GpuAligner {
         };
         let (k, l) = (k.slice(..), l.slice(..));
         let n32 = n_gpu as u32;
-        let mut q = queues.slice_mut(..);
+        let mut q = queues.slice_mut(list * n_gpu..(list + 1) * n_gpu);
         let mut launch = stream.launch_builder(&self.inexact.order);
-        let (order_counters, queue_counters) = (counters.slice(2 * (MAX_PASSES + 1)..), counters.slice(..2));
+        // The list's count: pass 1's, or the no-hit pass's first counter.
+        let count_at = if list == 0 { 0 } else { NO_HIT_COUNTERS };
+        let (order_counters, queue_counters) =
+            (counters.slice(ORDER_COUNTERS..), counters.slice(count_at..count_at + 2));
         launch.arg(&k).arg(&l).arg(read_of).arg(&n32).arg(&mut q).arg(&order_counters).arg(&queue_counters);
         // SAFETY: argument order and types match inexact_order's signature.
         unsafe { launch.launch(cfg) }.context("launching inexact_order")?;
@@ -321,7 +398,7 @@ fn fetch_answers(slot: &mut Slot, n: usize, n_gpu: usize) -> Result<()> {
     slot.n_hits.fetch(&stream, n_gpu)?;
     slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
     slot.counters.fetch(&stream, N_COUNTERS)?;
-    slot.lookups.fetch(&stream, MAX_PASSES + 1)?;
+    slot.lookups.fetch(&stream, N_LOOKUP_COUNTS)?;
     slot.long_hits.fetch(&stream, LONG_HITS * 3)?;
     slot.long_offsets.fetch(&stream, n_gpu)?;
     Ok(())

@@ -32,20 +32,29 @@ pub(super) struct Slot {
     pub(super) l: Download<u64>,
     pub(super) n_hits: Download<i32>,
     pub(super) hits: Download<u64>,
-    /// The passes' read queues, one after the other (`MAX_PASSES + 1` lists of the batch's
-    /// inexact reads: the last lists the reads left to the CPU), and their counters.
+    /// The passes' read queues, one after the other (`MAX_PASSES + 2` lists of the batch's
+    /// inexact reads: each pass's, the reads left to the CPU, and the no-hit pass's), and their
+    /// counters.
     pub(super) queues: Download<u32>,
     pub(super) counters: Download<u32>,
-    /// Occurrence lookups (64-byte BWT blocks) of each pass, then of read_widths.
+    /// Occurrence lookups (64-byte BWT blocks) of each pass, then of read_widths, then of the
+    /// no-hit pass.
     pub(super) lookups: Download<u64>,
     /// Hits of reads with more than HITS_PER_READ, and each such read's first one there.
     pub(super) long_hits: Download<u64>,
     pub(super) long_offsets: Download<u32>,
 }
 
-/// Counters per batch: (queued, taken) per queue, then inexact_order's two, then the long hits.
-pub(super) const N_COUNTERS: usize = 2 * (MAX_PASSES + 1) + 3;
-pub(super) const LONG_HITS_COUNTER: usize = N_COUNTERS - 1;
+/// Counters per batch: (queued, taken) per queue, then inexact_order's two (its queue's reads
+/// without and with an exact match), the no-hit pass's four (its list's count, reads taken,
+/// left to the passes, proved), then the long hits.
+pub(super) const ORDER_COUNTERS: usize = 2 * (MAX_PASSES + 1);
+pub(super) const NO_HIT_COUNTERS: usize = ORDER_COUNTERS + 2;
+pub(super) const LONG_HITS_COUNTER: usize = NO_HIT_COUNTERS + 4;
+pub(super) const N_COUNTERS: usize = LONG_HITS_COUNTER + 1;
+/// The lists of [`Slot::queues`], and the counts of [`Slot::lookups`].
+pub(super) const N_LISTS: usize = MAX_PASSES + 2;
+pub(super) const N_LOOKUP_COUNTS: usize = MAX_PASSES + 2;
 
 impl Slot {
     pub(super) fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {

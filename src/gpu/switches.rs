@@ -232,6 +232,14 @@ pub struct InexactSwitches {
     /// near the root, over wider intervals. A tuned file from before it existed reads as off.
     #[serde(default)]
     pub occ_singleton: bool,
+    /// The no-hit pass before pass 1 (cuda/no_hit.cu, src/gpu/no_hit.rs): the reads without an
+    /// exact match are proved, where possible, to have no alignment within their edit limit
+    /// (0 hits, without bwa's search), each proof giving up after this many occurrence lookups
+    /// (0: no pass). Aimed at libraries with many unmapped reads (ancient DNA's environmental
+    /// DNA). A host-side value (the pass's kernel is compiled apart). A tuned file from before
+    /// it existed reads as off.
+    #[serde(default)]
+    pub no_hit_budget: u32,
 }
 
 fn default_last_teams_percent() -> u32 {
@@ -284,6 +292,7 @@ impl Default for InexactSwitches {
             level_min_blocks: 16,
             root_chain: true,
             occ_singleton: false,
+            no_hit_budget: 0,
         }
     }
 }
@@ -312,6 +321,7 @@ impl InexactSwitches {
         ("level_min_blocks", &[0, 14, 16, 20, 24, 32]),
         ("root_chain", &[0, 1]),
         ("occ_singleton", &[0, 1]),
+        ("no_hit_budget", &[0, 20000, 100000, 400000]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -352,10 +362,18 @@ impl InexactSwitches {
     }
 
     /// Why these values cannot search a genome whose BWT has `seq_len` rows, if they cannot:
-    /// compact entries hold rows in 34 bits (`ROW_BITS` in cuda/inexact_match.cu).
+    /// compact entries, and the no-hit pass's, hold rows in 34 bits (`ROW_BITS` in
+    /// cuda/inexact_match.cu, `NO_HIT_ROW_BITS` in cuda/no_hit.cu).
     pub fn unfit_for(&self, seq_len: u64) -> Option<&'static str> {
-        (self.compact_entry && seq_len >= 1 << 34)
-            .then_some("compact_entry holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
+        if seq_len < 1 << 34 {
+            None
+        } else if self.compact_entry {
+            Some("compact_entry holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
+        } else if self.no_hit_budget > 0 {
+            Some("the no-hit pass holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
+        } else {
+            None
+        }
     }
 
     /// Bytes of one stack entry (`Entry` in cuda/inexact_match.cu).
@@ -368,9 +386,14 @@ impl InexactSwitches {
     }
 
     /// These values for a genome whose BWT has `seq_len` rows: the same, or with 32-byte
-    /// stack entries where the compact ones cannot hold its rows.
+    /// stack entries and no no-hit pass where they cannot hold its rows.
     pub fn fitted_to(&self, seq_len: u64) -> InexactSwitches {
-        InexactSwitches { compact_entry: self.compact_entry && self.unfit_for(seq_len).is_none(), ..self.clone() }
+        let fits = seq_len < 1 << 34;
+        InexactSwitches {
+            compact_entry: self.compact_entry && fits,
+            no_hit_budget: if fits { self.no_hit_budget } else { 0 },
+            ..self.clone()
+        }
     }
 
     /// Sets one switch from `name=value` (booleans as 0/1).
@@ -403,6 +426,7 @@ impl InexactSwitches {
             "level_min_blocks" => self.level_min_blocks = n,
             "root_chain" => self.root_chain = flag()?,
             "occ_singleton" => self.occ_singleton = flag()?,
+            "no_hit_budget" => self.no_hit_budget = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -432,6 +456,7 @@ impl InexactSwitches {
             self.level_min_blocks,
             self.root_chain as u32,
             self.occ_singleton as u32,
+            self.no_hit_budget,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -486,6 +511,10 @@ mod tests {
         assert_eq!((large.compact_entry, large.unfit_for(1 << 34)), (false, None));
         assert_eq!(InexactSwitches { compact_entry: false, ..large.clone() }, large, "only compact_entry changes");
         assert!(d.unfit_for(1 << 34).is_some());
+        let no_hit = InexactSwitches { no_hit_budget: 100_000, ..d.clone() };
+        assert_eq!(no_hit.fitted_to(6_200_000_000), no_hit);
+        assert_eq!(no_hit.fitted_to(1 << 34).no_hit_budget, 0, "the no-hit pass holds rows in 34 bits");
+        assert_eq!(no_hit.fitted_to(1 << 34).unfit_for(1 << 34), None);
     }
 
     #[test]
@@ -523,6 +552,7 @@ mod tests {
             level_min_blocks: 5,
             root_chain: false,
             occ_singleton: false,
+            no_hit_budget: 7,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {

@@ -1,0 +1,88 @@
+// cuda/no_hit.cu built for the CPU: its kernels run as one thread after another, so that
+// dev/tests/no_hit_kernel.rs can check the pass (its proofs, lookups and read lists) against
+// the model without a GPU. CUDA's keywords become nothing, its atomics plain updates.
+//   host BWT READS EXTRA_EDITS MAX_LOOKUPS: READS has a line per read, "MAX_DIFF EXACT CODES"
+//   (EXACT 1: exact_match found the read; CODES: one digit a base, 4 for N). Prints each
+//   read's n_hits (-1: not answered), then pass 1's queue, then the lookups.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#define __device__
+#define __forceinline__ inline
+#define __global__
+#define __restrict__
+#define __launch_bounds__(...)
+#define __popcll __builtin_popcountll
+struct Dim {
+    unsigned x;
+};
+static Dim blockIdx = {0}, blockDim = {1}, threadIdx = {0};
+static unsigned atomicAdd(unsigned *p, unsigned v)
+{
+    unsigned old = *p;
+    *p += v;
+    return old;
+}
+static unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    unsigned long long old = *p;
+    *p += v;
+    return old;
+}
+#include "bwt.cuh"
+#include "no_hit.cu"
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) return 2;
+    std::ifstream bwt(argv[1], std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(bwt)), std::istreambuf_iterator<char>());
+    u64 header[5];
+    std::copy(bytes.begin(), bytes.begin() + 40, (char *)header);
+    std::vector<u32> words((bytes.size() - 40) / 4);
+    std::copy(bytes.begin() + 40, bytes.end(), (char *)words.data());
+    u64 l2[5] = {0, header[1], header[2], header[3], header[4]};
+    // The batch as the GPU holds it, and inexact_order's queue: the reads without an exact
+    // match first, then the others from the back.
+    std::vector<u8> codes;
+    std::vector<u64> starts;
+    std::vector<u16> lens;
+    std::vector<int> max_diffs;
+    std::vector<int> exact;
+    std::ifstream in(argv[2]);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        int max_diff, is_exact;
+        std::string seq;
+        fields >> max_diff >> is_exact >> seq;
+        starts.push_back(codes.size());
+        for (char c : seq) codes.push_back((u8)(c - '0'));
+        lens.push_back((u16)seq.size());
+        max_diffs.push_back(max_diff);
+        exact.push_back(is_exact);
+    }
+    u32 n = lens.size();
+    std::vector<u32> queue(n), next_queue(n, ~0u);
+    u32 order_counters[2] = {0, 0}, counters[4] = {n, 0, 0, 0}, next_counters[2] = {0, 0};
+    for (u32 j = 0; j < n; ++j) {
+        if (exact[j]) queue[n - 1 - order_counters[1]++] = j;
+        else queue[order_counters[0]++] = j;
+    }
+    std::vector<int> n_hits(n, -1);
+    unsigned long long lookups = 0;
+    no_hit_proof(words.data(), header[0], l2, codes.data(), starts.data(), lens.data(), max_diffs.data(), atoi(argv[3]),
+        (u32)strtoul(argv[4], nullptr, 10), queue.data(), order_counters, counters, next_queue.data(), n_hits.data(), &lookups);
+    for (u32 j = 0; j < (n > 0 ? n : 1); ++j) {
+        blockIdx.x = j;
+        no_hit_join(queue.data(), n, order_counters, counters, next_queue.data(), next_counters);
+    }
+    for (u32 j = 0; j < n; ++j) printf("%d%c", n_hits[j], j + 1 < n ? ' ' : '\n');
+    for (u32 j = 0; j < next_counters[0]; ++j) printf("%u%c", next_queue[j], j + 1 < next_counters[0] ? ' ' : '\n');
+    printf("%llu\n", lookups);
+    return 0;
+}
