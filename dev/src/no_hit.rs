@@ -283,48 +283,20 @@ fn check_against_sai(sai: &std::path::Path, proven: &[usize]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bcuda::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
 
     /// With no limit on lookups or stack, the GPU's form visits the reference's intervals in
     /// its order: the same answer and the same lookups for every read and edit limit.
     #[test]
     fn the_gpus_form_unbounded_is_the_reference() {
         let dir = tempfile::tempdir().unwrap();
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let mut genome: Vec<u8> = (0..8000).map(|_| (next() % 4) as u8).collect();
-        // Repeats, so that intervals hold several rows.
-        let unit: Vec<u8> = genome[100..400].to_vec();
-        for at in [2000, 4000, 6000] {
-            genome[at..at + 300].copy_from_slice(&unit);
-        }
-        let fa = dir.path().join("g.fa");
-        let text: Vec<u8> = genome.iter().map(|&c| b"ACGT"[c as usize]).collect();
-        std::fs::write(&fa, [b">g\n".as_slice(), &text, b"\n"].concat()).unwrap();
-        bcuda_index::build_index(&fa, &fa, bcuda_index::BuildOptions::default()).unwrap();
-        let bwt = Bwt::load(&bcuda_index::with_ext(&fa, ".bwt")).unwrap();
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let genome = genome_with_repeats(8000, 100..400, &[2000, 4000, 6000], &mut next);
+        let (_, bwt) = indexed(dir.path(), &genome);
         let mut compared = 0;
         for r in 0..300 {
             let len = 20 + (next() % 40) as usize;
-            let mut read: Vec<u8> = if r % 3 == 0 {
-                (0..len).map(|_| (next() % 4) as u8).collect()
-            } else {
-                let at = (next() % (genome.len() - len) as u64) as usize;
-                genome[at..at + len].to_vec()
-            };
-            for _ in 0..next() % 4 {
-                let at = (next() % read.len() as u64) as usize;
-                match next() % 4 {
-                    0 => read[at] = (next() % 4) as u8,
-                    1 => read.insert(at, (next() % 4) as u8),
-                    2 => drop(read.remove(at)),
-                    _ => read[at] = 4,
-                }
-            }
+            let read = read_with_edits(&genome, len, r % 3 == 0, 4, &mut next);
             for limit in 0..=4 {
                 let (aligns, lookups) = aligns_within(&bwt, &read, limit, u64::MAX);
                 let gpu = no_hit::prove(&bwt, &read, limit, u64::MAX, usize::MAX);

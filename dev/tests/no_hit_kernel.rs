@@ -10,16 +10,8 @@ use std::process::Command;
 use bcuda::gpu::no_hit::{defines, ENTRIES};
 use bcuda::gpu::InexactSwitches;
 use bcuda::search::no_hit::{prove, Answer};
+use bcuda::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
 use bcuda_index::Bwt;
-
-fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    }
-}
 
 /// The kernels built for the CPU in `dir`, or None without a compiler.
 fn build_host(dir: &Path) -> Option<std::path::PathBuf> {
@@ -52,21 +44,7 @@ fn reads(genome: &[u8], n: usize, next: &mut impl FnMut() -> u64) -> Vec<Read> {
     (0..n)
         .map(|r| {
             let len = 20 + (next() % 80) as usize;
-            let mut codes: Vec<u8> = if r % 3 == 0 {
-                (0..len).map(|_| (next() % 4) as u8).collect()
-            } else {
-                let at = (next() % (genome.len() - len) as u64) as usize;
-                genome[at..at + len].to_vec()
-            };
-            for _ in 0..next() % 5 {
-                let at = (next() % codes.len() as u64) as usize;
-                match next() % 4 {
-                    0 => codes[at] = (next() % 4) as u8,
-                    1 => codes.insert(at, (next() % 4) as u8),
-                    2 => drop(codes.remove(at)),
-                    _ => codes[at] = 4,
-                }
-            }
+            let codes = read_with_edits(genome, len, r % 3 == 0, 5, next);
             Read { max_diff: (next() % 5) as usize, exact: next().is_multiple_of(5), codes }
         })
         .collect()
@@ -97,17 +75,9 @@ fn the_kernels_built_for_the_cpu_give_the_models_answers() {
         return;
     };
     let mut next = xorshift(0x5851_f42d_4c95_7f2d);
-    let mut genome: Vec<u8> = (0..20_000).map(|_| (next() % 4) as u8).collect();
-    let unit = genome[100..700].to_vec();
-    for at in [5000, 9000, 13000] {
-        genome[at..at + 600].copy_from_slice(&unit);
-    }
-    let fa = dir.path().join("g.fa");
-    let text: Vec<u8> = genome.iter().map(|&c| b"ACGT"[c as usize]).collect();
-    std::fs::write(&fa, [b">g\n".as_slice(), &text, b"\n"].concat()).unwrap();
-    bcuda_index::build_index(&fa, &fa, bcuda_index::BuildOptions::default()).unwrap();
+    let genome = genome_with_repeats(20_000, 100..700, &[5000, 9000, 13000], &mut next);
+    let (fa, bwt) = indexed(dir.path(), &genome);
     let bwt_path = bcuda_index::with_ext(&fa, ".bwt");
-    let bwt = Bwt::load(&bwt_path).unwrap();
     let reads = reads(&genome, 600, &mut next);
     let lines: String = reads
         .iter()

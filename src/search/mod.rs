@@ -8,6 +8,7 @@ use bcuda_index::{Bwt, IntervalTable};
 
 pub mod level_search;
 pub mod no_hit;
+pub mod seeded;
 pub mod stack;
 
 use crate::aln_options::{aln_score, cal_maxdiff, AVG_ERR};

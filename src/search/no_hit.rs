@@ -376,27 +376,13 @@ impl Proof<'_> {
 mod tests {
     use super::*;
 
-    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
-    }
+    use crate::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
 
     /// A seeded genome of `len` bases with a repeated stretch (codes), indexed in `dir`.
     fn indexed_genome(dir: &std::path::Path, len: usize, next: &mut impl FnMut() -> u64) -> (Vec<u8>, Bwt) {
-        let mut genome: Vec<u8> = (0..len).map(|_| (next() % 4) as u8).collect();
-        let unit: Vec<u8> = genome[100..400].to_vec();
-        for at in [len / 4, len / 2] {
-            genome[at..at + 300].copy_from_slice(&unit);
-        }
-        let fa = dir.join("g.fa");
-        let text: Vec<u8> = genome.iter().map(|&c| b"ACGT"[c as usize]).collect();
-        std::fs::write(&fa, [b">g\n".as_slice(), &text, b"\n"].concat()).unwrap();
-        bcuda_index::build_index(&fa, &fa, bcuda_index::BuildOptions::default()).unwrap();
-        (genome, Bwt::load(&bcuda_index::with_ext(&fa, ".bwt")).unwrap())
+        let genome = genome_with_repeats(len, 100..400, &[len / 4, len / 2], next);
+        let (_, bwt) = indexed(dir, &genome);
+        (genome, bwt)
     }
 
     /// The fewest edits between `read` and any substring of `text` (N in the read matches
@@ -428,21 +414,7 @@ mod tests {
         let (mut none, mut some) = (0, 0);
         for r in 0..240 {
             let len = 12 + (next() % 30) as usize;
-            let mut read: Vec<u8> = if r % 3 == 0 {
-                (0..len).map(|_| (next() % 4) as u8).collect()
-            } else {
-                let at = (next() % (text.len() - len) as u64) as usize;
-                text[at..at + len].to_vec()
-            };
-            for _ in 0..next() % 5 {
-                let at = (next() % read.len() as u64) as usize;
-                match next() % 4 {
-                    0 => read[at] = (next() % 4) as u8,
-                    1 => read.insert(at, (next() % 4) as u8),
-                    2 => drop(read.remove(at)),
-                    _ => read[at] = 4,
-                }
-            }
+            let read = read_with_edits(&text, len, r % 3 == 0, 5, &mut next);
             let edits = fewest_edits(&read, &text);
             for limit in 0..=3 {
                 let exact = prove(&bwt, &read, limit, u64::MAX, usize::MAX);
