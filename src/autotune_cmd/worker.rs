@@ -174,10 +174,8 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
             crate::gpu::INEXACT_MATCH_CU,
             plain.inexact.clone(),
         )?;
-        let (kl, hits, _) = match batches {
-            None => run_gpu_part(gpu, reads, &opt, rule)?,
-            Some(batches) => run_as_aln(gpu, reads, batches, &opt, rule)?,
-        };
+        let kl = exact_intervals(gpu, reads)?;
+        let (hits, _) = run_once(gpu, reads, batches, &opt, rule)?;
         Ok(Expected { kl, hits })
     };
     let expected_held = expected(&mut gpu, &mut loaded, &held_out, Some(&held_batches))?;
@@ -233,19 +231,41 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
 /// hits (None: left to the CPU) and the GPU time of the kernels (ms).
 type GpuPart = (Vec<(u64, u64)>, Vec<Option<Vec<AlnHit>>>, f64);
 
-/// The GPU part of aln on `reads`, once: exact_match's intervals (a call of its own, for the
-/// k,l penalty), the batch's hits through every pass, and the GPU time of the batch's
-/// kernels (exact pass and every inexact pass, GPU events).
-/// Pass 1's rule starts each run from `rule`, so that every run is timed the same.
-fn run_gpu_part(gpu: &mut GpuAligner, reads: &ReadBatch, opt: &GapOptions, rule: [u64; 4]) -> Result<GpuPart> {
+/// Every read's hits (None: left to the CPU) and the run's time (ms).
+type Timed = (Vec<Option<Vec<AlnHit>>>, f64);
+
+/// exact_match's interval of every read of `reads` (a call of its own, for the k,l penalty).
+fn exact_intervals(gpu: &mut GpuAligner, reads: &ReadBatch) -> Result<Vec<(u64, u64)>> {
     let (k, l, _) = gpu.exact_match(reads)?;
+    Ok(k.into_iter().zip(l).collect())
+}
+
+/// The GPU part of aln on `reads`, once: as aln runs `batches` where given ([`run_as_aln`]),
+/// else `reads` as one batch ([`run_one_batch`]). Pass 1's rule starts each run from `rule`,
+/// so that every run is timed the same.
+fn run_once(
+    gpu: &mut GpuAligner,
+    reads: &ReadBatch,
+    batches: Option<&[Range<usize>]>,
+    opt: &GapOptions,
+    rule: [u64; 4],
+) -> Result<Timed> {
     gpu.set_first_pass_rule(rule)?;
+    match batches {
+        None => run_one_batch(gpu, reads, opt),
+        Some(batches) => run_as_aln(gpu, reads, batches, opt),
+    }
+}
+
+/// `reads` as one batch through every pass: the hits and the GPU time of the batch's kernels
+/// (exact pass and every inexact pass, GPU events).
+fn run_one_batch(gpu: &mut GpuAligner, reads: &ReadBatch, opt: &GapOptions) -> Result<Timed> {
     let before = gpu.totals;
     let flight = gpu.submit(HostBatch::new(reads, opt, gpu.switches().sequence_stride))?;
     let (_, hits) = gpu.collect(flight)?;
     let after = gpu.totals;
     let ms = (after.exact_ms - before.exact_ms) + (after.inexact_ms() - before.inexact_ms());
-    Ok((k.into_iter().zip(l).collect(), hits, ms as f64))
+    Ok((hits, ms as f64))
 }
 
 /// Held-out batches (of `aln`'s batch size) read after the training pool: with several, the
@@ -261,20 +281,11 @@ fn held_out_batches(n: usize, batch_size: usize, depth: usize) -> Vec<Range<usiz
 }
 
 /// The GPU part of aln on `reads` as aln runs it: `batches` submitted with as many on the GPU
-/// as it holds (the next one submitted as the oldest is collected), exact_match's intervals of
-/// every read (a call of its own, for the k,l penalty), every read's hits, and the wall time
-/// from the first submit to the last collect (aln's GPU busy). One batch alone, which the
+/// as it holds (the next one submitted as the oldest is collected): every read's hits, and the
+/// wall time from the first submit to the last collect (aln's GPU busy). One batch alone, which the
 /// training runs time, misses how a variant's passes overlap the next batches': a variant
 /// 1.156x faster alone made aln 3-6 % slower on the H100 (docs/autotune.md).
-fn run_as_aln(
-    gpu: &mut GpuAligner,
-    reads: &ReadBatch,
-    batches: &[Range<usize>],
-    opt: &GapOptions,
-    rule: [u64; 4],
-) -> Result<GpuPart> {
-    let (k, l, _) = gpu.exact_match(reads)?;
-    gpu.set_first_pass_rule(rule)?;
+fn run_as_aln(gpu: &mut GpuAligner, reads: &ReadBatch, batches: &[Range<usize>], opt: &GapOptions) -> Result<Timed> {
     let stride = gpu.switches().sequence_stride;
     let host: Vec<HostBatch> =
         batches.iter().map(|r| HostBatch::new(&reads_of(reads, r.clone()), opt, stride)).collect();
@@ -291,11 +302,11 @@ fn run_as_aln(
         hits.extend(gpu.collect(flight)?.1);
     }
     let ms = started.elapsed().as_secs_f64() * 1e3;
-    Ok((k.into_iter().zip(l).collect(), hits, ms))
+    Ok((hits, ms))
 }
 
-/// One warm-up, then the median GPU time of `repeats` runs (as aln runs `batches` where given,
-/// else `reads` as one batch); the answers of the warm-up.
+/// exact_match's intervals, then one warm-up and the median time of `repeats` runs (as aln
+/// runs `batches` where given, else `reads` as one batch); the answers of the warm-up.
 fn time_variant(
     gpu: &mut GpuAligner,
     reads: &ReadBatch,
@@ -304,14 +315,11 @@ fn time_variant(
     repeats: usize,
     rule: [u64; 4],
 ) -> Result<GpuPart> {
-    let run = |gpu: &mut GpuAligner| match batches {
-        None => run_gpu_part(gpu, reads, opt, rule),
-        Some(batches) => run_as_aln(gpu, reads, batches, opt, rule),
-    };
-    let (kl, hits, _) = run(gpu)?;
+    let kl = exact_intervals(gpu, reads)?;
+    let (hits, _) = run_once(gpu, reads, batches, opt, rule)?;
     let mut times = Vec::new();
     for _ in 0..repeats.max(1) {
-        times.push(run(gpu)?.2);
+        times.push(run_once(gpu, reads, batches, opt, rule)?.1);
     }
     times.sort_by(|a, b| a.partial_cmp(b).unwrap());
     Ok((kl, hits, times[times.len() / 2]))
