@@ -946,6 +946,23 @@ extern "C" __global__ void __launch_bounds__(256) read_widths(
     if (threadIdx.x % LANES == 0 && lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
 }
 
+// The GPU's clock, in nanoseconds. A pass's blocks add up how long each stayed on its SM (from
+// its start to its last thread's end): with batches overlapping, kernel times say little of
+// how much of the GPU a pass holds, and a team that waits on its longest chain holds its share
+// of an SM all the same.
+__device__ __forceinline__ u64 global_ns()
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ void add_residence(u64 started, unsigned long long *resident_ns)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) atomicAdd(resident_ns, (unsigned long long)(global_ns() - started));
+}
+
 // Pass 1: each thread takes the next read of `queue` (queue_counters[1] counts those taken, up
 // to queue_counters[0]) until none is left, and searches it with its own bounded stack of
 // `entries_per_thread` entries and at most `max_pops` pops (1 once aln's `rule` has tripped,
@@ -962,8 +979,9 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets, int max_pops, unsigned long long *rule,
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
     const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
-    unsigned long long *__restrict__ lookup_count)
+    unsigned long long *__restrict__ lookup_count, unsigned long long *__restrict__ resident_ns)
 {
+    u64 started = global_ns();
     u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u64 lookups = 0;
     Width *width = width_pool + t * (max_len + 1);
@@ -1020,6 +1038,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     }
 #endif
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
+    add_residence(started, resident_ns);
 }
 
 // ---- inexact_level: one team (a thread block) per read (src/search/level_search.rs is the same
@@ -1485,8 +1504,9 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
     const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
     unsigned long long *__restrict__ lookup_count, Hit *__restrict__ warp_hit_pool, int warp_hits,
     Hit *__restrict__ long_hits, u32 long_capacity, u32 *__restrict__ long_count, u32 *__restrict__ long_offset,
-    int max_rounds)
+    int max_rounds, unsigned long long *__restrict__ resident_ns)
 {
+    u64 started = global_ns();
     __shared__ int team_shared[MAX_TEAM / LANES];
     Team t = {(int)threadIdx.x, (int)blockDim.x, team_shared};
     u64 w = blockIdx.x;
@@ -1538,6 +1558,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
         __syncthreads();
     }
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
+    add_residence(started, resident_ns);
 }
 
 // The first pass's queue: the reads without an exact match (k > l, or an N: k = l = 0) first,

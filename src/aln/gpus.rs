@@ -260,6 +260,7 @@ pub fn share_lines(gpus: &[GpuAligner], shares: &[Share]) -> Vec<String> {
                 s.busy.as_secs_f64(),
                 kernels_s
             );
+            line += &sm_shares(gpu, s.busy.as_secs_f64());
             if s.failed > 0 {
                 line += &format!("; {} failed batches aligned on the CPU", s.failed);
             }
@@ -269,6 +270,20 @@ pub fn share_lines(gpus: &[GpuAligner], shares: &[Share]) -> Vec<String> {
             line
         })
         .collect()
+}
+
+/// What each pass of the inexact search held of the GPU's SMs over its busy time (the blocks'
+/// time on their SMs, see [`crate::gpu::BatchTimes::pass_sm_s`]), e.g. "; SMs held: pass 1
+/// 3 %, pass 2 61 %, pass 3 24 %".
+fn sm_shares(gpu: &GpuAligner, busy_s: f64) -> String {
+    let capacity = gpu.sms() as f64 * busy_s;
+    if capacity <= 0.0 || gpu.passes().is_empty() {
+        return String::new();
+    }
+    let shares: Vec<String> = (0..gpu.passes().len())
+        .map(|p| format!("pass {} {:.0} %", p + 1, 100.0 * gpu.totals.pass_sm_s[p] / capacity))
+        .collect();
+    format!("; SMs held: {}", shares.join(", "))
 }
 
 /// Releases each GPU's memory and context on a thread of its own: one after another, several

@@ -42,7 +42,7 @@ use interval_table::{GpuBwt, GpuIntervals};
 use no_hit::NoHitKernels;
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present, resource_usage};
 pub use open::{gpu_model, warm_kernel_cache, OpenGpu, StartupTimes};
-use slot::{Slot, NO_HIT_COUNTERS, N_COUNTERS, N_LOOKUP_COUNTS, ORDER_COUNTERS};
+use slot::{Slot, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, ORDER_COUNTERS, RESIDENCE_AT};
 pub use switches::{InexactSwitches, Switches};
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
@@ -85,6 +85,10 @@ pub struct BatchTimes {
     pub not_taken_reads: usize,
     /// Occurrence lookups (64-byte BWT blocks read) of each pass.
     pub pass_lookups: [u64; MAX_PASSES],
+    /// What each pass held of the GPU, in SM-seconds: the time its blocks stayed on their SMs,
+    /// each block counted as the share of an SM it takes (1 / the blocks an SM holds at once).
+    /// Kernel times overlap across batches; this adds up to at most the SMs times the time.
+    pub pass_sm_s: [f64; MAX_PASSES],
     pub batches: usize,
     /// The batch (from 0) in which pass 1 gave up on its reads, with the reads it had
     /// finished and handed on by the end of that batch (see `GpuAligner::adapt_first_pass`).
@@ -414,6 +418,23 @@ impl GpuAligner {
         }
     }
 
+    /// The blocks of pass `p` an SM holds at once (at least 1).
+    fn pass_blocks_per_sm(&self, p: usize, n_buckets: i32) -> f64 {
+        let blocks = self.pass_launch(p, n_buckets).and_then(|(kernel, cfg)| {
+            Ok(kernel.occupancy_max_active_blocks_per_multiprocessor(
+                cfg.block_dim.0,
+                cfg.shared_mem_bytes as usize,
+                None,
+            )?)
+        });
+        blocks.unwrap_or(1).max(1) as f64
+    }
+
+    /// SMs of the GPU.
+    pub fn sms(&self) -> usize {
+        self.sms
+    }
+
     /// Batches it holds at once (its slots).
     pub fn depth(&self) -> usize {
         self.slots.len()
@@ -555,7 +576,9 @@ impl GpuAligner {
         let (hits_full, entries_limit) = answers.given_up();
         let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
         let counters = slot.counters.read(N_COUNTERS)?;
-        let lookups = slot.lookups.read(N_LOOKUP_COUNTS)?;
+        let lookups = slot.lookups.read(N_KERNEL_COUNTS)?;
+        let blocks_per_sm: Vec<f64> =
+            (0..self.passes.len()).map(|p| self.pass_blocks_per_sm(p, batch.n_buckets)).collect();
         let t = &mut self.totals;
         t.exact_reads += k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
         t.exact_ms += events[0].elapsed_ms(&events[1])?;
@@ -570,6 +593,7 @@ impl GpuAligner {
             t.pass_ms[p] += ms;
             t.pass_reads[p] += counters[2 * p] as usize;
             t.pass_lookups[p] += lookups[p];
+            t.pass_sm_s[p] += lookups[RESIDENCE_AT + p] as f64 * 1e-9 / blocks_per_sm.get(p).copied().unwrap_or(1.0);
         }
         let mut no_hit_line = String::new();
         if let Some([start, end]) = &no_hit_events {

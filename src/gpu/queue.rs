@@ -10,7 +10,9 @@ use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, CudaStream, Launch
 use super::batch::HostBatch;
 use super::inexact::{self, PassKind, Scratchpad};
 use super::no_hit::{self, NO_HIT_LIST};
-use super::slot::{Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_LISTS, N_LOOKUP_COUNTS, ORDER_COUNTERS};
+use super::slot::{
+    Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS, RESIDENCE_AT,
+};
 use super::{buffers, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, LONG_HITS, MAX_PASSES};
 use crate::search::no_hit::extra_edits;
 
@@ -104,7 +106,7 @@ impl GpuAligner {
         let queues = slot.queues.reserve(&stream, n_gpu.max(1) * N_LISTS)?;
         let counters = slot.counters.reserve(&stream, N_COUNTERS)?;
         stream.memset_zeros(counters)?;
-        let lookups = slot.lookups.reserve(&stream, N_LOOKUP_COUNTS)?;
+        let lookups = slot.lookups.reserve(&stream, N_KERNEL_COUNTS)?;
         stream.memset_zeros(lookups)?;
         let long_hits = slot.long_hits.reserve(&stream, LONG_HITS * 3)?;
         let long_offsets = slot.long_offsets.reserve(&stream, n_gpu)?;
@@ -328,28 +330,11 @@ impl GpuAligner {
         let last = self.passes.len() - 1;
         let list = |p: usize| p * lists.list_len;
         let counter = |p: usize| 2 * p;
-        let threads = pass.scratch.pass.threads as u32;
-        // A team pass's block is one team.
-        let block = match pass.scratch.pass.kind {
-            PassKind::Thread => threads.min(self.inexact_switches.block_w),
-            PassKind::Warp => pass.scratch.pass.team as u32,
-        };
-        // heads_shared: pass 1's list heads, one per score and thread, in shared memory.
-        let shared = match pass.scratch.pass.kind {
-            PassKind::Thread if self.inexact_switches.heads_shared => n_buckets as u32 * block * 4,
-            _ => 0,
-        };
-        let cfg = LaunchConfig {
-            grid_dim: (threads.div_ceil(block), 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: shared,
-        };
-        let (kernel, size) = match pass.scratch.pass.kind {
-            PassKind::Thread => (&self.inexact.search, pass.scratch.pass.entries as i32),
-            PassKind::Warp => (
-                self.inexact.level(pass.scratch.pass.team as u32)?,
-                (pass.scratch.pass.entries / inexact::CHUNK) as i32,
-            ),
+        let (kernel, cfg) = self.pass_launch(p, n_buckets)?;
+        let shared = cfg.shared_mem_bytes;
+        let size = match pass.scratch.pass.kind {
+            PassKind::Thread => pass.scratch.pass.entries as i32,
+            PassKind::Warp => (pass.scratch.pass.entries / inexact::CHUNK) as i32,
         };
         if shared > 48 << 10 {
             // Past the default limit of dynamic shared memory: opt in (or the launch fails,
@@ -384,9 +369,33 @@ impl GpuAligner {
                 .arg(lists.long_offsets)
                 .arg(&max_rounds);
         }
+        let resident_ns = lists.lookups.slice(RESIDENCE_AT + p..RESIDENCE_AT + p + 1);
+        launch.arg(&resident_ns);
         // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
         unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
         Ok(())
+    }
+
+    /// Pass `p`'s kernel and launch shape for reads of `n_buckets` scores: a thread pass runs
+    /// blocks of `block_w` threads, a team pass a block per team.
+    pub(super) fn pass_launch(&self, p: usize, n_buckets: i32) -> Result<(&CudaFunction, LaunchConfig)> {
+        let pass = &self.passes[p].scratch.pass;
+        let threads = pass.threads as u32;
+        let (kernel, block) = match pass.kind {
+            PassKind::Thread => (&self.inexact.search, threads.min(self.inexact_switches.block_w)),
+            PassKind::Warp => (self.inexact.level(pass.team as u32)?, pass.team as u32),
+        };
+        // heads_shared: pass 1's list heads, one per score and thread, in shared memory.
+        let shared = match pass.kind {
+            PassKind::Thread if self.inexact_switches.heads_shared => n_buckets as u32 * block * 4,
+            _ => 0,
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (threads.div_ceil(block), 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: shared,
+        };
+        Ok((kernel, cfg))
     }
 }
 
@@ -398,7 +407,7 @@ fn fetch_answers(slot: &mut Slot, n: usize, n_gpu: usize) -> Result<()> {
     slot.n_hits.fetch(&stream, n_gpu)?;
     slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
     slot.counters.fetch(&stream, N_COUNTERS)?;
-    slot.lookups.fetch(&stream, N_LOOKUP_COUNTS)?;
+    slot.lookups.fetch(&stream, N_KERNEL_COUNTS)?;
     slot.long_hits.fetch(&stream, LONG_HITS * 3)?;
     slot.long_offsets.fetch(&stream, n_gpu)?;
     Ok(())

@@ -38,7 +38,7 @@ pub(super) struct Slot {
     pub(super) queues: Download<u32>,
     pub(super) counters: Download<u32>,
     /// Occurrence lookups (64-byte BWT blocks) of each pass, then of read_widths, then of the
-    /// no-hit pass.
+    /// no-hit pass; then each pass's block residence in nanoseconds.
     pub(super) lookups: Download<u64>,
     /// Hits of reads with more than HITS_PER_READ, and each such read's first one there.
     pub(super) long_hits: Download<u64>,
@@ -52,9 +52,12 @@ pub(super) const ORDER_COUNTERS: usize = 2 * (MAX_PASSES + 1);
 pub(super) const NO_HIT_COUNTERS: usize = ORDER_COUNTERS + 2;
 pub(super) const LONG_HITS_COUNTER: usize = NO_HIT_COUNTERS + 4;
 pub(super) const N_COUNTERS: usize = LONG_HITS_COUNTER + 1;
-/// The lists of [`Slot::queues`], and the counts of [`Slot::lookups`].
+/// The lists of [`Slot::queues`], and the counts of [`Slot::lookups`]: each list's lookups,
+/// then each pass's block residence (nanoseconds its blocks stayed on their SMs, summed).
 pub(super) const N_LISTS: usize = MAX_PASSES + 2;
 pub(super) const N_LOOKUP_COUNTS: usize = MAX_PASSES + 2;
+pub(super) const RESIDENCE_AT: usize = N_LOOKUP_COUNTS;
+pub(super) const N_KERNEL_COUNTS: usize = RESIDENCE_AT + MAX_PASSES;
 
 impl Slot {
     pub(super) fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
