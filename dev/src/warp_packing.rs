@@ -191,6 +191,35 @@ pub fn replay(reads: &[&[GroupTrace]], lanes: usize, reads_per_warp: usize, deal
     }
 }
 
+/// A bound of another kind, for comparison: one read a warp, but a lane that ends its chain
+/// takes the level's next chain at once (each lane keeping its pushes to commit in bwa's
+/// order), up to the next hit. A run of a read's groups of one level up to a barrier
+/// ([`GroupTrace::barrier`]) is scheduled in order on the lanes, each chain on the lane free
+/// first; it costs the last lane's end (plus `C` once per run, as a round's commit). Only
+/// committed chains run (no waste): near what balancing chain lengths could give, not what
+/// packing reads gives.
+pub fn refill_within_level(reads: &[&[GroupTrace]], lanes: usize) -> PackingCost {
+    let mut cost = PackingCost::default();
+    for groups in reads {
+        let mut lane_free = vec![0u64; lanes.max(1)];
+        for (i, group) in groups.iter().enumerate() {
+            for &pops in &group.chain_pops[..group.committed] {
+                let first = (0..lane_free.len()).min_by_key(|&l| lane_free[l]).unwrap_or(0);
+                lane_free[first] += u64::from(pops);
+                cost.pops += u64::from(pops);
+                cost.busy_lanes += 1;
+            }
+            let run_ends = group.barrier || groups.get(i + 1).is_none_or(|next| next.level != group.level);
+            if run_ends {
+                cost.rounds += 1;
+                cost.lane_steps += lane_free.iter().copied().max().unwrap_or(0);
+                lane_free.iter_mut().for_each(|t| *t = 0);
+            }
+        }
+    }
+    cost
+}
+
 /// The replay's assumptions, for the table's header.
 pub const ASSUMPTIONS: &str = "\
 # Assumptions: groups of chains as the one-read level search formed them; a read given fewer lanes
@@ -228,6 +257,13 @@ pub fn print_table(label: &str, reads: &[&[GroupTrace]], lanes: usize, reads_per
             println!();
         }
     }
+    let refill = refill_within_level(reads, lanes);
+    print!("bound: 1\tlanes refilled within a level (no waste)\t{}\t-\t{}", refill.rounds, refill.pops);
+    for &c in overheads {
+        let ratio = refill.steps(c) as f64 / base.steps(c).max(1) as f64;
+        print!("\t{}\t{:.1} %\t{ratio:.3}", refill.steps(c), 100.0 * refill.utilisation(lanes, c));
+    }
+    println!();
 }
 
 #[cfg(test)]
@@ -235,7 +271,7 @@ mod tests {
     use super::*;
 
     fn group(chain_pops: &[u32], committed: usize) -> GroupTrace {
-        GroupTrace { chain_pops: chain_pops.to_vec(), committed }
+        GroupTrace { chain_pops: chain_pops.to_vec(), committed, level: 1, barrier: committed < chain_pops.len() }
     }
 
     #[test]
@@ -292,6 +328,26 @@ mod tests {
             PackingCost { rounds: 1, lane_steps: 3, pops: 8, busy_lanes: 4 }
         );
         assert_eq!(replay(&[], 4, 2, Deal::Even), PackingCost::default());
+    }
+
+    /// 2 lanes, chains 4, 1, 1, 1, 1 of one level in groups of 2: the groups cost 4 + 1 + 1
+    /// steps; refilled, one lane runs the 4 while the other runs the four 1s: 4 steps. A hit
+    /// after the fourth chain makes two runs: 4 (4 | 1, 1, 1) and 1.
+    #[test]
+    fn refill_balances_a_level() {
+        let mut groups = vec![group(&[4, 1], 2), group(&[1, 1], 2), group(&[1], 1)];
+        assert_eq!(replay(&[&groups], 2, 1, Deal::OldestFirst).lane_steps, 6);
+        assert_eq!(
+            refill_within_level(&[&groups], 2),
+            PackingCost { rounds: 1, lane_steps: 4, pops: 8, busy_lanes: 5 }
+        );
+        groups[1].barrier = true;
+        assert_eq!(refill_within_level(&[&groups], 2).lane_steps, 5);
+        // Another level after the first group ends the run too: 4 + max(1 | 1, 1) = 6.
+        groups[1].barrier = false;
+        groups[1].level = 2;
+        groups[2].level = 2;
+        assert_eq!(refill_within_level(&[&groups], 2).lane_steps, 4 + 2);
     }
 
     #[test]

@@ -171,6 +171,11 @@ pub struct LevelCost {
 pub struct GroupTrace {
     pub chain_pops: Vec<u32>,
     pub committed: usize,
+    /// The score of its chains' entries (0 for the root chain).
+    pub level: usize,
+    /// Its last committed chain ended in a hit, or is the root chain's last pop: the chains
+    /// after it see another state (or are another level's).
+    pub barrier: bool,
 }
 
 /// Where a level search counts its groups: always its [`LevelCost`], and each group's shape
@@ -181,13 +186,19 @@ struct Tally<'a> {
 }
 
 impl Tally<'_> {
-    fn group(&mut self, chain_pops: impl Iterator<Item = usize> + Clone, committed: usize) {
+    fn group(
+        &mut self,
+        chain_pops: impl Iterator<Item = usize> + Clone,
+        committed: usize,
+        level: usize,
+        barrier: bool,
+    ) {
         self.cost.pops += chain_pops.clone().sum::<usize>();
         self.cost.critical_pops += chain_pops.clone().max().unwrap_or(0);
         self.cost.groups += 1;
         if let Some(trace) = self.trace.as_deref_mut() {
             let chain_pops = chain_pops.map(|p| u32::try_from(p).unwrap_or(u32::MAX)).collect();
-            trace.push(GroupTrace { chain_pops, committed });
+            trace.push(GroupTrace { chain_pops, committed, level, barrier });
         }
     }
 }
@@ -234,7 +245,7 @@ fn root_chain(
             .collect();
         let end = pops.iter().position(|(_, next)| next.is_none());
         let committed = end.map_or(pops.len(), |j| j + 1);
-        tally.group(pops.iter().map(|(run, _)| run.pops), committed);
+        tally.group(pops.iter().map(|(run, _)| run.pops), committed, 0, end.is_some());
         for (j, (_, next)) in pops[..committed].iter().enumerate() {
             if let Some(child) = next {
                 let d = base + j + 1;
@@ -308,7 +319,7 @@ pub fn level_search(
             let group = &chains[next..chains.len().min(next + lanes)];
             let runs: Vec<ChainRun> = group.iter().map(|&c| run_chain(search, c, found.max_diff, width)).collect();
             let committed = runs.iter().position(|r| r.hit.is_some()).map_or(runs.len(), |h| h + 1);
-            tally.group(runs.iter().map(|r| r.pops), committed);
+            tally.group(runs.iter().map(|r| r.pops), committed, level, runs[committed - 1].hit.is_some());
             let runs = &runs[..committed];
             // bwa checks -m before every pop: only a group that may reach it needs a look.
             let n_entries = levels.stored + levels.dropped;
