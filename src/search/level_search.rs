@@ -161,6 +161,48 @@ pub struct LevelCost {
     pub groups: usize,
 }
 
+/// One group of chains as the level search ran it: each chain's pops in bwa's order, and how
+/// many of the chains were committed. The chains after the committed ones (after a hit, or
+/// after the root chain's end) ran with the state before the hit and are run again by the
+/// next group, or not at all when the search ends there. Chain lengths depend only on the
+/// read's state, which changes only at a hit, so a group split over several rounds of fewer
+/// lanes keeps them (`bcuda-dev stack-profile --warp-reads` replays groups that way).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupTrace {
+    pub chain_pops: Vec<u32>,
+    pub committed: usize,
+    /// The score of its chains' entries (0 for the root chain).
+    pub level: usize,
+    /// Its last committed chain ended in a hit, or is the root chain's last pop: the chains
+    /// after it see another state (or are another level's).
+    pub barrier: bool,
+}
+
+/// Where a level search counts its groups: always its [`LevelCost`], and each group's shape
+/// when a trace is asked for.
+struct Tally<'a> {
+    cost: &'a mut LevelCost,
+    trace: Option<&'a mut Vec<GroupTrace>>,
+}
+
+impl Tally<'_> {
+    fn group(
+        &mut self,
+        chain_pops: impl Iterator<Item = usize> + Clone,
+        committed: usize,
+        level: usize,
+        barrier: bool,
+    ) {
+        self.cost.pops += chain_pops.clone().sum::<usize>();
+        self.cost.critical_pops += chain_pops.clone().max().unwrap_or(0);
+        self.cost.groups += 1;
+        if let Some(trace) = self.trace.as_deref_mut() {
+            let chain_pops = chain_pops.map(|p| u32::try_from(p).unwrap_or(u32::MAX)).collect();
+            trace.push(GroupTrace { chain_pops, committed, level, barrier });
+        }
+    }
+}
+
 /// Records a group's hit (its last run's, if any); `true` when it ends the search.
 fn record_group_hit(
     run: Option<&ChainRun>,
@@ -192,7 +234,7 @@ fn root_chain(
     levels: &mut Levels,
     found: &mut HitList,
     lanes: usize,
-    cost: &mut LevelCost,
+    tally: &mut Tally,
 ) -> bool {
     let entries: Vec<Entry> =
         search.root_intervals().iter().enumerate().map(|(d, &(k, l))| search.root_chain_entry(d, k, l)).collect();
@@ -201,11 +243,9 @@ fn root_chain(
             .iter()
             .map(|&e| pop_once(search, e, found.max_diff, width))
             .collect();
-        cost.pops += pops.len();
-        cost.critical_pops += 1;
-        cost.groups += 1;
         let end = pops.iter().position(|(_, next)| next.is_none());
         let committed = end.map_or(pops.len(), |j| j + 1);
+        tally.group(pops.iter().map(|(run, _)| run.pops), committed, 0, end.is_some());
         for (j, (_, next)) in pops[..committed].iter().enumerate() {
             if let Some(child) = next {
                 let d = base + j + 1;
@@ -233,7 +273,9 @@ pub struct LevelFlags {
 }
 
 /// bwa's search of one read (as [`super::align_read_with`], after the D arrays) by
-/// `lanes` lanes with a pool of `chunks` chunks, in the variant `flags` says.
+/// `lanes` lanes with a pool of `chunks` chunks, in the variant `flags` says; its groups of
+/// chains go to `trace` when one is given.
+#[allow(clippy::too_many_arguments)] // the search, its read's state, the team's shape and what it counts
 pub fn level_search(
     search: &Search,
     width: &mut [Width],
@@ -242,8 +284,10 @@ pub fn level_search(
     chunks: usize,
     flags: LevelFlags,
     cost: &mut LevelCost,
+    trace: Option<&mut Vec<GroupTrace>>,
 ) -> Result<Vec<AlnHit>, GiveUp> {
     let opt = search.opt;
+    let mut tally = Tally { cost, trace };
     let mut found = HitList::new(opt);
     if search.too_many_ns(found.max_diff) {
         return Ok(found.hits);
@@ -251,7 +295,7 @@ pub fn level_search(
     let n = n_stacks(batch_opt);
     let mut levels = Levels { buckets: vec![Vec::new(); n], free_chunks: chunks, cap: n - 1, stored: 0, dropped: 0 };
     if flags.root_chain && root_chain_fits(search.seq.len(), opt.max_entries) {
-        if root_chain(search, width, &mut levels, &mut found, lanes, cost) {
+        if root_chain(search, width, &mut levels, &mut found, lanes, &mut tally) {
             return Ok(found.hits);
         }
     } else {
@@ -274,10 +318,8 @@ pub fn level_search(
         while next < chains.len() {
             let group = &chains[next..chains.len().min(next + lanes)];
             let runs: Vec<ChainRun> = group.iter().map(|&c| run_chain(search, c, found.max_diff, width)).collect();
-            cost.pops += runs.iter().map(|r| r.pops).sum::<usize>();
-            cost.critical_pops += runs.iter().map(|r| r.pops).max().unwrap_or(0);
-            cost.groups += 1;
             let committed = runs.iter().position(|r| r.hit.is_some()).map_or(runs.len(), |h| h + 1);
+            tally.group(runs.iter().map(|r| r.pops), committed, level, runs[committed - 1].hit.is_some());
             let runs = &runs[..committed];
             // bwa checks -m before every pop: only a group that may reach it needs a look.
             let n_entries = levels.stored + levels.dropped;
