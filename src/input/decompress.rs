@@ -1,11 +1,12 @@
-//! A read file's bytes decompressed ahead of the parser, recognised by their magic bytes: BGZF
-//! (the gzip that bgzip and samtools write, blocks of at most 64 KiB) on several threads
-//! (noodles' multithreaded reader); other gzip in a regular file on several threads as well
-//! (rapidgzip's marker/window decoding, which splits even one gzip member), and from standard
-//! input, a pipe or with one core on a thread of its own (ISA-L's inflate, or zlib-rs's without
-//! the `isal` feature), so that the parser threads only parse; bzip2, xz and zstd (which the
-//! FASTQ parser took before the parsing went on several threads) on a thread of their own as
-//! well; anything else passes through as it is.
+//! A read file's bytes decompressed ahead of the parser, recognised by their magic bytes. In a
+//! regular file, BGZF (the gzip that bgzip and samtools write, blocks of at most 64 KiB) and,
+//! with 8 cores or more, other gzip are decoded on several threads by rapidgzip (whose
+//! marker/window decoding splits even one gzip member) from positional reads; from standard
+//! input or a pipe, BGZF on several threads by noodles' multithreaded reader and other gzip (or
+//! with fewer cores) on a thread of its own (ISA-L's inflate, or zlib-rs's without the `isal`
+//! feature), so that the parser threads only parse; bzip2, xz and zstd (which the FASTQ parser
+//! took before the parsing went on several threads) on a thread of their own as well; anything
+//! else passes through as it is.
 
 use std::io::{self, Cursor, Read};
 use std::num::NonZero;
@@ -80,22 +81,29 @@ pub fn decompressed(mut input: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read
     Ok((stream, compression))
 }
 
-/// Cores from which gzip in a regular file is decoded on several threads. rapidgzip's
+/// Cores from which gzip (not BGZF) in a regular file is decoded by rapidgzip. Its
 /// speculative decoding costs several times a single inflater's work per byte: on FASTQ its
 /// authors measured 650 MiB/s on one thread, less on two, 800 on four and 1,600 on sixteen,
-/// and the parser needs a core for every 2.5M reads/s. On this side of it, ISA-L on one
-/// thread is the faster (on 2 cores rapidgzip keeps to one thread, 8 % slower than ISA-L).
+/// and the parser needs a core for every 2.5M reads/s. Below this ISA-L on one thread is as
+/// fast or faster (on 2 cores rapidgzip keeps to one zlib-rs thread: 8 % more CPU time than
+/// ISA-L, the same rate through the parser within the noise).
 const PARALLEL_GZIP_CORES: usize = 8;
 
-/// Threads for decoding one gzip member of a regular file (one per core: rapidgzip starts
-/// fewer and adds them while they pay), or `None` for the single-thread inflater.
-fn parallel_gzip_threads() -> Option<usize> {
+/// Threads rapidgzip may decode a regular file of `compression` on (one per core: it starts
+/// fewer and adds them while they pay), or `None` where another decoder is the faster. BGZF,
+/// whose blocks split where they start, goes to it on any number of cores: on 2 cores it gave
+/// 8 % more reads/s than noodles' reader.
+fn rapidgzip_threads(compression: Compression) -> Option<usize> {
     let cores = std::thread::available_parallelism().map_or(1, NonZero::get);
-    (cores >= PARALLEL_GZIP_CORES).then_some(cores)
+    match compression {
+        Compression::Bgzf => Some(cores),
+        Compression::Gzip => (cores >= PARALLEL_GZIP_CORES).then_some(cores),
+        _ => None,
+    }
 }
 
-/// A regular file's bytes decompressed, as [`decompressed`] does a stream; with enough cores,
-/// gzip that is not BGZF is decoded on several threads from positional reads of the file (its
+/// A regular file's bytes decompressed, as [`decompressed`] does a stream; BGZF, and with
+/// enough cores other gzip, decoded on several threads from positional reads of the file (its
 /// read cursor is left alone then).
 pub fn decompressed_file<F>(file: F) -> io::Result<(Box<dyn Read + Send>, Compression)>
 where
@@ -103,8 +111,9 @@ where
 {
     let mut head = [0; BGZF_HEAD];
     let read = read_head_at(&file, &mut head)?;
-    if let (Compression::Gzip, Some(threads)) = (compression_of(&head[..read]), parallel_gzip_threads()) {
-        return Ok((parallel_gzip(file, threads)?, Compression::Gzip));
+    let compression = compression_of(&head[..read]);
+    if let Some(threads) = rapidgzip_threads(compression) {
+        return Ok((parallel_gzip(file, threads)?, compression));
     }
     decompressed(Box::new(file))
 }
@@ -123,14 +132,15 @@ fn read_head_at(file: &impl ReadAt, head: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
-/// gzip (one member or several) decoded by rapidgzip on up to `threads` threads, in order.
+/// gzip (one member or several, BGZF too) decoded by rapidgzip on up to `threads` threads, in
+/// order.
 fn parallel_gzip(file: impl ReadAt + 'static, threads: usize) -> io::Result<Box<dyn Read + Send>> {
     Ok(Box::new(GzipErrorsNamed(rapidgzip_reader(file, threads)?)))
 }
 
-/// rapidgzip's reader of `file`. It decodes one member on several threads once the file has
-/// enough 1 MiB pieces to share out (16) and a first trial finds that faster than one thread;
-/// otherwise on one thread.
+/// rapidgzip's reader of `file`. It decodes BGZF's blocks on several threads; one member of
+/// other gzip once the file has enough 1 MiB pieces to share out (16) and a first trial finds
+/// that faster than one thread, otherwise on one thread.
 fn rapidgzip_reader(file: impl ReadAt + 'static, threads: usize) -> io::Result<rapidgzip_core::DecoderReader> {
     let decoder = rapidgzip_core::Decoder::builder()
         .decoder_threads(threads)
@@ -451,11 +461,15 @@ pub(crate) mod tests {
             (zst, Compression::Zstd),
         ];
         for (input, kind) in cases {
-            let (mut reader, found) = decompressed(Box::new(Cursor::new(input))).unwrap();
-            let mut out = Vec::new();
-            reader.read_to_end(&mut out).unwrap();
-            assert_eq!((found, out.len()), (kind, data.len()));
-            assert!(out == data, "{kind:?}");
+            let file = temp_file(&input);
+            let opened = [decompressed(Box::new(Cursor::new(input))), decompressed_file(file.reopen().unwrap())];
+            for (i, opened) in opened.into_iter().enumerate() {
+                let (mut reader, found) = opened.unwrap();
+                let mut out = Vec::new();
+                reader.read_to_end(&mut out).unwrap();
+                assert_eq!((found, out.len()), (kind, data.len()), "{}", ["stream", "file"][i]);
+                assert!(out == data, "{kind:?}");
+            }
         }
     }
 
@@ -463,10 +477,27 @@ pub(crate) mod tests {
     fn a_truncated_bgzf_file_is_an_error_after_what_it_held() {
         let data: Vec<u8> = (0..1_000_000).map(|i| (i * 13 % 256) as u8).collect();
         let bz = bgzf(&data);
-        let (mut reader, kind) = decompressed(Box::new(Cursor::new(bz[..bz.len() / 2].to_vec()))).unwrap();
-        assert_eq!(kind, Compression::Bgzf);
+        let cut = bz[..bz.len() / 2].to_vec();
+        let file = temp_file(&cut);
+        let opened = [decompressed(Box::new(Cursor::new(cut))), decompressed_file(file.reopen().unwrap())];
+        for (i, opened) in opened.into_iter().enumerate() {
+            let (mut reader, kind) = opened.unwrap();
+            assert_eq!(kind, Compression::Bgzf);
+            let mut out = Vec::new();
+            let err = reader.read_to_end(&mut out).unwrap_err();
+            assert!(!out.is_empty() && data.starts_with(&out), "{i}: {} bytes before the error", out.len());
+            if i == 1 {
+                assert!(err.to_string().contains("cut short"), "{err}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_big_bgzf_file_is_decoded_in_order() {
+        let data = random_fastq(100_000, 3);
+        let (mut reader, kind) = decompressed_file(temp_file(&bgzf(&data)).reopen().unwrap()).unwrap();
         let mut out = Vec::new();
-        assert!(reader.read_to_end(&mut out).is_err());
-        assert!(!out.is_empty() && data.starts_with(&out), "{} bytes before the error", out.len());
+        reader.read_to_end(&mut out).unwrap();
+        assert!(kind == Compression::Bgzf && out == data, "{kind:?}: {} bytes of {}", out.len(), data.len());
     }
 }
