@@ -178,9 +178,15 @@ fn gzip_error(e: &DecodeError) -> io::Error {
             io::ErrorKind::InvalidData,
             format!("damaged gzip data (CRC-32 or length check failed in member {})", member + 1),
         ),
-        DecodeError::InvalidGzip { .. } | DecodeError::InvalidDeflate { .. } => {
-            io::Error::new(io::ErrorKind::InvalidData, format!("damaged gzip data ({e})"))
-        }
+        // The backend's own reason (such as "unexpected DEFLATE backend status 1") says no more.
+        DecodeError::InvalidDeflate { bit_offset, .. } => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("damaged gzip data (invalid DEFLATE data at byte {} of the file)", bit_offset / 8),
+        ),
+        DecodeError::InvalidGzip { offset, reason } => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("damaged gzip data ({reason}, at byte {offset} of the file)"),
+        ),
         other => io::Error::other(format!("gzip decoding failed ({other})")),
     }
 }
