@@ -35,12 +35,39 @@ pub struct IndexArgs {
 type GpuTimes =
     std::sync::Arc<std::sync::Mutex<Option<std::sync::Arc<std::sync::Mutex<crate::gpu::index_sort::GpuSortTimes>>>>>;
 
-/// The GPU sorter, opened (context, NVRTC) on its own thread while the FASTA is read, unless
-/// `--cpu` or no CUDA driver (with `--gpu`, opened first: an error when it cannot be); the
-/// slot of its step times; the slot of why it could not be opened.
+/// Threads the GPU path runs beside the build: opening the GPU, and compiling aln's kernels
+/// into the kernel cache. `index` waits for them before it exits: CUDA and NVRTC are torn down
+/// at exit, and a thread still inside them then crashes the process (seen on an H100 host,
+/// one run in three on lambda, whose build ends before NVRTC does).
+#[derive(Clone, Default)]
+struct GpuThreads(std::sync::Arc<std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>>);
+
+impl GpuThreads {
+    fn spawn(&self, f: impl FnOnce() + Send + 'static) {
+        self.0.lock().unwrap().push(std::thread::spawn(f));
+    }
+
+    /// Joins every thread, those the joined ones started included.
+    fn join_all(&self) {
+        loop {
+            let threads = std::mem::take(&mut *self.0.lock().unwrap());
+            if threads.is_empty() {
+                return;
+            }
+            threads.into_iter().for_each(|t| {
+                let _ = t.join();
+            });
+        }
+    }
+}
+
+/// The GPU sorter, opened (context, NVRTC) on a thread of `threads` while the FASTA is read,
+/// unless `--cpu` or no CUDA driver (with `--gpu`, opened first: an error when it cannot be);
+/// the slot of its step times; the slot of why it could not be opened.
 #[allow(clippy::type_complexity)] // the three things gpu_sorter hands back, named in its doc comment
 fn gpu_sorter(
     args: &IndexArgs,
+    threads: &GpuThreads,
 ) -> anyhow::Result<(
     Option<bcuda_index::build::SorterSource>,
     GpuTimes,
@@ -52,25 +79,29 @@ fn gpu_sorter(
     if args.cpu || (!args.gpu && !crate::gpu::driver_present()) {
         return Ok((None, times, error));
     }
-    let opening = std::thread::spawn(|| {
+    // The sorter goes through a channel, so that the thread is joined whether or not the build
+    // asks for it.
+    let (send, opened) = std::sync::mpsc::sync_channel(1);
+    let warm = threads.clone();
+    threads.spawn(move || {
         let sorter = GpuChunkSorter::open(0);
         // aln comes next: its kernels compile (NVRTC, seconds) into the PTX cache meanwhile.
         if let Ok(s) = &sorter {
             let arch = s.arch();
-            std::thread::spawn(move || crate::gpu::warm_kernel_cache(arch));
+            warm.spawn(move || crate::gpu::warm_kernel_cache(arch));
         }
-        sorter
+        let _ = send.send(sorter);
     });
-    let opening = if args.gpu {
-        let opened = opening.join().unwrap_or_else(|_| Err(anyhow::anyhow!("opening the GPU panicked")));
-        let opened = opened.map_err(|e| e.context("index: no usable GPU"))?;
-        std::thread::spawn(move || Ok(opened))
+    let opened = move || opened.recv().unwrap_or_else(|_| Err(anyhow::anyhow!("opening the GPU failed")));
+    let opened: Box<dyn FnOnce() -> anyhow::Result<GpuChunkSorter> + Send> = if args.gpu {
+        let sorter = opened().map_err(|e| e.context("index: no usable GPU"))?;
+        Box::new(move || Ok(sorter))
     } else {
-        opening
+        Box::new(opened)
     };
     let (slot, failed) = (times.clone(), error.clone());
     let source: bcuda_index::build::SorterSource = Box::new(move || {
-        let opened = opening.join().unwrap_or_else(|_| Err(anyhow::anyhow!("opening the GPU panicked")));
+        let opened = opened();
         match opened {
             Ok(sorter) => {
                 *slot.lock().unwrap() = Some(sorter.times());
@@ -144,7 +175,8 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     // Seconds per stage, for the summary: where the time went.
     let stages = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, std::time::Instant)>::new()));
     let seen = stages.clone();
-    let (sorter, gpu_times, gpu_error) = gpu_sorter(&args)?;
+    let gpu_threads = GpuThreads::default();
+    let (sorter, gpu_times, gpu_error) = gpu_sorter(&args, &gpu_threads)?;
     let opts = bcuda_index::BuildOptions {
         sorter,
         events: Some(Box::new(sort_events(progress.clone(), args.quiet))),
@@ -160,6 +192,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     let built = bcuda_index::build_index(&args.fasta, &prefix, opts);
     progress.finish();
+    gpu_threads.join_all();
     if let (Some(e), true) = (gpu_error.lock().unwrap().take(), args.gpu) {
         built?;
         anyhow::bail!("index: no usable GPU ({e}); the files were written by the CPU build");

@@ -86,7 +86,24 @@ fn expected_from(
 type ByOrdinal<T> = Vec<(usize, Result<T>)>;
 
 /// The GPUs being opened (context, kernels), each on its own thread, while the index loads.
-pub struct Opening(JoinHandle<Result<ByOrdinal<OpenGpu>>>);
+/// Dropped unjoined (aln stopped by an error first), it waits for them: a process that exits
+/// while a thread is inside CUDA or NVRTC can crash in their teardown.
+pub struct Opening(Option<JoinHandle<Result<ByOrdinal<OpenGpu>>>>);
+
+impl Opening {
+    fn join(mut self) -> Result<ByOrdinal<OpenGpu>> {
+        let thread = self.0.take().expect("joined once");
+        thread.join().map_err(|_| anyhow!("opening the GPUs panicked")).and_then(|r| r)
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        if let Some(thread) = self.0.take() {
+            let _ = thread.join();
+        }
+    }
+}
 
 /// Starts opening the chosen GPUs when GPUs are wanted; `None`: align on the CPU.
 pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
@@ -102,7 +119,7 @@ pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
         return None;
     }
     let choice = args.gpus.clone();
-    Some(Opening(std::thread::spawn(move || {
+    Some(Opening(Some(std::thread::spawn(move || {
         if !driver_present() {
             bail!("no CUDA driver found (libcuda could not be loaded)");
         }
@@ -123,7 +140,7 @@ pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
             .into_iter()
             .map(|(o, h)| (o, h.join().unwrap_or_else(|_| Err(anyhow!("opening GPU {o} panicked")))))
             .collect())
-    })))
+    }))))
 }
 
 /// The opened GPUs with the BWT copied to each and each one's tuned kernel (all at once), in
@@ -132,7 +149,7 @@ pub fn start_opening(args: &AlnArgs) -> Option<Opening> {
 pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Opening>) -> Result<Vec<GpuAligner>> {
     let Some(opening) = opening else { return Ok(Vec::new()) };
     let required = args.gpu || args.gpus.is_some();
-    let opened = match opening.0.join().map_err(|_| anyhow!("opening the GPUs panicked")).and_then(|r| r) {
+    let opened = match opening.join() {
         Ok(opened) => opened,
         Err(e) if required => return Err(e.context("aln: no usable GPU")),
         Err(e) => {
