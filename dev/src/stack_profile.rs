@@ -14,7 +14,7 @@ use bcuda::aln::CPU_BATCH;
 use bcuda::aln_options::batch_options;
 use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::GapOptions;
-use bcuda::search::level_search::{level_search, GiveUp, LevelCost, LevelFlags, CHUNK};
+use bcuda::search::level_search::{level_search, GiveUp, LevelCost, LevelFlags, RefillSegments, CHUNK};
 use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
 use bcuda::search::{align_read_with, prepare_read, ReadBuffers, Search};
 
@@ -44,6 +44,11 @@ pub struct StackProfileArgs {
     /// intervals known before the search (the kernels' `root_chain`).
     #[arg(long)]
     pub root_chain: bool,
+    /// The level search runs each level's chains in segments (the kernels' `level_refill`)
+    /// whose ends are drawn from this seed: at a drawn most chains, at a hit, or at a full
+    /// push buffer inside a drawn chain.
+    #[arg(long)]
+    pub refill: Option<u64>,
     /// Profile at most this many reads.
     #[arg(long)]
     pub max_reads: Option<usize>,
@@ -142,7 +147,11 @@ fn profile_read(
                 opt,
                 args.lanes,
                 capacity / CHUNK,
-                LevelFlags { exact_entries_limit: args.exact_entries_limit, root_chain: args.root_chain },
+                LevelFlags {
+                    exact_entries_limit: args.exact_entries_limit,
+                    root_chain: args.root_chain,
+                    refill: args.refill.map(|seed| RefillSegments { seed }),
+                },
                 &mut cost,
             ) {
                 Ok(h) if h == hits => Ok(cost),
@@ -182,6 +191,16 @@ fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capaci
     }
     out.commit()?;
     Ok(())
+}
+
+/// How the segments of the searches that finished ended, per pool.
+fn print_segment_ends(profiles: &[ReadProfile], level_capacities: &[usize], seed: u64) {
+    println!("level_refill segments (seed {seed}) entries\tended at their cap\tat a hit\tat a full buffer");
+    for (c, &capacity) in level_capacities.iter().enumerate() {
+        let ends = profiles.iter().filter_map(|p| p.level[c].as_ref().ok()).map(|x| x.segment_ends);
+        let (cap, hit, full) = ends.fold((0, 0, 0), |(a, b, f), e| (a + e.cap, b + e.hit, f + e.buffer_full));
+        println!("{capacity}\t{cap}\t{hit}\t{full}");
+    }
 }
 
 fn percentile(sorted: &[usize], p: f64) -> usize {
@@ -255,9 +274,13 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
             done.iter().filter(|(p, _)| p.pops > 10_000).map(|(p, _)| p.pops).sum::<usize>()
         );
     }
-    // Pass 2's `level_max_rounds` hands a read on after that many groups: how many reads each
-    // value would hand on, and their share of the critical path (the largest pool, where the
-    // fewest searches give up, so that their groups are counted to the end).
+    if let Some(seed) = args.refill {
+        print_segment_ends(&profiles, &args.level_capacity, seed);
+    }
+    // Pass 2's `level_max_rounds` hands a read on after that many rounds (groups of chains, or
+    // segments with `--refill`): how many reads each value would hand on, and their share of
+    // the critical path (the largest pool, where the fewest searches give up, so that their
+    // rounds are counted to the end).
     if let Some(last) = args.level_capacity.len().checked_sub(1) {
         let costs: Vec<LevelCost> = profiles.iter().filter_map(|p| p.level[last].as_ref().ok().copied()).collect();
         let mut groups: Vec<usize> = costs.iter().map(|x| x.groups).collect();
@@ -265,7 +288,8 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         let all_critical = costs.iter().map(|x| x.critical_pops).sum::<usize>().max(1);
         let (pool, p) = (args.level_capacity[last], |q| percentile(&groups, q));
         println!(
-            "groups of chains per read (level search, {} lanes, pool {pool}): p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+            "{} of chains per read (level search, {} lanes, pool {pool}): p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+            if args.refill.is_some() { "segments" } else { "groups" },
             args.lanes,
             p(0.5),
             p(0.9),
