@@ -212,7 +212,9 @@ pub struct RefillSegments {
 }
 
 impl RefillSegments {
-    /// The draws for one read: a stream of its own for each read and seed.
+    /// The draws for one read: a stream of its own for each read and seed (an FNV-1a hash of
+    /// the read mixed into the seed by splitmix64's finalizer, so that neighbouring seeds and
+    /// reads that differ by a base draw unrelated ends).
     fn draws(self, seq: &[u8]) -> impl FnMut() -> u64 {
         let read = seq.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &c| (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3));
         let mut z = (self.seed ^ read).wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -235,7 +237,7 @@ fn run_segment(
     ends: &mut SegmentEnds,
 ) -> Round {
     let cap = chains.len().min(1 + (draw() % (4 * lanes) as u64) as usize);
-    let buffer_full_at = (cap > 1 && draw() % 3 == 0).then(|| 1 + (draw() % (cap - 1) as u64) as usize);
+    let buffer_full_at = (cap > 1 && draw().is_multiple_of(3)).then(|| 1 + (draw() % (cap - 1) as u64) as usize);
     let mut runs = Vec::new();
     for (i, &c) in chains[..cap].iter().enumerate() {
         if buffer_full_at == Some(i) {
