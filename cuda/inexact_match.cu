@@ -58,6 +58,11 @@
 #ifndef root_chain
 #define root_chain 0
 #endif
+// Pass 2's lanes take their level's next chain as soon as their own ends (level_refill, -D from
+// the switches; one-warp teams only: run_segment).
+#ifndef level_refill
+#define level_refill 0
+#endif
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -1397,6 +1402,171 @@ __device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &
     return SEARCH_GO;
 }
 
+#if level_refill && ONE_WARP_TEAM
+// ---- Segments (level_refill): a group of chains waits for its longest chain, while most lanes
+// finish theirs sooner (the CPU model: 31-46 % of the lanes' pop-steps do work). In a segment
+// each lane takes the level's next chain as soon as its own ends, up to SEG_CHAINS chains; the
+// chains up to the first that ends in a hit are committed in bwa's order, as a group's are. Each
+// committed chain ran with the state after every hit of the chains before it, so the hits are
+// those of groups (level_search.rs runs segments too, and checks them against bwa).
+#define SEG_CHAINS (4 * LANES)
+struct Segment {
+    int taken, end; // chains taken so far; the first chain not to commit
+    int start[SEG_CHAINS], n[SEG_CHAINS]; // chain q's pushes: where in its lane's buffer, how many
+    unsigned char lane[SEG_CHAINS];
+};
+// The block's (its one team's) segment.
+__shared__ Segment team_segment;
+
+// The hit that ends a lane's last chain of a segment, if any.
+struct LaneHit {
+    int chain; // in the segment, or SEG_CHAINS
+    Entry e;
+    u64 k, l;
+};
+
+// Runs chains next.. of `level` (n_chains in all), each lane taking the next one when its own
+// ends; returns the chains to commit. A lane whose buffer cannot take a pop's pushes drops its
+// chain, and the segment ends before it (the first chain always fits: every buffer is empty
+// when it is taken).
+__device__ int run_segment(const Read &r, Width *width, Levels &lv, int level, int n_chains, int next, HitList &h, LaneBuffer &mine, int stride, Segment *seg, LaneHit &hit, const Team &t)
+{
+    if (t.lane == 0) {
+        seg->taken = 0;
+        seg->end = min(n_chains - next, SEG_CHAINS);
+    }
+    __syncwarp();
+    mine.n = 0;
+    hit.chain = SEG_CHAINS;
+    volatile int *end = &seg->end;
+    for (int q = atomicAdd(&seg->taken, 1); q < *end; q = atomicAdd(&seg->taken, 1)) {
+        Entry e = *level_entry(lv, level, n_chains - 1 - (next + q));
+        int start = mine.n;
+        bool hits = false, dropped = false;
+        while (true) {
+            if (mine.n + 9 > stride || q >= *end) {
+                dropped = true;
+                break;
+            }
+            Entry matching;
+            bool has_matching;
+            u64 hk = 0, hl = 0;
+            int next_step = step(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching);
+            if (next_step == STEP_HIT) {
+                hits = true;
+                hit = {q, e, hk, hl};
+            }
+            if (next_step != STEP_EXPANDED || !has_matching) break;
+            e = matching;
+        }
+        if (dropped) {
+            atomicMin(&seg->end, q);
+            mine.n = start;
+            break;
+        }
+        seg->start[q] = start;
+        seg->n[q] = mine.n - start;
+        seg->lane[q] = (unsigned char)t.lane;
+        if (hits) {
+            atomicMin(&seg->end, q + 1);
+            break;
+        }
+    }
+    __syncwarp();
+    return seg->end;
+}
+
+// The lowest of two (score, count)s, counts summed where the scores are the same.
+__device__ __forceinline__ ScoreCount lower(ScoreCount a, ScoreCount b)
+{
+    if (a.score == b.score) return {a.score, a.count + b.count};
+    return a.score < b.score ? a : b;
+}
+
+// Commits a segment's first `end` chains in order, as commit_pushes a group's lanes: lane j
+// stores chains j * per .. (j + 1) * per - 1, so a prefix sum over the lanes is one over the
+// chains.
+__device__ void commit_segment(Levels &lv, int level, const Entry *bufs, int stride, const Segment *seg, int end, const Team &t)
+{
+    int per = (end + t.size - 1) / t.size;
+    int from = min(t.lane * per, end), to = min(from + per, end);
+    int n = 0;
+    for (int q = from; q < to; ++q) n += seg->n[q];
+    int total = team_sum(t, n);
+    int need = (total + CHUNK - 1) / CHUNK + lv.n_buckets;
+    while (lv.free_top < need && lv.cap > level) {
+        int highest = highest_level_above(lv, level, t);
+        drop_levels_above(lv, highest > level ? highest - 1 : level, t);
+    }
+    int over_cap = 0;
+    ScoreCount mine = {0x7fffffff, 0};
+    for (int q = from; q < to; ++q) mine = lower(mine, lowest_push_score(bufs + (u64)seg->lane[q] * stride + seg->start[q], seg->n[q], lv.cap, over_cap));
+    over_cap = team_sum(t, over_cap);
+    lv.dropped += over_cap;
+    lv.stored += total - over_cap;
+    for (int s = team_min(t, mine.score); s != 0x7fffffff; s = team_min(t, mine.score)) {
+        int all;
+        int pos = team_prefix(t, mine.score == s ? mine.count : 0, all);
+        int start = lv.len[s];
+        int first_new = (start + CHUNK - 1) / CHUNK;
+        int n_new = (start + all + CHUNK - 1) / CHUNK - first_new;
+        for (int j = t.lane; j < n_new; j += t.size) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
+        lv.free_top -= n_new;
+        __syncwarp();
+        if (mine.score == s) {
+            ScoreCount next = {0x7fffffff, 0};
+            int at = start + pos;
+            for (int q = from; q < to; ++q) {
+                const Entry *buf = bufs + (u64)seg->lane[q] * stride + seg->start[q];
+                for (int j = 0; j < seg->n[q]; ++j) {
+                    int e = entry_score(buf[j]);
+                    if (e == s) *level_entry(lv, s, at++) = buf[j];
+                    else if (e > s && e <= lv.cap) keep_lowest(next, e);
+                }
+            }
+            mine = next;
+        }
+        __syncwarp();
+        if (t.lane == 0) lv.len[s] = start + all;
+        __syncwarp();
+    }
+}
+
+// The chains of `level` in segments (search_read_level's loop with level_refill): SEARCH_GO
+// when the level is done, else the read's answer (STACK_FULL also where bwa's -m may stop
+// inside a segment: the next pass, in groups, finds that pop).
+__device__ int run_level_segments(const Read &r, Width *width, Levels &lv, int level, HitList &h, Entry *lane_bufs, int stride, Segment *seg, int max_rounds, int &rounds, const Team &t)
+{
+    int n_chains = lv.len[level];
+    int held_chunks = (n_chains + CHUNK - 1) / CHUNK;
+    LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
+    for (int next = 0; next < n_chains;) {
+        if (max_rounds > 0 && ++rounds > max_rounds) return STACK_FULL;
+        LaneHit hit;
+        int end = run_segment(r, width, lv, level, n_chains, next, h, mine, stride, seg, hit, t);
+        int pushed = 0;
+        for (int q = t.lane; q < end; q += t.size) pushed += seg->n[q];
+        pushed = team_sum(t, pushed);
+        if (lv.stored + lv.dropped + pushed + 1 > (u32)r.opt.max_entries) return STACK_FULL;
+        commit_segment(lv, level, lane_bufs, stride, seg, end, t);
+        lv.stored -= end;
+        next += end;
+        int needed_chunks = (n_chains - next + CHUNK - 1) / CHUNK;
+        return_chunks(lv, level, needed_chunks, held_chunks, t);
+        held_chunks = needed_chunks;
+        int hitter = team_min(t, hit.chain == end - 1 ? t.lane : t.size);
+        if (hitter < t.size) {
+            int ended = record_team_hit(h, lv, level, hitter, hit.e, hit.k, hit.l, width, r, t);
+            if (ended != SEARCH_GO) return ended;
+        }
+    }
+    return_chunks(lv, level, 0, held_chunks, t);
+    if (t.lane == 0) lv.len[level] = 0;
+    __syncwarp();
+    return SEARCH_GO;
+}
+#endif
+
 // The search of one read by one team; STACK_FULL when it needs dropped entries or more than
 // `max_rounds` groups of chains (0: no limit; a larger team then takes the read), ENTRIES_LIMIT
 // when bwa's -m may stop it inside a group of chains (the CPU takes the read).
@@ -1430,6 +1600,11 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
             return STACK_FULL;
         }
         if (lv.stored + lv.dropped > (u32)opt.max_entries || ends_before(h, level, opt)) break;
+#if level_refill && ONE_WARP_TEAM
+        int done = run_level_segments(r, width, lv, level, h, lane_bufs, stride, &team_segment, max_rounds, rounds, t);
+        if (done != SEARCH_GO) return done;
+        continue;
+#endif
         int n_chains = lv.len[level];
         // The chains are taken from the level's end, so its chunks go back to the pool as they
         // empty: a level of a million chains would otherwise keep its share of the pool while

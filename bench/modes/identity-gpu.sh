@@ -39,6 +39,20 @@ forced_paths() {
         summary_line "reads aligned on the CPU" "[$sw]" BCUDA_TEST_STACKS=16,65536,262144 \
             "BCUDA_TEST_INEXACT_SWITCHES=$sw" -- -m 300 "$ecoli_art"
     done
+    # Pass 2's lanes refilled from their level (level_refill): pools small enough to drop
+    # levels and hand reads on, -m 300 (a segment that may cross it hands its read on), one
+    # group a read, ancient DNA's options and -e.
+    for stacks in 16,2048,262144 16,65536,262144; do
+        BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$ecoli_art"
+        BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$sim250" -n 2
+    done
+    BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+    BCUDA_TEST_INEXACT_SWITCHES="level_refill=1 level_max_rounds=1" BCUDA_TEST_STACKS=16,65536,262144 \
+        check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 check lambda.fa "$lambda_art" -o 2 -e 3
+    summary_line "GPU kernels" level_refill=1 BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 \
+        BCUDA_TEST_STACKS=16,2048,262144 -- "$ecoli_art"
     # Three batches in flight, small batches: the same .sai on every batch.
     BCUDA_TEST_SLOTS=3 BCUDA_TEST_BATCH_READS=8192 check ecoli536.fa "$ecoli_art"
 }

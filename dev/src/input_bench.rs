@@ -216,8 +216,7 @@ fn time_cutting(files: &[PathBuf]) -> Result<(u64, Duration)> {
     let started = Instant::now();
     let mut lines = 0;
     for file in files {
-        let input = Box::new(std::fs::File::open(file)?);
-        let (stream, _) = bcuda::input::decompress::decompressed(input)?;
+        let (stream, _) = bcuda::input::decompress::decompressed_file(std::fs::File::open(file)?)?;
         let mut chunker = bcuda::input::chunks::Chunker::new(stream, Box::new(|| 0));
         let recycler = chunker.recycler();
         while let Some(chunk) = chunker.next_chunk()? {

@@ -10,6 +10,7 @@ mod no_hit;
 mod stack_profile;
 mod synth_genome;
 mod variant_tuned;
+mod warp_packing;
 
 use std::process::ExitCode;
 

@@ -14,7 +14,7 @@ use bcuda::aln::CPU_BATCH;
 use bcuda::aln_options::batch_options;
 use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::GapOptions;
-use bcuda::search::level_search::{level_search, GiveUp, LevelCost, LevelFlags, RefillSegments, CHUNK};
+use bcuda::search::level_search::{level_search, GiveUp, GroupTrace, LevelCost, LevelFlags, RefillSegments, CHUNK};
 use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
 use bcuda::search::{align_read_with, prepare_read, ReadBuffers, Search};
 
@@ -37,6 +37,15 @@ pub struct StackProfileArgs {
     /// bwa's `-m`: the most entries on the stack before the search stops.
     #[arg(short = 'm', long, default_value_t = GapOptions::default().max_entries)]
     pub max_entries: i32,
+    /// bwa's `-n`: maximum differences (integer) or missing probability (with a '.').
+    #[arg(short = 'n', default_value = "0.04", value_parser = bcuda::option_values::max_diff)]
+    pub max_diff: String,
+    /// bwa's `-o`: maximum gap opens.
+    #[arg(short = 'o', default_value_t = GapOptions::default().max_gapo)]
+    pub max_gapo: i32,
+    /// bwa's `-l`: seed length.
+    #[arg(short = 'l', default_value_t = GapOptions::default().seed_len)]
+    pub seed_len: i32,
     /// The level search finds where bwa's `-m` stops a group of chains instead of giving up.
     #[arg(long)]
     pub exact_entries_limit: bool,
@@ -63,6 +72,28 @@ pub struct StackProfileArgs {
     /// search, the oracle, never does.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=bcuda_index::interval_table::MAX_DEPTH as i64))]
     pub interval_depth: u32,
+    /// Replay the level search's groups of chains (its last pool) on one warp of `--lanes`
+    /// lanes serving this many reads at once, comma-separated (dev/src/warp_packing.rs); not
+    /// with `--refill`, whose segments are not groups and are not recorded.
+    #[arg(long, value_delimiter = ',')]
+    pub warp_reads: Vec<usize>,
+    /// Commit costs of a round of that replay, in pop-steps, comma-separated.
+    #[arg(long, default_value = "0,2,4", value_delimiter = ',')]
+    pub warp_overhead: Vec<u64>,
+}
+
+impl StackProfileArgs {
+    /// bwa's options as `aln` takes them from `-n`, `-o`, `-l` and `-m`.
+    fn gap_options(&self) -> Result<GapOptions> {
+        let mut opt = GapOptions { max_entries: self.max_entries, ..GapOptions::default() };
+        if self.max_diff.contains('.') {
+            (opt.fnr, opt.max_diff) = (self.max_diff.parse()?, -1);
+        } else {
+            (opt.fnr, opt.max_diff) = (-1.0, self.max_diff.parse()?);
+        }
+        (opt.max_gapo, opt.seed_len) = (self.max_gapo, self.seed_len);
+        Ok(opt)
+    }
 }
 
 /// bwa's stack, counting pops and the most entries held at once.
@@ -106,6 +137,8 @@ struct ReadProfile {
     bounded: Vec<Option<usize>>,
     /// Per level-search pool size: its cost, or why it gave up.
     level: Vec<Result<LevelCost, GiveUp>>,
+    /// The groups of chains of the last pool's level search (when `--warp-reads` asks).
+    groups: Vec<GroupTrace>,
 }
 
 fn profile_read(
@@ -135,7 +168,9 @@ fn profile_read(
         });
     }
     let mut level = Vec::new();
-    for &capacity in level_capacities {
+    let mut groups = Vec::new();
+    for (c, &capacity) in level_capacities.iter().enumerate() {
+        let trace = (!args.warp_reads.is_empty() && c + 1 == level_capacities.len()).then_some(&mut groups);
         let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
         let ReadBuffers { width, seed_width, seq } = &mut buffers;
         let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals };
@@ -153,6 +188,7 @@ fn profile_read(
                     refill: args.refill.map(|seed| RefillSegments { seed }),
                 },
                 &mut cost,
+                trace,
             ) {
                 Ok(h) if h == hits => Ok(cost),
                 Ok(h) => {
@@ -168,7 +204,7 @@ fn profile_read(
     }
     let exact =
         crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
-    Ok(ReadProfile { exact, pops: oracle.pops, peak: oracle.peak, bounded, level })
+    Ok(ReadProfile { exact, pops: oracle.pops, peak: oracle.peak, bounded, level, groups })
 }
 
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
@@ -208,8 +244,14 @@ fn percentile(sorted: &[usize], p: f64) -> usize {
 }
 
 pub fn run(args: StackProfileArgs) -> Result<()> {
+    if args.refill.is_some() && !args.warp_reads.is_empty() {
+        bail!(
+            "--warp-reads replays the level search's groups of chains; with --refill it runs segments, \
+             which it does not record: give one or the other"
+        );
+    }
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
-    let opt = GapOptions { max_entries: args.max_entries, ..GapOptions::default() };
+    let opt = args.gap_options()?;
     let intervals = (args.interval_depth > 0).then(|| IntervalTable::build(&bwt, args.interval_depth));
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let limit = args.max_reads.unwrap_or(usize::MAX);
@@ -307,5 +349,41 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
             println!("{rounds}\t{}\t{critical} ({:.1} %)", over.len(), 100.0 * critical as f64 / all_critical as f64);
         }
     }
+    if !args.warp_reads.is_empty() {
+        print_warp_packing(&profiles, &args)?;
+    }
+    Ok(())
+}
+
+/// The replay of the level search's groups with several reads a warp, for every read, for the
+/// reads pass 1 hands on (those the first bounded stack, `--capacity`'s first size with
+/// `--max-pops`, does not finish) and for the reads of over 10k pops.
+fn print_warp_packing(profiles: &[ReadProfile], args: &StackProfileArgs) -> Result<()> {
+    let pool = args.level_capacity.last().copied().unwrap_or(0);
+    // The replay of one read a warp must cost what the search counted (every read's groups).
+    let counted: usize = profiles.iter().filter_map(|p| p.level.last()?.as_ref().ok()).map(|x| x.critical_pops).sum();
+    let gave_up: usize = profiles.iter().filter(|p| p.level.last().is_some_and(|x| x.is_err())).count();
+    let all: Vec<&[GroupTrace]> = profiles.iter().map(|p| &p.groups[..]).collect();
+    let done: Vec<&[GroupTrace]> =
+        profiles.iter().filter(|p| p.level.last().is_some_and(|x| x.is_ok())).map(|p| &p.groups[..]).collect();
+    let replayed = crate::warp_packing::replay(&done, args.lanes, 1, crate::warp_packing::Deal::OldestFirst);
+    if replayed.lane_steps != counted as u64 {
+        bail!("one read a warp replays {} pop-steps where the search counted {counted}", replayed.lane_steps);
+    }
+    println!("\nseveral reads a warp (dev/src/warp_packing.rs): the level search's groups (pool {pool}), replayed");
+    println!("{}", crate::warp_packing::ASSUMPTIONS);
+    println!("# reads whose search gave up (their groups up to then replayed): {gave_up}");
+    let handed_on = |p: &&ReadProfile| p.bounded.first().is_some_and(Option::is_none);
+    let pass2: Vec<&[GroupTrace]> = profiles.iter().filter(handed_on).map(|p| &p.groups[..]).collect();
+    let heavy: Vec<&[GroupTrace]> = profiles.iter().filter(|p| p.pops > 10_000).map(|p| &p.groups[..]).collect();
+    let light: Vec<&[GroupTrace]> = profiles.iter().filter(|p| p.pops <= 10_000).map(|p| &p.groups[..]).collect();
+    let first = args.capacity.first().map_or("none".to_string(), |c| format!("{c} entries, {} pops", args.max_pops));
+    let table = |label: &str, reads: &[&[GroupTrace]]| {
+        crate::warp_packing::print_table(label, reads, args.lanes, &args.warp_reads, &args.warp_overhead)
+    };
+    table("every read", &all);
+    table(&format!("reads pass 1 hands on (bounded stack of {first} too small)"), &pass2);
+    table("reads of over 10k pops (bwa's)", &heavy);
+    table("reads of at most 10k pops (bwa's)", &light);
     Ok(())
 }

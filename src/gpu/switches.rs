@@ -232,6 +232,12 @@ pub struct InexactSwitches {
     /// near the root, over wider intervals. A tuned file from before it existed reads as off.
     #[serde(default)]
     pub occ_singleton: bool,
+    /// Pass 2's lanes take their level's next chain as soon as their own ends (a segment of up
+    /// to four chains a lane, cut at the first hit) instead of waiting, group by group, for the
+    /// longest chain (cuda/inexact_match.cu, `run_segment`; `src/search/level_search.rs` runs
+    /// segments too). One-warp teams only. A tuned file from before it existed reads as off.
+    #[serde(default)]
+    pub level_refill: bool,
     /// The no-hit pass before pass 1 (cuda/no_hit.cu, src/gpu/no_hit.rs): the reads without an
     /// exact match are proved, where possible, to have no alignment within their edit limit
     /// (0 hits, without bwa's search), each proof giving up after this many occurrence lookups
@@ -292,6 +298,7 @@ impl Default for InexactSwitches {
             level_min_blocks: 16,
             root_chain: true,
             occ_singleton: false,
+            level_refill: false,
             no_hit_budget: 0,
         }
     }
@@ -321,6 +328,7 @@ impl InexactSwitches {
         ("level_min_blocks", &[0, 14, 16, 20, 24, 32]),
         ("root_chain", &[0, 1]),
         ("occ_singleton", &[0, 1]),
+        ("level_refill", &[0, 1]),
         ("no_hit_budget", &[0, 20000, 100000, 400000]),
     ];
 
@@ -426,6 +434,7 @@ impl InexactSwitches {
             "level_min_blocks" => self.level_min_blocks = n,
             "root_chain" => self.root_chain = flag()?,
             "occ_singleton" => self.occ_singleton = flag()?,
+            "level_refill" => self.level_refill = flag()?,
             "no_hit_budget" => self.no_hit_budget = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
@@ -456,6 +465,7 @@ impl InexactSwitches {
             self.level_min_blocks,
             self.root_chain as u32,
             self.occ_singleton as u32,
+            self.level_refill as u32,
             self.no_hit_budget,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
@@ -483,6 +493,9 @@ impl InexactSwitches {
         // Only when set, so that the default kernels' defines (and cache entries) stay as they were.
         if self.level_min_blocks > 0 && team == self.level_team_lanes {
             defines.push(format!("-DLEVEL_MIN_BLOCKS={}", self.level_min_blocks));
+        }
+        if self.level_refill && team == self.level_team_lanes {
+            defines.push("-Dlevel_refill=1".to_string());
         }
         defines
     }
@@ -552,6 +565,7 @@ mod tests {
             level_min_blocks: 5,
             root_chain: false,
             occ_singleton: false,
+            level_refill: false,
             no_hit_budget: 7,
         };
         for (name, values) in InexactSwitches::DOMAINS {

@@ -1,13 +1,18 @@
-//! A read file's bytes decompressed ahead of the parser, recognised by their magic bytes: BGZF
-//! (the gzip that bgzip and samtools write, blocks of at most 64 KiB) on several threads
-//! (noodles' multithreaded reader); other gzip on a thread of its own (ISA-L's inflate, or
-//! zlib-rs's without the `isal` feature), so that the parser threads only parse; bzip2, xz and
-//! zstd (which the FASTQ parser took before the parsing went on several threads) on a thread of
-//! their own as well; anything else passes through as it is.
+//! A read file's bytes decompressed ahead of the parser, recognised by their magic bytes. In a
+//! regular file, BGZF (the gzip that bgzip and samtools write, blocks of at most 64 KiB) and,
+//! with 8 cores or more, other gzip are decoded on several threads by rapidgzip (whose
+//! marker/window decoding splits even one gzip member) from positional reads; from standard
+//! input or a pipe, BGZF on several threads by noodles' multithreaded reader and other gzip (or
+//! with fewer cores) on a thread of its own (ISA-L's inflate, or zlib-rs's without the `isal`
+//! feature), so that the parser threads only parse; bzip2, xz and zstd (which the FASTQ parser
+//! took before the parsing went on several threads) on a thread of their own as well; anything
+//! else passes through as it is.
 
 use std::io::{self, Cursor, Read};
 use std::num::NonZero;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use rapidgzip_core::{DecodeError, DeflateErrorKind, GzipErrorKind, ReadAt};
 
 /// gzip's magic bytes, and the other compressions' (as the FASTQ parser recognises them).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -74,6 +79,116 @@ pub fn decompressed(mut input: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read
         Compression::Zstd => ahead(zstd::stream::read::Decoder::new(whole)?),
     };
     Ok((stream, compression))
+}
+
+/// Cores from which gzip (not BGZF) in a regular file is decoded by rapidgzip. Its
+/// speculative decoding costs several times a single inflater's work per byte: on FASTQ its
+/// authors measured 650 MiB/s on one thread, less on two, 800 on four and 1,600 on sixteen,
+/// and the parser needs a core for every 2.5M reads/s. Below this ISA-L on one thread is as
+/// fast or faster (on 2 cores rapidgzip keeps to one zlib-rs thread: 8 % more CPU time than
+/// ISA-L, the same rate through the parser within the noise).
+const PARALLEL_GZIP_CORES: usize = 8;
+
+/// Threads rapidgzip may decode a regular file of `compression` on (one per core: it starts
+/// fewer and adds them while they pay), or `None` where another decoder is the faster. BGZF,
+/// whose blocks split where they start, goes to it on any number of cores: on 2 cores it gave
+/// 8 % more reads/s than noodles' reader.
+fn rapidgzip_threads(compression: Compression) -> Option<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, NonZero::get);
+    match compression {
+        Compression::Bgzf => Some(cores),
+        Compression::Gzip => (cores >= PARALLEL_GZIP_CORES).then_some(cores),
+        _ => None,
+    }
+}
+
+/// A regular file's bytes decompressed, as [`decompressed`] does a stream; BGZF, and with
+/// enough cores other gzip, decoded on several threads from positional reads of the file (its
+/// read cursor is left alone then).
+pub fn decompressed_file<F>(file: F) -> io::Result<(Box<dyn Read + Send>, Compression)>
+where
+    F: Read + ReadAt + 'static,
+{
+    let mut head = [0; BGZF_HEAD];
+    let read = read_head_at(&file, &mut head)?;
+    let compression = compression_of(&head[..read]);
+    if let Some(threads) = rapidgzip_threads(compression) {
+        return Ok((parallel_gzip(file, threads)?, compression));
+    }
+    decompressed(Box::new(file))
+}
+
+/// Reads the first bytes of `file` into `head` (fewer for a shorter file): how many.
+fn read_head_at(file: &impl ReadAt, head: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < head.len() {
+        match file.read_at(filled as u64, &mut head[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// gzip (one member or several, BGZF too) decoded by rapidgzip on up to `threads` threads, in
+/// order.
+fn parallel_gzip(file: impl ReadAt + 'static, threads: usize) -> io::Result<Box<dyn Read + Send>> {
+    Ok(Box::new(GzipErrorsNamed(rapidgzip_reader(file, threads)?)))
+}
+
+/// rapidgzip's reader of `file`. It decodes BGZF's blocks on several threads; one member of
+/// other gzip once the file has enough 1 MiB pieces to share out (16) and a first trial finds
+/// that faster than one thread, otherwise on one thread.
+fn rapidgzip_reader(file: impl ReadAt + 'static, threads: usize) -> io::Result<rapidgzip_core::DecoderReader> {
+    let decoder = rapidgzip_core::Decoder::builder()
+        .decoder_threads(threads)
+        .build()
+        .map_err(|e| io::Error::other(format!("the gzip decoder's settings: {e}")))?;
+    decoder.reader(file).map_err(|e| gzip_error(&e))
+}
+
+/// rapidgzip's reader, its errors said as the single-thread inflater says them.
+struct GzipErrorsNamed<R>(R);
+
+impl<R: Read> Read for GzipErrorsNamed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).map_err(|e| match e.get_ref().and_then(|inner| inner.downcast_ref::<DecodeError>()) {
+            Some(decode) => gzip_error(decode),
+            None => e,
+        })
+    }
+}
+
+/// A decoding error in the words of the rest of the input's errors: a cut file, damaged data,
+/// a failed check or bytes after the last member.
+fn gzip_error(e: &DecodeError) -> io::Error {
+    match e {
+        DecodeError::Io { source, .. } => io::Error::new(source.kind(), source.to_string()),
+        DecodeError::InvalidGzip { reason: GzipErrorKind::Truncated, .. }
+        | DecodeError::InvalidDeflate { reason: DeflateErrorKind::Truncated, .. } => io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the gzip data ends in the middle of a member (the file is cut short)",
+        ),
+        DecodeError::InvalidGzip { reason: GzipErrorKind::TrailingGarbage, .. } => {
+            io::Error::new(io::ErrorKind::InvalidData, "bytes after the last gzip member that are not gzip")
+        }
+        DecodeError::ChecksumMismatch { member, .. } | DecodeError::SizeMismatch { member, .. } => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("damaged gzip data (CRC-32 or length check failed in member {})", member + 1),
+        ),
+        // The backend's own reason (such as "unexpected DEFLATE backend status 1") says no more.
+        DecodeError::InvalidDeflate { bit_offset, .. } => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("damaged gzip data (invalid DEFLATE data at byte {} of the file)", bit_offset / 8),
+        ),
+        DecodeError::InvalidGzip { offset, reason } => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("damaged gzip data ({reason}, at byte {offset} of the file)"),
+        ),
+        other => io::Error::other(format!("gzip decoding failed ({other})")),
+    }
 }
 
 /// `decoder` run on a thread of its own, a few pieces ahead of the reader.
@@ -155,7 +270,7 @@ impl Read for Pieces {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write;
 
@@ -198,6 +313,131 @@ mod tests {
         }
     }
 
+    /// FASTQ of `reads` 100 bp reads with random bases and qualities (so that it compresses
+    /// about 2.5 to 1, as real reads do to 3 to 1).
+    pub(crate) fn random_fastq(reads: usize, seed: u64) -> Vec<u8> {
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut out = Vec::with_capacity(reads * 240);
+        for i in 0..reads {
+            out.extend_from_slice(format!("@r{i}/1\n").as_bytes());
+            out.extend((0..100).map(|_| b"ACGT"[(next() % 4) as usize]));
+            out.extend_from_slice(b"\n+\n");
+            out.extend((0..100).map(|_| b'#' + (next() % 40) as u8));
+            out.push(b'\n');
+        }
+        out
+    }
+
+    /// `bytes` written to a fresh temporary file.
+    fn temp_file(bytes: &[u8]) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(bytes).unwrap();
+        file.flush().unwrap();
+        file
+    }
+
+    /// Everything the several-thread decoder gives of `bytes` in a file (whatever the cores of
+    /// the machine), and the error that ended it.
+    fn all_of_file(bytes: &[u8]) -> (Vec<u8>, Option<io::Error>) {
+        let file = temp_file(bytes);
+        let mut reader = match parallel_gzip(file.reopen().unwrap(), 4) {
+            Ok(reader) => reader,
+            Err(e) => return (Vec::new(), Some(e)),
+        };
+        let mut out = Vec::new();
+        let mut buf = vec![0; 1 << 16];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => return (out, None),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) => return (out, Some(e)),
+            }
+        }
+    }
+
+    /// A file big enough (over 16 MiB compressed) that rapidgzip shares it out over threads.
+    fn big_gzip() -> (Vec<u8>, Vec<u8>) {
+        let data = random_fastq(190_000, 0x9e37_79b9_7f4a_7c15);
+        let gz = gzip(&data);
+        assert!(gz.len() > 16 << 20, "{} bytes compressed", gz.len());
+        (data, gz)
+    }
+
+    #[test]
+    fn one_big_member_is_decoded_on_several_threads_in_order() {
+        let (data, gz) = big_gzip();
+        let cores = std::thread::available_parallelism().map_or(1, NonZero::get);
+        // rapidgzip splits the member where a first trial finds that faster than one thread:
+        // on 4 cores or more, unless the machine is busy (a few tries); on fewer it keeps to
+        // one thread.
+        let mut paths = Vec::new();
+        for _ in 0..3 {
+            let mut reader = rapidgzip_reader(gz.clone(), cores.max(2)).unwrap();
+            let mut out = Vec::new();
+            reader.read_to_end(&mut out).unwrap();
+            assert!(out == data, "{} bytes of {}", out.len(), data.len());
+            paths.push(reader.stats().path);
+            if cores < 4 || paths.last() == Some(&rapidgzip_core::DecoderPath::MarkerWindow) {
+                break;
+            }
+        }
+        if cores >= 4 {
+            assert_eq!(paths.last(), Some(&rapidgzip_core::DecoderPath::MarkerWindow), "{paths:?}");
+        }
+        let (out, err) = all_of_file(&gz);
+        assert!(err.is_none() && out == data, "{err:?}: {} bytes of {}", out.len(), data.len());
+        // And through the file reader, whichever decoder this machine's cores choose.
+        let file = temp_file(&gz);
+        let (mut reader, kind) = decompressed_file(file.reopen().unwrap()).unwrap();
+        let mut out = Vec::new();
+        reader.read_to_end(&mut out).unwrap();
+        assert!(kind == Compression::Gzip && out == data, "{kind:?}: {} bytes of {}", out.len(), data.len());
+    }
+
+    #[test]
+    fn members_of_a_file_are_decoded_in_order() {
+        let (a, b) = (random_fastq(30_000, 5), random_fastq(120_000, 7));
+        let both = [gzip(&a), gzip(b""), gzip(&b), gzip(&a), gzip(&b)].concat();
+        let (out, err) = all_of_file(&both);
+        assert!(err.is_none(), "{err:?}");
+        assert!(out == [&a[..], &b, &a, &b].concat(), "{} bytes", out.len());
+    }
+
+    #[test]
+    fn a_cut_damaged_or_unchecked_file_is_an_error_after_what_it_held() {
+        let (data, gz) = big_gzip();
+        for cut in [gz.len() / 3, gz.len() - 4] {
+            let (out, err) = all_of_file(&gz[..cut]);
+            let err = err.expect("an error");
+            assert!(data.starts_with(&out), "cut at {cut}");
+            assert!(err.to_string().contains("cut short"), "cut at {cut}: {err}");
+            assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+        }
+        let mut damaged = gz.clone();
+        for i in (gz.len() / 2..gz.len() / 2 + 4000).step_by(97) {
+            damaged[i] ^= 0x5a;
+        }
+        let (out, err) = all_of_file(&damaged);
+        let err = err.expect("an error");
+        assert!(err.to_string().contains("damaged gzip data"), "{err}");
+        assert!(out.len() < data.len(), "{} bytes before the error", out.len());
+        let mut bad_crc = gz.clone();
+        let n = bad_crc.len();
+        bad_crc[n - 6] ^= 0x40;
+        let (out, err) = all_of_file(&bad_crc);
+        let err = err.expect("an error");
+        assert!(err.to_string().contains("CRC-32"), "{err}");
+        assert!(data.starts_with(&out));
+        let (_, err) = all_of_file(&[gz, b"junk".to_vec()].concat());
+        assert!(err.expect("an error").to_string().contains("not gzip"));
+    }
+
     fn bgzf(data: &[u8]) -> Vec<u8> {
         let mut w = noodles::bgzf::io::Writer::new(Vec::new());
         w.write_all(data).unwrap();
@@ -227,11 +467,15 @@ mod tests {
             (zst, Compression::Zstd),
         ];
         for (input, kind) in cases {
-            let (mut reader, found) = decompressed(Box::new(Cursor::new(input))).unwrap();
-            let mut out = Vec::new();
-            reader.read_to_end(&mut out).unwrap();
-            assert_eq!((found, out.len()), (kind, data.len()));
-            assert!(out == data, "{kind:?}");
+            let file = temp_file(&input);
+            let opened = [decompressed(Box::new(Cursor::new(input))), decompressed_file(file.reopen().unwrap())];
+            for (i, opened) in opened.into_iter().enumerate() {
+                let (mut reader, found) = opened.unwrap();
+                let mut out = Vec::new();
+                reader.read_to_end(&mut out).unwrap();
+                assert_eq!((found, out.len()), (kind, data.len()), "{}", ["stream", "file"][i]);
+                assert!(out == data, "{kind:?}");
+            }
         }
     }
 
@@ -239,10 +483,27 @@ mod tests {
     fn a_truncated_bgzf_file_is_an_error_after_what_it_held() {
         let data: Vec<u8> = (0..1_000_000).map(|i| (i * 13 % 256) as u8).collect();
         let bz = bgzf(&data);
-        let (mut reader, kind) = decompressed(Box::new(Cursor::new(bz[..bz.len() / 2].to_vec()))).unwrap();
-        assert_eq!(kind, Compression::Bgzf);
+        let cut = bz[..bz.len() / 2].to_vec();
+        let file = temp_file(&cut);
+        let opened = [decompressed(Box::new(Cursor::new(cut))), decompressed_file(file.reopen().unwrap())];
+        for (i, opened) in opened.into_iter().enumerate() {
+            let (mut reader, kind) = opened.unwrap();
+            assert_eq!(kind, Compression::Bgzf);
+            let mut out = Vec::new();
+            let err = reader.read_to_end(&mut out).unwrap_err();
+            assert!(!out.is_empty() && data.starts_with(&out), "{i}: {} bytes before the error", out.len());
+            if i == 1 {
+                assert!(err.to_string().contains("cut short"), "{err}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_big_bgzf_file_is_decoded_in_order() {
+        let data = random_fastq(100_000, 3);
+        let (mut reader, kind) = decompressed_file(temp_file(&bgzf(&data)).reopen().unwrap()).unwrap();
         let mut out = Vec::new();
-        assert!(reader.read_to_end(&mut out).is_err());
-        assert!(!out.is_empty() && data.starts_with(&out), "{} bytes before the error", out.len());
+        reader.read_to_end(&mut out).unwrap();
+        assert!(kind == Compression::Bgzf && out == data, "{kind:?}: {} bytes of {}", out.len(), data.len());
     }
 }

@@ -14,30 +14,57 @@ use std::sync::Arc;
 use super::buffer::ReadBatch;
 use super::chunk::{self, ChunkError, ParsedChunk};
 use super::{EmptyReads, ReadOptions, ReadsError, MAX_READ_LEN};
+use rapidgzip_core::ReadAt;
+
 use crate::input::chunks::{Chunk, Chunker, CHUNK_BYTES};
+use crate::input::decompress;
 use crate::input::ordered::{self, map_in_order, InOrder};
 
 /// Files decompressed and parsed at once: the current one and the next.
 const FILES_AHEAD: usize = 2;
 
-/// Counts bytes read from the (possibly compressed) file, for progress in percent.
+/// How far into the (possibly compressed) file reading has got, for progress in percent: the
+/// end of the furthest bytes read, by the stream's cursor or (decoding on several threads) by
+/// positional reads.
 struct CountingReader<R> {
     inner: R,
-    count: Arc<AtomicU64>,
+    at: u64,
+    furthest: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for CountingReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        self.at += n as u64;
+        self.furthest.fetch_max(self.at, Ordering::Relaxed);
         Ok(n)
     }
 }
 
-/// A file opened but not yet read: its name for messages, its input and size (0: unknown).
+impl ReadAt for CountingReader<File> {
+    fn len(&self) -> std::io::Result<u64> {
+        ReadAt::len(&self.inner)
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read_at(offset, buf)?;
+        self.furthest.fetch_max(offset + n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Where a file's bytes come from: a regular file (which may be read at any offset, so that
+/// one gzip member can be decoded on several threads), or a stream read front to back
+/// (standard input, a pipe).
+enum Source {
+    File(File),
+    Stream(Box<dyn Read + Send>),
+}
+
+/// A file opened but not yet read: its name for messages, its bytes and size (0: unknown).
 struct Pending {
     path: PathBuf,
-    input: Box<dyn Read + Send>,
+    input: Source,
     len: u64,
 }
 
@@ -58,9 +85,12 @@ impl Reading {
     fn start(file: Pending, opts: ReadOptions, chunk_bytes: usize) -> Result<Reading, ReadsError> {
         let Pending { path, input, len } = file;
         let count = Arc::new(AtomicU64::new(0));
-        let counting = CountingReader { inner: input, count: count.clone() };
-        let (stream, _) = crate::input::decompress::decompressed(Box::new(counting))
-            .map_err(|error| ReadsError::Open { path: path.clone(), error })?;
+        let furthest = count.clone();
+        let decompressed = match input {
+            Source::File(inner) => decompress::decompressed_file(CountingReader { inner, at: 0, furthest }),
+            Source::Stream(inner) => decompress::decompressed(Box::new(CountingReader { inner, at: 0, furthest })),
+        };
+        let (stream, _) = decompressed.map_err(|error| ReadsError::Open { path: path.clone(), error })?;
         let mut chunker = Chunker::with_target(stream, chunk_bytes, Box::new(move || count.load(Ordering::Relaxed)));
         // Each chunk's buffer goes back to the chunker once parsed.
         let recycler = chunker.recycler();
@@ -140,11 +170,13 @@ impl ReadBatchReader {
         let mut files = VecDeque::new();
         for path in paths {
             files.push_back(if crate::input::is_stdin(path) {
-                Pending { path: PathBuf::from("standard input"), input: Box::new(std::io::stdin()), len: 0 }
+                let input = Source::Stream(Box::new(std::io::stdin()));
+                Pending { path: PathBuf::from("standard input"), input, len: 0 }
             } else {
                 let file = File::open(path).map_err(|error| ReadsError::Open { path: path.to_path_buf(), error })?;
-                let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-                Pending { path: path.to_path_buf(), input: Box::new(file), len }
+                let (regular, len) = file.metadata().map_or((false, 0), |m| (m.is_file(), m.len()));
+                let input = if regular { Source::File(file) } else { Source::Stream(Box::new(file)) };
+                Pending { path: path.to_path_buf(), input, len }
             });
         }
         ReadBatchReader::start(files, opts, CHUNK_BYTES)
@@ -170,7 +202,8 @@ impl ReadBatchReader {
         opts: ReadOptions,
         chunk_bytes: usize,
     ) -> Result<ReadBatchReader, ReadsError> {
-        ReadBatchReader::start(VecDeque::from([Pending { path: name.to_path_buf(), input, len }]), opts, chunk_bytes)
+        let file = Pending { path: name.to_path_buf(), input: Source::Stream(input), len };
+        ReadBatchReader::start(VecDeque::from([file]), opts, chunk_bytes)
     }
 
     /// Starts reading the first files. Their errors (an empty file, or one that is neither
@@ -421,5 +454,46 @@ mod tests {
             .err()
             .unwrap();
         assert!(err.to_string().contains("none.fq"), "{err}");
+    }
+
+    /// Names and codes of every read of `path`, or the first error.
+    fn records_of(path: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+        let mut reader = ReadBatchReader::open(path, ReadOptions::default()).map_err(|e| e.to_string())?;
+        let mut all = Vec::new();
+        loop {
+            let batch = reader.next_batch(100_000).map_err(|e| e.to_string())?;
+            if batch.is_empty() {
+                return Ok(all);
+            }
+            all.extend(batch.iter().map(|r| (r.name.to_string(), r.codes.to_vec())));
+        }
+    }
+
+    #[test]
+    fn a_big_gzip_file_one_member_or_several_gives_the_reads_of_the_plain_file() {
+        let gzip = |data: &[u8]| {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut gz, data).unwrap();
+            gz.finish().unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        // Over 16 MiB compressed: shared out over the decoding threads.
+        let (a, b) = (decompress::tests::random_fastq(190_000, 11), decompress::tests::random_fastq(20_000, 13));
+        let write = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let one = gzip(&a);
+        let plain = records_of(&write("a.fq", &a)).unwrap();
+        assert_eq!(plain.len(), 190_000);
+        assert!(records_of(&write("a.fq.gz", &one)).unwrap() == plain);
+        let members = write("ab.fq.gz", &[gzip(&b), one.clone(), gzip(&b)].concat());
+        let plain = records_of(&write("ab.fq", &[&b[..], &a, &b].concat())).unwrap();
+        assert!(records_of(&members).unwrap() == plain);
+        // Cut short: the error names the file and the record it breaks off in.
+        let cut = write("cut.fq.gz", &one[..one.len() / 2]);
+        let err = records_of(&cut).unwrap_err();
+        assert!(err.starts_with(&format!("{}: record ", cut.display())) && err.contains("cut short"), "{err}");
     }
 }

@@ -184,7 +184,9 @@ pub struct SegmentEnds {
 /// bwa's order (only the last may end in a hit), and what it cost.
 struct Round {
     runs: Vec<ChainRun>,
-    pops: usize,
+    /// The pops of each chain the round ran, in bwa's order: the committed ones, then (in a
+    /// group) those after its hit, which run again.
+    chain_pops: Vec<usize>,
     critical_pops: usize,
 }
 
@@ -193,11 +195,11 @@ struct Round {
 fn run_group(search: &Search, chains: &[Entry], max_diff: i32, width: &[Width], lanes: usize) -> Round {
     let mut runs: Vec<ChainRun> =
         chains[..chains.len().min(lanes)].iter().map(|&c| run_chain(search, c, max_diff, width)).collect();
-    let pops = runs.iter().map(|r| r.pops).sum();
-    let critical_pops = runs.iter().map(|r| r.pops).max().unwrap_or(0);
+    let chain_pops: Vec<usize> = runs.iter().map(|r| r.pops).collect();
+    let critical_pops = chain_pops.iter().copied().max().unwrap_or(0);
     let committed = runs.iter().position(|r| r.hit.is_some()).map_or(runs.len(), |h| h + 1);
     runs.truncate(committed);
-    Round { runs, pops, critical_pops }
+    Round { runs, chain_pops, critical_pops }
 }
 
 /// The GPU's segments of chains (`level_refill`): lanes take the level's next chain as soon as
@@ -268,7 +270,45 @@ fn segment_round(runs: Vec<ChainRun>, lanes: usize) -> Round {
         critical_pops = critical_pops.max(done);
         free.push(Reverse(done));
     }
-    Round { pops: runs.iter().map(|r| r.pops).sum(), critical_pops, runs }
+    Round { chain_pops: runs.iter().map(|r| r.pops).collect(), critical_pops, runs }
+}
+
+/// One group of chains as the level search ran it: each chain's pops in bwa's order, and how
+/// many of the chains were committed. The chains after the committed ones (after a hit, or
+/// after the root chain's end) ran with the state before the hit and are run again by the
+/// next group, or not at all when the search ends there. Chain lengths depend only on the
+/// read's state, which changes only at a hit, so a group split over several rounds of fewer
+/// lanes keeps them (`bcuda-dev stack-profile --warp-reads` replays groups that way).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupTrace {
+    pub chain_pops: Vec<u32>,
+    pub committed: usize,
+    /// The score of its chains' entries (0 for the root chain).
+    pub level: usize,
+    /// Its last committed chain ended in a hit, or is the root chain's last pop: the chains
+    /// after it see another state (or are another level's).
+    pub barrier: bool,
+}
+
+/// Where a level search counts its rounds (groups of chains, or segments): always its
+/// [`LevelCost`], and each group's shape when a trace is asked for.
+struct Tally<'a> {
+    cost: &'a mut LevelCost,
+    trace: Option<&'a mut Vec<GroupTrace>>,
+}
+
+impl Tally<'_> {
+    /// A round whose lanes ran chains of `chain_pops` pops over `critical_pops` pop-steps and
+    /// committed the first `committed` of them.
+    fn round(&mut self, chain_pops: &[usize], critical_pops: usize, committed: usize, level: usize, barrier: bool) {
+        self.cost.pops += chain_pops.iter().sum::<usize>();
+        self.cost.critical_pops += critical_pops;
+        self.cost.groups += 1;
+        if let Some(trace) = self.trace.as_deref_mut() {
+            let chain_pops = chain_pops.iter().map(|&p| u32::try_from(p).unwrap_or(u32::MAX)).collect();
+            trace.push(GroupTrace { chain_pops, committed, level, barrier });
+        }
+    }
 }
 
 /// Records a group's hit (its last run's, if any); `true` when it ends the search.
@@ -302,7 +342,7 @@ fn root_chain(
     levels: &mut Levels,
     found: &mut HitList,
     lanes: usize,
-    cost: &mut LevelCost,
+    tally: &mut Tally,
 ) -> bool {
     let entries: Vec<Entry> =
         search.root_intervals().iter().enumerate().map(|(d, &(k, l))| search.root_chain_entry(d, k, l)).collect();
@@ -311,11 +351,11 @@ fn root_chain(
             .iter()
             .map(|&e| pop_once(search, e, found.max_diff, width))
             .collect();
-        cost.pops += pops.len();
-        cost.critical_pops += 1;
-        cost.groups += 1;
         let end = pops.iter().position(|(_, next)| next.is_none());
         let committed = end.map_or(pops.len(), |j| j + 1);
+        let chain_pops: Vec<usize> = pops.iter().map(|(run, _)| run.pops).collect();
+        let critical_pops = chain_pops.iter().copied().max().unwrap_or(0);
+        tally.round(&chain_pops, critical_pops, committed, 0, end.is_some());
         for (j, (_, next)) in pops[..committed].iter().enumerate() {
             if let Some(child) = next {
                 let d = base + j + 1;
@@ -347,7 +387,11 @@ pub struct LevelFlags {
 }
 
 /// bwa's search of one read (as [`super::align_read_with`], after the D arrays) by
-/// `lanes` lanes with a pool of `chunks` chunks, in the variant `flags` says.
+/// `lanes` lanes with a pool of `chunks` chunks, in the variant `flags` says; its groups of
+/// chains go to `trace` when one is given. With [`LevelFlags::refill`] nothing goes to
+/// `trace`: a segment's lanes take chains as their own end, which a [`GroupTrace`] (chains
+/// dealt `lanes` at a time) does not describe.
+#[allow(clippy::too_many_arguments)] // the search, its read's state, the team's shape and what it counts
 pub fn level_search(
     search: &Search,
     width: &mut [Width],
@@ -356,8 +400,10 @@ pub fn level_search(
     chunks: usize,
     flags: LevelFlags,
     cost: &mut LevelCost,
+    trace: Option<&mut Vec<GroupTrace>>,
 ) -> Result<Vec<AlnHit>, GiveUp> {
     let opt = search.opt;
+    let mut tally = Tally { cost, trace: trace.filter(|_| flags.refill.is_none()) };
     let mut found = HitList::new(opt);
     if search.too_many_ns(found.max_diff) {
         return Ok(found.hits);
@@ -365,7 +411,7 @@ pub fn level_search(
     let n = n_stacks(batch_opt);
     let mut levels = Levels { buckets: vec![Vec::new(); n], free_chunks: chunks, cap: n - 1, stored: 0, dropped: 0 };
     if flags.root_chain && root_chain_fits(search.seq.len(), opt.max_entries) {
-        if root_chain(search, width, &mut levels, &mut found, lanes, cost) {
+        if root_chain(search, width, &mut levels, &mut found, lanes, &mut tally) {
             return Ok(found.hits);
         }
     } else {
@@ -389,15 +435,14 @@ pub fn level_search(
         while next < chains.len() {
             let round = match draw.as_mut() {
                 Some(draw) => {
-                    let ends = &mut cost.segment_ends;
+                    let ends = &mut tally.cost.segment_ends;
                     run_segment(search, &chains[next..], found.max_diff, width, lanes, draw, ends)
                 }
                 None => run_group(search, &chains[next..], found.max_diff, width, lanes),
             };
-            cost.pops += round.pops;
-            cost.critical_pops += round.critical_pops;
-            cost.groups += 1;
             let (runs, committed) = (&round.runs[..], round.runs.len());
+            let barrier = runs.last().is_some_and(|r| r.hit.is_some());
+            tally.round(&round.chain_pops, round.critical_pops, committed, level, barrier);
             // bwa checks -m before every pop: only a round that may reach it needs a look.
             let n_entries = levels.stored + levels.dropped;
             let most = n_entries + runs.iter().map(|r| r.pushes.len()).sum::<usize>() + 1;
@@ -453,7 +498,7 @@ mod tests {
         let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
         let ReadBuffers { width, seed_width, seq } = &mut buffers;
         let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
-        level_search(&search, width, opt, lanes, chunks, flags, cost)
+        level_search(&search, width, opt, lanes, chunks, flags, cost, None)
     }
 
     /// Segments of chains (`level_refill`) give bwa's hits wherever they end: each seed ends
