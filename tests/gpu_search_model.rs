@@ -56,6 +56,19 @@ fn ecoli_profiles(level_capacities: &str, lanes: &str, extras: &[&[&str]]) -> Ve
     extras.iter().map(|extra| profile(&fasta, reads.to_str().unwrap(), level_capacities, lanes, extra)).collect()
 }
 
+/// A 12 Mbp human-like genome indexed in `dir` and 20,000 reads of it: the FASTA's and the
+/// reads' paths.
+fn human_like(dir: &tempfile::TempDir) -> (String, String) {
+    let fasta = dir.path().join("hl.fa");
+    std::fs::write(&fasta, bcuda_dev(&["synth-genome", "--size-mbp", "12", "--seed", "3", "--human-like"])).unwrap();
+    bcuda(&["index", "-q", fasta.to_str().unwrap()]);
+    let reads = dir.path().join("reads.fq");
+    let sim = common::repo().join("scripts/sim-reads.py");
+    let fq = common::run("python3", &[sim.to_str().unwrap(), fasta.to_str().unwrap(), "100", "20000", "5"]);
+    std::fs::write(&reads, fq).unwrap();
+    (fasta.to_str().unwrap().to_string(), reads.to_str().unwrap().to_string())
+}
+
 #[test]
 fn gpu_searches_give_bwas_hits_on_ecoli() {
     let dir = tempfile::tempdir().unwrap();
@@ -94,18 +107,10 @@ fn the_root_chain_on_all_lanes_gives_bwas_hits() {
 #[test]
 fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     let dir = tempfile::tempdir().unwrap();
-    let fasta = dir.path().join("hl.fa");
-    let genome = bcuda_dev(&["synth-genome", "--size-mbp", "12", "--seed", "3", "--human-like"]);
-    std::fs::write(&fasta, genome).unwrap();
-    bcuda(&["index", "-q", fasta.to_str().unwrap()]);
-    let reads = dir.path().join("reads.fq");
-    let sim = common::repo().join("scripts/sim-reads.py");
-    let fq = common::run("python3", &[sim.to_str().unwrap(), fasta.to_str().unwrap(), "100", "20000", "5"]);
-    std::fs::write(&reads, fq).unwrap();
+    let (fasta, reads) = human_like(&dir);
     // Pass 3's teams are larger than a warp (last_team_lanes): more chains per group, and more
     // run again after a hit.
-    let report =
-        profile(fasta.to_str().unwrap(), reads.to_str().unwrap(), "4800,65536,2000000", "128", &["--root-chain"]);
+    let report = profile(&fasta, &reads, "4800,65536,2000000", "128", &["--root-chain"]);
     assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
     // Repeat families make some searches outgrow pass 2's pool; pass 3's (as large as bwa's
     // -m lets a search grow) holds every read.
@@ -149,16 +154,36 @@ fn gpu_searches_with_the_interval_table_give_bwas_hits() {
         let report = profile(&fasta, reads.to_str().unwrap(), "4800,65536", "32", extra);
         assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
     }
-    let hl = dir.path().join("hl.fa");
-    std::fs::write(&hl, bcuda_dev(&["synth-genome", "--size-mbp", "12", "--seed", "3", "--human-like"])).unwrap();
-    bcuda(&["index", "-q", hl.to_str().unwrap()]);
-    let hl_reads = dir.path().join("reads.fq");
-    let sim = common::repo().join("scripts/sim-reads.py");
-    std::fs::write(
-        &hl_reads,
-        common::run("python3", &[sim.to_str().unwrap(), hl.to_str().unwrap(), "100", "20000", "5"]),
-    )
-    .unwrap();
-    let report = profile(hl.to_str().unwrap(), hl_reads.to_str().unwrap(), "65536", "32", &["--interval-depth", "11"]);
+    let (hl, hl_reads) = human_like(&dir);
+    let report = profile(&hl, &hl_reads, "65536", "32", &["--interval-depth", "11"]);
     assert!(report.contains("every bounded search that finished gave bwa's hits"), "{report}");
+}
+
+/// The team's segments of chains (`--refill SEED`, the kernels' `level_refill`): wherever the
+/// seeds end them (at a drawn cap, at a hit, at a full push buffer, all seen here), every
+/// search that finishes gives bwa's hits, on E. coli and on the human-like genome, with pools
+/// small enough that scores are dropped and with and without the root's chain; at `-m 300`
+/// segments that may cross it hand their reads on (as the pool's drops do), never give up
+/// for `-m` inside a group.
+#[test]
+fn segments_of_chains_give_bwas_hits_wherever_they_end() {
+    let extras: [&[&str]; 3] =
+        [&["--refill", "1"], &["--refill", "2", "--root-chain"], &["--refill", "3", "-m", "300"]];
+    let reports = ecoli_profiles("4800,65536", "32", &extras);
+    for (extra, report) in extras.iter().zip(&reports) {
+        assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
+        let ends = row(report, "level_refill segments", "65536");
+        assert!(ends.iter().all(|&n| n > 0), "{extra:?}: segments end each way:\n{report}");
+        assert_eq!(row(report, "level search", "65536")[1], 0, "{extra:?}: {report}");
+    }
+    assert!(row(&reports[0], "level search", "4800")[0] > 0, "the small pool drops scores:\n{}", reports[0]);
+    assert!(row(&reports[2], "level search", "65536")[0] > 0, "segments cross -m 300:\n{}", reports[2]);
+    let dir = tempfile::tempdir().unwrap();
+    let (fasta, reads) = human_like(&dir);
+    for extra in [&["--refill", "4", "--root-chain"][..], &["--refill", "5"]] {
+        let report = profile(&fasta, &reads, "4800,65536,2000000", "128", extra);
+        assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
+        assert!(row(&report, "level_refill segments", "2000000").iter().all(|&n| n > 0), "{extra:?}: {report}");
+        assert!(row(&report, "level search", "65536")[0] > 0, "{extra:?}: {report}");
+    }
 }

@@ -14,7 +14,7 @@ use bcuda::aln::CPU_BATCH;
 use bcuda::aln_options::batch_options;
 use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::GapOptions;
-use bcuda::search::level_search::{level_search, GiveUp, GroupTrace, LevelCost, LevelFlags, CHUNK};
+use bcuda::search::level_search::{level_search, GiveUp, GroupTrace, LevelCost, LevelFlags, RefillSegments, CHUNK};
 use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
 use bcuda::search::{align_read_with, prepare_read, ReadBuffers, Search};
 
@@ -53,6 +53,11 @@ pub struct StackProfileArgs {
     /// intervals known before the search (the kernels' `root_chain`).
     #[arg(long)]
     pub root_chain: bool,
+    /// The level search runs each level's chains in segments (the kernels' `level_refill`)
+    /// whose ends are drawn from this seed: at a drawn most chains, at a hit, or at a full
+    /// push buffer inside a drawn chain.
+    #[arg(long)]
+    pub refill: Option<u64>,
     /// Profile at most this many reads.
     #[arg(long)]
     pub max_reads: Option<usize>,
@@ -68,7 +73,8 @@ pub struct StackProfileArgs {
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=bcuda_index::interval_table::MAX_DEPTH as i64))]
     pub interval_depth: u32,
     /// Replay the level search's groups of chains (its last pool) on one warp of `--lanes`
-    /// lanes serving this many reads at once, comma-separated (dev/src/warp_packing.rs).
+    /// lanes serving this many reads at once, comma-separated (dev/src/warp_packing.rs); not
+    /// with `--refill`, whose segments are not groups and are not recorded.
     #[arg(long, value_delimiter = ',')]
     pub warp_reads: Vec<usize>,
     /// Commit costs of a round of that replay, in pop-steps, comma-separated.
@@ -176,7 +182,11 @@ fn profile_read(
                 opt,
                 args.lanes,
                 capacity / CHUNK,
-                LevelFlags { exact_entries_limit: args.exact_entries_limit, root_chain: args.root_chain },
+                LevelFlags {
+                    exact_entries_limit: args.exact_entries_limit,
+                    root_chain: args.root_chain,
+                    refill: args.refill.map(|seed| RefillSegments { seed }),
+                },
                 &mut cost,
                 trace,
             ) {
@@ -219,11 +229,27 @@ fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capaci
     Ok(())
 }
 
+/// How the segments of the searches that finished ended, per pool.
+fn print_segment_ends(profiles: &[ReadProfile], level_capacities: &[usize], seed: u64) {
+    println!("level_refill segments (seed {seed}) entries\tended at their cap\tat a hit\tat a full buffer");
+    for (c, &capacity) in level_capacities.iter().enumerate() {
+        let ends = profiles.iter().filter_map(|p| p.level[c].as_ref().ok()).map(|x| x.segment_ends);
+        let (cap, hit, full) = ends.fold((0, 0, 0), |(a, b, f), e| (a + e.cap, b + e.hit, f + e.buffer_full));
+        println!("{capacity}\t{cap}\t{hit}\t{full}");
+    }
+}
+
 fn percentile(sorted: &[usize], p: f64) -> usize {
     sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0)
 }
 
 pub fn run(args: StackProfileArgs) -> Result<()> {
+    if args.refill.is_some() && !args.warp_reads.is_empty() {
+        bail!(
+            "--warp-reads replays the level search's groups of chains; with --refill it runs segments, \
+             which it does not record: give one or the other"
+        );
+    }
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
     let opt = args.gap_options()?;
     let intervals = (args.interval_depth > 0).then(|| IntervalTable::build(&bwt, args.interval_depth));
@@ -290,9 +316,13 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
             done.iter().filter(|(p, _)| p.pops > 10_000).map(|(p, _)| p.pops).sum::<usize>()
         );
     }
-    // Pass 2's `level_max_rounds` hands a read on after that many groups: how many reads each
-    // value would hand on, and their share of the critical path (the largest pool, where the
-    // fewest searches give up, so that their groups are counted to the end).
+    if let Some(seed) = args.refill {
+        print_segment_ends(&profiles, &args.level_capacity, seed);
+    }
+    // Pass 2's `level_max_rounds` hands a read on after that many rounds (groups of chains, or
+    // segments with `--refill`): how many reads each value would hand on, and their share of
+    // the critical path (the largest pool, where the fewest searches give up, so that their
+    // rounds are counted to the end).
     if let Some(last) = args.level_capacity.len().checked_sub(1) {
         let costs: Vec<LevelCost> = profiles.iter().filter_map(|p| p.level[last].as_ref().ok().copied()).collect();
         let mut groups: Vec<usize> = costs.iter().map(|x| x.groups).collect();
@@ -300,7 +330,8 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         let all_critical = costs.iter().map(|x| x.critical_pops).sum::<usize>().max(1);
         let (pool, p) = (args.level_capacity[last], |q| percentile(&groups, q));
         println!(
-            "groups of chains per read (level search, {} lanes, pool {pool}): p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+            "{} of chains per read (level search, {} lanes, pool {pool}): p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+            if args.refill.is_some() { "segments" } else { "groups" },
             args.lanes,
             p(0.5),
             p(0.9),

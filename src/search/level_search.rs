@@ -13,12 +13,15 @@
 //! score bwa pops). So the lanes run the next chains of the level at once, each collecting its
 //! pushes; the chains before the first one that ends in a hit are committed in bwa's order,
 //! that hit is recorded, and the chains after it run again with the new state. Hits are rare
-//! next to pops, so little work is repeated.
+//! next to pops, so little work is repeated. With [`RefillSegments`] the chains run in
+//! segments of any size instead of groups of one per lane: every committed chain still ran
+//! with the state after every hit of the chains before it, so the hits cannot depend on where
+//! segments end.
 //!
 //! Memory: the entries of each score live in chunks of [`CHUNK`] entries from a fixed pool.
-//! Before a group's pushes are stored, the chunks they may need are reserved; if the pool is
-//! short, the highest scores are dropped (counted for `-m`, as in [`super::stack::BoundedStack`])
-//! and the search is exact as long as it never needs them.
+//! Before a group's (or segment's) pushes are stored, the chunks they may need are reserved;
+//! if the pool is short, the highest scores are dropped (counted for `-m`, as in
+//! [`super::stack::BoundedStack`]) and the search is exact as long as it never needs them.
 
 use super::stack::Entry;
 use super::{n_stacks, AfterHit, HitList, Search, Step, Width};
@@ -30,7 +33,8 @@ pub const CHUNK: usize = 64;
 /// Why a level search gave up (the read goes to a larger pass, or the CPU).
 #[derive(Debug, PartialEq, Eq)]
 pub enum GiveUp {
-    /// The search needs entries its pool dropped.
+    /// The search needs entries its pool dropped, or (with [`RefillSegments`]) a segment's
+    /// pushes may take bwa's stack past `-m`.
     StackFull,
     /// bwa's `-m` limit may be reached inside a group of chains, and the search does not
     /// find the pop (without `exact_entries_limit`; the CPU, which stops exactly there,
@@ -152,13 +156,121 @@ impl Levels {
 }
 
 /// What a level search cost: pops by all lanes (chains run again after a hit included), the
-/// pops on its critical path (per group of chains, its longest chain), and the groups (the
-/// rounds that `level_max_rounds` counts on the GPU).
+/// pops on its critical path (per group of chains, its longest chain; per segment, the lanes'
+/// last to finish), and the groups or segments (the rounds that `level_max_rounds` counts on
+/// the GPU).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LevelCost {
     pub pops: usize,
     pub critical_pops: usize,
     pub groups: usize,
+    /// How the segments ended ([`RefillSegments`]; none without it).
+    pub segment_ends: SegmentEnds,
+}
+
+/// How many segments of chains ended each way ([`RefillSegments`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SegmentEnds {
+    /// At their drawn most chains, or at the level's last chain.
+    pub cap: usize,
+    /// At a chain that ended in a hit (committed, the segment's last).
+    pub hit: usize,
+    /// At a chain whose pushes did not fit a lane's buffer (it and the chains after it run
+    /// again in the next segment).
+    pub buffer_full: usize,
+}
+
+/// A round of a level's chains, all run with the state at its start: the runs it commits in
+/// bwa's order (only the last may end in a hit), and what it cost.
+struct Round {
+    runs: Vec<ChainRun>,
+    /// The pops of each chain the round ran, in bwa's order: the committed ones, then (in a
+    /// group) those after its hit, which run again.
+    chain_pops: Vec<usize>,
+    critical_pops: usize,
+}
+
+/// A group of the level's next `lanes` chains (at most): the chains up to the first that
+/// ends in a hit are committed, the rest run again.
+fn run_group(search: &Search, chains: &[Entry], max_diff: i32, width: &[Width], lanes: usize) -> Round {
+    let mut runs: Vec<ChainRun> =
+        chains[..chains.len().min(lanes)].iter().map(|&c| run_chain(search, c, max_diff, width)).collect();
+    let chain_pops: Vec<usize> = runs.iter().map(|r| r.pops).collect();
+    let critical_pops = chain_pops.iter().copied().max().unwrap_or(0);
+    let committed = runs.iter().position(|r| r.hit.is_some()).map_or(runs.len(), |h| h + 1);
+    runs.truncate(committed);
+    Round { runs, chain_pops, critical_pops }
+}
+
+/// The GPU's segments of chains (`level_refill`): lanes take the level's next chain as soon as
+/// their own ends, up to `4 x lanes` chains a segment; a segment ends at its first chain that
+/// ends in a hit (committed, its last), or where a lane's push buffer fills inside a chain
+/// (that chain and the ones after it are not committed; a segment's first chain always fits).
+/// Where each segment ends is drawn from `seed` (and the read), not from the lanes' timing and
+/// buffers, so that a check over many draws shows bwa's hits do not depend on it.
+#[derive(Clone, Copy, Debug)]
+pub struct RefillSegments {
+    pub seed: u64,
+}
+
+impl RefillSegments {
+    /// The draws for one read: a stream of its own for each read and seed (an FNV-1a hash of
+    /// the read mixed into the seed by splitmix64's finalizer, so that neighbouring seeds and
+    /// reads that differ by a base draw unrelated ends).
+    fn draws(self, seq: &[u8]) -> impl FnMut() -> u64 {
+        let read = seq.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &c| (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3));
+        let mut z = (self.seed ^ read).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        super::seeded::xorshift((z ^ (z >> 31)).max(1))
+    }
+}
+
+/// A segment of the level's next chains: its most chains drawn between 1 and `4 x lanes`, and
+/// in a third of the segments of more than one chain, a lane's buffer full inside a drawn
+/// chain after the first.
+fn run_segment(
+    search: &Search,
+    chains: &[Entry],
+    max_diff: i32,
+    width: &[Width],
+    lanes: usize,
+    draw: &mut impl FnMut() -> u64,
+    ends: &mut SegmentEnds,
+) -> Round {
+    let cap = chains.len().min(1 + (draw() % (4 * lanes) as u64) as usize);
+    let buffer_full_at = (cap > 1 && draw().is_multiple_of(3)).then(|| 1 + (draw() % (cap - 1) as u64) as usize);
+    let mut runs = Vec::new();
+    for (i, &c) in chains[..cap].iter().enumerate() {
+        if buffer_full_at == Some(i) {
+            ends.buffer_full += 1;
+            return segment_round(runs, lanes);
+        }
+        runs.push(run_chain(search, c, max_diff, width));
+        if runs[i].hit.is_some() {
+            ends.hit += 1;
+            return segment_round(runs, lanes);
+        }
+    }
+    ends.cap += 1;
+    segment_round(runs, lanes)
+}
+
+/// A segment's committed `runs` as a round: its critical path is that of `lanes` lanes each
+/// taking the next chain as soon as its own ends. (The chains after its end that lanes had
+/// taken also run on the GPU; the model counts only the committed ones.)
+fn segment_round(runs: Vec<ChainRun>, lanes: usize) -> Round {
+    use std::cmp::Reverse;
+    let mut free: std::collections::BinaryHeap<Reverse<usize>> =
+        (0..lanes.min(runs.len())).map(|_| Reverse(0)).collect();
+    let mut critical_pops = 0;
+    for run in &runs {
+        let Reverse(start) = free.pop().expect("a lane");
+        let done = start + run.pops;
+        critical_pops = critical_pops.max(done);
+        free.push(Reverse(done));
+    }
+    Round { chain_pops: runs.iter().map(|r| r.pops).collect(), critical_pops, runs }
 }
 
 /// One group of chains as the level search ran it: each chain's pops in bwa's order, and how
@@ -178,26 +290,22 @@ pub struct GroupTrace {
     pub barrier: bool,
 }
 
-/// Where a level search counts its groups: always its [`LevelCost`], and each group's shape
-/// when a trace is asked for.
+/// Where a level search counts its rounds (groups of chains, or segments): always its
+/// [`LevelCost`], and each group's shape when a trace is asked for.
 struct Tally<'a> {
     cost: &'a mut LevelCost,
     trace: Option<&'a mut Vec<GroupTrace>>,
 }
 
 impl Tally<'_> {
-    fn group(
-        &mut self,
-        chain_pops: impl Iterator<Item = usize> + Clone,
-        committed: usize,
-        level: usize,
-        barrier: bool,
-    ) {
-        self.cost.pops += chain_pops.clone().sum::<usize>();
-        self.cost.critical_pops += chain_pops.clone().max().unwrap_or(0);
+    /// A round whose lanes ran chains of `chain_pops` pops over `critical_pops` pop-steps and
+    /// committed the first `committed` of them.
+    fn round(&mut self, chain_pops: &[usize], critical_pops: usize, committed: usize, level: usize, barrier: bool) {
+        self.cost.pops += chain_pops.iter().sum::<usize>();
+        self.cost.critical_pops += critical_pops;
         self.cost.groups += 1;
         if let Some(trace) = self.trace.as_deref_mut() {
-            let chain_pops = chain_pops.map(|p| u32::try_from(p).unwrap_or(u32::MAX)).collect();
+            let chain_pops = chain_pops.iter().map(|&p| u32::try_from(p).unwrap_or(u32::MAX)).collect();
             trace.push(GroupTrace { chain_pops, committed, level, barrier });
         }
     }
@@ -245,7 +353,9 @@ fn root_chain(
             .collect();
         let end = pops.iter().position(|(_, next)| next.is_none());
         let committed = end.map_or(pops.len(), |j| j + 1);
-        tally.group(pops.iter().map(|(run, _)| run.pops), committed, 0, end.is_some());
+        let chain_pops: Vec<usize> = pops.iter().map(|(run, _)| run.pops).collect();
+        let critical_pops = chain_pops.iter().copied().max().unwrap_or(0);
+        tally.round(&chain_pops, critical_pops, committed, 0, end.is_some());
         for (j, (_, next)) in pops[..committed].iter().enumerate() {
             if let Some(child) = next {
                 let d = base + j + 1;
@@ -270,11 +380,17 @@ pub struct LevelFlags {
     pub exact_entries_limit: bool,
     /// The root's chain runs on all lanes at once ([`root_chain`]).
     pub root_chain: bool,
+    /// The level's chains run in segments (`level_refill`) instead of groups of `lanes`; a
+    /// segment whose pushes may take bwa's stack past `-m` gives the read up as
+    /// [`GiveUp::StackFull`] (the GPU hands it to the next pass, which runs groups).
+    pub refill: Option<RefillSegments>,
 }
 
 /// bwa's search of one read (as [`super::align_read_with`], after the D arrays) by
 /// `lanes` lanes with a pool of `chunks` chunks, in the variant `flags` says; its groups of
-/// chains go to `trace` when one is given.
+/// chains go to `trace` when one is given. With [`LevelFlags::refill`] nothing goes to
+/// `trace`: a segment's lanes take chains as their own end, which a [`GroupTrace`] (chains
+/// dealt `lanes` at a time) does not describe.
 #[allow(clippy::too_many_arguments)] // the search, its read's state, the team's shape and what it counts
 pub fn level_search(
     search: &Search,
@@ -287,7 +403,7 @@ pub fn level_search(
     trace: Option<&mut Vec<GroupTrace>>,
 ) -> Result<Vec<AlnHit>, GiveUp> {
     let opt = search.opt;
-    let mut tally = Tally { cost, trace };
+    let mut tally = Tally { cost, trace: trace.filter(|_| flags.refill.is_none()) };
     let mut found = HitList::new(opt);
     if search.too_many_ns(found.max_diff) {
         return Ok(found.hits);
@@ -301,6 +417,7 @@ pub fn level_search(
     } else {
         levels.commit(0, &[&[search.root()]]);
     }
+    let mut draw = flags.refill.map(|r| r.draws(search.seq));
     loop {
         let Some(level) = (0..=levels.cap).find(|&b| !levels.buckets[b].is_empty()) else {
             if levels.dropped == 0 || found.ends_before(levels.cap as i32 + 1, opt) {
@@ -316,15 +433,23 @@ pub fn level_search(
         let mut held_chunks = Levels::chunks_of(chains.len());
         let mut next = 0;
         while next < chains.len() {
-            let group = &chains[next..chains.len().min(next + lanes)];
-            let runs: Vec<ChainRun> = group.iter().map(|&c| run_chain(search, c, found.max_diff, width)).collect();
-            let committed = runs.iter().position(|r| r.hit.is_some()).map_or(runs.len(), |h| h + 1);
-            tally.group(runs.iter().map(|r| r.pops), committed, level, runs[committed - 1].hit.is_some());
-            let runs = &runs[..committed];
-            // bwa checks -m before every pop: only a group that may reach it needs a look.
+            let round = match draw.as_mut() {
+                Some(draw) => {
+                    let ends = &mut tally.cost.segment_ends;
+                    run_segment(search, &chains[next..], found.max_diff, width, lanes, draw, ends)
+                }
+                None => run_group(search, &chains[next..], found.max_diff, width, lanes),
+            };
+            let (runs, committed) = (&round.runs[..], round.runs.len());
+            let barrier = runs.last().is_some_and(|r| r.hit.is_some());
+            tally.round(&round.chain_pops, round.critical_pops, committed, level, barrier);
+            // bwa checks -m before every pop: only a round that may reach it needs a look.
             let n_entries = levels.stored + levels.dropped;
             let most = n_entries + runs.iter().map(|r| r.pushes.len()).sum::<usize>() + 1;
             if most > opt.max_entries as usize {
+                if flags.refill.is_some() {
+                    return Err(GiveUp::StackFull);
+                }
                 if !flags.exact_entries_limit {
                     return Err(GiveUp::EntriesLimit);
                 }
@@ -349,4 +474,82 @@ pub fn level_search(
         levels.buckets[level].clear();
     }
     Ok(found.hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::aln_options::batch_options;
+    use crate::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
+    use crate::search::stack::GapStack;
+    use crate::search::{align_read_with, prepare_read, ReadBuffers};
+
+    /// The level search of `read` as `bcuda-dev stack-profile` runs it.
+    fn level_hits(
+        bwt: &bcuda_index::Bwt,
+        read: &[u8],
+        opt: &GapOptions,
+        (lanes, chunks): (usize, usize),
+        flags: LevelFlags,
+        cost: &mut LevelCost,
+    ) -> Result<Vec<AlnHit>, GiveUp> {
+        let mut buffers = ReadBuffers::default();
+        let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
+        let ReadBuffers { width, seed_width, seq } = &mut buffers;
+        let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
+        level_search(&search, width, opt, lanes, chunks, flags, cost, None)
+    }
+
+    /// Segments of chains (`level_refill`) give bwa's hits wherever they end: each seed ends
+    /// them elsewhere (at drawn caps, at hits and at full buffers, all of which happen here),
+    /// with one lane and with many, with pools small enough to drop scores and with a `-m`
+    /// small enough that segments cross it (the read is then handed on, never given other hits).
+    #[test]
+    fn segments_give_bwas_hits_wherever_they_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut next = xorshift(0x5851_f42d_4c95_7f2d);
+        let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
+        let (_, bwt) = indexed(dir.path(), &genome);
+        let text: Vec<u8> = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
+        let mut ends = SegmentEnds::default();
+        let (mut finished, mut dropped_and_handed_on, mut over_m) = (0, 0, 0);
+        for r in 0..120 {
+            let len = 30 + (next() % 50) as usize;
+            let read = read_with_edits(&text, len, r % 6 == 0, 7, &mut next);
+            for (lanes, chunks, max_entries) in [
+                (1, 1 << 14, 2_000_000),
+                (4, 40, 2_000_000),
+                (32, 1 << 14, 2_000_000),
+                (32, 40, 2_000_000),
+                (8, 1 << 14, 150),
+            ] {
+                let opt = batch_options(&GapOptions { max_entries, ..GapOptions::default() }, read.len());
+                let bwa =
+                    align_read_with(&bwt, None, &read, &opt, &mut GapStack::default(), &mut ReadBuffers::default())
+                        .expect("bwa's stack holds every entry");
+                for seed in 1..=4 {
+                    let flags = LevelFlags { refill: Some(RefillSegments { seed }), ..LevelFlags::default() };
+                    let mut cost = LevelCost::default();
+                    match level_hits(&bwt, &read, &opt, (lanes, chunks), flags, &mut cost) {
+                        Ok(hits) => {
+                            assert_eq!(hits, bwa, "read {r} {read:?}, {lanes} lanes, {chunks} chunks, seed {seed}");
+                            finished += 1;
+                        }
+                        Err(GiveUp::StackFull) if max_entries < 1000 => over_m += 1,
+                        Err(GiveUp::StackFull) => dropped_and_handed_on += 1,
+                        Err(GiveUp::EntriesLimit) => panic!("segments never give up for -m inside a group"),
+                    }
+                    let e = cost.segment_ends;
+                    (ends.cap, ends.hit, ends.buffer_full) =
+                        (ends.cap + e.cap, ends.hit + e.hit, ends.buffer_full + e.buffer_full);
+                }
+            }
+        }
+        assert!(ends.cap > 0 && ends.hit > 0 && ends.buffer_full > 0, "{ends:?}");
+        assert!(
+            finished > 1000 && dropped_and_handed_on > 0 && over_m > 0,
+            "{finished} {dropped_and_handed_on} {over_m}"
+        );
+    }
 }
