@@ -58,8 +58,8 @@
 #ifndef root_chain
 #define root_chain 0
 #endif
-// Pass 2's lanes take their level's next chain as soon as their own ends (level_refill, -D from
-// the switches; one-warp teams only: run_segment).
+// A team's lanes take their level's next chain as soon as their own ends (level_refill, -D from
+// the switches for the team passes that use it: run_segment).
 #ifndef level_refill
 #define level_refill 0
 #endif
@@ -1402,19 +1402,26 @@ __device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &
     return SEARCH_GO;
 }
 
-#if level_refill && ONE_WARP_TEAM
+#if level_refill
 // ---- Segments (level_refill): a group of chains waits for its longest chain, while most lanes
 // finish theirs sooner (the CPU model: 31-46 % of the lanes' pop-steps do work). In a segment
 // each lane takes the level's next chain as soon as its own ends, up to SEG_CHAINS chains; the
 // chains up to the first that ends in a hit are committed in bwa's order, as a group's are. Each
 // committed chain ran with the state after every hit of the chains before it, so the hits are
 // those of groups (level_search.rs runs segments too, and checks them against bwa).
-#define SEG_CHAINS (4 * LANES)
+#define SEG_CHAINS (4 * MAX_TEAM)
 struct Segment {
     int taken, end; // chains taken so far; the first chain not to commit
     int start[SEG_CHAINS], n[SEG_CHAINS]; // chain q's pushes: where in its lane's buffer, how many
-    unsigned char lane[SEG_CHAINS];
+    unsigned short lane[SEG_CHAINS];
 };
+
+// The team's barrier: its warp's, or its block's.
+__device__ __forceinline__ void team_sync()
+{
+    if (ONE_WARP_TEAM) __syncwarp();
+    else __syncthreads();
+}
 // The block's (its one team's) segment.
 __shared__ Segment team_segment;
 
@@ -1435,7 +1442,7 @@ __device__ int run_segment(const Read &r, Width *width, Levels &lv, int level, i
         seg->taken = 0;
         seg->end = min(n_chains - next, SEG_CHAINS);
     }
-    __syncwarp();
+    team_sync();
     mine.n = 0;
     hit.chain = SEG_CHAINS;
     volatile int *end = &seg->end;
@@ -1466,13 +1473,13 @@ __device__ int run_segment(const Read &r, Width *width, Levels &lv, int level, i
         }
         seg->start[q] = start;
         seg->n[q] = mine.n - start;
-        seg->lane[q] = (unsigned char)t.lane;
+        seg->lane[q] = (unsigned short)t.lane;
         if (hits) {
             atomicMin(&seg->end, q + 1);
             break;
         }
     }
-    __syncwarp();
+    team_sync();
     return seg->end;
 }
 
@@ -1512,7 +1519,7 @@ __device__ void commit_segment(Levels &lv, int level, const Entry *bufs, int str
         int n_new = (start + all + CHUNK - 1) / CHUNK - first_new;
         for (int j = t.lane; j < n_new; j += t.size) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
         lv.free_top -= n_new;
-        __syncwarp();
+        team_sync();
         if (mine.score == s) {
             ScoreCount next = {0x7fffffff, 0};
             int at = start + pos;
@@ -1526,28 +1533,28 @@ __device__ void commit_segment(Levels &lv, int level, const Entry *bufs, int str
             }
             mine = next;
         }
-        __syncwarp();
+        team_sync();
         if (t.lane == 0) lv.len[s] = start + all;
-        __syncwarp();
+        team_sync();
     }
 }
 
 // The chains of `level` in segments (search_read_level's loop with level_refill): SEARCH_GO
-// when the level is done, else the read's answer (STACK_FULL also where bwa's -m may stop
-// inside a segment: the next pass, in groups, finds that pop).
-__device__ int run_level_segments(const Read &r, Width *width, Levels &lv, int level, HitList &h, Entry *lane_bufs, int stride, Segment *seg, int max_rounds, int &rounds, const Team &t)
+// with `done` when the level is done, SEARCH_GO without it where bwa's -m might stop inside the
+// next segment (the level goes on in groups from chain `next`, which find that pop), else the
+// read's answer.
+__device__ int run_level_segments(const Read &r, Width *width, Levels &lv, int level, HitList &h, Entry *lane_bufs, int stride, Segment *seg, int max_rounds, int &rounds, int &next, bool &done, const Team &t)
 {
     int n_chains = lv.len[level];
     int held_chunks = (n_chains + CHUNK - 1) / CHUNK;
     LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
-    for (int next = 0; next < n_chains;) {
+    // A segment pushes at most its lanes' buffers.
+    u64 most_pushed = (u64)t.size * stride;
+    for (next = 0; next < n_chains;) {
+        if (lv.stored + lv.dropped + most_pushed + 1 > (u64)r.opt.max_entries) return SEARCH_GO;
         if (max_rounds > 0 && ++rounds > max_rounds) return STACK_FULL;
         LaneHit hit;
         int end = run_segment(r, width, lv, level, n_chains, next, h, mine, stride, seg, hit, t);
-        int pushed = 0;
-        for (int q = t.lane; q < end; q += t.size) pushed += seg->n[q];
-        pushed = team_sum(t, pushed);
-        if (lv.stored + lv.dropped + pushed + 1 > (u32)r.opt.max_entries) return STACK_FULL;
         commit_segment(lv, level, lane_bufs, stride, seg, end, t);
         lv.stored -= end;
         next += end;
@@ -1562,7 +1569,8 @@ __device__ int run_level_segments(const Read &r, Width *width, Levels &lv, int l
     }
     return_chunks(lv, level, 0, held_chunks, t);
     if (t.lane == 0) lv.len[level] = 0;
-    __syncwarp();
+    team_sync();
+    done = true;
     return SEARCH_GO;
 }
 #endif
@@ -1600,17 +1608,19 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
             return STACK_FULL;
         }
         if (lv.stored + lv.dropped > (u32)opt.max_entries || ends_before(h, level, opt)) break;
-#if level_refill && ONE_WARP_TEAM
-        int done = run_level_segments(r, width, lv, level, h, lane_bufs, stride, &team_segment, max_rounds, rounds, t);
-        if (done != SEARCH_GO) return done;
-        continue;
+        int first = 0; // the level's first chain not yet committed
+#if level_refill
+        bool level_done = false;
+        int ended = run_level_segments(r, width, lv, level, h, lane_bufs, stride, &team_segment, max_rounds, rounds, first, level_done, t);
+        if (ended != SEARCH_GO) return ended;
+        if (level_done) continue;
 #endif
         int n_chains = lv.len[level];
         // The chains are taken from the level's end, so its chunks go back to the pool as they
         // empty: a level of a million chains would otherwise keep its share of the pool while
         // its children arrive (a read of the 1 Gbp benchmark outgrew pass 3's pool so).
-        int held_chunks = (n_chains + CHUNK - 1) / CHUNK;
-        for (int next = 0; next < n_chains;) {
+        int held_chunks = (n_chains - first + CHUNK - 1) / CHUNK;
+        for (int next = first; next < n_chains;) {
             if (max_rounds > 0 && ++rounds > max_rounds) return STACK_FULL;
             int c = next + t.lane;
             mine.n = 0;

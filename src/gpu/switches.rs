@@ -235,9 +235,14 @@ pub struct InexactSwitches {
     /// Pass 2's lanes take their level's next chain as soon as their own ends (a segment of up
     /// to four chains a lane, cut at the first hit) instead of waiting, group by group, for the
     /// longest chain (cuda/inexact_match.cu, `run_segment`; `src/search/level_search.rs` runs
-    /// segments too). One-warp teams only. A tuned file from before it existed reads as off.
+    /// segments too). Off: 3-5 % slower in pass 2 on the H100 (bench/results/measurements.md).
+    /// A tuned file from before it existed reads as off.
     #[serde(default)]
     pub level_refill: bool,
+    /// The same for pass 3, whose teams of `last_team_lanes` wait at their barriers for the
+    /// longest of their chains. A tuned file from before it existed reads as off.
+    #[serde(default)]
+    pub last_refill: bool,
     /// The no-hit pass before pass 1 (cuda/no_hit.cu, src/gpu/no_hit.rs): the reads without an
     /// exact match are proved, where possible, to have no alignment within their edit limit
     /// (0 hits, without bwa's search), each proof giving up after this many occurrence lookups
@@ -299,6 +304,7 @@ impl Default for InexactSwitches {
             root_chain: true,
             occ_singleton: false,
             level_refill: false,
+            last_refill: false,
             no_hit_budget: 0,
         }
     }
@@ -329,6 +335,7 @@ impl InexactSwitches {
         ("root_chain", &[0, 1]),
         ("occ_singleton", &[0, 1]),
         ("level_refill", &[0, 1]),
+        ("last_refill", &[0, 1]),
         ("no_hit_budget", &[0, 20000, 100000, 400000]),
     ];
 
@@ -435,6 +442,7 @@ impl InexactSwitches {
             "root_chain" => self.root_chain = flag()?,
             "occ_singleton" => self.occ_singleton = flag()?,
             "level_refill" => self.level_refill = flag()?,
+            "last_refill" => self.last_refill = flag()?,
             "no_hit_budget" => self.no_hit_budget = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
@@ -466,6 +474,7 @@ impl InexactSwitches {
             self.root_chain as u32,
             self.occ_singleton as u32,
             self.level_refill as u32,
+            self.last_refill as u32,
             self.no_hit_budget,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
@@ -494,7 +503,9 @@ impl InexactSwitches {
         if self.level_min_blocks > 0 && team == self.level_team_lanes {
             defines.push(format!("-DLEVEL_MIN_BLOCKS={}", self.level_min_blocks));
         }
-        if self.level_refill && team == self.level_team_lanes {
+        let refill =
+            (self.level_refill && team == self.level_team_lanes) || (self.last_refill && team == self.last_team_lanes);
+        if refill {
             defines.push("-Dlevel_refill=1".to_string());
         }
         defines
@@ -566,6 +577,7 @@ mod tests {
             root_chain: false,
             occ_singleton: false,
             level_refill: false,
+            last_refill: false,
             no_hit_budget: 7,
         };
         for (name, values) in InexactSwitches::DOMAINS {
