@@ -193,6 +193,13 @@ struct Round {
     critical_pops: usize,
 }
 
+impl Round {
+    /// A segment's committed `runs`, all of the chains it counts.
+    fn segment(runs: Vec<ChainRun>, critical_pops: usize) -> Round {
+        Round { chain_pops: runs.iter().map(|r| r.pops).collect(), critical_pops, runs }
+    }
+}
+
 /// A group of the level's next `lanes` chains (at most): the chains up to the first that
 /// ends in a hit are committed, the rest run again.
 fn run_group(search: &Search, chains: &[Entry], max_diff: i32, width: &[Width], lanes: usize) -> Round {
@@ -229,8 +236,8 @@ impl RefillSegments {
     }
 }
 
-/// Entries of a lane's push buffer for a read of `len` bases: one chain's pushes, at most 9
-/// a pop and a pop a base (and the root's).
+/// Entries of a lane's push buffer for a read of `len` bases: one chain's pushes, at most 9 a
+/// pop over at most `len + 1` pops.
 pub fn lane_buffer_entries(len: usize) -> usize {
     9 * (len + 1)
 }
@@ -274,7 +281,7 @@ fn run_segment(
         let Some(run) = run.filter(|r| buffered[lane] + r.pushes.len() - r.pushes_at[r.pops - 1] + 9 <= buffer) else {
             assert!(i > 0, "a segment's first chain fits an empty buffer");
             ends.buffer_full += 1;
-            return Round { chain_pops: runs.iter().map(|r: &ChainRun| r.pops).collect(), critical_pops, runs };
+            return Round::segment(runs, critical_pops);
         };
         buffered[lane] += run.pushes.len();
         critical_pops = critical_pops.max(start + run.pops);
@@ -283,11 +290,11 @@ fn run_segment(
         runs.push(run);
         if hit {
             ends.hit += 1;
-            return Round { chain_pops: runs.iter().map(|r| r.pops).collect(), critical_pops, runs };
+            return Round::segment(runs, critical_pops);
         }
     }
     ends.cap += 1;
-    Round { chain_pops: runs.iter().map(|r| r.pops).collect(), critical_pops, runs }
+    Round::segment(runs, critical_pops)
 }
 
 /// One group of chains as the level search ran it: each chain's pops in bwa's order, and how
