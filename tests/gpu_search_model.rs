@@ -162,28 +162,40 @@ fn gpu_searches_with_the_interval_table_give_bwas_hits() {
 /// The team's segments of chains (`--refill SEED`, the kernels' `level_refill`): wherever the
 /// seeds end them (at a drawn cap, at a hit, at a full push buffer, all seen here), every
 /// search that finishes gives bwa's hits, on E. coli and on the human-like genome, with pools
-/// small enough that scores are dropped and with and without the root's chain; at `-m 300`
-/// segments that may cross it hand their reads on (as the pool's drops do), never give up
-/// for `-m` inside a group.
+/// small enough that scores are dropped and with and without the root's chain. Near `-m`,
+/// levels go on in groups instead of segments: at `-m 300` from their start (a segment of 32
+/// lanes might push 32 x 9 x 101 entries), the groups finding where `-m` stops or giving the
+/// read up as `--exact-entries-limit` says; at `-m 30000` after segments.
 #[test]
 fn segments_of_chains_give_bwas_hits_wherever_they_end() {
-    let extras: [&[&str]; 3] =
-        [&["--refill", "1"], &["--refill", "2", "--root-chain"], &["--refill", "3", "-m", "300"]];
+    let extras: [&[&str]; 5] = [
+        &["--refill", "1"],
+        &["--refill", "2", "--root-chain"],
+        &["--refill", "3", "-m", "300"],
+        &["--refill", "6", "-m", "300", "--exact-entries-limit"],
+        &["--refill", "7", "-m", "30000"],
+    ];
     let reports = ecoli_profiles("4800,65536", "32", &extras);
     for (extra, report) in extras.iter().zip(&reports) {
         assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
+    }
+    for report in [&reports[0], &reports[1], &reports[4]] {
         let ends = row(report, "level_refill segments", "65536");
-        assert!(ends.iter().all(|&n| n > 0), "{extra:?}: segments end each way:\n{report}");
-        assert_eq!(row(report, "level search", "65536")[1], 0, "{extra:?}: {report}");
+        assert!(ends[..3].iter().all(|&n| n > 0), "segments end each way:\n{report}");
+        assert_eq!(row(report, "level search", "65536")[1], 0, "{report}");
+    }
+    for report in &reports[2..] {
+        assert!(row(report, "level_refill segments", "65536")[3] > 0, "levels go on in groups near -m:\n{report}");
     }
     assert!(row(&reports[0], "level search", "4800")[0] > 0, "the small pool drops scores:\n{}", reports[0]);
-    assert!(row(&reports[2], "level search", "65536")[0] > 0, "segments cross -m 300:\n{}", reports[2]);
+    assert!(row(&reports[2], "level search", "65536")[1] > 0, "groups give up near -m 300:\n{}", reports[2]);
+    assert_eq!(row(&reports[3], "level search", "65536")[1], 0, "groups find -m's stop:\n{}", reports[3]);
     let dir = tempfile::tempdir().unwrap();
     let (fasta, reads) = human_like(&dir);
     for extra in [&["--refill", "4", "--root-chain"][..], &["--refill", "5"]] {
         let report = profile(&fasta, &reads, "4800,65536,2000000", "128", extra);
         assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
-        assert!(row(&report, "level_refill segments", "2000000").iter().all(|&n| n > 0), "{extra:?}: {report}");
+        assert!(row(&report, "level_refill segments", "2000000")[..3].iter().all(|&n| n > 0), "{extra:?}: {report}");
         assert!(row(&report, "level search", "65536")[0] > 0, "{extra:?}: {report}");
     }
 }

@@ -55,7 +55,8 @@ pub struct StackProfileArgs {
     pub root_chain: bool,
     /// The level search runs each level's chains in segments (the kernels' `level_refill`)
     /// whose ends are drawn from this seed: at a drawn most chains, at a hit, or at a full
-    /// push buffer inside a drawn chain.
+    /// push buffer inside a drawn chain (or a real one); from the first segment whose pushes
+    /// might take bwa's stack past `-m`, a level goes on in groups.
     #[arg(long)]
     pub refill: Option<u64>,
     /// Profile at most this many reads.
@@ -229,13 +230,18 @@ fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capaci
     Ok(())
 }
 
-/// How the segments of the searches that finished ended, per pool.
+/// How the segments of the searches that finished ended, and how many of their levels went on
+/// in groups near `-m`, per pool.
 fn print_segment_ends(profiles: &[ReadProfile], level_capacities: &[usize], seed: u64) {
-    println!("level_refill segments (seed {seed}) entries\tended at their cap\tat a hit\tat a full buffer");
+    println!(
+        "level_refill segments (seed {seed}) entries\tended at their cap\tat a hit\tat a full buffer\t\
+         levels finished in groups near -m"
+    );
     for (c, &capacity) in level_capacities.iter().enumerate() {
         let ends = profiles.iter().filter_map(|p| p.level[c].as_ref().ok()).map(|x| x.segment_ends);
-        let (cap, hit, full) = ends.fold((0, 0, 0), |(a, b, f), e| (a + e.cap, b + e.hit, f + e.buffer_full));
-        println!("{capacity}\t{cap}\t{hit}\t{full}");
+        let (cap, hit, full, groups) = ends
+            .fold((0, 0, 0, 0), |(a, b, f, g), e| (a + e.cap, b + e.hit, f + e.buffer_full, g + e.levels_in_groups));
+        println!("{capacity}\t{cap}\t{hit}\t{full}\t{groups}");
     }
 }
 

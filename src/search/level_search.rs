@@ -16,7 +16,8 @@
 //! next to pops, so little work is repeated. With [`RefillSegments`] the chains run in
 //! segments of any size instead of groups of one per lane: every committed chain still ran
 //! with the state after every hit of the chains before it, so the hits cannot depend on where
-//! segments end.
+//! segments end. A segment runs only where its pushes cannot take bwa's stack past `-m`; from
+//! the first that might, the level goes on in groups, which find where `-m` stops.
 //!
 //! Memory: the entries of each score live in chunks of [`CHUNK`] entries from a fixed pool.
 //! Before a group's (or segment's) pushes are stored, the chunks they may need are reserved;
@@ -33,8 +34,7 @@ pub const CHUNK: usize = 64;
 /// Why a level search gave up (the read goes to a larger pass, or the CPU).
 #[derive(Debug, PartialEq, Eq)]
 pub enum GiveUp {
-    /// The search needs entries its pool dropped, or (with [`RefillSegments`]) a segment's
-    /// pushes may take bwa's stack past `-m`.
+    /// The search needs entries its pool dropped.
     StackFull,
     /// bwa's `-m` limit may be reached inside a group of chains, and the search does not
     /// find the pop (without `exact_entries_limit`; the CPU, which stops exactly there,
@@ -178,6 +178,9 @@ pub struct SegmentEnds {
     /// At a chain whose pushes did not fit a lane's buffer (it and the chains after it run
     /// again in the next segment).
     pub buffer_full: usize,
+    /// Levels that went on in groups, from their first segment whose pushes might take bwa's
+    /// stack past `-m` to their end (groups find the pop where bwa stops).
+    pub levels_in_groups: usize,
 }
 
 /// A round of a level's chains, all run with the state at its start: the runs it commits in
@@ -188,6 +191,13 @@ struct Round {
     /// group) those after its hit, which run again.
     chain_pops: Vec<usize>,
     critical_pops: usize,
+}
+
+impl Round {
+    /// A segment's committed `runs`, all of the chains it counts.
+    fn segment(runs: Vec<ChainRun>, critical_pops: usize) -> Round {
+        Round { chain_pops: runs.iter().map(|r| r.pops).collect(), critical_pops, runs }
+    }
 }
 
 /// A group of the level's next `lanes` chains (at most): the chains up to the first that
@@ -226,9 +236,27 @@ impl RefillSegments {
     }
 }
 
+/// Entries of a lane's push buffer for a read of `len` bases: one chain's pushes, at most 9 a
+/// pop over at most `len + 1` pops.
+pub fn lane_buffer_entries(len: usize) -> usize {
+    9 * (len + 1)
+}
+
+/// Whether a segment of `lanes` lanes may run with `n_entries` entries on bwa's stack: its
+/// pushes, at most its lanes' buffers, cannot take the stack past `max_entries` (bwa's `-m`,
+/// checked before every pop), so no pop of it needs the count of entries before it.
+fn segment_fits(n_entries: usize, lanes: usize, len: usize, max_entries: i32) -> bool {
+    let most_pushed = lanes * lane_buffer_entries(len);
+    (n_entries + most_pushed + 1) as u64 <= max_entries.max(0) as u64
+}
+
 /// A segment of the level's next chains: its most chains drawn between 1 and `4 x lanes`, and
 /// in a third of the segments of more than one chain, a lane's buffer full inside a drawn
-/// chain after the first.
+/// chain after the first. Each chain goes to the lane that is free first; a chain ends the
+/// segment uncommitted where its lane's buffer (of [`lane_buffer_entries`]) would lack room
+/// for a pop's 9 pushes, as on the GPU (a segment's first chain always fits). Its critical
+/// path is that of its lanes. (The chains after its end that lanes had taken also run on
+/// the GPU; the model counts only the committed ones.)
 fn run_segment(
     search: &Search,
     chains: &[Entry],
@@ -238,39 +266,35 @@ fn run_segment(
     draw: &mut impl FnMut() -> u64,
     ends: &mut SegmentEnds,
 ) -> Round {
+    use std::cmp::Reverse;
     let cap = chains.len().min(1 + (draw() % (4 * lanes) as u64) as usize);
     let buffer_full_at = (cap > 1 && draw().is_multiple_of(3)).then(|| 1 + (draw() % (cap - 1) as u64) as usize);
-    let mut runs = Vec::new();
+    let buffer = lane_buffer_entries(search.seq.len());
+    // Lanes by the pop-step they are free at, and the entries in each one's buffer.
+    let mut free: std::collections::BinaryHeap<Reverse<(usize, usize)>> = (0..lanes).map(|j| Reverse((0, j))).collect();
+    let mut buffered = vec![0; lanes];
+    let (mut runs, mut critical_pops) = (Vec::new(), 0);
     for (i, &c) in chains[..cap].iter().enumerate() {
-        if buffer_full_at == Some(i) {
+        let run = (buffer_full_at != Some(i)).then(|| run_chain(search, c, max_diff, width));
+        let Reverse((start, lane)) = free.pop().expect("a lane");
+        // The lane checks for room for 9 pushes before each pop, its chain's last included.
+        let Some(run) = run.filter(|r| buffered[lane] + r.pushes.len() - r.pushes_at[r.pops - 1] + 9 <= buffer) else {
+            assert!(i > 0, "a segment's first chain fits an empty buffer");
             ends.buffer_full += 1;
-            return segment_round(runs, lanes);
-        }
-        runs.push(run_chain(search, c, max_diff, width));
-        if runs[i].hit.is_some() {
+            return Round::segment(runs, critical_pops);
+        };
+        buffered[lane] += run.pushes.len();
+        critical_pops = critical_pops.max(start + run.pops);
+        free.push(Reverse((start + run.pops, lane)));
+        let hit = run.hit.is_some();
+        runs.push(run);
+        if hit {
             ends.hit += 1;
-            return segment_round(runs, lanes);
+            return Round::segment(runs, critical_pops);
         }
     }
     ends.cap += 1;
-    segment_round(runs, lanes)
-}
-
-/// A segment's committed `runs` as a round: its critical path is that of `lanes` lanes each
-/// taking the next chain as soon as its own ends. (The chains after its end that lanes had
-/// taken also run on the GPU; the model counts only the committed ones.)
-fn segment_round(runs: Vec<ChainRun>, lanes: usize) -> Round {
-    use std::cmp::Reverse;
-    let mut free: std::collections::BinaryHeap<Reverse<usize>> =
-        (0..lanes.min(runs.len())).map(|_| Reverse(0)).collect();
-    let mut critical_pops = 0;
-    for run in &runs {
-        let Reverse(start) = free.pop().expect("a lane");
-        let done = start + run.pops;
-        critical_pops = critical_pops.max(done);
-        free.push(Reverse(done));
-    }
-    Round { chain_pops: runs.iter().map(|r| r.pops).collect(), critical_pops, runs }
+    Round::segment(runs, critical_pops)
 }
 
 /// One group of chains as the level search ran it: each chain's pops in bwa's order, and how
@@ -298,12 +322,18 @@ struct Tally<'a> {
 }
 
 impl Tally<'_> {
-    /// A round whose lanes ran chains of `chain_pops` pops over `critical_pops` pop-steps and
-    /// committed the first `committed` of them.
-    fn round(&mut self, chain_pops: &[usize], critical_pops: usize, committed: usize, level: usize, barrier: bool) {
+    /// A round whose lanes ran chains of `chain_pops` pops over `critical_pops` pop-steps: a
+    /// segment, counted but not traced.
+    fn segment(&mut self, chain_pops: &[usize], critical_pops: usize) {
         self.cost.pops += chain_pops.iter().sum::<usize>();
         self.cost.critical_pops += critical_pops;
         self.cost.groups += 1;
+    }
+
+    /// A group whose lanes ran chains of `chain_pops` pops over `critical_pops` pop-steps and
+    /// committed the first `committed` of them.
+    fn round(&mut self, chain_pops: &[usize], critical_pops: usize, committed: usize, level: usize, barrier: bool) {
+        self.segment(chain_pops, critical_pops);
         if let Some(trace) = self.trace.as_deref_mut() {
             let chain_pops = chain_pops.iter().map(|&p| u32::try_from(p).unwrap_or(u32::MAX)).collect();
             trace.push(GroupTrace { chain_pops, committed, level, barrier });
@@ -380,17 +410,19 @@ pub struct LevelFlags {
     pub exact_entries_limit: bool,
     /// The root's chain runs on all lanes at once ([`root_chain`]).
     pub root_chain: bool,
-    /// The level's chains run in segments (`level_refill`) instead of groups of `lanes`; a
-    /// segment whose pushes may take bwa's stack past `-m` gives the read up as
-    /// [`GiveUp::StackFull`] (the GPU hands it to the next pass, which runs groups).
+    /// The level's chains run in segments (`level_refill`) instead of groups of `lanes`, each
+    /// level's until the next segment's pushes might take bwa's stack past `-m`: from there
+    /// the level goes on in groups (which find where `-m` stops, or give the read up, as
+    /// `exact_entries_limit` says), and the next level starts with segments again.
     pub refill: Option<RefillSegments>,
 }
 
 /// bwa's search of one read (as [`super::align_read_with`], after the D arrays) by
 /// `lanes` lanes with a pool of `chunks` chunks, in the variant `flags` says; its groups of
-/// chains go to `trace` when one is given. With [`LevelFlags::refill`] nothing goes to
-/// `trace`: a segment's lanes take chains as their own end, which a [`GroupTrace`] (chains
-/// dealt `lanes` at a time) does not describe.
+/// chains go to `trace` when one is given. With [`LevelFlags::refill`] only the groups of
+/// levels that went on in groups near `-m` go to `trace`, not the segments: a segment's
+/// lanes take chains as their own end, which a [`GroupTrace`] (chains dealt `lanes` at a
+/// time) does not describe.
 #[allow(clippy::too_many_arguments)] // the search, its read's state, the team's shape and what it counts
 pub fn level_search(
     search: &Search,
@@ -403,7 +435,7 @@ pub fn level_search(
     trace: Option<&mut Vec<GroupTrace>>,
 ) -> Result<Vec<AlnHit>, GiveUp> {
     let opt = search.opt;
-    let mut tally = Tally { cost, trace: trace.filter(|_| flags.refill.is_none()) };
+    let mut tally = Tally { cost, trace };
     let mut found = HitList::new(opt);
     if search.too_many_ns(found.max_diff) {
         return Ok(found.hits);
@@ -431,9 +463,14 @@ pub fn level_search(
         // The level's chains, last pushed first: its chunks go back to the pool as they empty.
         let chains: Vec<Entry> = levels.buckets[level].iter().rev().copied().collect();
         let mut held_chunks = Levels::chunks_of(chains.len());
-        let mut next = 0;
+        let (mut next, mut segments) = (0, draw.as_mut());
         while next < chains.len() {
-            let round = match draw.as_mut() {
+            let n_entries = levels.stored + levels.dropped;
+            if segments.is_some() && !segment_fits(n_entries, lanes, search.seq.len(), opt.max_entries) {
+                segments = None;
+                tally.cost.segment_ends.levels_in_groups += 1;
+            }
+            let round = match segments.as_mut() {
                 Some(draw) => {
                     let ends = &mut tally.cost.segment_ends;
                     run_segment(search, &chains[next..], found.max_diff, width, lanes, draw, ends)
@@ -442,14 +479,15 @@ pub fn level_search(
             };
             let (runs, committed) = (&round.runs[..], round.runs.len());
             let barrier = runs.last().is_some_and(|r| r.hit.is_some());
-            tally.round(&round.chain_pops, round.critical_pops, committed, level, barrier);
-            // bwa checks -m before every pop: only a round that may reach it needs a look.
-            let n_entries = levels.stored + levels.dropped;
+            match segments {
+                Some(_) => tally.segment(&round.chain_pops, round.critical_pops),
+                None => tally.round(&round.chain_pops, round.critical_pops, committed, level, barrier),
+            }
+            // bwa checks -m before every pop: only a group that may reach it needs a look (a
+            // segment ran only where it cannot).
             let most = n_entries + runs.iter().map(|r| r.pushes.len()).sum::<usize>() + 1;
             if most > opt.max_entries as usize {
-                if flags.refill.is_some() {
-                    return Err(GiveUp::StackFull);
-                }
+                assert!(segments.is_none(), "a segment's pushes fit its lanes' buffers, which bwa's -m left room for");
                 if !flags.exact_entries_limit {
                     return Err(GiveUp::EntriesLimit);
                 }
@@ -503,8 +541,10 @@ mod tests {
 
     /// Segments of chains (`level_refill`) give bwa's hits wherever they end: each seed ends
     /// them elsewhere (at drawn caps, at hits and at full buffers, all of which happen here),
-    /// with one lane and with many, with pools small enough to drop scores and with a `-m`
-    /// small enough that segments cross it (the read is then handed on, never given other hits).
+    /// with one lane and with many, with pools small enough to drop scores, and with a `-m`
+    /// small enough that levels go on in groups near it: from their first chain where one
+    /// lane's segments already ran (`-m` 800), and from their start (`-m` 150, below one
+    /// segment's room), groups either finding where `-m` stops or giving the read up.
     #[test]
     fn segments_give_bwas_hits_wherever_they_end() {
         let dir = tempfile::tempdir().unwrap();
@@ -513,43 +553,61 @@ mod tests {
         let (_, bwt) = indexed(dir.path(), &genome);
         let text: Vec<u8> = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
         let mut ends = SegmentEnds::default();
-        let (mut finished, mut dropped_and_handed_on, mut over_m) = (0, 0, 0);
+        let (mut finished, mut dropped_and_handed_on, mut gave_up_for_m) = (0, 0, 0);
+        // Searches that finished after going on in groups, and of those, after segments too.
+        let (mut finished_in_groups, mut finished_after_segments) = (0, 0);
         for r in 0..120 {
             let len = 30 + (next() % 50) as usize;
             let read = read_with_edits(&text, len, r % 6 == 0, 7, &mut next);
-            for (lanes, chunks, max_entries) in [
-                (1, 1 << 14, 2_000_000),
-                (4, 40, 2_000_000),
-                (32, 1 << 14, 2_000_000),
-                (32, 40, 2_000_000),
-                (8, 1 << 14, 150),
+            for (lanes, chunks, max_entries, exact_entries_limit) in [
+                (1, 1 << 14, 2_000_000, false),
+                (4, 40, 2_000_000, false),
+                (32, 1 << 14, 2_000_000, false),
+                (32, 40, 2_000_000, false),
+                (1, 1 << 14, 800, true),
+                (1, 40, 800, false),
+                (8, 1 << 14, 150, true),
+                (8, 1 << 14, 150, false),
             ] {
                 let opt = batch_options(&GapOptions { max_entries, ..GapOptions::default() }, read.len());
                 let bwa =
                     align_read_with(&bwt, None, &read, &opt, &mut GapStack::default(), &mut ReadBuffers::default())
                         .expect("bwa's stack holds every entry");
                 for seed in 1..=4 {
-                    let flags = LevelFlags { refill: Some(RefillSegments { seed }), ..LevelFlags::default() };
+                    let refill = Some(RefillSegments { seed });
+                    let flags = LevelFlags { refill, exact_entries_limit, ..LevelFlags::default() };
                     let mut cost = LevelCost::default();
                     match level_hits(&bwt, &read, &opt, (lanes, chunks), flags, &mut cost) {
                         Ok(hits) => {
-                            assert_eq!(hits, bwa, "read {r} {read:?}, {lanes} lanes, {chunks} chunks, seed {seed}");
+                            let case = format!("read {r} {read:?}, {lanes} lanes, {chunks} chunks, -m {max_entries}");
+                            assert_eq!(hits, bwa, "{case}, seed {seed}");
                             finished += 1;
+                            let e = cost.segment_ends;
+                            finished_in_groups += usize::from(e.levels_in_groups > 0);
+                            finished_after_segments += usize::from(e.levels_in_groups > 0 && e.cap + e.hit > 0);
                         }
-                        Err(GiveUp::StackFull) if max_entries < 1000 => over_m += 1,
                         Err(GiveUp::StackFull) => dropped_and_handed_on += 1,
-                        Err(GiveUp::EntriesLimit) => panic!("segments never give up for -m inside a group"),
+                        Err(GiveUp::EntriesLimit) if !exact_entries_limit => gave_up_for_m += 1,
+                        Err(GiveUp::EntriesLimit) => panic!("exact_entries_limit finds where -m stops"),
                     }
                     let e = cost.segment_ends;
-                    (ends.cap, ends.hit, ends.buffer_full) =
-                        (ends.cap + e.cap, ends.hit + e.hit, ends.buffer_full + e.buffer_full);
+                    (ends.cap, ends.hit, ends.buffer_full, ends.levels_in_groups) = (
+                        ends.cap + e.cap,
+                        ends.hit + e.hit,
+                        ends.buffer_full + e.buffer_full,
+                        ends.levels_in_groups + e.levels_in_groups,
+                    );
                 }
             }
         }
-        assert!(ends.cap > 0 && ends.hit > 0 && ends.buffer_full > 0, "{ends:?}");
+        assert!(ends.cap > 0 && ends.hit > 0 && ends.buffer_full > 0 && ends.levels_in_groups > 0, "{ends:?}");
         assert!(
-            finished > 1000 && dropped_and_handed_on > 0 && over_m > 0,
-            "{finished} {dropped_and_handed_on} {over_m}"
+            finished > 1000 && dropped_and_handed_on > 0 && gave_up_for_m > 0,
+            "{finished} {dropped_and_handed_on} {gave_up_for_m}"
+        );
+        assert!(
+            finished_in_groups > 0 && finished_after_segments > 0,
+            "{finished_in_groups} {finished_after_segments}"
         );
     }
 }
