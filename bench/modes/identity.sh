@@ -14,7 +14,10 @@
 mode_main() {
     start_log gpu-check
     T=${THREADS:-16} SAME=0 FAILURES=0
-    for g in lambda.fa ecoli536.fa; do genome_copy $g && $B index -q "$W/$g"; done
+    # index's exit status counts too (a crash at exit once left whole files behind).
+    for g in lambda.fa ecoli536.fa; do
+        genome_copy $g && { $B index -q "$W/$g" || fail "bcuda index $g exited with status $?"; }
+    done
     cp testdata/demo_ref.fa "$W/" && $B index -q "$W/demo_ref.fa"
     log "== $([ "$ALIGN" = --gpu ] && echo "GPU .sai vs CPU .sai" || echo "bcuda aln --cpu .sai vs bwa aln .sai")"
     option_sets
