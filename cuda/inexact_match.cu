@@ -1272,6 +1272,29 @@ __device__ ScoreCount store_score(Levels &lv, int s, int pos, const Entry *buf, 
     return next;
 }
 
+// Makes room in the pool for `total` new entries at scores above `level`, and a chunk in
+// reserve per score: drops the highest scores while the free chunks are short.
+__device__ __forceinline__ void make_room(Levels &lv, int level, int total, const Team &t)
+{
+    int need = (total + CHUNK - 1) / CHUNK + lv.n_buckets;
+    while (lv.free_top < need && lv.cap > level) {
+        int highest = highest_level_above(lv, level, t);
+        drop_levels_above(lv, highest > level ? highest - 1 : level, t);
+    }
+}
+
+// Takes from the pool the chunks that `all` more entries of score s start (from its first
+// chunk not yet taken on); returns where they go in the score's list.
+__device__ __forceinline__ int claim_chunks(Levels &lv, int s, int all, const Team &t)
+{
+    int start = lv.len[s];
+    int first_new = (start + CHUNK - 1) / CHUNK;
+    int n_new = (start + all + CHUNK - 1) / CHUNK - first_new;
+    for (int j = t.lane; j < n_new; j += t.size) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
+    lv.free_top -= n_new;
+    return start;
+}
+
 // Stores the pushes of lanes 0..n_lanes-1 (lane j's `n` entries at bufs + j * stride) in bwa's
 // order, lane after lane and each lane's in its order, while the search is at `level`: first
 // makes room, dropping the highest scores if the pool is short. A group's children take only a
@@ -1282,11 +1305,7 @@ __device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stri
 {
     if (t.lane >= n_lanes) n = 0;
     int total = team_sum(t, n);
-    int need = (total + CHUNK - 1) / CHUNK + lv.n_buckets;
-    while (lv.free_top < need && lv.cap > level) {
-        int highest = highest_level_above(lv, level, t);
-        drop_levels_above(lv, highest > level ? highest - 1 : level, t);
-    }
+    make_room(lv, level, total, t);
     const Entry *buf = bufs + (u64)t.lane * stride;
     int over_cap = 0;
     ScoreCount mine = lowest_push_score(buf, n, lv.cap, over_cap);
@@ -1296,12 +1315,7 @@ __device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stri
     for (int s = team_min(t, mine.score); s != 0x7fffffff; s = team_min(t, mine.score)) {
         int all;
         int pos = team_prefix(t, mine.score == s ? mine.count : 0, all);
-        // The chunks the new positions start: from the first not yet taken on.
-        int start = lv.len[s];
-        int first_new = (start + CHUNK - 1) / CHUNK;
-        int n_new = (start + all + CHUNK - 1) / CHUNK - first_new;
-        for (int j = t.lane; j < n_new; j += t.size) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
-        lv.free_top -= n_new;
+        int start = claim_chunks(lv, s, all, t);
         __syncthreads();
         // A lane without entries of s keeps its lowest score, which is above s.
         if (mine.score == s) mine = store_score(lv, s, start + pos, buf, n);
@@ -1500,11 +1514,7 @@ __device__ void commit_segment(Levels &lv, int level, const Entry *bufs, int str
     int n = 0;
     for (int q = from; q < to; ++q) n += seg->n[q];
     int total = team_sum(t, n);
-    int need = (total + CHUNK - 1) / CHUNK + lv.n_buckets;
-    while (lv.free_top < need && lv.cap > level) {
-        int highest = highest_level_above(lv, level, t);
-        drop_levels_above(lv, highest > level ? highest - 1 : level, t);
-    }
+    make_room(lv, level, total, t);
     int over_cap = 0;
     ScoreCount mine = {0x7fffffff, 0};
     for (int q = from; q < to; ++q) mine = lower(mine, lowest_push_score(bufs + (u64)seg->lane[q] * stride + seg->start[q], seg->n[q], lv.cap, over_cap));
@@ -1514,11 +1524,7 @@ __device__ void commit_segment(Levels &lv, int level, const Entry *bufs, int str
     for (int s = team_min(t, mine.score); s != 0x7fffffff; s = team_min(t, mine.score)) {
         int all;
         int pos = team_prefix(t, mine.score == s ? mine.count : 0, all);
-        int start = lv.len[s];
-        int first_new = (start + CHUNK - 1) / CHUNK;
-        int n_new = (start + all + CHUNK - 1) / CHUNK - first_new;
-        for (int j = t.lane; j < n_new; j += t.size) lv.table[s * lv.max_chunks + first_new + j] = lv.free_chunks[lv.free_top - 1 - j];
-        lv.free_top -= n_new;
+        int start = claim_chunks(lv, s, all, t);
         team_sync();
         if (mine.score == s) {
             ScoreCount next = {0x7fffffff, 0};
