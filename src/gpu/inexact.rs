@@ -19,6 +19,7 @@ use anyhow::{bail, Result};
 use cudarc::driver::{CudaSlice, CudaStream};
 
 use super::switches::InexactSwitches;
+use crate::search::level_search::lane_buffer_entries;
 
 /// Hits a warp pass keeps for one read (more: the CPU takes the read).
 pub const WARP_HITS: usize = 4096;
@@ -97,15 +98,10 @@ pub fn bytes_per_searcher(
             entries * entry_bytes
                 + read
                 + 4 * (n_buckets * chunks + chunks + n_buckets)
-                + team * lane_entries(max_len) * entry_bytes
+                + team * lane_buffer_entries(max_len) * entry_bytes
                 + WARP_HITS * HIT_BYTES
         }
     }
-}
-
-/// Entries of a lane's buffer: one chain's pushes, at most 9 per pop and a pop per base.
-pub fn lane_entries(max_len: usize) -> usize {
-    9 * (max_len + 1)
 }
 
 /// The passes for a GPU with `sms` SMs and `budget` bytes of scratch, for reads up to
@@ -224,7 +220,7 @@ impl Scratchpad {
                 let chunks = e / CHUNK;
                 (
                     n * (b * chunks + chunks + b),
-                    n * pass.team * lane_entries(m) * entry_bytes,
+                    n * pass.team * lane_buffer_entries(m) * entry_bytes,
                     n * WARP_HITS * HIT_BYTES,
                 )
             }
