@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bcuda, bcuda_dev, data};
+use common::{bcuda, bcuda_dev, data, ecoli_index};
 
 /// The stack-profile table's row for `size` under `heading`: its columns after the first.
 fn row(report: &str, heading: &str, size: &str) -> Vec<u64> {
@@ -36,15 +36,6 @@ fn profile(prefix: &str, reads: &str, level_capacities: &str, lanes: &str, extra
     args.extend(extra);
     args.extend([prefix, reads]);
     String::from_utf8(bcuda_dev(&args)).unwrap()
-}
-
-/// E. coli indexed in `dir`; its FASTA's path, the index prefix.
-fn ecoli_index(dir: &tempfile::TempDir) -> String {
-    let fasta = dir.path().join("ecoli536.fa");
-    std::fs::copy(data("ecoli536.fa"), &fasta).unwrap();
-    let fasta = fasta.to_str().unwrap().to_string();
-    bcuda(&["index", "-q", &fasta]);
-    fasta
 }
 
 /// `profile` of E. coli's ART reads (E. coli indexed afresh) with these pools and lanes, once

@@ -10,13 +10,7 @@ use common::*;
 
 /// `n` seeded random reads of 36 to 75 bases, as FASTQ.
 fn random_reads(n: usize) -> String {
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = bcuda::search::seeded::xorshift(0x2545_f491_4f6c_dd1d);
     (0..n)
         .map(|i| {
             let len = 36 + (next() % 40) as usize;
@@ -35,10 +29,8 @@ fn answered(report: &str) -> usize {
 #[test]
 fn reads_proven_to_have_no_alignment_have_no_hit_in_bwas_sai() {
     let dir = tempfile::tempdir().unwrap();
-    let fasta = dir.path().join("ecoli536.fa");
-    std::fs::copy(data("ecoli536.fa"), &fasta).unwrap();
-    let fasta = fasta.to_str().unwrap();
-    bcuda(&["index", "-q", "--not-default", fasta]);
+    let fasta = ecoli_index(&dir);
+    let fasta = fasta.as_str();
     let art = std::fs::read_to_string(data("ecoli536_art.fq")).unwrap();
     let mapped: String = art.lines().take(8000).map(|l| format!("{l}\n")).collect();
     let reads = dir.path().join("reads.fq");
@@ -97,10 +89,8 @@ fn reads_with_a_deletion(genome: &str, n: usize) -> String {
 #[test]
 fn gap_extensions_under_e_come_on_top_of_n() {
     let dir = tempfile::tempdir().unwrap();
-    let fasta = dir.path().join("ecoli536.fa");
-    std::fs::copy(data("ecoli536.fa"), &fasta).unwrap();
-    let fasta = fasta.to_str().unwrap();
-    bcuda(&["index", "-q", "--not-default", fasta]);
+    let fasta = ecoli_index(&dir);
+    let fasta = fasta.as_str();
     let reads = dir.path().join("deletions.fq");
     std::fs::write(&reads, reads_with_a_deletion(&std::fs::read_to_string(fasta).unwrap(), 200)).unwrap();
     let reads = reads.to_str().unwrap();

@@ -126,6 +126,16 @@ pub fn bcuda_fails(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// E. coli copied into `dir` and indexed by bcuda (the tests' default index left as it is):
+/// its FASTA's path, the index prefix.
+pub fn ecoli_index(dir: &tempfile::TempDir) -> String {
+    let fasta = dir.path().join("ecoli536.fa");
+    std::fs::copy(data("ecoli536.fa"), &fasta).unwrap();
+    let fasta = fasta.to_str().unwrap().to_string();
+    bcuda(&["index", "-q", "--not-default", &fasta]);
+    fasta
+}
+
 /// Copies `fasta` into `dir` and indexes it with bwa; returns the prefix.
 pub fn bwa_index(fasta: &Path, dir: &Path) -> PathBuf {
     let dst = dir.join(fasta.file_name().unwrap());
