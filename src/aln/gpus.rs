@@ -293,13 +293,12 @@ pub fn share_lines(gpus: &[GpuAligner], shares: &[Share]) -> Vec<String> {
 /// time on their SMs, see [`crate::gpu::BatchTimes::pass_sm_s`]), e.g. "; SMs held: pass 1
 /// 3 %, pass 2 61 %, pass 3 24 %".
 fn sm_shares(gpu: &GpuAligner, busy_s: f64) -> String {
-    let capacity = gpu.sms() as f64 * busy_s;
-    if capacity <= 0.0 || gpu.passes().is_empty() {
+    let (capacity, passes) = (gpu.sms() as f64 * busy_s, gpu.passes().len());
+    if capacity <= 0.0 || passes == 0 {
         return String::new();
     }
-    let shares: Vec<String> = (0..gpu.passes().len())
-        .map(|p| format!("pass {} {:.0} %", p + 1, 100.0 * gpu.totals.pass_sm_s[p] / capacity))
-        .collect();
+    let shares: Vec<String> =
+        (0..passes).map(|p| format!("pass {} {:.0} %", p + 1, 100.0 * gpu.totals.pass_sm_s[p] / capacity)).collect();
     format!("; SMs held: {}", shares.join(", "))
 }
 
