@@ -50,3 +50,74 @@ __device__ __forceinline__ void occ4(const u32 *__restrict__ words, u64 primary,
     u32 n = (u32)(x & 127) + 1;
     for (int c = 0; c < 4; ++c) cnt[c] = ((u64)blk[2 * c] | ((u64)blk[2 * c + 1] << 32)) + count_in_block(blk, n, c);
 }
+
+// ---- Occurrence sectors: the same counts in 32 bytes per 64 BWT positions (one memory
+// sector instead of bwa's 64-byte line per 128), laid out so that a count needs no shifts
+// over 2-bit fields. Sector s holds positions 64s..64s+63 ($ excluded, as in bwa's array):
+//   4 x u32  counts of A, C, G, T before the sector, less its superblock's base;
+//   u64      the high bits of its bases (G or T), bit j for position 64s + j;
+//   u64      the low bits (C or T).
+// The array starts with SECTOR_SUPERS superblocks' bases (4 x u64 each): the counts before
+// position j << SECTOR_SUPER_SHIFT, so that a sector's own counts fit 32 bits. Built from
+// bwa's array by cuda/occ_sectors.cu.
+#ifndef SECTOR_SUPER_SHIFT
+#define SECTOR_SUPER_SHIFT 32
+#endif
+#ifndef SECTOR_SUPERS
+#define SECTOR_SUPERS 4
+#endif
+#define SECTOR_ROWS 64
+
+// Sector s of the array at `sectors` (as 16-byte halves: counts, then the two planes).
+__device__ __forceinline__ const uint4 *sector_at(const u32 *sectors, u64 s)
+{
+    return (const uint4 *)sectors + 2 * SECTOR_SUPERS + 2 * s;
+}
+
+// The bases of a sector up to position x (its first (x & 63) + 1), as the two planes.
+__device__ __forceinline__ void sector_planes(const uint4 *sector, u64 x, u64 &hi, u64 &lo)
+{
+    uint4 p = sector[1];
+    u64 keep = ~0ULL >> (63 - (u32)(x & 63));
+    hi = ((u64)p.y << 32 | p.x) & keep;
+    lo = ((u64)p.w << 32 | p.z) & keep;
+}
+
+// Occurrences of every base at positions 0..=x.
+__device__ __forceinline__ void sector_count4(const u32 *sectors, u64 x, u64 cnt[4])
+{
+    const u64 *super = (const u64 *)sectors + 4 * (x >> SECTOR_SUPER_SHIFT);
+    const uint4 *sector = sector_at(sectors, x / SECTOR_ROWS);
+    uint4 before = sector[0];
+    u64 hi, lo;
+    sector_planes(sector, x, hi, lo);
+    u32 high = __popcll(hi), low = __popcll(lo), both = __popcll(hi & lo);
+    u32 n = (u32)(x & 63) + 1;
+    cnt[0] = super[0] + before.x + (n - high - low + both);
+    cnt[1] = super[1] + before.y + (low - both);
+    cnt[2] = super[2] + before.z + (high - both);
+    cnt[3] = super[3] + before.w + both;
+}
+
+// Occurrences of base c at positions 0..=x.
+__device__ __forceinline__ u64 sector_count(const u32 *sectors, u64 x, int c)
+{
+    const u64 *super = (const u64 *)sectors + 4 * (x >> SECTOR_SUPER_SHIFT);
+    const uint4 *sector = sector_at(sectors, x / SECTOR_ROWS);
+    uint4 before = sector[0];
+    u64 hi, lo;
+    sector_planes(sector, x, hi, lo);
+    u64 keep = ~0ULL >> (63 - (u32)(x & 63));
+    u64 of_c = (c & 2 ? hi : ~hi) & (c & 1 ? lo : ~lo) & keep;
+    u32 own = c == 0 ? before.x : c == 1 ? before.y : c == 2 ? before.z : before.w;
+    return super[c] + own + __popcll(of_c);
+}
+
+// The base at position x.
+__device__ __forceinline__ int sector_base(const u32 *sectors, u64 x)
+{
+    uint4 p = sector_at(sectors, x / SECTOR_ROWS)[1];
+    u32 j = (u32)(x & 63);
+    u64 hi = (u64)p.y << 32 | p.x, lo = (u64)p.w << 32 | p.z;
+    return (int)((hi >> j & 1) << 1 | (lo >> j & 1));
+}

@@ -258,7 +258,8 @@ struct StackSink {
 //   occ_ldg         read a BWT block through __ldg, 16 bytes at a time, into registers;
 //   occ_same_block  when rows k-1 and l fall in one 128-row block, read it once for both;
 //   occ_unroll      count the four bases of a block in one unrolled pass over its words;
-//   occ_singleton   an interval of one row reads one block and counts one base (below).
+//   occ_singleton   an interval of one row reads one block and counts one base (below);
+//   occ_sectors     `words` is the array of occurrence sectors (bwt.cuh), not bwa's.
 // The search asks for rows k-1 and l together (occ_pair, occ4_pair), which return the blocks read.
 
 // The 16 words of the block at `blk`, through the read-only data cache.
@@ -317,7 +318,13 @@ __device__ __forceinline__ u64 occ_row(u64 k, u64 primary, u32 &n)
 // occ4 of one row (k == ~0 gives zeros).
 __device__ __forceinline__ void occ4_one(const u32 *words, u64 primary, u64 k, u64 cnt[4])
 {
-#if occ_ldg
+#if occ_sectors
+    if (k == ~0ULL) {
+        cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
+        return;
+    }
+    sector_count4(words, k - (k >= primary ? 1 : 0), cnt);
+#elif occ_ldg
     if (k == ~0ULL) {
         cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
         return;
@@ -341,7 +348,10 @@ __device__ __forceinline__ void occ4_one(const u32 *words, u64 primary, u64 k, u
 // occ of `c` at one row (k == ~0 gives 0).
 __device__ __forceinline__ u64 occ_one(const u32 *words, u64 primary, u64 k, int c)
 {
-#if occ_ldg
+#if occ_sectors
+    if (k == ~0ULL) return 0;
+    return sector_count(words, k - (k >= primary ? 1 : 0), c);
+#elif occ_ldg
     if (k == ~0ULL) return 0;
     u32 n;
     u32 copy[16];
@@ -383,6 +393,9 @@ __device__ __forceinline__ bool is_singleton(u64 k, u64 l) { return k != ~0ULL &
 __device__ __forceinline__ int row_base(const u32 *words, u64 primary, u64 l)
 {
     u64 x = l - (l > primary ? 1 : 0);
+#if occ_sectors
+    return sector_base(words, x);
+#endif
     u32 pos = (u32)(x & 127);
     return words[(x >> 7) * OCC_BLOCK_WORDS + 8 + (pos >> 4)] >> (30 - 2 * (pos & 15)) & 3;
 }
@@ -402,7 +415,7 @@ __device__ __forceinline__ u32 occ4_pair(const u32 *words, u64 primary, u64 k, u
     for (int c = 0; c < 4; ++c) cnt_k[c] = cnt_l[c] - (c == b);
     return 1;
 #endif
-#if occ_same_block
+#if occ_same_block && !occ_sectors
     u32 nk, nl;
     u32 copy[16];
     const u32 *blk = shared_block(words, primary, k, l, nk, nl, copy);
@@ -429,7 +442,7 @@ __device__ __forceinline__ u32 occ_pair(const u32 *words, u64 primary, u64 k, u6
     ok = ol - (l != primary && row_base(words, primary, l) == c);
     return 1;
 #endif
-#if occ_same_block
+#if occ_same_block && !occ_sectors
     u32 nk, nl;
     u32 copy[16];
     const u32 *blk = shared_block(words, primary, k, l, nk, nl, copy);

@@ -53,6 +53,15 @@ forced_paths() {
     BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 check lambda.fa "$lambda_art" -o 2 -e 3
     summary_line "GPU kernels" level_refill=1 BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 \
         BCUDA_TEST_STACKS=16,2048,262144 -- "$ecoli_art"
+    # Occurrence counts from sectors (occ_sectors), with one-row intervals read once, small
+    # stacks, ancient DNA's options, -e and -m 300.
+    for sw in occ_sectors=1 "occ_sectors=1 occ_singleton=1"; do
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art"
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$sim250" -n 2
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" -o 2 -e 3
+    done
+    BCUDA_TEST_INEXACT_SWITCHES=occ_sectors=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
     # Three batches in flight, small batches: the same .sai on every batch.
     BCUDA_TEST_SLOTS=3 BCUDA_TEST_BATCH_READS=8192 check ecoli536.fa "$ecoli_art"
 }

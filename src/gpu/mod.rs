@@ -17,6 +17,7 @@ pub mod inexact_kernels;
 pub mod interval_table;
 pub mod no_hit;
 pub mod nvrtc;
+pub mod occ_sectors;
 mod open;
 mod queue;
 mod slot;
@@ -141,6 +142,8 @@ pub struct GpuAligner {
     l2: CudaSlice<u64>,
     /// The interval table the search's first steps read (`interval_depth`).
     intervals: GpuIntervals,
+    /// The BWT in occurrence sectors, which the search counts from with `occ_sectors`.
+    sectors: Option<CudaSlice<u32>>,
     primary: u64,
     seq_len: u64,
     switches: Switches,
@@ -240,12 +243,14 @@ impl GpuAligner {
         }
         let on_gpu = GpuBwt { words: &words, primary: bwt.primary(), seq_len: bwt.seq_len(), l2: &l2 };
         let intervals = interval_table::build(&ctx, &stream, arch, &on_gpu, inexact_switches.interval_depth)?;
+        let sectors = fitted.occ_sectors.then(|| occ_sectors::build(&ctx, &stream, arch, &on_gpu)).transpose()?;
         let mut aligner = GpuAligner {
             ctx,
             stream,
             words,
             l2,
             intervals,
+            sectors,
             primary: bwt.primary(),
             seq_len: bwt.seq_len(),
             switches,
@@ -281,6 +286,12 @@ impl GpuAligner {
             aligner.set_inexact_kernels(INEXACT_MATCH_CU, fitted)?;
         }
         Ok(aligner)
+    }
+
+    /// The BWT as the inexact search's kernels count from it: the occurrence sectors with
+    /// `occ_sectors`, else bwa's array.
+    fn search_words(&self) -> &CudaSlice<u32> {
+        self.sectors.as_ref().unwrap_or(&self.words)
     }
 
     /// The exact_match kernel with `direct_index` as given (reads of mixed lengths need it off).
@@ -320,10 +331,16 @@ impl GpuAligner {
         let no_hit = no_hit::compile(&switches, self.arch)?.map(|i| NoHitKernels::load(&self.ctx, i)).transpose()?;
         // The old scratchpads may be in use by a batch in flight.
         self.ctx.synchronize()?;
+        let on_gpu = GpuBwt { words: &self.words, primary: self.primary, seq_len: self.seq_len, l2: &self.l2 };
         if switches.interval_depth != self.inexact_switches.interval_depth {
-            let on_gpu = GpuBwt { words: &self.words, primary: self.primary, seq_len: self.seq_len, l2: &self.l2 };
             self.intervals =
                 interval_table::build(&self.ctx, &self.stream, self.arch, &on_gpu, switches.interval_depth)?;
+        }
+        if switches.occ_sectors != self.sectors.is_some() {
+            self.sectors = switches
+                .occ_sectors
+                .then(|| occ_sectors::build(&self.ctx, &self.stream, self.arch, &on_gpu))
+                .transpose()?;
         }
         self.inexact = kernels;
         self.no_hit = no_hit;

@@ -41,7 +41,7 @@ impl<'a> SearchArgs<'a> {
     fn push(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad, size: &'a i32) {
         let x = self.index;
         launch
-            .arg(&x.words)
+            .arg(x.search_words())
             .arg(&x.primary)
             .arg(&x.seq_len)
             .arg(&x.l2)
@@ -219,7 +219,7 @@ impl GpuAligner {
         let cfg = LaunchConfig { grid_dim: (threads.div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
         let (n32, stride32) = (n_gpu as u32, out.seed_stride as i32);
         let mut launch = stream.launch_builder(&self.inexact.widths);
-        launch.arg(&self.words).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
+        launch.arg(self.search_words()).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
         launch.arg(codes).arg(starts).arg(gpu_lens).arg(&n32).arg(out.widths).arg(out.seed_widths).arg(&stride32);
         launch.arg(out.root_intervals).arg(out.lookups);
         // SAFETY: argument order and types match read_widths' signature.

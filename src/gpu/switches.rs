@@ -251,6 +251,14 @@ pub struct InexactSwitches {
     /// it existed reads as off.
     #[serde(default)]
     pub no_hit_budget: u32,
+    /// The search counts occurrences from a second copy of the BWT in 32-byte sectors of 64
+    /// rows (cuda/bwt.cuh, built at start-up by cuda/occ_sectors.cu; as large as bwa's array): one
+    /// memory sector a lookup and three popcounts for the four counts, where bwa's 64-byte
+    /// block of 128 rows takes up to four words of 2-bit fields. It takes the place of
+    /// `occ_ldg` and `occ_same_block`. Genomes up to 8 Gbp (rows in 34 bits,
+    /// [`InexactSwitches::fitted_to`]). A tuned file from before it existed reads as off.
+    #[serde(default)]
+    pub occ_sectors: bool,
 }
 
 fn default_last_teams_percent() -> u32 {
@@ -306,6 +314,7 @@ impl Default for InexactSwitches {
             level_refill: false,
             last_refill: false,
             no_hit_budget: 0,
+            occ_sectors: false,
         }
     }
 }
@@ -337,6 +346,7 @@ impl InexactSwitches {
         ("level_refill", &[0, 1]),
         ("last_refill", &[0, 1]),
         ("no_hit_budget", &[0, 20000, 100000, 400000]),
+        ("occ_sectors", &[0, 1]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -378,7 +388,8 @@ impl InexactSwitches {
 
     /// Why these values cannot search a genome whose BWT has `seq_len` rows, if they cannot:
     /// compact entries, and the no-hit pass's, hold rows in 34 bits (`ROW_BITS` in
-    /// cuda/inexact_match.cu, `NO_HIT_ROW_BITS` in cuda/no_hit.cu).
+    /// cuda/inexact_match.cu, `NO_HIT_ROW_BITS` in cuda/no_hit.cu), and the occurrence
+    /// sectors have four superblocks (`SECTOR_SUPERS` in cuda/bwt.cuh).
     pub fn unfit_for(&self, seq_len: u64) -> Option<&'static str> {
         if seq_len < 1 << 34 {
             None
@@ -386,6 +397,8 @@ impl InexactSwitches {
             Some("compact_entry holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
         } else if self.no_hit_budget > 0 {
             Some("the no-hit pass holds suffix-array rows in 34 bits: genomes up to 8 Gbp")
+        } else if self.occ_sectors {
+            Some("occ_sectors holds superblocks for rows in 34 bits: genomes up to 8 Gbp")
         } else {
             None
         }
@@ -407,6 +420,7 @@ impl InexactSwitches {
         InexactSwitches {
             compact_entry: self.compact_entry && fits,
             no_hit_budget: if fits { self.no_hit_budget } else { 0 },
+            occ_sectors: self.occ_sectors && fits,
             ..self.clone()
         }
     }
@@ -441,6 +455,7 @@ impl InexactSwitches {
             "level_min_blocks" => self.level_min_blocks = n,
             "root_chain" => self.root_chain = flag()?,
             "occ_singleton" => self.occ_singleton = flag()?,
+            "occ_sectors" => self.occ_sectors = flag()?,
             "level_refill" => self.level_refill = flag()?,
             "last_refill" => self.last_refill = flag()?,
             "no_hit_budget" => self.no_hit_budget = n,
@@ -476,6 +491,7 @@ impl InexactSwitches {
             self.level_refill as u32,
             self.last_refill as u32,
             self.no_hit_budget,
+            self.occ_sectors as u32,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -507,6 +523,9 @@ impl InexactSwitches {
             (self.level_refill && team == self.level_team_lanes) || (self.last_refill && team == self.last_team_lanes);
         if refill {
             defines.push("-Dlevel_refill=1".to_string());
+        }
+        if self.occ_sectors {
+            defines.push("-Docc_sectors=1".to_string());
         }
         defines
     }
@@ -579,6 +598,7 @@ mod tests {
             level_refill: false,
             last_refill: false,
             no_hit_budget: 7,
+            occ_sectors: true,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {

@@ -1,0 +1,59 @@
+//! The occurrence sectors on the GPU (`cuda/occ_sectors.cu`; the layout is described in
+//! `cuda/bwt.cuh`): a second copy of the BWT, built at start-up from bwa's array already
+//! there, that the inexact search counts from with `occ_sectors`.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+
+use super::interval_table::GpuBwt;
+use super::nvrtc::compile_cached;
+
+pub const OCC_SECTORS_CU: &str = include_str!("../../cuda/occ_sectors.cu");
+
+/// Rows a sector holds, and its bytes (`SECTOR_ROWS` in cuda/bwt.cuh).
+const SECTOR_ROWS: u64 = 64;
+const SECTOR_WORDS: u64 = 8;
+/// The superblocks' bases before the first sector: 4 x 4 u64 (`SECTOR_SUPERS`).
+const HEADER_WORDS: u64 = 4 * 4 * 2;
+
+/// u32 words of the sectors of a BWT of `seq_len` positions.
+pub fn sector_words(seq_len: u64) -> u64 {
+    HEADER_WORDS + seq_len.div_ceil(SECTOR_ROWS) * SECTOR_WORDS
+}
+
+/// Builds the sectors of `bwt` (a genome of fewer than 2^34 rows: four superblocks).
+pub fn build(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    arch: &'static str,
+    bwt: &GpuBwt,
+) -> Result<CudaSlice<u32>> {
+    let words = sector_words(bwt.seq_len);
+    // SAFETY: the kernel writes the header and every sector before the search reads them.
+    let mut sectors = unsafe { stream.alloc::<u32>(words as usize) }.context("allocating the occurrence sectors")?;
+    let f = compile_cached(OCC_SECTORS_CU, &[], arch)?.load(ctx)?.load_function("build_occ_sectors")?;
+    let threads = bwt.seq_len.div_ceil(SECTOR_ROWS).max(16);
+    let cfg =
+        LaunchConfig { grid_dim: (threads.div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let mut launch = stream.launch_builder(&f);
+    launch.arg(bwt.words).arg(&bwt.seq_len).arg(&mut sectors);
+    // SAFETY: argument order and types match build_occ_sectors' signature.
+    unsafe { launch.launch(cfg) }.context("launching build_occ_sectors")?;
+    Ok(sectors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sectors_take_as_much_memory_as_bwas_array() {
+        let seq_len = 6_200_000_000u64;
+        let bwa_bytes = seq_len.div_ceil(128) * 64;
+        let bytes = sector_words(seq_len) * 4;
+        assert_eq!(bytes, 128 + seq_len.div_ceil(64) * 32);
+        assert_eq!(bytes, bwa_bytes + 128, "half a byte a row in both, and the superblocks");
+    }
+}
