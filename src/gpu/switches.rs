@@ -255,8 +255,10 @@ pub struct InexactSwitches {
     /// rows (cuda/bwt.cuh, built at start-up by cuda/occ_sectors.cu; as large as bwa's array): one
     /// memory sector a lookup and three popcounts for the four counts, where bwa's 64-byte
     /// block of 128 rows takes up to four words of 2-bit fields. It takes the place of
-    /// `occ_ldg` and `occ_same_block`. Genomes up to 8 Gbp (rows in 34 bits,
-    /// [`InexactSwitches::fitted_to`]). A tuned file from before it existed reads as off.
+    /// `occ_ldg` and `occ_same_block`. On the H100 at 1 Gbp it took pass 2 15 % and pass 3
+    /// 25 % faster at 100 bp (10 % and 17 % in ancient DNA), GPU busy 15 % and 9 %
+    /// (bench/results/measurements.md, "Occurrence sectors"). Genomes up to 8 Gbp (rows in 34
+    /// bits, [`InexactSwitches::fitted_to`]). A tuned file from before it existed reads as off.
     #[serde(default)]
     pub occ_sectors: bool,
 }
@@ -314,7 +316,7 @@ impl Default for InexactSwitches {
             level_refill: false,
             last_refill: false,
             no_hit_budget: 0,
-            occ_sectors: false,
+            occ_sectors: true,
         }
     }
 }
@@ -552,12 +554,17 @@ mod tests {
         assert_eq!(d.fitted_to(6_200_000_000), d, "a human genome's 6.2 G rows fit in 34 bits");
         let large = d.fitted_to(1 << 34);
         assert_eq!((large.compact_entry, large.unfit_for(1 << 34)), (false, None));
-        assert_eq!(InexactSwitches { compact_entry: false, ..large.clone() }, large, "only compact_entry changes");
+        assert_eq!(
+            InexactSwitches { compact_entry: false, occ_sectors: false, ..d.clone() },
+            large,
+            "only compact_entry and occ_sectors change"
+        );
         assert!(d.unfit_for(1 << 34).is_some());
         let no_hit = InexactSwitches { no_hit_budget: 100_000, ..d.clone() };
         assert_eq!(no_hit.fitted_to(6_200_000_000), no_hit);
         assert_eq!(no_hit.fitted_to(1 << 34).no_hit_budget, 0, "the no-hit pass holds rows in 34 bits");
         assert_eq!(no_hit.fitted_to(1 << 34).unfit_for(1 << 34), None);
+        assert!(d.occ_sectors && !large.occ_sectors, "four superblocks of 2^32 rows");
     }
 
     #[test]
@@ -630,7 +637,8 @@ mod tests {
                 "-Dfirst_lockstep=0",
                 "-Dheads_shared=0",
                 "-Droot_chain=1",
-                "-Docc_singleton=0"
+                "-Docc_singleton=0",
+                "-Docc_sectors=1"
             ]
         );
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
@@ -644,7 +652,7 @@ mod tests {
         assert_eq!(
             (
                 compact.unfit_for((1 << 34) - 1),
-                InexactSwitches { compact_entry: false, ..d.clone() }.unfit_for(1 << 40)
+                InexactSwitches { compact_entry: false, occ_sectors: false, ..d.clone() }.unfit_for(1 << 40)
             ),
             (None, None)
         );
