@@ -62,6 +62,12 @@ forced_paths() {
         BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" -o 2 -e 3
     done
     BCUDA_TEST_INEXACT_SWITCHES=occ_sectors=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+    # Two sets of the passes' scratch (scratch_sets=2), batches alternating between them, with
+    # small batches and small stacks so that every pass runs in each.
+    BCUDA_TEST_INEXACT_SWITCHES=scratch_sets=2 BCUDA_TEST_BATCH_READS=8192 check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES=scratch_sets=2 BCUDA_TEST_BATCH_READS=8192 BCUDA_TEST_STACKS=16,2048,262144 \
+        check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES=scratch_sets=2 BCUDA_TEST_BATCH_READS=4096 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
     # Three batches in flight, small batches: the same .sai on every batch.
     BCUDA_TEST_SLOTS=3 BCUDA_TEST_BATCH_READS=8192 check ecoli536.fa "$ecoli_art"
 }

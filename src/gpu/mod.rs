@@ -190,11 +190,19 @@ pub struct GpuAligner {
     adapt_first: bool,
 }
 
-/// A pass's scratch, and the event after the last queued use of it: the next batch's same
-/// pass waits for it, while its other passes may run beside.
+/// A pass's scratch sets (`scratch_sets`: batch n takes set n % sets), each with the event
+/// after the last queued use of it: the next batch on that set waits for it, while its other
+/// passes, and the batches on the other sets, may run beside.
 struct PassScratch {
-    scratch: Scratchpad,
-    free: Option<CudaEvent>,
+    sets: Vec<Scratchpad>,
+    free: Vec<Option<CudaEvent>>,
+}
+
+impl PassScratch {
+    /// The pass's shape and size, the same in every set.
+    fn first(&self) -> &Scratchpad {
+        &self.sets[0]
+    }
 }
 
 fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
@@ -424,7 +432,7 @@ impl GpuAligner {
 
     /// The inexact search's passes, once sized (at the first batch).
     pub fn passes(&self) -> Vec<Pass> {
-        self.passes.iter().map(|p| p.scratch.pass).collect()
+        self.passes.iter().map(|p| p.first().pass).collect()
     }
 
     /// After a failed batch: the passes are sized again, with half the memory.
@@ -532,7 +540,7 @@ impl GpuAligner {
         let direct_index = self.switches.direct_index && batch.fixed_len.is_some();
         let exact_f = self.exact_function(direct_index)?;
         let (ml, n_buckets) = (batch.max_len.max(1), batch.n_buckets as usize);
-        if !self.passes.first().is_some_and(|p| p.scratch.fits(ml, n_buckets)) {
+        if !self.passes.first().is_some_and(|p| p.first().fits(ml, n_buckets)) {
             self.size_passes(ml, n_buckets, batch.opt.max_entries.max(0) as usize)?;
         }
         // Round robin: the dealer collects in submit order, at most one batch per slot.
@@ -540,7 +548,8 @@ impl GpuAligner {
         self.next_slot = (self.next_slot + 1) % self.slots.len();
         // Out of self while it is filled, so the launches can borrow the index.
         let mut slot = self.slots[slot_index].take().expect("slots are put back after use");
-        let queued = self.queue(&mut slot, &batch, &exact_f);
+        let set = (self.submitted - 1) % self.inexact_switches.scratch_sets as usize;
+        let queued = self.queue(&mut slot, &batch, &exact_f, set);
         self.slots[slot_index] = Some(slot);
         let (events, no_hit_events) = queued?;
         Ok(InFlight { slot: slot_index, batch, events, no_hit_events })
@@ -554,18 +563,20 @@ impl GpuAligner {
         let (m, b) = self
             .passes
             .first()
-            .map_or((max_len, n_buckets), |p| (p.scratch.size.0.max(max_len), p.scratch.size.1.max(n_buckets)));
+            .map_or((max_len, n_buckets), |p| (p.first().size.0.max(max_len), p.first().size.1.max(n_buckets)));
         self.passes.clear();
         let (free, _) = self.ctx.mem_get_info()?;
-        let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize;
+        let sets = self.inexact_switches.scratch_sets as usize;
+        let budget = (free.saturating_sub(MEMORY_MARGIN) as f64 * self.scratch_share) as usize / sets;
         let plan =
             inexact::plan(self.sms, budget, m, b, max_entries, &self.inexact_switches, self.test_stacks.as_deref())?;
         let t = std::time::Instant::now();
+        let entry_bytes = self.inexact_switches.entry_bytes();
         for pass in plan {
-            self.passes.push(PassScratch {
-                scratch: Scratchpad::new(&self.stream, pass, m, b, self.inexact_switches.entry_bytes())?,
-                free: None,
-            });
+            let sets: Vec<Scratchpad> =
+                (0..sets).map(|_| Scratchpad::new(&self.stream, pass, m, b, entry_bytes)).collect::<Result<_>>()?;
+            let free = sets.iter().map(|_| None).collect();
+            self.passes.push(PassScratch { sets, free });
         }
         self.startup.scratch_s += t.elapsed().as_secs_f64();
         if self.adapt_first && self.passes.len() < 2 {

@@ -87,9 +87,15 @@ struct PassLists<'a> {
 }
 
 impl GpuAligner {
-    /// Queues batch `b` on `slot` (its stream, its buffers) with `exact_f` as exact_match;
-    /// returns the events around its kernels.
-    pub(super) fn queue(&mut self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction) -> Result<BatchEvents> {
+    /// Queues batch `b` on `slot` (its stream, its buffers) with `exact_f` as exact_match and
+    /// the passes' scratch set `set`; returns the events around its kernels.
+    pub(super) fn queue(
+        &mut self,
+        slot: &mut Slot,
+        b: &HostBatch,
+        exact_f: &CudaFunction,
+        set: usize,
+    ) -> Result<BatchEvents> {
         let stream = slot.stream.clone();
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
         let mut events = Vec::from(self.queue_exact(slot, b, exact_f)?);
@@ -155,10 +161,10 @@ impl GpuAligner {
         if self.poison {
             // Each pass's scratch too, once the batch before has finished with it.
             for pass in self.passes.iter_mut() {
-                if let Some(free) = &pass.free {
+                if let Some(free) = &pass.free[set] {
                     stream.wait(free)?;
                 }
-                pass.scratch.poison(&stream)?;
+                pass.sets[set].poison(&stream)?;
             }
         }
         let args = SearchArgs {
@@ -185,18 +191,18 @@ impl GpuAligner {
         };
         let mut free_events = Vec::new();
         for p in 0..self.passes.len() {
-            // The scratchpads are shared by both streams: wait for the previous batch's same
-            // pass to finish with this one.
-            if let Some(free) = &self.passes[p].free {
+            // The scratchpads are shared by the slots' streams: wait for the previous batch on
+            // this set to finish with this pass's.
+            if let Some(free) = &self.passes[p].free[set] {
                 stream.wait(free)?;
             }
             events.push(timing_event(&stream)?);
-            self.launch_pass(&stream, p, &args, &lists, b.n_buckets)?;
+            self.launch_pass(&stream, p, set, &args, &lists, b.n_buckets)?;
             events.push(timing_event(&stream)?);
             free_events.push(stream.record_event(None)?);
         }
         for (pass, free) in self.passes.iter_mut().zip(free_events) {
-            pass.free = Some(free);
+            pass.free[set] = Some(free);
         }
         fetch_answers(slot, n, n_gpu)?;
         Ok((events, no_hit_events))
@@ -322,19 +328,20 @@ impl GpuAligner {
         &self,
         stream: &Arc<CudaStream>,
         p: usize,
+        set: usize,
         args: &SearchArgs,
         lists: &PassLists,
         n_buckets: i32,
     ) -> Result<()> {
-        let pass = &self.passes[p];
+        let scratch = &self.passes[p].sets[set];
         let last = self.passes.len() - 1;
         let list = |p: usize| p * lists.list_len;
         let counter = |p: usize| 2 * p;
         let (kernel, cfg) = self.pass_launch(p, n_buckets)?;
         let shared = cfg.shared_mem_bytes;
-        let size = match pass.scratch.pass.kind {
-            PassKind::Thread => pass.scratch.pass.entries as i32,
-            PassKind::Warp => (pass.scratch.pass.entries / inexact::CHUNK) as i32,
+        let size = match scratch.pass.kind {
+            PassKind::Thread => scratch.pass.entries as i32,
+            PassKind::Warp => (scratch.pass.entries / inexact::CHUNK) as i32,
         };
         if shared > 48 << 10 {
             // Past the default limit of dynamic shared memory: opt in (or the launch fails,
@@ -354,14 +361,14 @@ impl GpuAligner {
         // the last pass has no such limit.
         let max_rounds = if p == last { 0 } else { self.inexact_switches.level_max_rounds as i32 };
         let mut launch = stream.launch_builder(kernel);
-        args.push(&mut launch, &pass.scratch, &size);
+        args.push(&mut launch, scratch, &size);
         let lookup_count = lists.lookups.slice(p..p + 1);
         launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
         let long_count = lists.counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
         let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, LONG_HITS as u32);
-        if pass.scratch.pass.kind == PassKind::Warp {
+        if scratch.pass.kind == PassKind::Warp {
             launch
-                .arg(&pass.scratch.hits)
+                .arg(&scratch.hits)
                 .arg(&warp_hits)
                 .arg(lists.long_hits)
                 .arg(&long_capacity)
@@ -379,7 +386,7 @@ impl GpuAligner {
     /// Pass `p`'s kernel and launch shape for reads of `n_buckets` scores: a thread pass runs
     /// blocks of `block_w` threads, a team pass a block per team.
     pub(super) fn pass_launch(&self, p: usize, n_buckets: i32) -> Result<(&CudaFunction, LaunchConfig)> {
-        let pass = &self.passes[p].scratch.pass;
+        let pass = &self.passes[p].first().pass;
         let threads = pass.threads as u32;
         let (kernel, block) = match pass.kind {
             PassKind::Thread => (&self.inexact.search, threads.min(self.inexact_switches.block_w)),

@@ -261,6 +261,17 @@ pub struct InexactSwitches {
     /// bits, [`InexactSwitches::fitted_to`]). A tuned file from before it existed reads as off.
     #[serde(default)]
     pub occ_sectors: bool,
+    /// Sets of the passes' scratch: batch n takes set n % this, so that a batch's pass may
+    /// start while the batch before on another set still holds the same pass (each set is
+    /// planned with this share of the memory). With one, a batch's pass 2 waits for the whole
+    /// of the previous batch's, whose last teams leave most of the SMs' warps idle. A
+    /// host-side value. A tuned file from before it existed reads as 1.
+    #[serde(default = "default_scratch_sets")]
+    pub scratch_sets: u32,
+}
+
+fn default_scratch_sets() -> u32 {
+    1
 }
 
 fn default_last_teams_percent() -> u32 {
@@ -317,6 +328,7 @@ impl Default for InexactSwitches {
             last_refill: false,
             no_hit_budget: 0,
             occ_sectors: true,
+            scratch_sets: default_scratch_sets(),
         }
     }
 }
@@ -349,6 +361,7 @@ impl InexactSwitches {
         ("last_refill", &[0, 1]),
         ("no_hit_budget", &[0, 20000, 100000, 400000]),
         ("occ_sectors", &[0, 1]),
+        ("scratch_sets", &[1, 2]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -376,6 +389,9 @@ impl InexactSwitches {
         }
         if !(1..=100).contains(&self.last_teams_percent) {
             return Some("last_teams_percent must be in 1..=100");
+        }
+        if !(1..=4).contains(&self.scratch_sets) {
+            return Some("scratch_sets must be in 1..=4");
         }
         if self.level_min_blocks > 32 {
             return Some("level_min_blocks must be at most 32 (an SM's blocks)");
@@ -458,6 +474,7 @@ impl InexactSwitches {
             "root_chain" => self.root_chain = flag()?,
             "occ_singleton" => self.occ_singleton = flag()?,
             "occ_sectors" => self.occ_sectors = flag()?,
+            "scratch_sets" => self.scratch_sets = n,
             "level_refill" => self.level_refill = flag()?,
             "last_refill" => self.last_refill = flag()?,
             "no_hit_budget" => self.no_hit_budget = n,
@@ -494,6 +511,7 @@ impl InexactSwitches {
             self.last_refill as u32,
             self.no_hit_budget,
             self.occ_sectors as u32,
+            self.scratch_sets,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -606,6 +624,7 @@ mod tests {
             last_refill: false,
             no_hit_budget: 7,
             occ_sectors: true,
+            scratch_sets: 3,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
