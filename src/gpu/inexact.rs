@@ -172,8 +172,8 @@ pub fn plan(
 }
 
 /// Scratch of one pass, kept across batches. Left uninitialised: the kernels write every cell
-/// before reading it. One set serves both streams: a batch's pass waits for the previous
-/// batch's same pass to finish with it.
+/// before reading it. Each of a pass's scratch sets serves every slot's stream: a batch's pass
+/// waits for the previous batch on the same set to finish with it.
 pub struct Scratchpad {
     pub pass: Pass,
     /// (max_len, buckets) it was sized for.

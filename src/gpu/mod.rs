@@ -128,7 +128,7 @@ struct ExactArgs<'a> {
     fixed_len: u32,
 }
 
-/// Batches in flight on a GPU. The passes' scratch is shared by the batches, so with more in
+/// Batches in flight on a GPU. The passes' scratch sets are shared by the batches, so with more in
 /// flight the next batches' pass 2 fills the SMs that a batch's long pass 3 leaves idle: on
 /// the H100 at 3.1 Gbp, 8M 100 bp reads, GPU busy 10.17 s with four against 11.02 s with two
 /// (bench/results/h100-80gb-hbm3-16c/steady-h100.log).

@@ -264,14 +264,16 @@ pub struct InexactSwitches {
     /// Sets of the passes' scratch: batch n takes set n % this, so that a batch's pass may
     /// start while the batch before on another set still holds the same pass (each set is
     /// planned with this share of the memory). With one, a batch's pass 2 waits for the whole
-    /// of the previous batch's, whose last teams leave most of the SMs' warps idle. A
-    /// host-side value. A tuned file from before it existed reads as 1.
+    /// of the previous batch's, whose last teams leave most of the SMs' warps idle: on the
+    /// H100 at 3.1 Gbp (8M reads) two took GPU busy from 8.13 to 6.12 s at 100 bp and from
+    /// 18.21 to 15.69 s in ancient DNA (bench/results/measurements.md, "Two scratch sets").
+    /// A host-side value. A tuned file from before it existed reads as 2.
     #[serde(default = "default_scratch_sets")]
     pub scratch_sets: u32,
 }
 
 fn default_scratch_sets() -> u32 {
-    1
+    2
 }
 
 fn default_last_teams_percent() -> u32 {
