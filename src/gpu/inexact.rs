@@ -104,12 +104,20 @@ pub fn bytes_per_searcher(
     }
 }
 
+/// Bytes of a pass's scratch: its searchers' (threads, or teams) for reads up to `max_len` and
+/// `n_buckets` scores.
+pub fn pass_bytes(pass: &Pass, max_len: usize, n_buckets: usize, entry_bytes: usize) -> usize {
+    pass.searchers() * bytes_per_searcher(pass.kind, pass.entries, pass.team, max_len, n_buckets, entry_bytes)
+}
+
 /// The passes for a GPU with `sms` SMs and `budget` bytes of scratch, for reads up to
 /// `max_len`, `n_buckets` scores and bwa's `-m` of `max_entries`, shaped by the switches `sw`
 /// (block width, pass 1's stack entries, pass 2's warps per SM). `entries` overrides the
 /// stack sizes (the device checks force small stacks this way; warp pools are rounded to whole
-/// chunks). Each pass gets at most a third of the budget; a warp pass whose pools would be no
-/// larger than the one before is left out.
+/// chunks). Each pass gets at most an even share of what the passes before it left (a third of
+/// the budget for pass 1, half the rest for pass 2, the rest for pass 3: the first two need
+/// far less than their share, pass 3's pools for bwa's `-m` far more); a warp pass whose pools
+/// would be no larger than the one before is left out.
 pub fn plan(
     sms: usize,
     budget: usize,
@@ -125,10 +133,11 @@ pub fn plan(
         Some(e) => e.to_vec(),
         None => vec![sw.first_entries as usize, (sw.level_entries as usize).min(last), last],
     };
-    let share = budget / 3;
     let sms = sms.max(1);
     let mut passes: Vec<Pass> = Vec::new();
+    let mut left = budget;
     for (p, &want) in wanted.iter().enumerate().take(3) {
+        let share = left / (wanted.len().min(3) - p);
         let pass = if p == 0 {
             // Pass 1 keeps its threads and gives up entries when memory is short.
             let threads = sms * FIRST_THREADS_PER_SM;
@@ -163,7 +172,9 @@ pub fn plan(
         if threads == 0 || pass.entries == 0 || smaller {
             continue;
         }
-        passes.push(Pass { threads, ..pass });
+        let pass = Pass { threads, ..pass };
+        left = left.saturating_sub(pass_bytes(&pass, max_len, n_buckets, sw.entry_bytes()));
+        passes.push(pass);
     }
     if passes.first().is_none_or(|p| p.kind != PassKind::Thread) {
         bail!("no GPU memory for the inexact search's stacks ({budget} bytes free for them)");
@@ -249,12 +260,7 @@ mod tests {
     const GB: usize = 1 << 30;
 
     fn total(p: &[Pass]) -> usize {
-        p.iter()
-            .map(|x| {
-                x.searchers()
-                    * bytes_per_searcher(x.kind, x.entries, x.team, 100, 68, InexactSwitches::default().entry_bytes())
-            })
-            .sum()
+        p.iter().map(|x| pass_bytes(x, 100, 68, InexactSwitches::default().entry_bytes())).sum()
     }
 
     /// On an H100-sized budget: a thread pass, then two warp passes, the last with pools as
@@ -271,6 +277,17 @@ mod tests {
         let team = InexactSwitches::default().last_team_lanes as usize;
         assert_eq!((p[2].team, p[2].threads), (team, 132 * team), "{p:?}");
         assert!(total(&p) <= 40 * GB, "{}", total(&p));
+    }
+
+    /// Pass 3 gets what passes 1 and 2 leave of the budget, not a third of it: at 16 GB a third
+    /// would hold about 70 of its teams.
+    #[test]
+    fn the_last_pass_takes_what_the_others_leave() {
+        let p = plan(132, 16 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
+        let team = InexactSwitches::default().last_team_lanes as usize;
+        assert_eq!(p[2].threads, 132 * team, "{p:?}");
+        assert!(pass_bytes(&p[2], 100, 68, InexactSwitches::default().entry_bytes()) > 16 * GB / 2);
+        assert!(total(&p) <= 16 * GB, "{}", total(&p));
     }
 
     /// A small budget shrinks pass 1's stacks and the warp passes' warps.
