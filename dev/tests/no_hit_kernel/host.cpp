@@ -11,28 +11,7 @@
 #include <string>
 #include <vector>
 
-#define __device__
-#define __forceinline__ inline
-#define __global__
-#define __restrict__
-#define __launch_bounds__(...)
-#define __popcll __builtin_popcountll
-struct Dim {
-    unsigned x;
-};
-static Dim blockIdx = {0}, blockDim = {1}, threadIdx = {0};
-static unsigned atomicAdd(unsigned *p, unsigned v)
-{
-    unsigned old = *p;
-    *p += v;
-    return old;
-}
-static unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
-{
-    unsigned long long old = *p;
-    *p += v;
-    return old;
-}
+#include "../cuda_on_cpu.h"
 #include "bwt.cuh"
 #include "no_hit.cu"
 

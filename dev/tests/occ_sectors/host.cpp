@@ -8,19 +8,7 @@
 #include <iterator>
 #include <vector>
 
-#define __device__
-#define __forceinline__ inline
-#define __global__
-#define __restrict__
-#define __launch_bounds__(...)
-#define __popcll __builtin_popcountll
-struct Dim {
-    unsigned x;
-};
-struct uint4 {
-    unsigned x, y, z, w;
-};
-static Dim blockIdx = {0}, blockDim = {1}, threadIdx = {0};
+#include "../cuda_on_cpu.h"
 #include "bwt.cuh"
 #include "occ_sectors.cu"
 

@@ -1,0 +1,28 @@
+// CUDA's keywords and the few built-ins the kernels under test use, for building them as C++
+// on the CPU: the qualifiers become nothing, a launch is a loop that sets blockIdx, and the
+// atomics are plain updates (the threads run one after another).
+#define __device__
+#define __forceinline__ inline
+#define __global__
+#define __restrict__
+#define __launch_bounds__(...)
+#define __popcll __builtin_popcountll
+struct Dim {
+    unsigned x;
+};
+struct uint4 {
+    unsigned x, y, z, w;
+};
+static Dim blockIdx = {0}, blockDim = {1}, threadIdx = {0};
+static unsigned atomicAdd(unsigned *p, unsigned v)
+{
+    unsigned old = *p;
+    *p += v;
+    return old;
+}
+static unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    unsigned long long old = *p;
+    *p += v;
+    return old;
+}
