@@ -1077,10 +1077,30 @@ struct Team {
     int *shared;
 };
 
+// A lane's push buffer: its entry j at buf[j * step]. The team's lanes' buffers lie one after
+// another (step 1) or, with lane_interleave, entry j of every lane side by side (step: the
+// team's size), so that lanes reading their entry j at once read neighbouring entries.
+struct LaneView {
+    Entry *buf;
+    u64 step;
+    __device__ Entry &operator[](int j) const { return buf[j * step]; }
+};
+
+// Lane `lane`'s buffer among its team's at `lane_bufs` (`stride` entries a lane), from its entry
+// `start` on.
+__device__ __forceinline__ LaneView lane_view(Entry *lane_bufs, int lane, int stride, int start, const Team &t)
+{
+#if lane_interleave
+    return {lane_bufs + lane + (u64)start * t.size, (u64)t.size};
+#else
+    return {lane_bufs + (u64)lane * stride + start, 1};
+#endif
+}
+
 // Where a lane's chain puts its children: the lane's own buffer. With entries_limit_exact each
 // child keeps the pop of the chain that pushed it in its (otherwise unused) link.
 struct LaneBuffer {
-    Entry *buf;
+    LaneView buf;
     int n, pop;
     __device__ void push(const Entry &e)
     {
@@ -1261,7 +1281,7 @@ __device__ __forceinline__ void keep_lowest(ScoreCount &low, int s)
 
 // The lowest score up to the cap among a lane's n entries at `buf` (INT_MAX when none), and how
 // many of them are above the cap.
-__device__ ScoreCount lowest_push_score(const Entry *buf, int n, int cap, int &over_cap)
+__device__ ScoreCount lowest_push_score(const LaneView &buf, int n, int cap, int &over_cap)
 {
     ScoreCount low = {0x7fffffff, 0};
     for (int j = 0; j < n; ++j) {
@@ -1274,7 +1294,7 @@ __device__ ScoreCount lowest_push_score(const Entry *buf, int n, int cap, int &o
 
 // Stores a lane's entries of score s from `pos` on, in push order; returns the lowest score
 // above s and up to the cap among them (so each score costs one pass over the buffer).
-__device__ ScoreCount store_score(Levels &lv, int s, int pos, const Entry *buf, int n)
+__device__ ScoreCount store_score(Levels &lv, int s, int pos, const LaneView &buf, int n)
 {
     ScoreCount next = {0x7fffffff, 0};
     for (int j = 0; j < n; ++j) {
@@ -1308,18 +1328,18 @@ __device__ __forceinline__ int claim_chunks(Levels &lv, int s, int all, const Te
     return start;
 }
 
-// Stores the pushes of lanes 0..n_lanes-1 (lane j's `n` entries at bufs + j * stride) in bwa's
+// Stores the pushes of lanes 0..n_lanes-1 (lane j's `n` entries in its buffer at bufs) in bwa's
 // order, lane after lane and each lane's in its order, while the search is at `level`: first
 // makes room, dropping the highest scores if the pool is short. A group's children take only a
 // few scores (the level plus a mismatch, a gap open or a gap extension), so the lanes store one
 // score at a time, all at once, lowest first: each lane's entries of that score go after those
 // of the lanes before it (a prefix sum of the lanes' counts).
-__device__ void commit_pushes(Levels &lv, int level, const Entry *bufs, int stride, int n_lanes, int n, const Team &t)
+__device__ void commit_pushes(Levels &lv, int level, Entry *bufs, int stride, int n_lanes, int n, const Team &t)
 {
     if (t.lane >= n_lanes) n = 0;
     int total = team_sum(t, n);
     make_room(lv, level, total, t);
-    const Entry *buf = bufs + (u64)t.lane * stride;
+    LaneView buf = lane_view(bufs, t.lane, stride, 0, t);
     int over_cap = 0;
     ScoreCount mine = lowest_push_score(buf, n, lv.cap, over_cap);
     over_cap = team_sum(t, over_cap);
@@ -1407,7 +1427,7 @@ __device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &
     for (int base = 0; base <= r.len; base += t.size) {
         if (max_rounds > 0 && ++rounds > max_rounds) return STACK_FULL;
         int d = base + t.lane;
-        LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
+        LaneBuffer mine = {lane_view(lane_bufs, t.lane, stride, 0, t), 0, 0};
         int outcome = STEP_DONE;
         bool goes_on = false;
         u64 hk = 0, hl = 0;
@@ -1520,7 +1540,7 @@ __device__ __forceinline__ ScoreCount lower(ScoreCount a, ScoreCount b)
 // Commits a segment's first `end` chains in order, as commit_pushes a group's lanes: lane j
 // stores chains j * per .. (j + 1) * per - 1, so a prefix sum over the lanes is one over the
 // chains.
-__device__ void commit_segment(Levels &lv, int level, const Entry *bufs, int stride, const Segment *seg, int end, const Team &t)
+__device__ void commit_segment(Levels &lv, int level, Entry *bufs, int stride, const Segment *seg, int end, const Team &t)
 {
     int per = (end + t.size - 1) / t.size;
     int from = min(t.lane * per, end), to = min(from + per, end);
@@ -1530,7 +1550,7 @@ __device__ void commit_segment(Levels &lv, int level, const Entry *bufs, int str
     make_room(lv, level, total, t);
     int over_cap = 0;
     ScoreCount mine = {0x7fffffff, 0};
-    for (int q = from; q < to; ++q) mine = lower(mine, lowest_push_score(bufs + (u64)seg->lane[q] * stride + seg->start[q], seg->n[q], lv.cap, over_cap));
+    for (int q = from; q < to; ++q) mine = lower(mine, lowest_push_score(lane_view(bufs, seg->lane[q], stride, seg->start[q], t), seg->n[q], lv.cap, over_cap));
     over_cap = team_sum(t, over_cap);
     lv.dropped += over_cap;
     lv.stored += total - over_cap;
@@ -1543,7 +1563,7 @@ __device__ void commit_segment(Levels &lv, int level, const Entry *bufs, int str
             ScoreCount next = {0x7fffffff, 0};
             int at = start + pos;
             for (int q = from; q < to; ++q) {
-                const Entry *buf = bufs + (u64)seg->lane[q] * stride + seg->start[q];
+                LaneView buf = lane_view(bufs, seg->lane[q], stride, seg->start[q], t);
                 for (int j = 0; j < seg->n[q]; ++j) {
                     int e = entry_score(buf[j]);
                     if (e == s) *level_entry(lv, s, at++) = buf[j];
@@ -1566,7 +1586,7 @@ __device__ int run_level_segments(const Read &r, Width *width, Levels &lv, int l
 {
     int n_chains = lv.len[level];
     int held_chunks = (n_chains + CHUNK - 1) / CHUNK;
-    LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
+    LaneBuffer mine = {lane_view(lane_bufs, t.lane, stride, 0, t), 0, 0};
     // A segment pushes at most its lanes' buffers.
     u64 most_pushed = (u64)t.size * stride;
     for (next = 0; next < n_chains;) {
@@ -1608,7 +1628,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
     for (int j = t.lane; j < lv.max_chunks; j += t.size) lv.free_chunks[j] = j;
     for (int b = t.lane; b < lv.n_buckets; b += t.size) lv.len[b] = 0;
     __syncthreads();
-    LaneBuffer mine = {lane_bufs + (u64)t.lane * stride, 0, 0};
+    LaneBuffer mine = {lane_view(lane_bufs, t.lane, stride, 0, t), 0, 0};
     int rounds = 0;
 #if root_chain
     if (opt.max_entries > 9 * (r.len + 1) + 1) {

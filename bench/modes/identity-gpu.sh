@@ -68,6 +68,13 @@ forced_paths() {
     BCUDA_TEST_INEXACT_SWITCHES=scratch_sets=2 BCUDA_TEST_BATCH_READS=8192 BCUDA_TEST_STACKS=16,2048,262144 \
         check ecoli536.fa "$ecoli_art"
     BCUDA_TEST_INEXACT_SWITCHES=scratch_sets=2 BCUDA_TEST_BATCH_READS=4096 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+    # The team passes' push buffers interleaved (lane_interleave): small pools, -m 300 (the
+    # pushes' pops, entries_limit_exact), segments, ancient DNA's options.
+    BCUDA_TEST_INEXACT_SWITCHES=lane_interleave=1 BCUDA_TEST_STACKS=16,2048,262144 check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES=lane_interleave=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+    BCUDA_TEST_INEXACT_SWITCHES="lane_interleave=1 level_refill=1 last_refill=1" BCUDA_TEST_STACKS=16,65536,262144 \
+        check ecoli536.fa "$sim250" -n 2
+    BCUDA_TEST_INEXACT_SWITCHES=lane_interleave=1 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
     # Three batches in flight, small batches: the same .sai on every batch.
     BCUDA_TEST_SLOTS=3 BCUDA_TEST_BATCH_READS=8192 check ecoli536.fa "$ecoli_art"
 }

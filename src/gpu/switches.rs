@@ -270,6 +270,12 @@ pub struct InexactSwitches {
     /// A host-side value. A tuned file from before it existed reads as 2.
     #[serde(default = "default_scratch_sets")]
     pub scratch_sets: u32,
+    /// The team passes' push buffers interleaved: entry j of every lane of a team side by side
+    /// (`LaneView` in cuda/inexact_match.cu) instead of each lane's entries after one another,
+    /// so that a commit's lanes, each reading its own entry j, read neighbouring entries. A
+    /// tuned file from before it existed reads as off.
+    #[serde(default)]
+    pub lane_interleave: bool,
 }
 
 fn default_scratch_sets() -> u32 {
@@ -331,6 +337,7 @@ impl Default for InexactSwitches {
             no_hit_budget: 0,
             occ_sectors: true,
             scratch_sets: default_scratch_sets(),
+            lane_interleave: false,
         }
     }
 }
@@ -364,6 +371,7 @@ impl InexactSwitches {
         ("no_hit_budget", &[0, 20000, 100000, 400000]),
         ("occ_sectors", &[0, 1]),
         ("scratch_sets", &[1, 2]),
+        ("lane_interleave", &[0, 1]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -477,6 +485,7 @@ impl InexactSwitches {
             "occ_singleton" => self.occ_singleton = flag()?,
             "occ_sectors" => self.occ_sectors = flag()?,
             "scratch_sets" => self.scratch_sets = n,
+            "lane_interleave" => self.lane_interleave = flag()?,
             "level_refill" => self.level_refill = flag()?,
             "last_refill" => self.last_refill = flag()?,
             "no_hit_budget" => self.no_hit_budget = n,
@@ -514,6 +523,7 @@ impl InexactSwitches {
             self.no_hit_budget,
             self.occ_sectors as u32,
             self.scratch_sets,
+            self.lane_interleave as u32,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -548,6 +558,9 @@ impl InexactSwitches {
         }
         if self.occ_sectors {
             defines.push("-Docc_sectors=1".to_string());
+        }
+        if self.lane_interleave {
+            defines.push("-Dlane_interleave=1".to_string());
         }
         defines
     }
@@ -627,6 +640,7 @@ mod tests {
             no_hit_budget: 7,
             occ_sectors: true,
             scratch_sets: 3,
+            lane_interleave: true,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
