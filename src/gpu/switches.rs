@@ -272,8 +272,10 @@ pub struct InexactSwitches {
     pub scratch_sets: u32,
     /// The team passes' push buffers interleaved: entry j of every lane of a team side by side
     /// (`LaneView` in cuda/inexact_match.cu) instead of each lane's entries after one another,
-    /// so that a commit's lanes, each reading its own entry j, read neighbouring entries. A
-    /// tuned file from before it existed reads as off.
+    /// so that a commit's lanes, each reading its own entry j, read neighbouring entries. Off:
+    /// on the H100 at 1 Gbp it was 4 % slower at 100 bp and 3 % faster in ancient DNA
+    /// (bench/results/measurements.md, "Interleaved push buffers"). A tuned file from before
+    /// it existed reads as off.
     #[serde(default)]
     pub lane_interleave: bool,
 }
