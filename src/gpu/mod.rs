@@ -84,7 +84,7 @@ pub struct BatchTimes {
     pub hits_full_reads: usize,
     pub entries_limit_reads: usize,
     pub not_taken_reads: usize,
-    /// Occurrence lookups (64-byte BWT blocks read) of each pass.
+    /// Occurrence lookups (BWT blocks read: 32-byte sectors, or bwa's 64-byte lines) of each pass.
     pub pass_lookups: [u64; MAX_PASSES],
     /// What each pass held of the GPU, in SM-seconds: the time its blocks stayed on their SMs,
     /// each block counted as the share of an SM it takes (1 / the blocks an SM holds at once).

@@ -37,7 +37,7 @@ pub(super) struct Slot {
     /// counters.
     pub(super) queues: Download<u32>,
     pub(super) counters: Download<u32>,
-    /// Occurrence lookups (64-byte BWT blocks) of each pass, then of read_widths, then of the
+    /// Occurrence lookups (BWT blocks read) of each pass, then of read_widths, then of the
     /// no-hit pass; then each pass's block residence in nanoseconds.
     pub(super) lookups: Download<u64>,
     /// Hits of reads with more than HITS_PER_READ, and each such read's first one there.
