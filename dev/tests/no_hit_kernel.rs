@@ -4,6 +4,8 @@
 //! lookups, and pass 1's queue of the reads left, then those with an exact match. Skipped
 //! without a C++ compiler (`CXX`, else `c++`).
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -15,21 +17,8 @@ use bcuda_index::Bwt;
 
 /// The kernels built for the CPU in `dir`, or None without a compiler.
 fn build_host(dir: &Path) -> Option<std::path::PathBuf> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = dir.join("no_hit_host");
     let sw = InexactSwitches { no_hit_budget: 1, ..InexactSwitches::default() };
-    let out = Command::new(&cxx)
-        .args(["-O1", "-std=c++17", "-w", "-I"])
-        .arg(here.join("../cuda"))
-        .args(defines(&sw))
-        .arg(here.join("tests/no_hit_kernel/host.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .ok()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    Some(exe)
+    common::build_cpu_kernels(dir, "no_hit_kernel/host.cpp", "no_hit_host", &defines(&sw))
 }
 
 /// A read: its max_diff, whether exact_match found it, its codes.

@@ -4,36 +4,20 @@
 //! sector's counts are kept against are checked too. Skipped without a C++ compiler (`CXX`,
 //! else `c++`).
 
-use std::path::Path;
+mod common;
+
 use std::process::Command;
 
 use bcuda::search::seeded::{genome_with_repeats, indexed, xorshift};
 
-/// The host program in `dir` with these `-D` options, or None without a compiler.
-fn build_host(dir: &Path, name: &str, defines: &[&str]) -> Option<std::path::PathBuf> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = dir.join(name);
-    let out = Command::new(&cxx)
-        .args(["-O1", "-std=c++17", "-w", "-I"])
-        .arg(here.join("../cuda"))
-        .args(defines)
-        .arg(here.join("tests/occ_sectors/host.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .ok()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    Some(exe)
-}
-
 #[test]
 fn the_sectors_give_bwas_counts_at_every_row() {
     let dir = tempfile::tempdir().unwrap();
-    let builds = [("one_super", vec![]), ("small_supers", vec!["-DSECTOR_SUPER_SHIFT=10", "-DSECTOR_SUPERS=128"])];
+    let small_supers = ["-DSECTOR_SUPER_SHIFT=10".to_string(), "-DSECTOR_SUPERS=128".to_string()];
+    let builds = [("one_super", &[][..]), ("small_supers", &small_supers[..])];
     let mut hosts = Vec::new();
     for (name, defines) in &builds {
-        match build_host(dir.path(), name, defines) {
+        match common::build_cpu_kernels(dir.path(), "occ_sectors/host.cpp", name, defines) {
             Some(exe) => hosts.push(exe),
             None => {
                 eprintln!("skipped: no C++ compiler");

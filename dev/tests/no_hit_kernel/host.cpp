@@ -14,17 +14,12 @@
 #include "../cuda_on_cpu.h"
 #include "bwt.cuh"
 #include "no_hit.cu"
+#include "../bwt_file.h"
 
 int main(int argc, char **argv)
 {
     if (argc != 5) return 2;
-    std::ifstream bwt(argv[1], std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(bwt)), std::istreambuf_iterator<char>());
-    u64 header[5];
-    std::copy(bytes.begin(), bytes.begin() + 40, (char *)header);
-    std::vector<u32> words((bytes.size() - 40) / 4);
-    std::copy(bytes.begin() + 40, bytes.end(), (char *)words.data());
-    u64 l2[5] = {0, header[1], header[2], header[3], header[4]};
+    BwtFile bwt = load_bwt(argv[1]);
     // The batch as the GPU holds it, and inexact_order's queue: the reads without an exact
     // match first, then the others from the back.
     std::vector<u8> codes;
@@ -54,7 +49,7 @@ int main(int argc, char **argv)
     }
     std::vector<int> n_hits(n, -1);
     unsigned long long lookups = 0;
-    no_hit_proof(words.data(), header[0], l2, codes.data(), starts.data(), lens.data(), max_diffs.data(), atoi(argv[3]),
+    no_hit_proof(bwt.words.data(), bwt.primary, bwt.l2, codes.data(), starts.data(), lens.data(), max_diffs.data(), atoi(argv[3]),
         (u32)strtoul(argv[4], nullptr, 10), queue.data(), order_counters, counters, next_queue.data(), n_hits.data(), &lookups);
     for (u32 j = 0; j < (n > 0 ? n : 1); ++j) {
         blockIdx.x = j;

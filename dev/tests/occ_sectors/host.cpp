@@ -11,17 +11,14 @@
 #include "../cuda_on_cpu.h"
 #include "bwt.cuh"
 #include "occ_sectors.cu"
+#include "../bwt_file.h"
 
 int main(int argc, char **argv)
 {
     if (argc != 2) return 2;
-    std::ifstream bwt(argv[1], std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(bwt)), std::istreambuf_iterator<char>());
-    u64 header[5];
-    std::copy(bytes.begin(), bytes.begin() + 40, (char *)header);
-    u64 primary = header[0], seq_len = header[4];
-    std::vector<u32> words((bytes.size() - 40) / 4);
-    std::copy(bytes.begin() + 40, bytes.end(), (char *)words.data());
+    BwtFile bwt = load_bwt(argv[1]);
+    u64 primary = bwt.primary, seq_len = bwt.seq_len;
+    const std::vector<u32> &words = bwt.words;
     u64 n_sectors = (seq_len + SECTOR_ROWS - 1) / SECTOR_ROWS;
     std::vector<u32> sectors(8 * (SECTOR_SUPERS + n_sectors));
     u64 threads = n_sectors > 4 * SECTOR_SUPERS ? n_sectors : 4 * SECTOR_SUPERS;
