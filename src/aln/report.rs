@@ -110,12 +110,13 @@ fn cpu_reads_line(gpus: &[GpuAligner], cpu_reads: usize, started: Instant) -> St
 fn start_up_line(first: &GpuAligner, busy: &StageBusy, index_load: Duration) -> String {
     let st = first.startup;
     format!(
-        "start-up {:.2} s: index loaded in {:.2} s while the GPU opened (context {:.2} s, kernels {:.2} s: {}, then loaded); BWT copied to the GPU and its interval table (depth {}) built in {:.2} s; the search's scratch allocated at the first batch in {:.2} s",
+        "start-up {:.2} s: index loaded in {:.2} s while the GPU opened (context {:.2} s, kernels {:.2} s: {}, then loaded); BWT copied to the GPU, its occurrence sectors ({}) and interval table (depth {}) built in {:.2} s; the search's scratch allocated at the first batch in {:.2} s",
         busy.start_up.as_secs_f64(),
         index_load.as_secs_f64(),
         st.context_s,
         st.kernels_s,
         if st.kernels_cached { "from the kernel cache" } else { "compiled with NVRTC, cached for the next run" },
+        if st.occ_sectors { "on" } else { "off" },
         st.interval_depth,
         st.copy_s,
         st.scratch_s

@@ -232,7 +232,7 @@ impl GpuAligner {
             mut startup,
         } = gpu;
         // A genome too large for compact stack entries gets the 32-byte ones, compiled below.
-        let fitted = inexact_switches.fitted_to(bwt.seq_len());
+        let mut fitted = inexact_switches.fitted_to(bwt.seq_len());
         // cudarc binds the context to the thread that uses it; this may not be the one that opened it.
         ctx.bind_to_thread()?;
         let stream = ctx.default_stream();
@@ -251,6 +251,8 @@ impl GpuAligner {
         }
         let on_gpu = GpuBwt { words: &words, primary: bwt.primary(), seq_len: bwt.seq_len(), l2: &l2 };
         let intervals = interval_table::build(&ctx, &stream, arch, &on_gpu, inexact_switches.interval_depth)?;
+        // Where memory is short the search counts from bwa's array (compiled below).
+        fitted.occ_sectors &= occ_sectors::fits(bwt.seq_len(), ctx.mem_get_info()?.0 as u64);
         let sectors = fitted.occ_sectors.then(|| occ_sectors::build(&ctx, &stream, arch, &on_gpu)).transpose()?;
         let mut aligner = GpuAligner {
             ctx,
@@ -289,6 +291,7 @@ impl GpuAligner {
         aligner.stream.synchronize()?;
         startup.copy_s = t.elapsed().as_secs_f64();
         startup.interval_depth = aligner.intervals.depth;
+        startup.occ_sectors = aligner.sectors.is_some();
         aligner.startup = startup;
         if fitted != aligner.inexact_switches {
             aligner.set_inexact_kernels(INEXACT_MATCH_CU, fitted)?;

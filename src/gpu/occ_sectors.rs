@@ -18,6 +18,15 @@ const SECTOR_WORDS: u64 = 8;
 /// The superblocks' bases before the first sector: 4 x 4 u64 (`SECTOR_SUPERS`).
 const HEADER_WORDS: u64 = 4 * 4 * 2;
 
+/// The most of the free GPU memory the sectors may take: the passes' stacks need the rest, and
+/// bwa's array, which the search can count from instead, is already there.
+const FREE_SHARE: f64 = 0.25;
+
+/// Whether the sectors of a BWT of `seq_len` positions fit in `free` bytes of GPU memory.
+pub fn fits(seq_len: u64, free: u64) -> bool {
+    (sector_words(seq_len) * 4) as f64 <= free as f64 * FREE_SHARE
+}
+
 /// u32 words of the sectors of a BWT of `seq_len` positions.
 pub fn sector_words(seq_len: u64) -> u64 {
     HEADER_WORDS + seq_len.div_ceil(SECTOR_ROWS) * SECTOR_WORDS
@@ -55,5 +64,6 @@ mod tests {
         let bytes = sector_words(seq_len) * 4;
         assert_eq!(bytes, 128 + seq_len.div_ceil(64) * 32);
         assert_eq!(bytes, bwa_bytes + 128, "half a byte a row in both, and the superblocks");
+        assert!(fits(seq_len, 75 << 30) && !fits(seq_len, 8 << 30), "an H100's memory, not 8 GiB");
     }
 }

@@ -47,10 +47,12 @@ pub struct StartupTimes {
     pub kernels_s: f64,
     /// Whether every kernel came from the kernel cache.
     pub kernels_cached: bool,
-    /// Copying the BWT to the GPU and building its interval table there.
+    /// Copying the BWT to the GPU and building its occurrence sectors and interval table there.
     pub copy_s: f64,
     /// The interval table's depth (0: none).
     pub interval_depth: i32,
+    /// Whether the search counts from the occurrence sectors (`occ_sectors`, where they fit).
+    pub occ_sectors: bool,
     /// Allocating the inexact passes' scratch (at the first batch, again after a failed one).
     pub scratch_s: f64,
 }
@@ -125,6 +127,7 @@ impl OpenGpu {
             kernels_cached,
             copy_s: 0.0,
             interval_depth: 0,
+            occ_sectors: false,
             scratch_s: 0.0,
         };
         Ok(OpenGpu {
