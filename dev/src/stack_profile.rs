@@ -97,11 +97,13 @@ impl StackProfileArgs {
     }
 }
 
-/// bwa's stack, counting pops and the most entries held at once.
+/// bwa's stack, counting pops, the pops up to the read's first hit and the most entries held
+/// at once.
 #[derive(Default)]
 struct Counting {
     inner: GapStack,
     pops: usize,
+    before_hit: Option<usize>,
     peak: usize,
 }
 
@@ -109,6 +111,7 @@ impl SearchStack for Counting {
     fn reset(&mut self, n_stacks: usize) {
         self.inner.reset(n_stacks);
         self.pops = 0;
+        self.before_hit = None;
         self.peak = 0;
     }
     fn push(&mut self, e: Entry) {
@@ -126,6 +129,10 @@ impl SearchStack for Counting {
     fn n_entries(&self) -> usize {
         self.inner.n_entries()
     }
+    /// bwa's search asks this at its first hit: the pops so far found it.
+    fn pop_no_more_than(&mut self, _score: i32) {
+        self.before_hit.get_or_insert(self.pops);
+    }
 }
 
 /// One read's profile: bwa's pops and peak entries, and per bounded size `Some(peak stored)`
@@ -134,6 +141,8 @@ struct ReadProfile {
     /// exact_match's interval size (0: no exact match, or an N).
     exact: u64,
     pops: usize,
+    /// bwa's pops up to and including the one that found the first hit (all of them without a hit).
+    pops_before_hit: usize,
     peak: usize,
     bounded: Vec<Option<usize>>,
     /// Per level-search pool size: its cost, or why it gave up.
@@ -205,7 +214,8 @@ fn profile_read(
     }
     let exact =
         crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
-    Ok(ReadProfile { exact, pops: oracle.pops, peak: oracle.peak, bounded, level, groups })
+    let pops_before_hit = oracle.before_hit.unwrap_or(oracle.pops);
+    Ok(ReadProfile { exact, pops: oracle.pops, pops_before_hit, peak: oracle.peak, bounded, level, groups })
 }
 
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
@@ -285,7 +295,12 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
     for p in [0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
         println!("{}\t{}\t{}", p * 100.0, percentile(&pops, p), percentile(&peaks, p));
     }
-    println!("pops in all: {}", pops.iter().sum::<usize>());
+    let all: usize = pops.iter().sum();
+    let before: usize = profiles.iter().map(|p| p.pops_before_hit).sum();
+    println!(
+        "pops in all: {all}, up to the read's first hit: {before} ({:.1} %)",
+        100.0 * before as f64 / all.max(1) as f64
+    );
     if std::env::var_os("BCUDA_PROFILE_TOP").is_some() {
         let mut idx: Vec<usize> = (0..n).collect();
         idx.sort_by_key(|&i| std::cmp::Reverse(profiles[i].pops));
