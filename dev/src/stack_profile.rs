@@ -143,6 +143,8 @@ struct ReadProfile {
     pops: usize,
     /// bwa's pops up to and including the one that found the first hit (all of them without a hit).
     pops_before_hit: usize,
+    /// The best hit's score (None: no hit).
+    best: Option<u32>,
     peak: usize,
     bounded: Vec<Option<usize>>,
     /// Per level-search pool size: its cost, or why it gave up.
@@ -215,7 +217,8 @@ fn profile_read(
     let exact =
         crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
     let pops_before_hit = oracle.before_hit.unwrap_or(oracle.pops);
-    Ok(ReadProfile { exact, pops: oracle.pops, pops_before_hit, peak: oracle.peak, bounded, level, groups })
+    let best = hits.iter().map(|h| h.score).min();
+    Ok(ReadProfile { exact, pops: oracle.pops, pops_before_hit, best, peak: oracle.peak, bounded, level, groups })
 }
 
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
@@ -252,6 +255,24 @@ fn print_segment_ends(profiles: &[ReadProfile], level_capacities: &[usize], seed
         let (cap, hit, full, groups) = ends
             .fold((0, 0, 0, 0), |(a, b, f, g), e| (a + e.cap, b + e.hit, f + e.buffer_full, g + e.levels_in_groups));
         println!("{capacity}\t{cap}\t{hit}\t{full}\t{groups}");
+    }
+}
+
+/// bwa's pops in all and up to each read's first hit, then the same by the reads' best score.
+fn print_pops_by_best(profiles: &[ReadProfile]) {
+    let all: usize = profiles.iter().map(|p| p.pops).sum();
+    let before: usize = profiles.iter().map(|p| p.pops_before_hit).sum();
+    let share = |x: usize| 100.0 * x as f64 / all.max(1) as f64;
+    println!("pops in all: {all}, up to the read's first hit: {before} ({:.1} %)", share(before));
+    let mut by_best: std::collections::BTreeMap<Option<u32>, (usize, usize, usize)> = Default::default();
+    for p in profiles {
+        let row = by_best.entry(p.best).or_default();
+        *row = (row.0 + 1, row.1 + p.pops, row.2 + p.pops_before_hit);
+    }
+    println!("best score\treads\tpops (share of all)\tup to the first hit (share of all)");
+    for (best, (reads, pops, before)) in by_best {
+        let best = best.map_or("no hit".to_string(), |s| s.to_string());
+        println!("{best}\t{reads}\t{pops} ({:.1} %)\t{before} ({:.1} %)", share(pops), share(before));
     }
 }
 
@@ -295,12 +316,7 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
     for p in [0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
         println!("{}\t{}\t{}", p * 100.0, percentile(&pops, p), percentile(&peaks, p));
     }
-    let all: usize = pops.iter().sum();
-    let before: usize = profiles.iter().map(|p| p.pops_before_hit).sum();
-    println!(
-        "pops in all: {all}, up to the read's first hit: {before} ({:.1} %)",
-        100.0 * before as f64 / all.max(1) as f64
-    );
+    print_pops_by_best(&profiles);
     if std::env::var_os("BCUDA_PROFILE_TOP").is_some() {
         let mut idx: Vec<usize> = (0..n).collect();
         idx.sort_by_key(|&i| std::cmp::Reverse(profiles[i].pops));
