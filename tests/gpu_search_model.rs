@@ -190,3 +190,14 @@ fn segments_of_chains_give_bwas_hits_wherever_they_end() {
         assert!(row(&report, "level search", "65536")[0] > 0, "{extra:?}: {report}");
     }
 }
+
+/// bwa pops every entry in the order its ancestry alone gives (dev/src/pop_order.rs;
+/// docs/gpu-search.md, "A way to bwa's order without bwa's search"), with bwa's defaults and
+/// with ancient DNA's options.
+#[test]
+fn bwa_pops_every_entry_in_the_order_its_ancestry_gives() {
+    let adna: &[&str] = &["--check-pop-order", "-l", "1024", "-n", "0.01", "-o", "2"];
+    for report in ecoli_profiles("65536", "32", &[&["--check-pop-order"], adna]) {
+        assert!(report.contains("pop order: 0 of bwa's pops out of the order their ancestries give"), "{report}");
+    }
+}

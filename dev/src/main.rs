@@ -7,6 +7,7 @@ mod gpu_bench;
 mod input_bench;
 mod kernel_resources;
 mod no_hit;
+mod pop_order;
 mod stack_profile;
 mod synth_genome;
 mod variant_tuned;

@@ -81,6 +81,10 @@ pub struct StackProfileArgs {
     /// Commit costs of a round of that replay, in pop-steps, comma-separated.
     #[arg(long, default_value = "0,2,4", value_delimiter = ',')]
     pub warp_overhead: Vec<u64>,
+    /// Check that bwa pops every entry in the order its ancestry gives (dev/src/pop_order.rs)
+    /// and count the pops that do not.
+    #[arg(long)]
+    pub check_pop_order: bool,
 }
 
 impl StackProfileArgs {
@@ -145,6 +149,8 @@ struct ReadProfile {
     pops_before_hit: usize,
     /// The best hit's score (None: no hit).
     best: Option<u32>,
+    /// With `--check-pop-order`: bwa's pops out of the ancestry order.
+    out_of_order: u64,
     peak: usize,
     bounded: Vec<Option<usize>>,
     /// Per level-search pool size: its cost, or why it gave up.
@@ -218,7 +224,35 @@ fn profile_read(
         crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
     let pops_before_hit = oracle.before_hit.unwrap_or(oracle.pops);
     let best = hits.iter().map(|h| h.score).min();
-    Ok(ReadProfile { exact, pops: oracle.pops, pops_before_hit, best, peak: oracle.peak, bounded, level, groups })
+    let out_of_order = if args.check_pop_order { pops_out_of_order(bwt, read, opt, &hits)? } else { 0 };
+    Ok(ReadProfile {
+        exact,
+        pops: oracle.pops,
+        pops_before_hit,
+        best,
+        out_of_order,
+        peak: oracle.peak,
+        bounded,
+        level,
+        groups,
+    })
+}
+
+/// bwa's pops of `read` that do not come in the order their ancestries give.
+fn pops_out_of_order(
+    bwt: &bcuda_index::Bwt,
+    read: &[u8],
+    opt: &GapOptions,
+    hits: &[bcuda::sai::AlnHit],
+) -> Result<u64> {
+    let mut checked = crate::pop_order::OrderChecked::default();
+    let mut buffers = ReadBuffers::default();
+    let again =
+        align_read_with(bwt, None, read, opt, &mut checked, &mut buffers).expect("bwa's stack holds every entry");
+    if again != hits {
+        bail!("bwa's stack beside the ancestry check gave other hits");
+    }
+    Ok(checked.out_of_order)
 }
 
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
@@ -317,6 +351,11 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         println!("{}\t{}\t{}", p * 100.0, percentile(&pops, p), percentile(&peaks, p));
     }
     print_pops_by_best(&profiles);
+    if args.check_pop_order {
+        let out: u64 = profiles.iter().map(|p| p.out_of_order).sum();
+        let reads = profiles.iter().filter(|p| p.out_of_order > 0).count();
+        println!("pop order: {out} of bwa's pops out of the order their ancestries give, in {reads} reads");
+    }
     if std::env::var_os("BCUDA_PROFILE_TOP").is_some() {
         let mut idx: Vec<usize> = (0..n).collect();
         idx.sort_by_key(|&i| std::cmp::Reverse(profiles[i].pops));
