@@ -192,12 +192,16 @@ fn segments_of_chains_give_bwas_hits_wherever_they_end() {
 }
 
 /// bwa pops every entry in the order its ancestry alone gives (dev/src/pop_order.rs;
-/// docs/gpu-search.md, "A way to bwa's order without bwa's search"), with bwa's defaults and
+/// docs/gpu-search.md, "A way to bwa's order without bwa's search"), and the read's candidate
+/// paths replayed in that order give bwa's hits (dev/src/replay.rs): with bwa's defaults and
 /// with ancient DNA's options.
 #[test]
 fn bwa_pops_every_entry_in_the_order_its_ancestry_gives() {
-    let adna: &[&str] = &["--check-pop-order", "-l", "1024", "-n", "0.01", "-o", "2"];
-    for report in ecoli_profiles("65536", "32", &[&["--check-pop-order"], adna]) {
+    let checks = ["--check-pop-order", "--check-replay"];
+    let adna: &[&str] = &[checks[0], checks[1], "-l", "1024", "-n", "0.01", "-o", "2"];
+    for report in ecoli_profiles("65536", "32", &[&checks, adna]) {
         assert!(report.contains("pop order: 0 of bwa's pops out of the order their ancestries give"), "{report}");
+        let replay = report.split("replay: ").nth(1).unwrap_or_else(|| panic!("no replay line in:\n{report}"));
+        assert!(replay.starts_with("20000 reads gave bwa's hits, 0 did not, 0 not replayed"), "{report}");
     }
 }

@@ -8,6 +8,7 @@ mod input_bench;
 mod kernel_resources;
 mod no_hit;
 mod pop_order;
+mod replay;
 mod stack_profile;
 mod synth_genome;
 mod variant_tuned;

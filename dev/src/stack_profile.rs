@@ -85,6 +85,10 @@ pub struct StackProfileArgs {
     /// and count the pops that do not.
     #[arg(long)]
     pub check_pop_order: bool,
+    /// Rebuild each read's hits from its candidate paths popped in the ancestry order
+    /// (dev/src/replay.rs) and count the reads where they are not bwa's.
+    #[arg(long)]
+    pub check_replay: bool,
 }
 
 impl StackProfileArgs {
@@ -151,6 +155,9 @@ struct ReadProfile {
     best: Option<u32>,
     /// With `--check-pop-order`: bwa's pops out of the ancestry order.
     out_of_order: u64,
+    /// With `--check-replay`: whether the replay gave bwa's hits, and the entries on the
+    /// candidate paths (None: not replayed).
+    replay: Option<(bool, usize)>,
     peak: usize,
     bounded: Vec<Option<usize>>,
     /// Per level-search pool size: its cost, or why it gave up.
@@ -225,17 +232,40 @@ fn profile_read(
     let pops_before_hit = oracle.before_hit.unwrap_or(oracle.pops);
     let best = hits.iter().map(|h| h.score).min();
     let out_of_order = if args.check_pop_order { pops_out_of_order(bwt, read, opt, &hits)? } else { 0 };
+    let replay = if args.check_replay && oracle.peak < opt.max_entries as usize {
+        replay_matches(bwt, read, opt, best, &hits)
+    } else {
+        None
+    };
     Ok(ReadProfile {
         exact,
         pops: oracle.pops,
         pops_before_hit,
         best,
         out_of_order,
+        replay,
         peak: oracle.peak,
         bounded,
         level,
         groups,
     })
+}
+
+/// Whether the hits replayed from the read's candidate paths are bwa's, and the entries on
+/// those paths (None: too many paths).
+fn replay_matches(
+    bwt: &bcuda_index::Bwt,
+    read: &[u8],
+    opt: &GapOptions,
+    best: Option<u32>,
+    hits: &[bcuda::sai::AlnHit],
+) -> Option<(bool, usize)> {
+    let mut buffers = ReadBuffers::default();
+    let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
+    let ReadBuffers { width, seed_width, seq } = &buffers;
+    let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
+    let (replayed, entries) = crate::replay::replayed_hits(&search, width, &local, best, 2_000_000)?;
+    Some((replayed == hits, entries))
 }
 
 /// bwa's pops of `read` that do not come in the order their ancestries give.
@@ -355,6 +385,18 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         let out: u64 = profiles.iter().map(|p| p.out_of_order).sum();
         let reads = profiles.iter().filter(|p| p.out_of_order > 0).count();
         println!("pop order: {out} of bwa's pops out of the order their ancestries give, in {reads} reads");
+    }
+    if args.check_replay {
+        let count = |want: Option<bool>| profiles.iter().filter(|p| p.replay.map(|r| r.0) == want).count();
+        let replayed = profiles.iter().filter(|p| p.replay.is_some());
+        let (entries, pops) = replayed.fold((0, 0), |(e, q), p| (e + p.replay.map_or(0, |r| r.1), q + p.pops));
+        println!(
+            "replay: {} reads gave bwa's hits, {} did not, {} not replayed (bwa's -m, or over 2M paths); \
+             entries on their candidate paths: {entries} against bwa's {pops} pops",
+            count(Some(true)),
+            count(Some(false)),
+            count(None)
+        );
     }
     if std::env::var_os("BCUDA_PROFILE_TOP").is_some() {
         let mut idx: Vec<usize> = (0..n).collect();
