@@ -8,24 +8,48 @@ use std::collections::BTreeMap;
 
 use bcuda::search::stack::{Entry, GapStack, Next, SearchStack};
 
-/// One entry of the search: a chain start (pushed) or a chain's next entry (the matching child,
-/// popped at once).
-struct Node {
-    score: i32,
+/// Where one entry of the search stands in its ancestry: a chain start (pushed) or a chain's
+/// next entry (the matching child, popped at once).
+pub struct Ancestry {
+    pub score: i32,
     /// The chain's first entry (itself for a chain start).
-    start: usize,
-    depth: u32,
-    /// For a chain start: the pop that pushed it (None: the root) and its rank among that
-    /// pop's pushes.
-    parent: Option<usize>,
-    rank: u32,
+    pub start: usize,
+    pub depth: u32,
+    /// The pop that pushed it, or whose chain it goes on (None: the root).
+    pub up: Option<usize>,
+    /// For a chain start: its rank among that pop's pushes.
+    pub rank: u32,
+}
+
+/// bwa's pop order of entries `a` and `b` of `nodes` from their ancestries alone: lower score
+/// first; in one chain, the shallower; else the chain started later first.
+pub fn cmp_pop(nodes: &[Ancestry], a: usize, b: usize) -> Ordering {
+    let (x, y) = (&nodes[a], &nodes[b]);
+    if x.score != y.score {
+        return x.score.cmp(&y.score);
+    }
+    if x.start == y.start {
+        return x.depth.cmp(&y.depth);
+    }
+    cmp_push(nodes, y.start, x.start)
+}
+
+/// The push order of two chain starts: their pushers' pops, then their ranks.
+fn cmp_push(nodes: &[Ancestry], a: usize, b: usize) -> Ordering {
+    let (x, y) = (&nodes[a], &nodes[b]);
+    match (x.up, y.up) {
+        (Some(p), Some(q)) if p == q => x.rank.cmp(&y.rank),
+        (Some(p), Some(q)) => cmp_pop(nodes, p, q),
+        (None, _) => Ordering::Less,
+        (_, None) => Ordering::Greater,
+    }
 }
 
 /// bwa's stack, checked against the ancestry order.
 #[derive(Default)]
 pub struct OrderChecked {
     inner: GapStack,
-    nodes: Vec<Node>,
+    nodes: Vec<Ancestry>,
     /// The nodes of the entries in `inner`, by score, last pushed last.
     waiting: BTreeMap<i32, Vec<usize>>,
     last_pop: Option<usize>,
@@ -35,37 +59,9 @@ pub struct OrderChecked {
 }
 
 impl OrderChecked {
-    /// Whether node a is popped before node b by the ancestry rule: lower score first; in one
-    /// chain, the shallower; else the chain started later first.
-    fn before(&self, a: usize, b: usize) -> bool {
-        self.cmp_pop(a, b) == Ordering::Less
-    }
-
-    fn cmp_pop(&self, a: usize, b: usize) -> Ordering {
-        let (x, y) = (&self.nodes[a], &self.nodes[b]);
-        if x.score != y.score {
-            return x.score.cmp(&y.score);
-        }
-        if x.start == y.start {
-            return x.depth.cmp(&y.depth);
-        }
-        self.cmp_push(y.start, x.start)
-    }
-
-    /// The push order of two chain starts: their parents' pops, then their ranks.
-    fn cmp_push(&self, a: usize, b: usize) -> Ordering {
-        let (x, y) = (&self.nodes[a], &self.nodes[b]);
-        match (x.parent, y.parent) {
-            (Some(p), Some(q)) if p == q => x.rank.cmp(&y.rank),
-            (Some(p), Some(q)) => self.cmp_pop(p, q),
-            (None, _) => Ordering::Less,
-            (_, None) => Ordering::Greater,
-        }
-    }
-
     fn popped(&mut self, id: usize) {
         if let Some(last) = self.last_pop {
-            if !self.before(last, id) {
+            if cmp_pop(&self.nodes, last, id) != Ordering::Less {
                 self.out_of_order += 1;
             }
         }
@@ -86,7 +82,7 @@ impl SearchStack for OrderChecked {
     fn push(&mut self, e: Entry) {
         let id = self.nodes.len();
         let rank = self.pushes_since_pop;
-        self.nodes.push(Node { score: e.score() as i32, start: id, depth: 0, parent: self.last_pop, rank });
+        self.nodes.push(Ancestry { score: e.score() as i32, start: id, depth: 0, up: self.last_pop, rank });
         self.pushes_since_pop += 1;
         self.waiting.entry(e.score() as i32).or_default().push(id);
         self.inner.push(e);
@@ -111,7 +107,7 @@ impl SearchStack for OrderChecked {
             (p.score, p.start, p.depth + 1)
         };
         let id = self.nodes.len();
-        self.nodes.push(Node { score, start, depth, parent: None, rank: 0 });
+        self.nodes.push(Ancestry { score, start, depth, up: Some(parent), rank: 0 });
         self.popped(id);
         true
     }

@@ -6,26 +6,18 @@
 //! their parent's step still pushes them. The walk stands in for a faster enumeration: what
 //! this checks is that the order and the replay give bwa's hits.
 
-use std::cmp::Ordering;
-
 use bcuda::sai::{AlnHit, GapOptions};
 use bcuda::search::stack::Entry;
 use bcuda::search::{AfterHit, HitList, Search, Step, Width};
 
-/// An entry of the walk: pushed by `up`'s step (a chain start, with its rank among the pushes)
-/// or the matching child `up` returned (the next of `up`'s chain).
-struct Node {
-    entry: Entry,
-    up: Option<usize>,
-    start: usize,
-    depth: u32,
-    rank: u32,
-    on_hit_path: bool,
-}
+use crate::pop_order::{cmp_pop, Ancestry};
 
-/// The walk's tree and the ancestry order over it.
+/// The walk's tree: each entry, where it stands in its ancestry (pushed by `up`'s step, a
+/// chain start, or the matching child `up` returned), and whether a hit's path goes through it.
 struct Tree {
-    nodes: Vec<Node>,
+    entries: Vec<Entry>,
+    nodes: Vec<Ancestry>,
+    on_hit_path: Vec<bool>,
 }
 
 impl Tree {
@@ -35,48 +27,23 @@ impl Tree {
             Some(p) => (self.nodes[p].start, self.nodes[p].depth + 1),
             None => (id, 0),
         };
-        self.nodes.push(Node { entry, up, start, depth, rank, on_hit_path: false });
+        self.entries.push(entry);
+        self.nodes.push(Ancestry { score: entry.score() as i32, start, depth, up, rank });
+        self.on_hit_path.push(false);
         id
-    }
-
-    fn score(&self, a: usize) -> usize {
-        self.nodes[a].entry.score()
-    }
-
-    /// Pop order: lower score first; in one chain, the shallower; else the chain started later.
-    fn cmp_pop(&self, a: usize, b: usize) -> Ordering {
-        let (x, y) = (&self.nodes[a], &self.nodes[b]);
-        if self.score(a) != self.score(b) {
-            return self.score(a).cmp(&self.score(b));
-        }
-        if x.start == y.start {
-            return x.depth.cmp(&y.depth);
-        }
-        self.cmp_push(y.start, x.start)
-    }
-
-    /// Push order of two chain starts: their pushers' pops, then their ranks.
-    fn cmp_push(&self, a: usize, b: usize) -> Ordering {
-        let (x, y) = (&self.nodes[a], &self.nodes[b]);
-        match (x.up, y.up) {
-            (Some(p), Some(q)) if p == q => x.rank.cmp(&y.rank),
-            (Some(p), Some(q)) => self.cmp_pop(p, q),
-            (None, _) => Ordering::Less,
-            (_, None) => Ordering::Greater,
-        }
     }
 }
 
 /// The walk: every entry up to `bound` reachable by bwa's step with the first state.
 fn walk(search: &Search, width: &[Width], max_diff: i32, bound: usize, most: usize) -> Option<Tree> {
-    let mut tree = Tree { nodes: Vec::new() };
+    let mut tree = Tree { entries: Vec::new(), nodes: Vec::new(), on_hit_path: Vec::new() };
     let root = tree.add(search.root(), None, None, 0);
     let mut todo = vec![root];
     while let Some(id) = todo.pop() {
         if tree.nodes.len() > most {
             return None;
         }
-        let e = tree.nodes[id].entry;
+        let e = tree.entries[id];
         let mut pushed = Vec::new();
         match search.step(&e, max_diff, width, &mut |c| pushed.push(c)) {
             Step::Hit(..) => mark_path(&mut tree, id),
@@ -98,10 +65,10 @@ fn walk(search: &Search, width: &[Width], max_diff: i32, bound: usize, most: usi
 
 fn mark_path(tree: &mut Tree, mut id: usize) {
     loop {
-        if tree.nodes[id].on_hit_path {
+        if tree.on_hit_path[id] {
             return;
         }
-        tree.nodes[id].on_hit_path = true;
+        tree.on_hit_path[id] = true;
         match tree.nodes[id].up {
             Some(up) => id = up,
             None => return,
@@ -126,8 +93,8 @@ pub fn replayed_hits(
     }
     let bound = best as usize + opt.s_mm as usize;
     let tree = walk(search, width, found.max_diff, bound, most)?;
-    let mut order: Vec<usize> = (0..tree.nodes.len()).filter(|&i| tree.nodes[i].on_hit_path).collect();
-    order.sort_by(|&a, &b| tree.cmp_pop(a, b));
+    let mut order: Vec<usize> = (0..tree.nodes.len()).filter(|&i| tree.on_hit_path[i]).collect();
+    order.sort_by(|&a, &b| cmp_pop(&tree.nodes, a, b));
     let mut width = width.to_vec();
     let mut alive = vec![false; tree.nodes.len()];
     alive[0] = true;
@@ -144,7 +111,7 @@ pub fn replayed_hits(
         if !alive[id] {
             continue;
         }
-        let e = tree.nodes[id].entry;
+        let e = tree.entries[id];
         if found.ends_before(e.score() as i32, opt) {
             break;
         }
@@ -157,7 +124,7 @@ pub fn replayed_hits(
             },
             Step::Expanded(matching) => {
                 for &c in &children[id] {
-                    let entry = tree.nodes[c].entry;
+                    let entry = tree.entries[c];
                     alive[c] = pushed.contains(&entry) || matching == Some(entry);
                 }
             }
