@@ -77,8 +77,8 @@ fn mark_path(tree: &mut Tree, mut id: usize) {
 }
 
 /// bwa's hits of the read from its candidate paths, and the entries on those paths (what the
-/// replay pops), or None where the walk outgrew `most` entries. `best` is the best hit's score
-/// (bwa's), which bounds the walk.
+/// replay pops) off the root's chain, or None where the walk outgrew `most` entries. `best` is
+/// the best hit's score (bwa's), which bounds the walk.
 pub fn replayed_hits(
     search: &Search,
     width: &[Width],
@@ -130,5 +130,7 @@ pub fn replayed_hits(
             }
         }
     }
-    Some((found.hits, order.len()))
+    // The root's chain is the read's exact backward search, which read_widths already gives.
+    let off_root_chain = order.iter().filter(|&&i| tree.nodes[i].start != 0).count();
+    Some((found.hits, off_root_chain))
 }

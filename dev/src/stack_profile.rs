@@ -156,7 +156,7 @@ struct ReadProfile {
     /// With `--check-pop-order`: bwa's pops out of the ancestry order.
     out_of_order: u64,
     /// With `--check-replay`: whether the replay gave bwa's hits, and the entries on the
-    /// candidate paths (None: not replayed).
+    /// candidate paths off the root's chain (None: not replayed).
     replay: Option<(bool, usize)>,
     peak: usize,
     bounded: Vec<Option<usize>>,
@@ -252,7 +252,7 @@ fn profile_read(
 }
 
 /// Whether the hits replayed from the read's candidate paths are bwa's, and the entries on
-/// those paths (None: too many paths).
+/// those paths off the root's chain (None: too many paths).
 fn replay_matches(
     bwt: &bcuda_index::Bwt,
     read: &[u8],
@@ -392,7 +392,7 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         let (entries, pops) = replayed.fold((0, 0), |(e, q), p| (e + p.replay.map_or(0, |r| r.1), q + p.pops));
         println!(
             "replay: {} reads gave bwa's hits, {} did not, {} not replayed (bwa's -m, or over 2M paths); \
-             entries on their candidate paths: {entries} against bwa's {pops} pops",
+             entries on their candidate paths off the root's chain: {entries} against bwa's {pops} pops",
             count(Some(true)),
             count(Some(false)),
             count(None)
