@@ -1,9 +1,12 @@
 //! `bcuda-dev`: the tools used to develop and measure bcuda, kept out of the `bcuda` binary.
 //! They reach the aligner through the `bcuda` library crate.
 
+mod aln_flags;
+mod candidates;
 mod copy_bench;
 mod dealer_sim;
 mod gpu_bench;
+mod hamming;
 mod input_bench;
 mod kernel_resources;
 mod no_hit;
@@ -35,6 +38,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// bwa's hits from candidate strings (pigeonhole searches) replayed in bwa's order, and their cost.
+    Candidates(candidates::CandidatesArgs),
     /// How fast a large file (a .bwt) reaches the GPU, by each way start-up could copy it.
     CopyBench(copy_bench::CopyBenchArgs),
     /// aln's dealer and writer on simulated GPUs: speed-up with 1 to 8 GPUs, writer's memory.
@@ -57,6 +62,7 @@ enum Command {
 
 fn run() -> Result<()> {
     match Cli::parse().command {
+        Command::Candidates(args) => candidates::run(args),
         Command::CopyBench(args) => copy_bench::run(args),
         Command::DealerSim(args) => dealer_sim::run(args),
         Command::GpuBench(args) => gpu_bench::run(args),

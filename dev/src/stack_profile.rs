@@ -10,6 +10,7 @@ use anyhow::{bail, Result};
 use bcuda_index::IntervalTable;
 use rayon::prelude::*;
 
+use crate::aln_flags::AlnFlags;
 use bcuda::aln::CPU_BATCH;
 use bcuda::aln_options::batch_options;
 use bcuda::reads::{ReadBatchReader, ReadOptions};
@@ -34,18 +35,8 @@ pub struct StackProfileArgs {
     /// Lanes of the level search's team (pass 2 runs 32, pass 3 `last_team_lanes`).
     #[arg(long, default_value_t = 32)]
     pub lanes: usize,
-    /// bwa's `-m`: the most entries on the stack before the search stops.
-    #[arg(short = 'm', long, default_value_t = GapOptions::default().max_entries)]
-    pub max_entries: i32,
-    /// bwa's `-n`: maximum differences (integer) or missing probability (with a '.').
-    #[arg(short = 'n', default_value = "0.04", value_parser = bcuda::option_values::max_diff)]
-    pub max_diff: String,
-    /// bwa's `-o`: maximum gap opens.
-    #[arg(short = 'o', default_value_t = GapOptions::default().max_gapo)]
-    pub max_gapo: i32,
-    /// bwa's `-l`: seed length.
-    #[arg(short = 'l', default_value_t = GapOptions::default().seed_len)]
-    pub seed_len: i32,
+    #[command(flatten)]
+    pub aln: AlnFlags,
     /// The level search finds where bwa's `-m` stops a group of chains instead of giving up.
     #[arg(long)]
     pub exact_entries_limit: bool,
@@ -91,28 +82,27 @@ pub struct StackProfileArgs {
     pub check_replay: bool,
 }
 
-impl StackProfileArgs {
-    /// bwa's options as `aln` takes them from `-n`, `-o`, `-l` and `-m`.
-    fn gap_options(&self) -> Result<GapOptions> {
-        let mut opt = GapOptions { max_entries: self.max_entries, ..GapOptions::default() };
-        if self.max_diff.contains('.') {
-            (opt.fnr, opt.max_diff) = (self.max_diff.parse()?, -1);
-        } else {
-            (opt.fnr, opt.max_diff) = (-1.0, self.max_diff.parse()?);
-        }
-        (opt.max_gapo, opt.seed_len) = (self.max_gapo, self.seed_len);
-        Ok(opt)
-    }
-}
-
 /// bwa's stack, counting pops, the pops up to the read's first hit and the most entries held
 /// at once.
 #[derive(Default)]
-struct Counting {
+pub struct Counting {
     inner: GapStack,
-    pops: usize,
-    before_hit: Option<usize>,
-    peak: usize,
+    pub pops: usize,
+    pub before_hit: Option<usize>,
+    pub peak: usize,
+    /// The score of pop number `watch` (1-based; 0 watches none), once popped.
+    pub watch: usize,
+    pub score_at_watch: Option<i32>,
+    last_score: i32,
+}
+
+impl Counting {
+    fn popped(&mut self) {
+        self.pops += 1;
+        if self.pops == self.watch {
+            self.score_at_watch = Some(self.last_score);
+        }
+    }
 }
 
 impl SearchStack for Counting {
@@ -121,17 +111,23 @@ impl SearchStack for Counting {
         self.pops = 0;
         self.before_hit = None;
         self.peak = 0;
+        self.score_at_watch = None;
     }
     fn push(&mut self, e: Entry) {
         self.inner.push(e);
         self.peak = self.peak.max(self.inner.n_entries());
     }
     fn pop(&mut self) -> Next {
-        self.pops += 1;
-        self.inner.pop()
+        let next = self.inner.pop();
+        if let Next::Entry(e) = &next {
+            self.last_score = e.score() as i32;
+        }
+        self.popped();
+        next
     }
+    /// The held entry is the matching child of the last pop, at its score.
     fn pop_held(&mut self) -> bool {
-        self.pops += 1;
+        self.popped();
         true
     }
     fn n_entries(&self) -> usize {
@@ -352,7 +348,7 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         );
     }
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
-    let opt = args.gap_options()?;
+    let opt = args.aln.gap_options()?;
     let intervals = (args.interval_depth > 0).then(|| IntervalTable::build(&bwt, args.interval_depth));
     let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
     let limit = args.max_reads.unwrap_or(usize::MAX);

@@ -22,7 +22,8 @@ pub struct Width {
     pub bid: i32,
 }
 
-const STATE_M: u8 = 0;
+/// An entry's gap state: matching (or mismatching) bases, not inside a gap.
+pub const STATE_M: u8 = 0;
 const STATE_I: u8 = 1;
 const STATE_D: u8 = 2;
 

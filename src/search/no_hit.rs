@@ -87,27 +87,42 @@ pub struct Bounds {
 
 /// The read's [`Bounds`] (codes 0..=3, 4 for N, which occurs nowhere).
 pub fn bounds(bwt: &Bwt, read: &[u8], lookups: &mut u64) -> Bounds {
-    let len = read.len();
-    let mut b = Bounds { after: vec![0; len + 1], before: vec![0; len + 1] };
-    let grown = |ik: Option<BiInterval>, c: u8, back: bool, lookups: &mut u64| match ik {
+    Bounds { after: suffix_bounds(bwt, read, lookups), before: prefix_bounds(bwt, read, lookups) }
+}
+
+/// [`Bounds::after`]: the read's pieces from its right end, grown by prepending.
+pub fn suffix_bounds(bwt: &Bwt, read: &[u8], lookups: &mut u64) -> Vec<u8> {
+    let mut after = vec![0; read.len() + 1];
+    let (mut pieces, mut ik) = (0u8, None);
+    for i in (0..read.len()).rev() {
+        ik = grown(bwt, ik, read[i], true, lookups);
+        pieces = pieces.saturating_add(ik.is_none() as u8);
+        after[i] = pieces;
+    }
+    after
+}
+
+/// [`Bounds::before`]: the read's pieces from its left end, grown by appending.
+pub fn prefix_bounds(bwt: &Bwt, read: &[u8], lookups: &mut u64) -> Vec<u8> {
+    let mut before = vec![0; read.len() + 1];
+    let (mut pieces, mut ik) = (0u8, None);
+    for (i, &c) in read.iter().enumerate() {
+        ik = grown(bwt, ik, c, false, lookups);
+        pieces = pieces.saturating_add(ik.is_none() as u8);
+        before[i + 1] = pieces;
+    }
+    before
+}
+
+/// A piece's interval grown by base `c` (a new piece where `ik` is None), or None where the
+/// piece does not occur.
+fn grown(bwt: &Bwt, ik: Option<BiInterval>, c: u8, back: bool, lookups: &mut u64) -> Option<BiInterval> {
+    match ik {
         _ if c > 3 => None,
         None => Some(base_interval(bwt, c)),
         Some(ik) if back => prepend(bwt, &ik, c, lookups),
         Some(ik) => append(bwt, &ik, c, lookups),
-    };
-    let (mut pieces, mut ik) = (0u8, None);
-    for i in (0..len).rev() {
-        ik = grown(ik, read[i], true, lookups);
-        pieces = pieces.saturating_add(ik.is_none() as u8);
-        b.after[i] = pieces;
     }
-    (pieces, ik) = (0, None);
-    for (i, &c) in read.iter().enumerate() {
-        ik = grown(ik, c, false, lookups);
-        pieces = pieces.saturating_add(ik.is_none() as u8);
-        b.before[i + 1] = pieces;
-    }
-    b
 }
 
 /// The first position of part j of a read of `len` bases cut into `parts`.
