@@ -191,81 +191,76 @@ pub fn run(args: CandidatesArgs) -> Result<()> {
     Ok(())
 }
 
-/// Per best score: the reads, bwa's pops, and what answering them as the candidates do cost.
-fn print_table(reads: &[ReadCost]) {
-    #[derive(Default)]
-    struct Row {
-        reads: u64,
-        pops: u64,
-        first_pass: u64,
-        answered: u64,
-        answered_pops: u64,
-        cost: Cost,
-        left: u64,
-        left_cost: u64,
+/// A row of the table: reads, bwa's pops, and what answering them as the candidates do cost.
+#[derive(Default)]
+struct Row {
+    reads: u64,
+    pops: u64,
+    first_pass: u64,
+    answered: u64,
+    answered_pops: u64,
+    cost: Cost,
+    left: u64,
+    /// What the reads finished by the first pass or left to bwa cost.
+    other_cost: u64,
+}
+
+impl Row {
+    fn add(&mut self, r: &ReadCost) {
+        (self.reads, self.pops) = (self.reads + 1, self.pops + r.pops);
+        match r.answer {
+            Answer::FirstPass => (self.first_pass, self.other_cost) = (self.first_pass + 1, self.other_cost + r.pops),
+            Answer::Candidates => {
+                (self.answered, self.answered_pops) = (self.answered + 1, self.answered_pops + r.pops);
+                self.cost.add(&r.cost);
+            }
+            Answer::Bwa => (self.left, self.other_cost) = (self.left + 1, self.other_cost + r.cost.sum() + r.pops),
+        }
     }
+
+    fn print(&self, name: &str) {
+        let c = &self.cost;
+        let ratio = c.sum() as f64 / self.answered_pops.max(1) as f64;
+        println!(
+            "{name}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{ratio:.3}\t{}\t{}",
+            self.reads,
+            self.pops,
+            self.first_pass,
+            self.answered,
+            self.answered_pops,
+            c.first,
+            c.bounds,
+            c.enumeration,
+            c.replay,
+            c.rungs,
+            self.left,
+            self.other_cost
+        );
+    }
+}
+
+/// Per best score (bwa's), then for all reads: [`Row`]s.
+fn print_table(reads: &[ReadCost]) {
     let mut rows: BTreeMap<Option<u32>, Row> = BTreeMap::new();
     let mut total = Row::default();
     for r in reads {
-        for row in [rows.entry(r.best).or_default(), &mut total] {
-            (row.reads, row.pops) = (row.reads + 1, row.pops + r.pops);
-            match r.answer {
-                Answer::FirstPass => (row.first_pass, row.left_cost) = (row.first_pass + 1, row.left_cost + r.pops),
-                Answer::Candidates => {
-                    (row.answered, row.answered_pops) = (row.answered + 1, row.answered_pops + r.pops);
-                    row.cost.add(&r.cost);
-                }
-                Answer::Bwa => (row.left, row.left_cost) = (row.left + 1, row.left_cost + r.cost.sum() + r.pops),
-            }
-        }
+        rows.entry(r.best).or_default().add(r);
+        total.add(r);
     }
     println!("{} reads; every read the candidates answered has bwa's hits", reads.len());
     println!(
         "best score\treads\tbwa's pops\tfinished in the first pass\tanswered by candidates\ttheir pops\t\
          first pass\tbounds\tenumeration\treplay\trungs\tcandidates/bwa\tleft to bwa\tcost of the rest"
     );
-    for (best, row) in rows.iter().map(|(b, r)| (b.map_or("no hit".to_string(), |s| s.to_string()), r)) {
-        print_row(
-            &best,
-            row.reads,
-            row.pops,
-            row.first_pass,
-            row.answered,
-            row.answered_pops,
-            &row.cost,
-            row.left,
-            row.left_cost,
-        );
+    for (best, row) in &rows {
+        row.print(&best.map_or("no hit".to_string(), |s| s.to_string()));
     }
-    let t = &total;
-    print_row("all", t.reads, t.pops, t.first_pass, t.answered, t.answered_pops, &t.cost, t.left, t.left_cost);
-    let after = t.cost.sum() + t.left_cost;
+    total.print("all");
+    let after = total.cost.sum() + total.other_cost;
     println!(
-        "all reads: bwa's search {} pops; the candidates where they answer, bwa's search elsewhere: {after} ({:.2}x fewer)",
-        t.pops,
-        t.pops as f64 / after.max(1) as f64
-    );
-}
-
-#[allow(clippy::too_many_arguments)]
-fn print_row(
-    name: &str,
-    reads: u64,
-    pops: u64,
-    first_pass: u64,
-    answered: u64,
-    answered_pops: u64,
-    cost: &Cost,
-    left: u64,
-    left_cost: u64,
-) {
-    println!(
-        "{name}\t{reads}\t{pops}\t{first_pass}\t{answered}\t{answered_pops}\t{}\t{}\t{}\t{}\t{}\t{:.3}\t{left}\t{left_cost}",
-        cost.first,
-        cost.bounds,
-        cost.enumeration,
-        cost.replay,
-        cost.rungs,
-        cost.sum() as f64 / answered_pops.max(1) as f64
+        "all reads: bwa's search {} pops; the candidates where they answer, bwa's search elsewhere: \
+         {after} ({:.2}x fewer)",
+        total.pops,
+        total.pops as f64 / after.max(1) as f64
     );
 }
