@@ -1292,17 +1292,18 @@ __device__ ScoreCount lowest_push_score(const LaneView &buf, int n, int cap, int
     return low;
 }
 
-// Stores a lane's entries of score s from `pos` on, in push order; returns the lowest score
-// above s and up to the cap among them (so each score costs one pass over the buffer).
-__device__ ScoreCount store_score(Levels &lv, int s, int pos, const LaneView &buf, int n)
+// Stores the n entries of score s at `buf` from `pos` on, in push order, and returns the
+// position after them; takes the scores above s and up to the cap among them into `next`, the
+// lowest and its count (so each score costs one pass over the buffer). A caller storing several
+// buffers in turn hands each the position and `next` that the one before left.
+__device__ int store_score(Levels &lv, int s, int pos, const LaneView &buf, int n, ScoreCount &next)
 {
-    ScoreCount next = {0x7fffffff, 0};
     for (int j = 0; j < n; ++j) {
         int e = entry_score(buf[j]);
         if (e == s) *level_entry(lv, s, pos++) = buf[j];
         else if (e > s && e <= lv.cap) keep_lowest(next, e);
     }
-    return next;
+    return pos;
 }
 
 // Makes room in the pool for `total` new entries at scores above `level`, and a chunk in
@@ -1351,7 +1352,11 @@ __device__ void commit_pushes(Levels &lv, int level, Entry *bufs, int stride, in
         int start = claim_chunks(lv, s, all, t);
         __syncthreads();
         // A lane without entries of s keeps its lowest score, which is above s.
-        if (mine.score == s) mine = store_score(lv, s, start + pos, buf, n);
+        if (mine.score == s) {
+            ScoreCount next = {0x7fffffff, 0};
+            store_score(lv, s, start + pos, buf, n, next);
+            mine = next;
+        }
         __syncthreads();
         if (t.lane == 0) lv.len[s] = start + all;
         __syncthreads();
@@ -1564,11 +1569,7 @@ __device__ void commit_segment(Levels &lv, int level, Entry *bufs, int stride, c
             int at = start + pos;
             for (int q = from; q < to; ++q) {
                 LaneView buf = lane_view(bufs, seg->lane[q], stride, seg->start[q], t);
-                for (int j = 0; j < seg->n[q]; ++j) {
-                    int e = entry_score(buf[j]);
-                    if (e == s) *level_entry(lv, s, at++) = buf[j];
-                    else if (e > s && e <= lv.cap) keep_lowest(next, e);
-                }
+                at = store_score(lv, s, at, buf, seg->n[q], next);
             }
             mine = next;
         }

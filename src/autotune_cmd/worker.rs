@@ -120,7 +120,9 @@ pub fn run_worker(args: WorkerArgs) -> Result<()> {
     let (pool, held_out) = training_and_held_out(&args)?;
     let held_batches = held_out_batches(held_out.len(), crate::aln::CPU_BATCH, gpu.depth());
     let opt = GapOptions::default();
-    let plain = KernelSwitches::default();
+    // The reference runs the default kernels as this GPU took them at start-up (the occurrence
+    // sectors off where they do not fit its memory).
+    let plain = KernelSwitches { inexact: gpu.inexact_switches().clone(), ..KernelSwitches::default() };
     // The kernels on the GPU now (loading a module costs the driver's JIT): sources and switches.
     let mut loaded: Option<(String, Switches, String, InexactSwitches)> = None;
     fn load(

@@ -190,18 +190,23 @@ pub struct GpuAligner {
     adapt_first: bool,
 }
 
-/// A pass's scratch sets (`scratch_sets`: batch n takes set n % sets), each with the event
-/// after the last queued use of it: the next batch on that set waits for it, while its other
-/// passes, and the batches on the other sets, may run beside.
+/// A pass's scratch sets (`scratch_sets`: batch n takes set n % sets).
 struct PassScratch {
-    sets: Vec<Scratchpad>,
-    free: Vec<Option<CudaEvent>>,
+    sets: Vec<ScratchSet>,
+}
+
+/// One scratch set of a pass, with the event after the last queued use of it (none before the
+/// first): the next batch on the set waits for it, while its other passes, and the batches on
+/// the other sets, may run beside.
+struct ScratchSet {
+    scratch: Scratchpad,
+    free: Option<CudaEvent>,
 }
 
 impl PassScratch {
     /// The pass's shape and size, the same in every set.
     fn first(&self) -> &Scratchpad {
-        &self.sets[0]
+        &self.sets[0].scratch
     }
 }
 
@@ -251,16 +256,13 @@ impl GpuAligner {
         }
         let on_gpu = GpuBwt { words: &words, primary: bwt.primary(), seq_len: bwt.seq_len(), l2: &l2 };
         let intervals = interval_table::build(&ctx, &stream, arch, &on_gpu, inexact_switches.interval_depth)?;
-        // Where memory is short the search counts from bwa's array (compiled below).
-        fitted.occ_sectors &= occ_sectors::fits(bwt.seq_len(), ctx.mem_get_info()?.0 as u64);
-        let sectors = fitted.occ_sectors.then(|| occ_sectors::build(&ctx, &stream, arch, &on_gpu)).transpose()?;
         let mut aligner = GpuAligner {
             ctx,
             stream,
             words,
             l2,
             intervals,
-            sectors,
+            sectors: None,
             primary: bwt.primary(),
             seq_len: bwt.seq_len(),
             switches,
@@ -288,6 +290,10 @@ impl GpuAligner {
             poison: false,
             adapt_first: false,
         };
+        // Where memory is short the search counts from bwa's array (compiled below): the
+        // start-up's switches give way quietly (aln's start-up line says whether sectors are on).
+        fitted.occ_sectors &= aligner.sectors_unfit()?.is_none();
+        aligner.place_sectors(fitted.occ_sectors)?;
         aligner.stream.synchronize()?;
         startup.copy_s = t.elapsed().as_secs_f64();
         startup.interval_depth = aligner.intervals.depth;
@@ -319,45 +325,76 @@ impl GpuAligner {
     }
 
     /// Uses another exact_match source and switches (a tuned or candidate kernel); compiles it
-    /// now so that a bad variant fails here.
+    /// now so that a bad variant fails here, leaving the kernel in use as it was.
     pub fn set_exact_kernel(&mut self, source: &str, switches: Switches) -> Result<()> {
         if let Some(why) = switches.illegal() {
             bail!("kernel switches: {why}");
         }
-        self.exact_source = source.to_string();
-        self.switches = switches;
-        self.exact.clear();
-        self.exact_function(self.switches.direct_index)?;
+        let before = (
+            std::mem::replace(&mut self.exact_source, source.to_string()),
+            std::mem::replace(&mut self.switches, switches),
+        );
+        let compiled = std::mem::take(&mut self.exact);
+        if let Err(e) = self.exact_function(self.switches.direct_index) {
+            (self.exact_source, self.switches, self.exact) = (before.0, before.1, compiled);
+            return Err(e);
+        }
         Ok(())
     }
 
     /// Uses another source of the inexact kernels and their switches (a tuned or candidate
-    /// variant); compiles it now so that a bad variant fails here. The passes are planned
+    /// variant); compiles it now so that a bad variant fails here. Switches this GPU cannot
+    /// take are refused before the kernels, tables or sectors change. The passes are planned
     /// again at the next batch.
     pub fn set_inexact_kernels(&mut self, source: &str, switches: InexactSwitches) -> Result<()> {
-        if let Some(why) = switches.illegal().or(switches.unfit_for(self.seq_len)) {
-            bail!("inexact kernel switches: {why}");
-        }
+        self.refuse_unfit(&switches)?;
         let kernels = InexactKernels::load(&self.ctx, inexact_kernels::compile(source, &switches, self.arch)?)?;
         let no_hit = no_hit::compile(&switches, self.arch)?.map(|i| NoHitKernels::load(&self.ctx, i)).transpose()?;
-        // The old scratchpads may be in use by a batch in flight.
-        self.ctx.synchronize()?;
-        let on_gpu = GpuBwt { words: &self.words, primary: self.primary, seq_len: self.seq_len, l2: &self.l2 };
         if switches.interval_depth != self.inexact_switches.interval_depth {
+            let on_gpu = GpuBwt { words: &self.words, primary: self.primary, seq_len: self.seq_len, l2: &self.l2 };
             self.intervals =
                 interval_table::build(&self.ctx, &self.stream, self.arch, &on_gpu, switches.interval_depth)?;
         }
-        if switches.occ_sectors != self.sectors.is_some() {
-            self.sectors = switches
-                .occ_sectors
-                .then(|| occ_sectors::build(&self.ctx, &self.stream, self.arch, &on_gpu))
-                .transpose()?;
-        }
+        self.place_sectors(switches.occ_sectors)?;
         self.inexact = kernels;
         self.no_hit = no_hit;
         self.first_max_pops = switches.first_max_pops as i32;
         self.inexact_switches = switches;
+        Ok(())
+    }
+
+    /// Refuses switches that are illegal, that cannot hold this genome's rows, or whose
+    /// occurrence sectors (where not built yet) do not fit the GPU's free memory. The passes'
+    /// scratch is freed first, so that it counts as free: it holds most of the memory after a
+    /// batch, and the passes are sized again from what the sectors leave.
+    fn refuse_unfit(&mut self, switches: &InexactSwitches) -> Result<()> {
+        if let Some(why) = switches.illegal().or(switches.unfit_for(self.seq_len)) {
+            bail!("inexact kernel switches: {why}");
+        }
+        // The old scratchpads may be in use by a batch in flight; freed, their memory goes
+        // back to the driver (from the stream's pool) only at the next synchronisation.
+        self.ctx.synchronize()?;
         self.passes.clear();
+        self.ctx.synchronize()?;
+        if switches.occ_sectors && self.sectors.is_none() {
+            if let Some(why) = self.sectors_unfit()? {
+                bail!("inexact kernel switches: {why}");
+            }
+        }
+        Ok(())
+    }
+
+    /// Why the occurrence sectors do not fit the GPU's free memory now, if they do not.
+    fn sectors_unfit(&self) -> Result<Option<String>> {
+        Ok(occ_sectors::unfit_for(self.seq_len, self.ctx.mem_get_info()?.0 as u64))
+    }
+
+    /// Builds the occurrence sectors (`on`) or frees them, where they are not so already.
+    fn place_sectors(&mut self, on: bool) -> Result<()> {
+        if on != self.sectors.is_some() {
+            let on_gpu = GpuBwt { words: &self.words, primary: self.primary, seq_len: self.seq_len, l2: &self.l2 };
+            self.sectors = on.then(|| occ_sectors::build(&self.ctx, &self.stream, self.arch, &on_gpu)).transpose()?;
+        }
         Ok(())
     }
 
@@ -576,10 +613,9 @@ impl GpuAligner {
         let t = std::time::Instant::now();
         let entry_bytes = self.inexact_switches.entry_bytes();
         for pass in plan {
-            let sets: Vec<Scratchpad> =
-                (0..sets).map(|_| Scratchpad::new(&self.stream, pass, m, b, entry_bytes)).collect::<Result<_>>()?;
-            let free = sets.iter().map(|_| None).collect();
-            self.passes.push(PassScratch { sets, free });
+            let new_set = || Scratchpad::new(&self.stream, pass, m, b, entry_bytes);
+            let sets = (0..sets).map(|_| new_set().map(|scratch| ScratchSet { scratch, free: None }));
+            self.passes.push(PassScratch { sets: sets.collect::<Result<_>>()? });
         }
         self.startup.scratch_s += t.elapsed().as_secs_f64();
         if self.adapt_first && self.passes.len() < 2 {

@@ -27,6 +27,19 @@ pub fn fits(seq_len: u64, free: u64) -> bool {
     (sector_words(seq_len) * 4) as f64 <= free as f64 * FREE_SHARE
 }
 
+/// Why the sectors of a BWT of `seq_len` positions do not fit in `free` bytes of GPU memory,
+/// if they do not.
+pub fn unfit_for(seq_len: u64, free: u64) -> Option<String> {
+    (!fits(seq_len, free)).then(|| {
+        format!(
+            "occ_sectors: the occurrence sectors ({} MiB) would take over a quarter of the GPU's free memory \
+             ({} MiB), which the passes' stacks need",
+            (sector_words(seq_len) * 4) >> 20,
+            free >> 20
+        )
+    })
+}
+
 /// u32 words of the sectors of a BWT of `seq_len` positions.
 pub fn sector_words(seq_len: u64) -> u64 {
     HEADER_WORDS + seq_len.div_ceil(SECTOR_ROWS) * SECTOR_WORDS
@@ -65,5 +78,14 @@ mod tests {
         assert_eq!(bytes, 128 + seq_len.div_ceil(64) * 32);
         assert_eq!(bytes, bwa_bytes + 128, "half a byte a row in both, and the superblocks");
         assert!(fits(seq_len, 75 << 30) && !fits(seq_len, 8 << 30), "an H100's memory, not 8 GiB");
+    }
+
+    #[test]
+    fn sectors_that_do_not_fit_say_how_large_they_are() {
+        let seq_len = 6_200_000_000u64;
+        assert_eq!(unfit_for(seq_len, 75 << 30), None);
+        let why = unfit_for(seq_len, 8 << 30).unwrap();
+        assert!(why.starts_with("occ_sectors: the occurrence sectors (2956 MiB)"), "{why}");
+        assert!(why.contains("free memory (8192 MiB)"), "{why}");
     }
 }

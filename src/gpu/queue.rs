@@ -161,10 +161,11 @@ impl GpuAligner {
         if self.poison {
             // Each pass's scratch too, once the batch before has finished with it.
             for pass in self.passes.iter_mut() {
-                if let Some(free) = &pass.free[set] {
+                let scratch_set = &mut pass.sets[set];
+                if let Some(free) = &scratch_set.free {
                     stream.wait(free)?;
                 }
-                pass.sets[set].poison(&stream)?;
+                scratch_set.scratch.poison(&stream)?;
             }
         }
         let args = SearchArgs {
@@ -193,7 +194,7 @@ impl GpuAligner {
         for p in 0..self.passes.len() {
             // The scratchpads are shared by the slots' streams: wait for the previous batch on
             // this set to finish with this pass's.
-            if let Some(free) = &self.passes[p].free[set] {
+            if let Some(free) = &self.passes[p].sets[set].free {
                 stream.wait(free)?;
             }
             events.push(timing_event(&stream)?);
@@ -202,7 +203,7 @@ impl GpuAligner {
             free_events.push(stream.record_event(None)?);
         }
         for (pass, free) in self.passes.iter_mut().zip(free_events) {
-            pass.free[set] = Some(free);
+            pass.sets[set].free = Some(free);
         }
         fetch_answers(slot, n, n_gpu)?;
         Ok((events, no_hit_events))
@@ -333,7 +334,7 @@ impl GpuAligner {
         lists: &PassLists,
         n_buckets: i32,
     ) -> Result<()> {
-        let scratch = &self.passes[p].sets[set];
+        let scratch = &self.passes[p].sets[set].scratch;
         let last = self.passes.len() - 1;
         let list = |p: usize| p * lists.list_len;
         let counter = |p: usize| 2 * p;

@@ -127,10 +127,18 @@ pub fn use_tuned(gpu: &mut GpuAligner) -> Result<Option<(f64, bool)>> {
         anyhow::bail!("it was tuned from the kernels of another bcuda: run bcuda autotune again");
     }
     let sw = switches_from(&t.switches).map_err(|e| anyhow::anyhow!("tuned kernels: {e}"))?;
-    gpu.set_exact_kernel(&t.source, sw.exact)?;
     let inexact = t.inexact_source.is_some() || sw.inexact != InexactSwitches::default();
+    // Both kernels or neither: the inexact ones first, since they are refused before anything
+    // changes (switches this GPU cannot take), then put back if exact_match does not compile.
+    let before = gpu.inexact_switches.clone();
     if inexact {
         gpu.set_inexact_kernels(t.inexact_source.as_deref().unwrap_or(super::INEXACT_MATCH_CU), sw.inexact)?;
+    }
+    if let Err(e) = gpu.set_exact_kernel(&t.source, sw.exact) {
+        if inexact {
+            gpu.set_inexact_kernels(super::INEXACT_MATCH_CU, before)?;
+        }
+        return Err(e);
     }
     Ok(Some((t.speedup, inexact)))
 }
