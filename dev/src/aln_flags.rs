@@ -1,7 +1,14 @@
-//! bwa aln's search options as the dev tools take them (`-n`, `-o`, `-l`, `-m`).
+//! bwa aln's search options as the dev tools take them (`-n`, `-o`, `-l`, `-m`), and the loop
+//! that runs a per-read profile over a FASTQ with them.
+
+use std::path::Path;
 
 use anyhow::Result;
+use bcuda::aln::CPU_BATCH;
+use bcuda::aln_options::batch_options;
+use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::GapOptions;
+use rayon::prelude::*;
 
 #[derive(clap::Args, Debug)]
 pub struct AlnFlags {
@@ -31,4 +38,27 @@ impl AlnFlags {
         (opt.max_gapo, opt.seed_len) = (self.max_gapo, self.seed_len);
         Ok(opt)
     }
+}
+
+/// `profile` of each of the first `max_reads` reads of `reads` (their aligned part) with `opt`
+/// as aln sets it per batch, in order, the reads of a batch in parallel.
+pub fn profile_reads<T: Send>(
+    reads: &Path,
+    max_reads: Option<usize>,
+    opt: &GapOptions,
+    profile: impl Fn(&[u8], &GapOptions) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let mut reader = ReadBatchReader::open(reads, ReadOptions::default())?;
+    let limit = max_reads.unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    while out.len() < limit {
+        let batch = reader.next_batch(CPU_BATCH.min(limit - out.len()))?;
+        if batch.is_empty() {
+            break;
+        }
+        let batch_opt = batch_options(opt, batch.iter().map(|r| r.len).max().unwrap_or(0));
+        let done: Result<Vec<T>> = batch.par_iter().map(|r| profile(r.aligned(), &batch_opt)).collect();
+        out.extend(done?);
+    }
+    Ok(out)
 }

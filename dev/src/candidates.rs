@@ -14,16 +14,12 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use bcuda_index::Bwt;
-use rayon::prelude::*;
 
-use bcuda::aln::CPU_BATCH;
-use bcuda::aln_options::batch_options;
-use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::{AlnHit, GapOptions, MODE_NONSTOP};
 use bcuda::search::no_hit::{suffix_bounds, Bounds};
 use bcuda::search::{align_read_with, prepare_read, HitList, ReadBuffers, Search, Width};
 
-use crate::aln_flags::AlnFlags;
+use crate::aln_flags::{profile_reads, AlnFlags};
 use crate::replay::{candidate_tree, replay};
 use crate::stack_profile::Counting;
 
@@ -174,19 +170,7 @@ fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs)
 pub fn run(args: CandidatesArgs) -> Result<()> {
     let bwt = Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
     let opt = args.aln.gap_options()?;
-    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
-    let limit = args.max_reads.unwrap_or(usize::MAX);
-    let mut reads = Vec::new();
-    while reads.len() < limit {
-        let batch = reader.next_batch(CPU_BATCH.min(limit - reads.len()))?;
-        if batch.is_empty() {
-            break;
-        }
-        let batch_opt = batch_options(&opt, batch.iter().map(|r| r.len).max().unwrap_or(0));
-        let done: Result<Vec<_>> =
-            batch.par_iter().map(|r| profile_read(&bwt, r.aligned(), &batch_opt, &args)).collect();
-        reads.extend(done?);
-    }
+    let reads = profile_reads(&args.reads, args.max_reads, &opt, |read, opt| profile_read(&bwt, read, opt, &args))?;
     print_table(&reads);
     Ok(())
 }

@@ -8,12 +8,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use bcuda_index::IntervalTable;
-use rayon::prelude::*;
 
-use crate::aln_flags::AlnFlags;
-use bcuda::aln::CPU_BATCH;
-use bcuda::aln_options::batch_options;
-use bcuda::reads::{ReadBatchReader, ReadOptions};
+use crate::aln_flags::{profile_reads, AlnFlags};
 use bcuda::sai::GapOptions;
 use bcuda::search::level_search::{level_search, GiveUp, GroupTrace, LevelCost, LevelFlags, RefillSegments, CHUNK};
 use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
@@ -350,19 +346,9 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
     let opt = args.aln.gap_options()?;
     let intervals = (args.interval_depth > 0).then(|| IntervalTable::build(&bwt, args.interval_depth));
-    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
-    let limit = args.max_reads.unwrap_or(usize::MAX);
-    let mut profiles = Vec::new();
-    while profiles.len() < limit {
-        let batch = reader.next_batch(CPU_BATCH.min(limit - profiles.len()))?;
-        if batch.is_empty() {
-            break;
-        }
-        let batch_opt = batch_options(&opt, batch.iter().map(|r| r.len).max().unwrap_or(0));
-        let done: Result<Vec<_>> =
-            batch.par_iter().map(|r| profile_read(&bwt, intervals.as_ref(), r.aligned(), &batch_opt, &args)).collect();
-        profiles.extend(done?);
-    }
+    let profiles = profile_reads(&args.reads, args.max_reads, &opt, |read, opt| {
+        profile_read(&bwt, intervals.as_ref(), read, opt, &args)
+    })?;
     let n = profiles.len();
     if let Some(path) = &args.per_read {
         write_per_read(path, &profiles, &args.level_capacity)?;
