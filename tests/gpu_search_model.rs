@@ -206,10 +206,10 @@ fn bwa_pops_every_entry_in_the_order_its_ancestry_gives() {
     }
 }
 
-/// The strings within k mismatches of each read (dev/src/hamming.rs), their paths replayed in
-/// bwa's order (dev/src/replay.rs), give bwa's hits on every read they answer (`bcuda-dev
-/// candidates` fails on any other), with bwa's defaults and ancient DNA's options, with and
-/// without a first pass of bwa's search.
+/// Each read's alignments within a score budget (dev/src/pigeonhole.rs), their paths replayed
+/// in bwa's order (dev/src/replay.rs), give bwa's hits on every read they answer (`bcuda-dev
+/// candidates` fails on any other): with bwa's defaults and ancient DNA's options, mismatches
+/// only with and without a first pass of bwa's search, and with gaps.
 #[test]
 fn candidate_strings_replayed_in_bwas_order_give_bwas_hits() {
     let dir = tempfile::tempdir().unwrap();
@@ -217,8 +217,9 @@ fn candidate_strings_replayed_in_bwas_order_give_bwas_hits() {
     let reads = data("ecoli536_art.fq");
     let adna: &[&str] = &["-l", "1024", "-n", "0.01", "-o", "2"];
     for options in [&[][..], adna] {
-        for first_pops in ["0", "64"] {
+        for (first_pops, gaps) in [("0", &[][..]), ("64", &[]), ("0", &["--gaps", "--most-score", "15"])] {
             let mut args = vec!["candidates", "--max-reads", "20000", "--first-pops", first_pops];
+            args.extend(gaps);
             args.extend(options);
             args.extend([fasta.as_str(), reads.to_str().unwrap()]);
             let report = String::from_utf8(bcuda_dev(&args)).unwrap();
@@ -227,7 +228,11 @@ fn candidate_strings_replayed_in_bwas_order_give_bwas_hits() {
             // reads, bwa's pops, finished in the first pass, answered by candidates
             let count = |c: usize| all.split('\t').nth(c).unwrap().parse::<u64>().unwrap();
             assert_eq!(count(1), 20000, "{report}");
-            assert!(count(4) > 1000, "{options:?} {first_pops}: the candidates answered {} reads:\n{report}", count(4));
+            assert!(
+                count(4) > 1000,
+                "{options:?} {first_pops} {gaps:?}: the candidates answered {} reads:\n{report}",
+                count(4)
+            );
         }
     }
 }

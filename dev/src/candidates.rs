@@ -1,13 +1,13 @@
-//! `bcuda-dev candidates`: bwa's hits from candidate strings found by pigeonhole searches
-//! (dev/src/hamming.rs) and replayed in bwa's order (dev/src/replay.rs), against bwa's search,
-//! with the cost of each (docs/gpu-search.md, "Candidates from pigeonhole searches").
+//! `bcuda-dev candidates`: bwa's hits from candidate alignments found by pigeonhole searches
+//! (dev/src/pigeonhole.rs) and replayed in bwa's order (dev/src/replay.rs), against bwa's
+//! search, with the cost of each (docs/gpu-search.md, "Candidates from pigeonhole searches").
 //!
-//! A read's candidates are the strings within k mismatches of it, for k = 1, 2, ... up to
-//! `--most-mismatches`. The replay of those of k gives bwa's hits once they hold every path bwa
-//! pops: every path of a score up to the first hit's plus `s_mm`. So the ladder stops at the
-//! first k where that hit has fewer than k mismatches (or k reaches `max_diff`) and no gap
-//! fits under that score (a gap open costs more than the bound). Otherwise the read is left to
-//! bwa's search, and pays for both.
+//! A read's candidates are its alignments within a score budget at bwa's penalties (mismatches
+//! only, or with `--gaps` bwa's gaps too), from the least its bounds allow up to
+//! `--most-score`. The replay of a budget's candidates gives bwa's hits once they hold every
+//! path bwa pops: every path of a score up to the first hit's plus `s_mm`. So the ladder stops
+//! at the first budget where that holds (the second at most, once a hit is found); otherwise
+//! the read is left to bwa's search, and pays for both.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,10 +16,11 @@ use anyhow::{bail, Result};
 use bcuda_index::Bwt;
 
 use bcuda::sai::{AlnHit, GapOptions, MODE_NONSTOP};
-use bcuda::search::no_hit::{suffix_bounds, Bounds};
+use bcuda::search::no_hit::{edit_limit, suffix_bounds, Bounds};
 use bcuda::search::{align_read_with, prepare_read, HitList, ReadBuffers, Search, Width};
 
 use crate::aln_flags::{profile_reads, AlnFlags};
+use crate::pigeonhole::{any_within, within, Budget};
 use crate::replay::{candidate_tree, replay};
 use crate::stack_profile::Counting;
 
@@ -29,9 +30,12 @@ pub struct CandidatesArgs {
     pub reads: PathBuf,
     #[command(flatten)]
     pub aln: AlnFlags,
-    /// The ladder's last k: reads whose candidates need more mismatches go to bwa's search.
-    #[arg(long, default_value_t = 3)]
-    pub most_mismatches: usize,
+    /// The ladder's last score budget: reads whose candidates need more go to bwa's search.
+    #[arg(long, default_value_t = 9)]
+    pub most_score: u32,
+    /// Candidates with insertions and deletions too (bwa's gaps), not only mismatches.
+    #[arg(long)]
+    pub gaps: bool,
     /// Run bwa's search for this many pops first, as the GPU's first pass does: the reads it
     /// finishes cost their pops, the others that many more, and the ladder starts from what it
     /// learnt (the first hit's score, or the score it reached). 0: none.
@@ -92,43 +96,73 @@ fn candidate_hits(
     search: &Search,
     width: &[Width],
     opt: &GapOptions,
-    (most, lower): (usize, i32),
+    (args, lower): (&CandidatesArgs, i32),
     cost: &mut Cost,
 ) -> Option<Vec<AlnHit>> {
     let max_diff = HitList::new(opt).max_diff;
     if search.too_many_ns(max_diff) {
         return Some(Vec::new());
     }
-    if opt.mode & MODE_NONSTOP != 0 || max_diff < 1 || lower + opt.s_mm >= opt.s_gapo {
+    let budget = |score: i32| Budget {
+        score: score as u32,
+        s_mm: opt.s_mm as u32,
+        s_gapo: opt.s_gapo as u32,
+        s_gape: opt.s_gape as u32,
+        max_gapo: if args.gaps { opt.max_gapo.max(0) as u32 } else { 0 },
+    };
+    let cheapest = if args.gaps { opt.s_mm.min(opt.s_gapo).min(opt.s_gape) } else { opt.s_mm };
+    if opt.mode & MODE_NONSTOP != 0 || max_diff < 1 || cheapest < 1 {
         return None;
     }
+    let bounds = read_bounds(search, width, cost);
+    let fewest = bounds.after[0].max(bounds.before[search.seq.len()]) as i32;
+    let mut score = lower.max(fewest * cheapest) + opt.s_mm;
+    let mut proved = false;
+    while score <= args.most_score as i32 {
+        let (alignments, lookups) = within(search.bwt, search.seq, budget(score), &bounds)?;
+        let tree = candidate_tree(search, &alignments);
+        let r = replay(search, width, opt, &tree, (0..tree.len()).collect());
+        (cost.enumeration, cost.replay, cost.rungs) =
+            (cost.enumeration + lookups / 2, cost.replay + r.steps as u64, cost.rungs + 1);
+        // bwa pops every path up to the first hit's score plus s_mm: held where the budget
+        // paid for them all (without gaps, where no gap fits under that score either).
+        let Some(first) = r.hits.first() else {
+            // No hit yet: where the read has no alignment within its edit limit, bwa has none.
+            if args.gaps && !proved && no_alignment(search, &bounds, edit_limit(max_diff, opt), cost)? {
+                return Some(Vec::new());
+            }
+            (proved, score) = (true, score + opt.s_mm);
+            continue;
+        };
+        let bound = first.score as i32 + opt.s_mm;
+        if !args.gaps && bound >= opt.s_gapo {
+            return None;
+        }
+        if bound <= score {
+            return Some(r.hits);
+        }
+        score = bound;
+    }
+    None
+}
+
+/// Whether the read has no alignment within `limit` edits (the no-hit proof of
+/// src/search/no_hit.rs, as an enumeration); None where it has too few bases to try.
+fn no_alignment(search: &Search, bounds: &Bounds, limit: i32, cost: &mut Cost) -> Option<bool> {
+    let (any, lookups) = any_within(search.bwt, search.seq, Budget::edits(limit.max(0) as u32, true), bounds)?;
+    cost.enumeration += lookups / 2;
+    Some(!any)
+}
+
+/// The read's bounds: the prefixes' are bwa's D array, the suffixes' cost one backward search.
+fn read_bounds(search: &Search, width: &[Width], cost: &mut Cost) -> Bounds {
     let mut lookups = 0;
     let len = search.seq.len();
     let after = suffix_bounds(search.bwt, search.seq, &mut lookups);
     let mut before: Vec<u8> = width[..len].iter().map(|w| w.bid.clamp(0, 255) as u8).collect();
     before.insert(0, 0);
-    let bounds = Bounds { after, before };
     cost.bounds = lookups / 2;
-    let fewest = (bounds.after[0].max(bounds.before[len]) as i32).max((lower + opt.s_mm - 1) / opt.s_mm);
-    for k in (fewest as usize + 1).max(1)..=most.min(max_diff as usize) {
-        let (strings, lookups) = crate::hamming::within(search.bwt, search.seq, k, &bounds)?;
-        let tree = candidate_tree(search, &strings);
-        let r = replay(search, width, opt, &tree, (0..tree.len()).collect());
-        (cost.enumeration, cost.replay, cost.rungs) =
-            (cost.enumeration + lookups / 2, cost.replay + r.steps as u64, cost.rungs + 1);
-        if holds_every_path(r.hits.first(), k, max_diff, opt) {
-            return Some(r.hits);
-        }
-    }
-    None
-}
-
-/// Whether the strings within k mismatches hold every path bwa pops, given the first hit.
-fn holds_every_path(first: Option<&AlnHit>, k: usize, max_diff: i32, opt: &GapOptions) -> bool {
-    let Some(first) = first else { return false };
-    let bound = first.score as i32 + opt.s_mm;
-    let mismatches = (bound / opt.s_mm) as usize;
-    bound < opt.s_gapo && (mismatches <= k || k >= max_diff as usize)
+    Bounds { after, before }
 }
 
 fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs) -> Result<ReadCost> {
@@ -153,7 +187,7 @@ fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs)
     let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
     let ReadBuffers { width, seed_width, seq } = &buffers;
     let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
-    let found = candidate_hits(&search, width, &local, (args.most_mismatches, lower), &mut cost);
+    let found = candidate_hits(&search, width, &local, (args, lower), &mut cost);
     match found {
         Some(found) if found != hits && oracle.peak < opt.max_entries as usize => {
             bail!(

@@ -3,25 +3,26 @@
 //! (dev/src/pop_order.rs) and run through bwa's step and hit rules, children living only where
 //! their parent's step still pushes them. The paths come from a depth-first walk of bwa's step
 //! rules with the read's first state up to the best score plus `s_mm` ([`replayed_hits`]: what
-//! the order and the replay need), or from strings an enumeration found ([`candidate_tree`],
-//! dev/src/hamming.rs).
+//! the order and the replay need), or from alignments an enumeration found ([`candidate_tree`],
+//! dev/src/pigeonhole.rs).
 
 use std::collections::HashMap;
 
+use bcuda::aln_options::aln_score;
 use bcuda::sai::{AlnHit, GapOptions};
 use bcuda::search::stack::Entry;
-use bcuda::search::{AfterHit, HitList, Search, Step, Width, STATE_M};
+use bcuda::search::{AfterHit, HitList, Search, Step, Width, STATE_D, STATE_I, STATE_M};
 
-use crate::hamming::Substitutions;
+use crate::pigeonhole::{Alignment, Col};
 use crate::pop_order::{cmp_pop, Ancestry};
 
 /// How a node is told among its parent's children: by its entry (the walk knows it), or by
-/// the read position it reaches and the base it takes there (a candidate string's node, whose
-/// entry is known once its parent is stepped).
+/// the read position it reaches, its gap state and the base it adds to the string (an
+/// alignment's node, whose entry is known once its parent is stepped; an insertion adds none).
 #[derive(Clone, Copy)]
 pub enum Link {
     Entry(Entry),
-    Base { i: i32, base: u8 },
+    Op { i: i32, state: u8, base: Option<u8> },
 }
 
 /// The paths' tree: each node's link and where it stands in its ancestry (pushed by `up`'s
@@ -95,38 +96,68 @@ fn mark_path(tree: &Tree, on_hit_path: &mut [bool], mut id: usize) {
     }
 }
 
-/// The tree of the paths of candidate strings (mismatches only, against the read's reverse
-/// complement `search.seq`, which bwa consumes from its end): a node per string suffix, the
-/// read's own base a chain's next entry, any other a chain start ranked as bwa's step pushes
+/// An alignment's node as bwa's search reaches it: read bases left, gap state and differences.
+#[derive(Clone, Copy, Default)]
+struct Reached {
+    i: usize,
+    state: u8,
+    n_mm: i32,
+    n_gapo: i32,
+    n_gape: i32,
+}
+
+/// The tree of the candidate alignments' paths from the root, as bwa's search walks them: the
+/// read's reverse complement `search.seq` consumed from its end, a column at a time from the
+/// right. The read's own base goes on its parent's chain; any other column starts a chain,
+/// ranked as bwa's step pushes: an insertion, the deletions in base order, then the
 /// mismatches (the read's base plus 1, 2, 3, then 4 for an N, modulo 4).
-pub fn candidate_tree(search: &Search, strings: &[Substitutions]) -> Tree {
-    let (seq, s_mm) = (search.seq, search.opt.s_mm);
+pub fn candidate_tree(search: &Search, alignments: &[Alignment]) -> Tree {
+    let seq = search.seq;
     let mut tree = Tree::new(search.root());
-    let mut child_of: HashMap<(usize, u8), usize> = HashMap::new();
-    let mut string = seq.to_vec();
-    for subs in strings {
-        string.copy_from_slice(seq);
-        for &(i, b) in subs {
-            string[i] = b;
-        }
+    let mut reached = vec![Reached { i: seq.len(), ..Reached::default() }];
+    let mut child_of: HashMap<(usize, Col), usize> = HashMap::new();
+    for alignment in alignments {
         let mut node = 0;
-        for i in (0..seq.len()).rev() {
-            let base = string[i];
-            node = *child_of.entry((node, base)).or_insert_with(|| {
-                let (score, link) = (tree.nodes[node].score, Link::Base { i: i as i32, base });
-                if base == seq[i] {
-                    tree.add(link, score, Some(node), Some(node), 0)
-                } else {
-                    let j = match (base + 4 - seq[i]) & 3 {
-                        0 => 4,
-                        j => j,
-                    };
-                    tree.add(link, score + s_mm, Some(node), None, j as u32 - 1)
+        for &col in alignment.iter().rev() {
+            node = *child_of.entry((node, col)).or_insert_with(|| {
+                let (r, link, rank) = reach(seq, reached[node], col);
+                let (score, up) = (aln_score(r.n_mm, r.n_gapo, r.n_gape, search.opt), Some(node));
+                reached.push(r);
+                match rank {
+                    None => tree.add(link, score, up, Some(node), 0),
+                    Some(rank) => tree.add(link, score, up, None, rank),
                 }
             });
         }
     }
     tree
+}
+
+/// Where column `col` takes bwa's search from `from`, its link, and its rank among the
+/// parent's pushes (None: the matching child, popped at once).
+fn reach(seq: &[u8], from: Reached, col: Col) -> (Reached, Link, Option<u32>) {
+    let gap = |open: bool| if open { (1, 0) } else { (0, 1) };
+    match col {
+        Col::Base(b) => {
+            let i = from.i - 1;
+            let r = Reached { i, state: STATE_M, n_mm: from.n_mm + (b != seq[i]) as i32, ..from };
+            let j = match (b + 4 - seq[i]) & 3 {
+                0 => 4,
+                j => j,
+            };
+            (r, Link::Op { i: i as i32, state: STATE_M, base: Some(b) }, (b != seq[i]).then_some(4 + j as u32))
+        }
+        Col::Ins => {
+            let (o, e) = gap(from.state != STATE_I);
+            let r = Reached { i: from.i - 1, state: STATE_I, n_gapo: from.n_gapo + o, n_gape: from.n_gape + e, ..from };
+            (r, Link::Op { i: r.i as i32, state: STATE_I, base: None }, Some(0))
+        }
+        Col::Del(b) => {
+            let (o, e) = gap(from.state != STATE_D);
+            let r = Reached { state: STATE_D, n_gapo: from.n_gapo + o, n_gape: from.n_gape + e, ..from };
+            (r, Link::Op { i: r.i as i32, state: STATE_D, base: Some(b) }, Some(1 + b as u32))
+        }
+    }
 }
 
 /// What a replay gives: the hits, the entries it stepped (each about one pair of occurrence
@@ -181,10 +212,10 @@ pub fn replay(search: &Search, width: &[Width], opt: &GapOptions, tree: &Tree, m
 fn links_to(search: &Search, link: Link, x: &Entry) -> bool {
     match link {
         Link::Entry(e) => e == *x,
-        Link::Base { i, base } => {
+        Link::Op { i, state, base } => {
             let l2 = search.bwt.l2();
-            let c = base as usize;
-            x.state == STATE_M && (x.info & 0xffff) as i32 == i && x.k > l2[c] && x.k <= l2[c + 1]
+            let in_base = |c: u8| x.k > l2[c as usize] && x.k <= l2[c as usize + 1];
+            x.state == state && (x.info & 0xffff) as i32 == i && base.is_none_or(in_base)
         }
     }
 }

@@ -24,8 +24,10 @@ pub struct Width {
 
 /// An entry's gap state: matching (or mismatching) bases, not inside a gap.
 pub const STATE_M: u8 = 0;
-const STATE_I: u8 = 1;
-const STATE_D: u8 = 2;
+/// Inside an insertion (read bases the reference lacks).
+pub const STATE_I: u8 = 1;
+/// Inside a deletion (reference bases the read lacks).
+pub const STATE_D: u8 = 2;
 
 /// Per-thread working memory, reused across reads.
 #[derive(Default)]

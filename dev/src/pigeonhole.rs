@@ -1,0 +1,413 @@
+//! Every alignment within a budget (bwa's score, or `k` edits) of a read to a string that occurs in the genome (either
+//! strand), found by pigeonhole searches over the bidirectional index bwa's BWT of both strands
+//! is: the candidates whose paths bwa's search would walk (docs/gpu-search.md, "Candidates from
+//! pigeonhole searches"). An edit is a mismatch, or with `gaps` a read base the string lacks
+//! (an insertion) or a string base the read lacks (a deletion). The read is cut into `k + 1`
+//! parts, one of which any such alignment matches exactly. Search j matches part j exactly,
+//! extends it to the right over the parts after it, then to the left over those before it, each
+//! of which must hold an edit (an alignment with one of them exact is an earlier search's; a
+//! deletion between two parts may be found by both searches). The read's bounds
+//! (src/search/no_hit.rs, like bwa's D array) prune both directions.
+
+use bcuda::search::no_hit::{exact_part, extend, part_of, part_start, BiInterval, Bounds};
+use bcuda_index::Bwt;
+
+/// One column of an alignment: a read base against a string base (`Base`: a match or a
+/// mismatch), a read base the string lacks (`Ins`), or a string base the read lacks (`Del`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Col {
+    Base(u8),
+    Ins,
+    Del(u8),
+}
+
+/// An alignment found: its columns, left to right (a `Base` or `Ins` column per read base).
+pub type Alignment = Vec<Col>;
+
+/// What an alignment may cost: a score at bwa's penalties (mismatch, gap open, gap extension),
+/// and at most `max_gapo` gaps (0: mismatches only).
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub score: u32,
+    pub s_mm: u32,
+    pub s_gapo: u32,
+    pub s_gape: u32,
+    pub max_gapo: u32,
+}
+
+impl Budget {
+    /// At most `k` edits, each costing 1: mismatches, and with `gaps` inserted and deleted bases.
+    pub fn edits(k: u32, gaps: bool) -> Budget {
+        Budget { score: k, s_mm: 1, s_gapo: 1, s_gape: 1, max_gapo: if gaps { u32::MAX } else { 0 } }
+    }
+
+    /// The least an edit costs.
+    fn cheapest(&self) -> u32 {
+        if self.max_gapo == 0 {
+            self.s_mm
+        } else {
+            self.s_mm.min(self.s_gapo).min(self.s_gape)
+        }
+    }
+}
+
+/// What an alignment has spent so far: its score, its gaps, and the kind of gap its last
+/// column (in the direction it grows) opened or extended.
+#[derive(Clone, Copy, Default)]
+struct Spent {
+    score: u32,
+    opens: u32,
+    gap: Option<Col>,
+}
+
+struct Enumeration<'a> {
+    bwt: &'a Bwt,
+    read: &'a [u8],
+    bounds: &'a Bounds,
+    budget: Budget,
+    parts: usize,
+    /// Search j's part, and the least the parts before it cost (an edit each, or the prefix's
+    /// bound when larger).
+    start: usize,
+    end: usize,
+    before_start: u32,
+    /// The columns right of the part (left to right) and left of it (right to left).
+    right_cols: Vec<Col>,
+    left_cols: Vec<Col>,
+    found: Vec<Alignment>,
+    /// The search stops once it has found this many.
+    most: usize,
+    lookups: u64,
+}
+
+/// The alignments of `read` (codes, N as 4, which matches no base) within `budget`, and the
+/// occurrence lookups spent; None where the read has fewer bases than parts (one more than the
+/// most edits the budget pays for).
+pub fn within(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds) -> Option<(Vec<Alignment>, u64)> {
+    search(bwt, read, budget, bounds, usize::MAX)
+}
+
+/// Whether `read` has any alignment within `budget` (the search stops at the first), and the
+/// lookups spent; None where the read has fewer bases than parts.
+pub fn any_within(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds) -> Option<(bool, u64)> {
+    search(bwt, read, budget, bounds, 1).map(|(found, lookups)| (!found.is_empty(), lookups))
+}
+
+fn search(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds, most: usize) -> Option<(Vec<Alignment>, u64)> {
+    let (len, parts) = (read.len(), (budget.score / budget.cheapest()) as usize + 1);
+    if len < parts {
+        return None;
+    }
+    let mut e = Enumeration {
+        bwt,
+        read,
+        bounds,
+        budget,
+        parts,
+        start: 0,
+        end: 0,
+        before_start: 0,
+        right_cols: Vec::new(),
+        left_cols: Vec::new(),
+        found: Vec::new(),
+        most,
+        lookups: 0,
+    };
+    for j in 0..parts {
+        e.start = part_start(j, len, parts);
+        e.end = if j + 1 < parts { part_start(j + 1, len, parts) } else { len };
+        e.before_start = (bounds.before[e.start] as u32).max(j as u32) * budget.cheapest();
+        if e.found.len() >= most {
+            break;
+        }
+        if let Some(ik) = exact_part(bwt, read, e.start, e.end, &mut e.lookups) {
+            e.right(ik, e.end, Spent::default());
+        }
+    }
+    Some((e.found, e.lookups))
+}
+
+impl Enumeration<'_> {
+    /// `spent` with column `col` (a mismatch, a gap or neither) added, if the budget allows it.
+    fn add(&self, spent: Spent, col: Col, read_base: u8) -> Option<Spent> {
+        let b = &self.budget;
+        let (cost, opens, gap) = match col {
+            Col::Base(c) => (if c == read_base { 0 } else { b.s_mm }, spent.opens, None),
+            Col::Ins | Col::Del(_) => {
+                let kind = Some(if col == Col::Ins { Col::Ins } else { Col::Del(0) });
+                if spent.gap == kind {
+                    (b.s_gape, spent.opens, kind)
+                } else {
+                    (b.s_gapo, spent.opens + 1, kind)
+                }
+            }
+        };
+        let score = spent.score + cost;
+        (score <= b.score && opens <= b.max_gapo).then_some(Spent { score, opens, gap })
+    }
+
+    /// Extends `ik` over read[i..] with `spent`, then turns left.
+    fn right(&mut self, ik: BiInterval, i: usize, spent: Spent) {
+        let floor = self.bounds.after[i] as u32 * self.budget.cheapest() + self.before_start;
+        if spent.score + floor > self.budget.score || self.found.len() >= self.most {
+            return;
+        }
+        if i == self.read.len() {
+            return self.left(ik, self.start, Spent { gap: None, ..spent }, 0);
+        }
+        // Appended: entry c is W·(3 - c).
+        let kids = extend(self.bwt, &ik, false, &mut self.lookups);
+        let child = |b: u8| Some(kids[3 - b as usize]).filter(|c| c.size > 0);
+        let base = self.read[i];
+        for b in 0..4u8 {
+            if let (Some(c), Some(s)) = (child(b), self.add(spent, Col::Base(b), base)) {
+                self.right_with(Col::Base(b), |e| e.right(c, i + 1, s));
+            }
+        }
+        if let Some(s) = self.add(spent, Col::Ins, base) {
+            self.right_with(Col::Ins, |e| e.right(ik, i + 1, s));
+        }
+        for b in 0..4u8 {
+            if let (Some(c), Some(s)) = (child(b), self.add(spent, Col::Del(b), base)) {
+                self.right_with(Col::Del(b), |e| e.right(c, i, s));
+            }
+        }
+    }
+
+    /// Extends `ik` over read[..i] with `spent`, `part_edits` edits in the part of read[i - 1];
+    /// a part it finishes must hold one.
+    fn left(&mut self, ik: BiInterval, i: usize, spent: Spent, part_edits: usize) {
+        if i == 0 {
+            return self.report();
+        }
+        let (len, parts) = (self.read.len(), self.parts);
+        let part = part_of(i - 1, len, parts);
+        let open = (part + (part_edits == 0) as usize) as u32;
+        let floor = (self.bounds.before[i] as u32).max(open) * self.budget.cheapest();
+        if spent.score + floor > self.budget.score || self.found.len() >= self.most {
+            return;
+        }
+        let finishes = part_start(part, len, parts) == i - 1;
+        // After read[i - 1]: the part's edits, or none for the next part where it finished one.
+        let next = |edits: usize| if finishes { 0 } else { edits };
+        // Prepended: entry c is c·W.
+        let kids = extend(self.bwt, &ik, true, &mut self.lookups);
+        let child = |b: u8| Some(kids[b as usize]).filter(|c| c.size > 0);
+        let base = self.read[i - 1];
+        for b in 0..4u8 {
+            let edits = part_edits + (b != base) as usize;
+            if let (Some(c), Some(s), false) = (child(b), self.add(spent, Col::Base(b), base), finishes && edits == 0) {
+                self.left_with(Col::Base(b), |e| e.left(c, i - 1, s, next(edits)));
+            }
+        }
+        if let Some(s) = self.add(spent, Col::Ins, base) {
+            self.left_with(Col::Ins, |e| e.left(ik, i - 1, s, next(part_edits + 1)));
+        }
+        for b in 0..4u8 {
+            if let (Some(c), Some(s)) = (child(b), self.add(spent, Col::Del(b), base)) {
+                self.left_with(Col::Del(b), |e| e.left(c, i, s, part_edits + 1));
+            }
+        }
+    }
+
+    fn report(&mut self) {
+        let exact = self.read[self.start..self.end].iter().map(|&b| Col::Base(b));
+        let cols = self.left_cols.iter().rev().copied().chain(exact).chain(self.right_cols.iter().copied());
+        self.found.push(cols.collect());
+    }
+
+    fn right_with(&mut self, col: Col, then: impl FnOnce(&mut Self)) {
+        self.right_cols.push(col);
+        then(self);
+        self.right_cols.pop();
+    }
+
+    fn left_with(&mut self, col: Col, then: impl FnOnce(&mut Self)) {
+        self.left_cols.push(col);
+        then(self);
+        self.left_cols.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use bcuda::search::no_hit::bounds;
+    use bcuda::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
+
+    /// The string an alignment matches.
+    fn string_of(a: &Alignment) -> Vec<u8> {
+        a.iter()
+            .filter_map(|c| match *c {
+                Col::Base(b) | Col::Del(b) => Some(b),
+                Col::Ins => None,
+            })
+            .collect()
+    }
+
+    /// The alignments of `read` to `x` within `k` edits that neither start nor end with a
+    /// deletion (a column per read base or string base; the pigeonhole searches never put a
+    /// deletion before the read's first base or after its last).
+    fn count_alignments(read: &[u8], x: &[u8], k: usize) -> u64 {
+        let (n, m) = (read.len(), x.len());
+        // ways[i][j][c]: read[..i] against x[..j] with c edits; `del` those ending in a deletion.
+        let mut ways = vec![vec![vec![0u64; k + 1]; m + 1]; n + 1];
+        let mut del = ways.clone();
+        ways[0][0][0] = 1;
+        for i in 0..=n {
+            for j in 0..=m {
+                for c in 0..=k {
+                    if i > 0 && j > 0 {
+                        let cost = (read[i - 1] != x[j - 1]) as usize;
+                        if c >= cost {
+                            ways[i][j][c] += ways[i - 1][j - 1][c - cost];
+                        }
+                    }
+                    if i > 0 && c > 0 {
+                        ways[i][j][c] += ways[i - 1][j][c - 1];
+                    }
+                    if j > 0 && c > 0 && i > 0 {
+                        del[i][j][c] = ways[i][j - 1][c - 1];
+                        ways[i][j][c] += del[i][j][c];
+                    }
+                }
+            }
+        }
+        (0..=k).map(|c| ways[n][m][c] - del[n][m][c]).sum()
+    }
+
+    fn genome_and_text(dir: &std::path::Path, len: usize, next: &mut impl FnMut() -> u64) -> (Bwt, Vec<u8>) {
+        let genome = genome_with_repeats(len, 200..500, &[len / 4, len / 2, 3 * len / 4], next);
+        let (_, bwt) = indexed(dir, &genome);
+        let text = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
+        (bwt, text)
+    }
+
+    /// Without gaps the searches find every string within k mismatches of the read on either
+    /// strand, each once, and nothing else: with repeats, N bases and reads of every kind.
+    #[test]
+    fn the_searches_find_every_string_within_k_mismatches_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut next = xorshift(0x51f1_5eed_1234_abcd);
+        let (bwt, text) = genome_and_text(dir.path(), 4000, &mut next);
+        let mut found_some = 0;
+        for r in 0..300 {
+            let len = 8 + (next() % 40) as usize;
+            let read = read_with_edits(&text, len, r % 5 == 0, 6, &mut next);
+            let b = bounds(&bwt, &read, &mut 0);
+            for k in 0..=3 {
+                let Some((found, _)) = within(&bwt, &read, Budget::edits(k as u32, false), &b) else { continue };
+                let mut strings: Vec<Vec<u8>> = found.iter().map(string_of).collect();
+                let n = strings.len();
+                strings.sort();
+                strings.dedup();
+                assert_eq!(strings.len(), n, "read {r}, k {k}: a string found twice");
+                let want: BTreeSet<Vec<u8>> = text
+                    .windows(read.len())
+                    .filter(|w| w.iter().zip(&read).filter(|(a, b)| a != b).count() <= k)
+                    .map(|w| w.to_vec())
+                    .collect();
+                let got: BTreeSet<Vec<u8>> = strings.into_iter().collect();
+                let extra: Vec<_> = got.difference(&want).collect();
+                let missing: Vec<_> = want.difference(&got).collect();
+                assert!(
+                    extra.is_empty() && missing.is_empty(),
+                    "read {r} {read:?}, k {k}: extra {extra:?} missing {missing:?}"
+                );
+                found_some += (n > 0) as usize;
+            }
+        }
+        assert!(found_some > 300, "{found_some} searches found strings");
+    }
+
+    /// With gaps the searches find, for every string of the genome, every alignment of the
+    /// read to it within k edits (none starting or ending with a deletion), and nothing else;
+    /// an alignment may be found twice (a deletion between two parts).
+    #[test]
+    fn with_gaps_the_searches_find_every_alignment_within_k_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut next = xorshift(0x0dd_ba11_cafe_f00d);
+        let (bwt, text) = genome_and_text(dir.path(), 1500, &mut next);
+        let mut found_some = 0;
+        for r in 0..60 {
+            let len = 8 + (next() % 16) as usize;
+            let read = read_with_edits(&text, len, r % 5 == 0, 5, &mut next);
+            let b = bounds(&bwt, &read, &mut 0);
+            for k in 0..=2 {
+                let Some((found, _)) = within(&bwt, &read, Budget::edits(k as u32, true), &b) else { continue };
+                let mut by_string: BTreeMap<Vec<u8>, BTreeSet<Alignment>> = BTreeMap::new();
+                for a in found {
+                    by_string.entry(string_of(&a)).or_default().insert(a);
+                }
+                let mut want = BTreeMap::new();
+                for m in read.len().saturating_sub(k).max(1)..=read.len() + k {
+                    for x in text.windows(m) {
+                        let n = count_alignments(&read, x, k);
+                        if n > 0 {
+                            want.insert(x.to_vec(), n);
+                        }
+                    }
+                }
+                let got: BTreeMap<Vec<u8>, u64> = by_string.iter().map(|(x, a)| (x.clone(), a.len() as u64)).collect();
+                assert_eq!(got, want, "read {r} {read:?}, k {k}");
+                found_some += (!got.is_empty()) as usize;
+            }
+        }
+        assert!(found_some > 50, "{found_some} searches found alignments");
+    }
+
+    /// bwa's score of an alignment: its mismatches, and per run of inserted or deleted bases
+    /// a gap open and an extension for each base after the first; and its gaps.
+    fn score_of(read: &[u8], a: &Alignment, (s_mm, s_gapo, s_gape): (u32, u32, u32)) -> (u32, u32) {
+        let (mut score, mut opens, mut i, mut last) = (0, 0, 0, None);
+        for &c in a {
+            let kind = match c {
+                Col::Base(b) => {
+                    score += if b == read[i] { 0 } else { s_mm };
+                    i += 1;
+                    None
+                }
+                Col::Ins => Some(0),
+                Col::Del(_) => Some(1),
+            };
+            if kind.is_some() {
+                i += (kind == Some(0)) as usize;
+                (score, opens) = if last == kind { (score + s_gape, opens) } else { (score + s_gapo, opens + 1) };
+            }
+            last = kind;
+        }
+        (score, opens)
+    }
+
+    /// A score budget finds exactly the alignments within as many edits as it pays for whose
+    /// score and gaps fit it.
+    #[test]
+    fn a_score_budget_finds_the_alignments_whose_score_fits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut next = xorshift(0x5c0_12e5_b00d_9e71);
+        let (bwt, text) = genome_and_text(dir.path(), 3000, &mut next);
+        let mut gapped = 0;
+        for r in 0..150 {
+            let len = 12 + (next() % 30) as usize;
+            let read = read_with_edits(&text, len, r % 5 == 0, 5, &mut next);
+            let b = bounds(&bwt, &read, &mut 0);
+            for (score, max_gapo) in [(6, 1), (9, 0), (12, 1), (15, 2)] {
+                let budget = Budget { score, s_mm: 3, s_gapo: 11, s_gape: 4, max_gapo };
+                let Some((found, _)) = within(&bwt, &read, budget, &b) else { continue };
+                let Some((all, _)) = within(&bwt, &read, Budget::edits(score / 3, max_gapo > 0), &b) else { continue };
+                let fits = |a: &Alignment| {
+                    let (s, o) = score_of(&read, a, (3, 11, 4));
+                    s <= score && o <= max_gapo
+                };
+                let want: BTreeSet<Alignment> = all.into_iter().filter(fits).collect();
+                let got: BTreeSet<Alignment> = found.into_iter().collect();
+                assert_eq!(got, want, "read {r} {read:?}, budget {budget:?}");
+                gapped += got.iter().filter(|a| a.iter().any(|c| !matches!(c, Col::Base(_)))).count();
+            }
+        }
+        assert!(gapped > 20, "{gapped} gapped alignments found");
+    }
+}
