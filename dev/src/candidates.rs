@@ -117,7 +117,6 @@ fn candidate_hits(
     let bounds = read_bounds(search, width, cost);
     let fewest = bounds.after[0].max(bounds.before[search.seq.len()]) as i32;
     let mut score = lower.max(fewest * cheapest) + opt.s_mm;
-    let mut proved = false;
     while score <= args.most_score as i32 {
         let (alignments, lookups) = within(search.bwt, search.seq, budget(score), &bounds)?;
         let tree = candidate_tree(search, &alignments);
@@ -127,23 +126,21 @@ fn candidate_hits(
         // bwa pops every path up to the first hit's score plus s_mm: held where the budget
         // paid for them all (without gaps, where no gap fits under that score either).
         let Some(first) = r.hits.first() else {
-            // No hit yet: where the read has no alignment within its edit limit, bwa has none.
-            if args.gaps && !proved && no_alignment(search, &bounds, edit_limit(max_diff, opt), cost)? {
-                return Some(Vec::new());
-            }
-            (proved, score) = (true, score + opt.s_mm);
+            score += opt.s_mm;
             continue;
         };
         let bound = first.score as i32 + opt.s_mm;
-        if !args.gaps && bound >= opt.s_gapo {
-            return None;
-        }
         if bound <= score {
             return Some(r.hits);
         }
+        if (!args.gaps && bound >= opt.s_gapo) || bound > args.most_score as i32 {
+            return None;
+        }
         score = bound;
     }
-    None
+    // No hit up to the last budget: where the read has no alignment within its edit limit, bwa
+    // has none.
+    (args.gaps && no_alignment(search, &bounds, edit_limit(max_diff, opt), cost)?).then(Vec::new)
 }
 
 /// Whether the read has no alignment within `limit` edits (the no-hit proof of
