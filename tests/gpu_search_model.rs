@@ -225,7 +225,7 @@ fn candidate_strings_replayed_in_bwas_order_give_bwas_hits() {
             let report = String::from_utf8(bcuda_dev(&args)).unwrap();
             assert!(report.contains("every read the candidates answered has bwa's hits"), "{report}");
             let all = report.lines().find(|l| l.starts_with("all\t")).unwrap_or_else(|| panic!("{report}"));
-            // reads, bwa's pops, finished in the first pass, answered by candidates
+            // reads, bwa's pops, bwa's search alone, answered by candidates
             let count = |c: usize| all.split('\t').nth(c).unwrap().parse::<u64>().unwrap();
             assert_eq!(count(1), 20000, "{report}");
             assert!(

@@ -41,6 +41,10 @@ pub struct CandidatesArgs {
     /// learnt (the first hit's score, or the score it reached). 0: none.
     #[arg(long, default_value_t = 0)]
     pub first_pops: usize,
+    /// Reads that match the genome exactly (exact_match's answer, before any search) go to
+    /// bwa's search: the candidates cost them more.
+    #[arg(long)]
+    pub exact_to_bwa: bool,
     /// Profile at most this many reads.
     #[arg(long)]
     pub max_reads: Option<usize>,
@@ -76,6 +80,7 @@ impl Cost {
 /// How one read was answered.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Answer {
+    /// By bwa's search alone: the first pass finished it, or it matches exactly (`--exact-to-bwa`).
     FirstPass,
     Candidates,
     /// Left to bwa's search after the attempt.
@@ -169,7 +174,12 @@ fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs)
     let hits = align_read_with(bwt, None, read, opt, &mut oracle, &mut buffers).expect("bwa's stack holds every entry");
     let (pops, best) = (oracle.pops as u64, hits.first().map(|h| h.score));
     let mut cost = Cost::default();
-    if args.first_pops > 0 && oracle.pops <= args.first_pops {
+    let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
+    let ReadBuffers { width, seed_width, seq } = &buffers;
+    let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
+    // exact_match's answer, known before any search: bwa's best is 0 where the read matches.
+    let exact = args.exact_to_bwa && search.root_intervals().len() == seq.len() + 1;
+    if exact || (args.first_pops > 0 && oracle.pops <= args.first_pops) {
         cost.first = pops;
         return Ok(ReadCost { best, pops, answer: Answer::FirstPass, cost });
     }
@@ -181,9 +191,6 @@ fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs)
         _ => oracle.score_at_watch.unwrap_or(0),
     };
     cost.first = args.first_pops as u64;
-    let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
-    let ReadBuffers { width, seed_width, seq } = &buffers;
-    let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
     let found = candidate_hits(&search, width, &local, (args, lower), &mut cost);
     match found {
         Some(found) if found != hits && oracle.peak < opt.max_entries as usize => {
@@ -264,7 +271,7 @@ fn print_table(reads: &[ReadCost]) {
     }
     println!("{} reads; every read the candidates answered has bwa's hits", reads.len());
     println!(
-        "best score\treads\tbwa's pops\tfinished in the first pass\tanswered by candidates\ttheir pops\t\
+        "best score\treads\tbwa's pops\tbwa's search alone\tanswered by candidates\ttheir pops\t\
          first pass\tbounds\tenumeration\treplay\trungs\tcandidates/bwa\tleft to bwa\tcost of the rest"
     );
     for (best, row) in &rows {
