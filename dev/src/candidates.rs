@@ -108,12 +108,15 @@ fn candidate_hits(
     if search.too_many_ns(max_diff) {
         return Some(Vec::new());
     }
+    // The most edits any hit of bwa's holds.
+    let limit = if args.gaps { edit_limit(max_diff, opt) } else { max_diff }.max(0);
     let budget = |score: i32| Budget {
         score: score as u32,
         s_mm: opt.s_mm as u32,
         s_gapo: opt.s_gapo as u32,
         s_gape: opt.s_gape as u32,
         max_gapo: if args.gaps { opt.max_gapo.max(0) as u32 } else { 0 },
+        max_edits: limit as u32,
     };
     let cheapest = if args.gaps { opt.s_mm.min(opt.s_gapo).min(opt.s_gape) } else { opt.s_mm };
     if opt.mode & MODE_NONSTOP != 0 || max_diff < 1 || cheapest < 1 {
@@ -145,7 +148,7 @@ fn candidate_hits(
     }
     // No hit up to the last budget: where the read has no alignment within its edit limit, bwa
     // has none.
-    (args.gaps && no_alignment(search, &bounds, edit_limit(max_diff, opt), cost)?).then(Vec::new)
+    (args.gaps && no_alignment(search, &bounds, limit, cost)?).then(Vec::new)
 }
 
 /// Whether the read has no alignment within `limit` edits (the no-hit proof of

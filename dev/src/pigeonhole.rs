@@ -25,7 +25,8 @@ pub enum Col {
 pub type Alignment = Vec<Col>;
 
 /// What an alignment may cost: a score at bwa's penalties (mismatch, gap open, gap extension),
-/// and at most `max_gapo` gaps (0: mismatches only).
+/// at most `max_gapo` gaps (0: mismatches only) and at most `max_edits` edits (mismatches,
+/// inserted and deleted bases: bwa's hits hold no more than the read's edit limit).
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
     pub score: u32,
@@ -33,12 +34,18 @@ pub struct Budget {
     pub s_gapo: u32,
     pub s_gape: u32,
     pub max_gapo: u32,
+    pub max_edits: u32,
 }
 
 impl Budget {
     /// At most `k` edits, each costing 1: mismatches, and with `gaps` inserted and deleted bases.
     pub fn edits(k: u32, gaps: bool) -> Budget {
-        Budget { score: k, s_mm: 1, s_gapo: 1, s_gape: 1, max_gapo: if gaps { u32::MAX } else { 0 } }
+        Budget { score: k, s_mm: 1, s_gapo: 1, s_gape: 1, max_gapo: if gaps { u32::MAX } else { 0 }, max_edits: k }
+    }
+
+    /// The most edits an alignment within the budget holds.
+    fn most_edits(&self) -> u32 {
+        (self.score / self.cheapest()).min(self.max_edits)
     }
 
     /// The least an edit costs.
@@ -56,6 +63,7 @@ impl Budget {
 #[derive(Clone, Copy, Default)]
 struct Spent {
     score: u32,
+    edits: u32,
     opens: u32,
     gap: Option<Col>,
 }
@@ -94,7 +102,7 @@ pub fn any_within(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds) -> Op
 }
 
 fn search(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds, most: usize) -> Option<(Vec<Alignment>, u64)> {
-    let (len, parts) = (read.len(), (budget.score / budget.cheapest()) as usize + 1);
+    let (len, parts) = (read.len(), budget.most_edits() as usize + 1);
     if len < parts {
         return None;
     }
@@ -142,8 +150,8 @@ impl Enumeration<'_> {
                 }
             }
         };
-        let score = spent.score + cost;
-        (score <= b.score && opens <= b.max_gapo).then_some(Spent { score, opens, gap })
+        let (score, edits) = (spent.score + cost, spent.edits + (col != Col::Base(read_base)) as u32);
+        (score <= b.score && opens <= b.max_gapo && edits <= b.max_edits).then_some(Spent { score, edits, opens, gap })
     }
 
     /// Extends `ik` over read[i..] with `spent`, then turns left.
@@ -395,7 +403,7 @@ mod tests {
             let read = read_with_edits(&text, len, r % 5 == 0, 5, &mut next);
             let b = bounds(&bwt, &read, &mut 0);
             for (score, max_gapo) in [(6, 1), (9, 0), (12, 1), (15, 2)] {
-                let budget = Budget { score, s_mm: 3, s_gapo: 11, s_gape: 4, max_gapo };
+                let budget = Budget { score, s_mm: 3, s_gapo: 11, s_gape: 4, max_gapo, max_edits: u32::MAX };
                 let Some((found, _)) = within(&bwt, &read, budget, &b) else { continue };
                 let Some((all, _)) = within(&bwt, &read, Budget::edits(score / 3, max_gapo > 0), &b) else { continue };
                 let fits = |a: &Alignment| {
