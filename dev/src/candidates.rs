@@ -41,6 +41,9 @@ pub struct CandidatesArgs {
     /// learnt (the first hit's score, or the score it reached). 0: none.
     #[arg(long, default_value_t = 0)]
     pub first_pops: usize,
+    /// The no-hit proof gives up after this many pairs of lookups (the read goes to bwa's search).
+    #[arg(long, default_value_t = 60_000)]
+    pub proof_lookups: u64,
     /// Reads that match the genome exactly (exact_match's answer, before any search) go to
     /// bwa's search: the candidates cost them more.
     #[arg(long)]
@@ -148,15 +151,17 @@ fn candidate_hits(
     }
     // No hit up to the last budget: where the read has no alignment within its edit limit, bwa
     // has none.
-    (args.gaps && no_alignment(search, &bounds, limit, cost)?).then(Vec::new)
+    (args.gaps && no_alignment(search, &bounds, limit, (args.proof_lookups, cost))?).then(Vec::new)
 }
 
 /// Whether the read has no alignment within `limit` edits (the no-hit proof of
-/// src/search/no_hit.rs, as an enumeration); None where it has too few bases to try.
-fn no_alignment(search: &Search, bounds: &Bounds, limit: i32, cost: &mut Cost) -> Option<bool> {
-    let (any, lookups) = any_within(search.bwt, search.seq, Budget::edits(limit.max(0) as u32, true), bounds)?;
+/// src/search/no_hit.rs, as an enumeration); None where it has too few bases to try or the
+/// proof gave up after `most` pairs of lookups.
+fn no_alignment(search: &Search, bounds: &Bounds, limit: i32, (most, cost): (u64, &mut Cost)) -> Option<bool> {
+    let budget = Budget::edits(limit.max(0) as u32, true);
+    let (any, lookups) = any_within(search.bwt, search.seq, budget, bounds, 2 * most);
     cost.enumeration += lookups / 2;
-    Some(!any)
+    any.map(|any| !any)
 }
 
 /// The read's bounds: the prefixes' are bwa's D array, the suffixes' cost one backward search.

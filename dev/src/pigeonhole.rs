@@ -83,25 +83,38 @@ struct Enumeration<'a> {
     right_cols: Vec<Col>,
     left_cols: Vec<Col>,
     found: Vec<Alignment>,
-    /// The search stops once it has found this many.
+    /// The search stops once it has found this many, or spent more lookups than `max_lookups`.
     most: usize,
     lookups: u64,
+    max_lookups: u64,
 }
 
 /// The alignments of `read` (codes, N as 4, which matches no base) within `budget`, and the
 /// occurrence lookups spent; None where the read has fewer bases than parts (one more than the
 /// most edits the budget pays for).
 pub fn within(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds) -> Option<(Vec<Alignment>, u64)> {
-    search(bwt, read, budget, bounds, usize::MAX)
+    let (found, lookups, _) = search(bwt, read, budget, bounds, (usize::MAX, u64::MAX))?;
+    Some((found, lookups))
 }
 
 /// Whether `read` has any alignment within `budget` (the search stops at the first), and the
-/// lookups spent; None where the read has fewer bases than parts.
-pub fn any_within(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds) -> Option<(bool, u64)> {
-    search(bwt, read, budget, bounds, 1).map(|(found, lookups)| (!found.is_empty(), lookups))
+/// lookups spent; the answer is None where the read has fewer bases than parts or the search
+/// gave up after more than `max_lookups` lookups.
+pub fn any_within(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds, max_lookups: u64) -> (Option<bool>, u64) {
+    match search(bwt, read, budget, bounds, (1, max_lookups)) {
+        Some((found, lookups, over)) => ((!over || !found.is_empty()).then_some(!found.is_empty()), lookups),
+        None => (None, 0),
+    }
 }
 
-fn search(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds, most: usize) -> Option<(Vec<Alignment>, u64)> {
+/// The alignments found, the lookups spent, and whether the search gave up over its lookups.
+fn search(
+    bwt: &Bwt,
+    read: &[u8],
+    budget: Budget,
+    bounds: &Bounds,
+    (most, max_lookups): (usize, u64),
+) -> Option<(Vec<Alignment>, u64, bool)> {
     let (len, parts) = (read.len(), budget.most_edits() as usize + 1);
     if len < parts {
         return None;
@@ -120,22 +133,28 @@ fn search(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds, most: usize) 
         found: Vec::new(),
         most,
         lookups: 0,
+        max_lookups,
     };
     for j in 0..parts {
         e.start = part_start(j, len, parts);
         e.end = if j + 1 < parts { part_start(j + 1, len, parts) } else { len };
         e.before_start = (bounds.before[e.start] as u32).max(j as u32) * budget.cheapest();
-        if e.found.len() >= most {
+        if e.stopped() {
             break;
         }
         if let Some(ik) = exact_part(bwt, read, e.start, e.end, &mut e.lookups) {
             e.right(ik, e.end, Spent::default());
         }
     }
-    Some((e.found, e.lookups))
+    let over = e.stopped() && e.found.len() < most;
+    Some((e.found, e.lookups, over))
 }
 
 impl Enumeration<'_> {
+    fn stopped(&self) -> bool {
+        self.found.len() >= self.most || self.lookups > self.max_lookups
+    }
+
     /// `spent` with column `col` (a mismatch, a gap or neither) added, if the budget allows it.
     fn add(&self, spent: Spent, col: Col, read_base: u8) -> Option<Spent> {
         let b = &self.budget;
@@ -157,7 +176,7 @@ impl Enumeration<'_> {
     /// Extends `ik` over read[i..] with `spent`, then turns left.
     fn right(&mut self, ik: BiInterval, i: usize, spent: Spent) {
         let floor = self.bounds.after[i] as u32 * self.budget.cheapest() + self.before_start;
-        if spent.score + floor > self.budget.score || self.found.len() >= self.most {
+        if spent.score + floor > self.budget.score || self.stopped() {
             return;
         }
         if i == self.read.len() {
@@ -192,7 +211,7 @@ impl Enumeration<'_> {
         let part = part_of(i - 1, len, parts);
         let open = (part + (part_edits == 0) as usize) as u32;
         let floor = (self.bounds.before[i] as u32).max(open) * self.budget.cheapest();
-        if spent.score + floor > self.budget.score || self.found.len() >= self.most {
+        if spent.score + floor > self.budget.score || self.stopped() {
             return;
         }
         let finishes = part_start(part, len, parts) == i - 1;
