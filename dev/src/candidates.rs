@@ -61,6 +61,8 @@ pub struct CandidatesArgs {
 struct Cost {
     first: u64,
     bounds: u64,
+    /// Of the bounds' lookups, those of the root's chain.
+    root_chain: u64,
     enumeration: u64,
     replay: u64,
     rungs: u64,
@@ -74,6 +76,7 @@ impl Cost {
     fn add(&mut self, o: &Cost) {
         self.first += o.first;
         self.bounds += o.bounds;
+        self.root_chain += o.root_chain;
         self.enumeration += o.enumeration;
         self.replay += o.replay;
         self.rungs += o.rungs;
@@ -172,6 +175,8 @@ fn read_bounds(search: &Search, width: &[Width], cost: &mut Cost) -> Bounds {
     let mut before: Vec<u8> = width[..len].iter().map(|w| w.bid.clamp(0, 255) as u8).collect();
     before.insert(0, 0);
     cost.bounds = lookups / 2;
+    // The suffixes' first piece is the root's chain, which the GPU's read_widths computes.
+    cost.root_chain = cost.bounds.min(search.root_intervals().len() as u64 - 1);
     Bounds { after, before }
 }
 
@@ -252,7 +257,7 @@ impl Row {
         let c = &self.cost;
         let ratio = c.sum() as f64 / self.answered_pops.max(1) as f64;
         println!(
-            "{name}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{ratio:.3}\t{}\t{}",
+            "{name}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{ratio:.3}\t{}\t{}",
             self.reads,
             self.pops,
             self.first_pass,
@@ -260,6 +265,7 @@ impl Row {
             self.answered_pops,
             c.first,
             c.bounds,
+            c.root_chain,
             c.enumeration,
             c.replay,
             c.rungs,
@@ -280,7 +286,7 @@ fn print_table(reads: &[ReadCost]) {
     println!("{} reads; every read the candidates answered has bwa's hits", reads.len());
     println!(
         "best score\treads\tbwa's pops\tbwa's search alone\tanswered by candidates\ttheir pops\t\
-         first pass\tbounds\tenumeration\treplay\trungs\tcandidates/bwa\tleft to bwa\tcost of the rest"
+         first pass\tbounds\tof which the root's chain\tenumeration\treplay\trungs\tcandidates/bwa\tleft to bwa\tcost of the rest"
     );
     for (best, row) in &rows {
         row.print(&best.map_or("no hit".to_string(), |s| s.to_string()));
