@@ -22,7 +22,7 @@ use bcuda::search::{align_read_with, prepare_read, HitList, ReadBuffers, Search,
 use crate::aln_flags::{profile_reads, AlnFlags};
 use crate::pigeonhole::{any_within, within, Budget};
 use crate::replay::{candidate_tree, replay};
-use crate::stack_profile::Counting;
+use crate::stack_profile::{percentile, Counting};
 
 #[derive(clap::Args, Debug)]
 pub struct CandidatesArgs {
@@ -66,6 +66,10 @@ struct Cost {
     enumeration: u64,
     replay: u64,
     rungs: u64,
+    /// The largest tree of the read's rungs (nodes), and its alignments: what a GPU's replay
+    /// would hold per read.
+    tree_nodes: usize,
+    alignments: usize,
 }
 
 impl Cost {
@@ -134,6 +138,9 @@ fn candidate_hits(
     while score <= args.most_score as i32 {
         let (alignments, lookups) = within(search.bwt, search.seq, budget(score), &bounds)?;
         let tree = candidate_tree(search, &alignments);
+        if tree.len() > cost.tree_nodes {
+            (cost.tree_nodes, cost.alignments) = (tree.len(), alignments.len());
+        }
         let r = replay(search, width, opt, &tree, (0..tree.len()).collect());
         (cost.enumeration, cost.replay, cost.rungs) =
             (cost.enumeration + lookups / 2, cost.replay + r.steps as u64, cost.rungs + 1);
@@ -292,6 +299,21 @@ fn print_table(reads: &[ReadCost]) {
         row.print(&best.map_or("no hit".to_string(), |s| s.to_string()));
     }
     total.print("all");
+    let answered = reads.iter().filter(|r| r.answer == Answer::Candidates);
+    let (mut nodes, mut found): (Vec<usize>, Vec<usize>) =
+        answered.map(|r| (r.cost.tree_nodes, r.cost.alignments)).unzip();
+    nodes.sort_unstable();
+    found.sort_unstable();
+    for (what, v) in [("tree nodes", &nodes), ("alignments", &found)] {
+        let p = |q| percentile(v, q);
+        println!(
+            "{what} per read the candidates answered: p50 {}, p90 {}, p99 {}, max {}",
+            p(0.5),
+            p(0.9),
+            p(0.99),
+            p(1.0)
+        );
+    }
     let after = total.cost.sum() + total.other_cost;
     println!(
         "all reads: bwa's search {} pops; the candidates where they answer, bwa's search elsewhere: \

@@ -332,7 +332,7 @@ fn print_pops_by_best(profiles: &[ReadProfile]) {
     }
 }
 
-fn percentile(sorted: &[usize], p: f64) -> usize {
+pub fn percentile(sorted: &[usize], p: f64) -> usize {
     sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0)
 }
 
