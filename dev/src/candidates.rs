@@ -16,11 +16,12 @@ use anyhow::{bail, Result};
 use bcuda_index::Bwt;
 
 use bcuda::sai::{AlnHit, GapOptions, MODE_NONSTOP};
+use bcuda::search::level_search::{level_search, LevelCost, LevelFlags, CHUNK};
 use bcuda::search::no_hit::{edit_limit, suffix_bounds, Bounds};
 use bcuda::search::{align_read_with, prepare_read, HitList, ReadBuffers, Search, Width};
 
 use crate::aln_flags::{profile_reads, AlnFlags};
-use crate::pigeonhole::{any_within, within, Budget};
+use crate::pigeonhole::{any_within, rounds, within, Budget};
 use crate::replay::{candidate_tree, replay};
 use crate::stack_profile::{percentile, Counting};
 
@@ -53,6 +54,9 @@ pub struct CandidatesArgs {
     pub max_reads: Option<usize>,
 }
 
+/// A warp's lanes, for the critical paths.
+const LANES: usize = 32;
+
 /// What the candidates cost one read, in pairs of occurrence lookups (a bwa pop or a replayed
 /// step reads two rows' counts; bwa's exact extension after its last difference is counted on
 /// neither side): the first pass's pops, the suffix bounds (the prefix bounds are bwa's D
@@ -66,6 +70,10 @@ struct Cost {
     enumeration: u64,
     replay: u64,
     rungs: u64,
+    /// Rounds of a warp's 32 lanes: the rungs' searches, and the replays' steps (each waiting
+    /// for its parent's).
+    search_rounds: u64,
+    replay_rounds: u64,
     /// The largest tree of the read's rungs (nodes), and its alignments: what a GPU's replay
     /// would hold per read.
     tree_nodes: usize,
@@ -81,6 +89,8 @@ impl Cost {
         self.first += o.first;
         self.bounds += o.bounds;
         self.root_chain += o.root_chain;
+        self.search_rounds += o.search_rounds;
+        self.replay_rounds += o.replay_rounds;
         self.enumeration += o.enumeration;
         self.replay += o.replay;
         self.rungs += o.rungs;
@@ -101,6 +111,9 @@ enum Answer {
 struct ReadCost {
     best: Option<u32>,
     pops: u64,
+    /// The critical path of the GPU's level search of the read (teams of 32 lanes, the root's
+    /// chain on all of them), in pops.
+    level_critical: u64,
     answer: Answer,
     cost: Cost,
 }
@@ -136,8 +149,10 @@ fn candidate_hits(
     let fewest = bounds.after[0].max(bounds.before[search.seq.len()]) as i32;
     let mut score = lower.max(fewest * cheapest) + opt.s_mm;
     while score <= args.most_score as i32 {
-        let (alignments, lookups) = within(search.bwt, search.seq, budget(score), &bounds)?;
+        let (alignments, lookups, search_rounds) = within(search.bwt, search.seq, budget(score), &bounds, LANES)?;
         let tree = candidate_tree(search, &alignments);
+        cost.search_rounds += search_rounds;
+        cost.replay_rounds += rounds(&tree.waits_for(), LANES);
         if tree.len() > cost.tree_nodes {
             (cost.tree_nodes, cost.alignments) = (tree.len(), alignments.len());
         }
@@ -199,9 +214,11 @@ fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs)
     let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
     // exact_match's answer, known before any search: bwa's best is 0 where the read matches.
     let exact = args.exact_to_bwa && search.root_intervals().len() == seq.len() + 1;
+    let level_critical = level_critical_path(&search, width, opt);
+    let read_cost = |answer, cost| ReadCost { best, pops, level_critical, answer, cost };
     if exact || (args.first_pops > 0 && oracle.pops <= args.first_pops) {
         cost.first = pops;
-        return Ok(ReadCost { best, pops, answer: Answer::FirstPass, cost });
+        return Ok(read_cost(Answer::FirstPass, cost));
     }
     // What a first pass of that many pops learnt: the first hit's score, or that every lower
     // score was popped without a hit.
@@ -220,9 +237,18 @@ fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs)
                 hits.len()
             )
         }
-        Some(_) => Ok(ReadCost { best, pops, answer: Answer::Candidates, cost }),
-        None => Ok(ReadCost { best, pops, answer: Answer::Bwa, cost }),
+        Some(_) => Ok(read_cost(Answer::Candidates, cost)),
+        None => Ok(read_cost(Answer::Bwa, cost)),
     }
+}
+
+/// The GPU's level search's critical path for the read, in pops (pass 3's pools, so that it
+/// finishes; 0 where it gives the read up).
+fn level_critical_path(search: &Search, width: &[Width], opt: &GapOptions) -> u64 {
+    let mut cost = LevelCost::default();
+    let flags = LevelFlags { exact_entries_limit: true, root_chain: true, refill: None };
+    let done = level_search(search, &mut width.to_vec(), opt, LANES, 2_000_000 / CHUNK, flags, &mut cost, None);
+    done.map_or(0, |_| cost.critical_pops as u64)
 }
 
 pub fn run(args: CandidatesArgs) -> Result<()> {
@@ -299,7 +325,16 @@ fn print_table(reads: &[ReadCost]) {
         row.print(&best.map_or("no hit".to_string(), |s| s.to_string()));
     }
     total.print("all");
-    let answered = reads.iter().filter(|r| r.answer == Answer::Candidates);
+    let answered: Vec<&ReadCost> = reads.iter().filter(|r| r.answer == Answer::Candidates).collect();
+    let level: u64 = answered.iter().map(|r| r.level_critical).sum();
+    let (searches, replays): (u64, u64) =
+        answered.iter().fold((0, 0), |(a, b), r| (a + r.cost.search_rounds, b + r.cost.replay_rounds));
+    println!(
+        "critical path of the reads the candidates answered, a warp of {LANES} lanes a read: the level search {level} \
+         pops; the candidates' searches {searches} rounds and replays {replays} ({:.2}x shorter)",
+        level as f64 / (searches + replays).max(1) as f64
+    );
+    let answered = answered.into_iter();
     let (mut nodes, mut found): (Vec<usize>, Vec<usize>) =
         answered.map(|r| (r.cost.tree_nodes, r.cost.alignments)).unzip();
     nodes.sort_unstable();

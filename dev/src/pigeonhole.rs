@@ -87,14 +87,26 @@ struct Enumeration<'a> {
     most: usize,
     lookups: u64,
     max_lookups: u64,
+    /// Each extension's parent: the extension whose interval it extends (None: a search's
+    /// first), and the one whose children are being explored now.
+    extensions: Vec<Option<u32>>,
+    at: Option<u32>,
 }
 
-/// The alignments of `read` (codes, N as 4, which matches no base) within `budget`, and the
-/// occurrence lookups spent; None where the read has fewer bases than parts (one more than the
-/// most edits the budget pays for).
-pub fn within(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds) -> Option<(Vec<Alignment>, u64)> {
-    let (found, lookups, _) = search(bwt, read, budget, bounds, (usize::MAX, u64::MAX))?;
-    Some((found, lookups))
+/// The alignments of `read` (codes, N as 4, which matches no base) within `budget`, the
+/// occurrence lookups spent, and the rounds its extensions take on `lanes` lanes that each
+/// extend one interval a round as soon as the extension it depends on is done (the searches'
+/// branches depend on nothing else: any order finds the same alignments); None where the read
+/// has fewer bases than parts (one more than the most edits the budget pays for).
+pub fn within(
+    bwt: &Bwt,
+    read: &[u8],
+    budget: Budget,
+    bounds: &Bounds,
+    lanes: usize,
+) -> Option<(Vec<Alignment>, u64, u64)> {
+    let done = search(bwt, read, budget, bounds, (usize::MAX, u64::MAX))?;
+    Some((done.found, done.lookups, rounds(&done.extensions, lanes)))
 }
 
 /// Whether `read` has any alignment within `budget` (the search stops at the first), and the
@@ -102,19 +114,30 @@ pub fn within(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds) -> Option
 /// gave up after more than `max_lookups` lookups.
 pub fn any_within(bwt: &Bwt, read: &[u8], budget: Budget, bounds: &Bounds, max_lookups: u64) -> (Option<bool>, u64) {
     match search(bwt, read, budget, bounds, (1, max_lookups)) {
-        Some((found, lookups, over)) => ((!over || !found.is_empty()).then_some(!found.is_empty()), lookups),
+        Some(done) => {
+            let any = !done.found.is_empty();
+            ((!done.over || any).then_some(any), done.lookups)
+        }
         None => (None, 0),
     }
 }
 
-/// The alignments found, the lookups spent, and whether the search gave up over its lookups.
+/// What a search did: the alignments found, the lookups spent, whether it gave up over its
+/// lookups, and its extensions' parents.
+struct Searched {
+    found: Vec<Alignment>,
+    lookups: u64,
+    over: bool,
+    extensions: Vec<Option<u32>>,
+}
+
 fn search(
     bwt: &Bwt,
     read: &[u8],
     budget: Budget,
     bounds: &Bounds,
     (most, max_lookups): (usize, u64),
-) -> Option<(Vec<Alignment>, u64, bool)> {
+) -> Option<Searched> {
     let (len, parts) = (read.len(), budget.most_edits() as usize + 1);
     if len < parts {
         return None;
@@ -134,6 +157,8 @@ fn search(
         most,
         lookups: 0,
         max_lookups,
+        extensions: Vec::new(),
+        at: None,
     };
     for j in 0..parts {
         e.start = part_start(j, len, parts);
@@ -142,15 +167,50 @@ fn search(
         if e.stopped() {
             break;
         }
-        if let Some(ik) = exact_part(bwt, read, e.start, e.end, &mut e.lookups) {
+        let before = e.lookups;
+        let exact = exact_part(bwt, read, e.start, e.end, &mut e.lookups);
+        // The part's exact match is a chain of dependent extensions.
+        e.at = None;
+        for _ in 0..(e.lookups - before) / 2 {
+            e.at = Some(e.record());
+        }
+        if let Some(ik) = exact {
             e.right(ik, e.end, Spent::default());
         }
     }
     let over = e.stopped() && e.found.len() < most;
-    Some((e.found, e.lookups, over))
+    Some(Searched { found: e.found, lookups: e.lookups, over, extensions: e.extensions })
+}
+
+/// Rounds of `lanes` lanes that a tree of extensions (each one's parent) takes, each round
+/// taking the ready extensions first come, first served.
+pub fn rounds(parents: &[Option<u32>], lanes: usize) -> u64 {
+    let mut children = vec![Vec::new(); parents.len()];
+    let mut ready = std::collections::VecDeque::new();
+    for (id, parent) in parents.iter().enumerate() {
+        match parent {
+            Some(p) => children[*p as usize].push(id),
+            None => ready.push_back(id),
+        }
+    }
+    let mut rounds = 0;
+    while !ready.is_empty() {
+        let now: Vec<usize> = ready.drain(..ready.len().min(lanes.max(1))).collect();
+        for id in now {
+            ready.extend(children[id].iter().copied());
+        }
+        rounds += 1;
+    }
+    rounds
 }
 
 impl Enumeration<'_> {
+    /// A new extension, of the interval the one explored now gave.
+    fn record(&mut self) -> u32 {
+        self.extensions.push(self.at);
+        self.extensions.len() as u32 - 1
+    }
+
     fn stopped(&self) -> bool {
         self.found.len() >= self.most || self.lookups > self.max_lookups
     }
@@ -184,19 +244,21 @@ impl Enumeration<'_> {
         }
         // Appended: entry c is W·(3 - c).
         let kids = extend(self.bwt, &ik, false, &mut self.lookups);
+        let (from, id) = (self.at, Some(self.record()));
         let child = |b: u8| Some(kids[3 - b as usize]).filter(|c| c.size > 0);
         let base = self.read[i];
         for b in 0..4u8 {
             if let (Some(c), Some(s)) = (child(b), self.add(spent, Col::Base(b), base)) {
-                self.right_with(Col::Base(b), |e| e.right(c, i + 1, s));
+                self.right_with(Col::Base(b), id, |e| e.right(c, i + 1, s));
             }
         }
+        // An insertion extends `ik` itself: it waits only for the extension that gave it.
         if let Some(s) = self.add(spent, Col::Ins, base) {
-            self.right_with(Col::Ins, |e| e.right(ik, i + 1, s));
+            self.right_with(Col::Ins, from, |e| e.right(ik, i + 1, s));
         }
         for b in 0..4u8 {
             if let (Some(c), Some(s)) = (child(b), self.add(spent, Col::Del(b), base)) {
-                self.right_with(Col::Del(b), |e| e.right(c, i, s));
+                self.right_with(Col::Del(b), id, |e| e.right(c, i, s));
             }
         }
     }
@@ -219,20 +281,21 @@ impl Enumeration<'_> {
         let next = |edits: usize| if finishes { 0 } else { edits };
         // Prepended: entry c is c·W.
         let kids = extend(self.bwt, &ik, true, &mut self.lookups);
+        let (from, id) = (self.at, Some(self.record()));
         let child = |b: u8| Some(kids[b as usize]).filter(|c| c.size > 0);
         let base = self.read[i - 1];
         for b in 0..4u8 {
             let edits = part_edits + (b != base) as usize;
             if let (Some(c), Some(s), false) = (child(b), self.add(spent, Col::Base(b), base), finishes && edits == 0) {
-                self.left_with(Col::Base(b), |e| e.left(c, i - 1, s, next(edits)));
+                self.left_with(Col::Base(b), id, |e| e.left(c, i - 1, s, next(edits)));
             }
         }
         if let Some(s) = self.add(spent, Col::Ins, base) {
-            self.left_with(Col::Ins, |e| e.left(ik, i - 1, s, next(part_edits + 1)));
+            self.left_with(Col::Ins, from, |e| e.left(ik, i - 1, s, next(part_edits + 1)));
         }
         for b in 0..4u8 {
             if let (Some(c), Some(s)) = (child(b), self.add(spent, Col::Del(b), base)) {
-                self.left_with(Col::Del(b), |e| e.left(c, i, s, part_edits + 1));
+                self.left_with(Col::Del(b), id, |e| e.left(c, i, s, part_edits + 1));
             }
         }
     }
@@ -243,13 +306,17 @@ impl Enumeration<'_> {
         self.found.push(cols.collect());
     }
 
-    fn right_with(&mut self, col: Col, then: impl FnOnce(&mut Self)) {
+    /// Runs `then` with column `col` right of the part, its interval from extension `at`.
+    fn right_with(&mut self, col: Col, at: Option<u32>, then: impl FnOnce(&mut Self)) {
+        self.at = at;
         self.right_cols.push(col);
         then(self);
         self.right_cols.pop();
     }
 
-    fn left_with(&mut self, col: Col, then: impl FnOnce(&mut Self)) {
+    /// Runs `then` with column `col` left of the part, its interval from extension `at`.
+    fn left_with(&mut self, col: Col, at: Option<u32>, then: impl FnOnce(&mut Self)) {
+        self.at = at;
         self.left_cols.push(col);
         then(self);
         self.left_cols.pop();
@@ -326,7 +393,7 @@ mod tests {
             let read = read_with_edits(&text, len, r % 5 == 0, 6, &mut next);
             let b = bounds(&bwt, &read, &mut 0);
             for k in 0..=3 {
-                let Some((found, _)) = within(&bwt, &read, Budget::edits(k as u32, false), &b) else { continue };
+                let Some((found, _, _)) = within(&bwt, &read, Budget::edits(k as u32, false), &b, 32) else { continue };
                 let mut strings: Vec<Vec<u8>> = found.iter().map(string_of).collect();
                 let n = strings.len();
                 strings.sort();
@@ -364,7 +431,7 @@ mod tests {
             let read = read_with_edits(&text, len, r % 5 == 0, 5, &mut next);
             let b = bounds(&bwt, &read, &mut 0);
             for k in 0..=2 {
-                let Some((found, _)) = within(&bwt, &read, Budget::edits(k as u32, true), &b) else { continue };
+                let Some((found, _, _)) = within(&bwt, &read, Budget::edits(k as u32, true), &b, 32) else { continue };
                 let mut by_string: BTreeMap<Vec<u8>, BTreeSet<Alignment>> = BTreeMap::new();
                 for a in found {
                     by_string.entry(string_of(&a)).or_default().insert(a);
@@ -423,8 +490,10 @@ mod tests {
             let b = bounds(&bwt, &read, &mut 0);
             for (score, max_gapo) in [(6, 1), (9, 0), (12, 1), (15, 2)] {
                 let budget = Budget { score, s_mm: 3, s_gapo: 11, s_gape: 4, max_gapo, max_edits: u32::MAX };
-                let Some((found, _)) = within(&bwt, &read, budget, &b) else { continue };
-                let Some((all, _)) = within(&bwt, &read, Budget::edits(score / 3, max_gapo > 0), &b) else { continue };
+                let Some((found, _, _)) = within(&bwt, &read, budget, &b, 32) else { continue };
+                let Some((all, _, _)) = within(&bwt, &read, Budget::edits(score / 3, max_gapo > 0), &b, 32) else {
+                    continue;
+                };
                 let fits = |a: &Alignment| {
                     let (s, o) = score_of(&read, a, (3, 11, 4));
                     s <= score && o <= max_gapo

@@ -53,6 +53,12 @@ impl Tree {
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
+
+    /// What each node's step waits for: its parent's step, or nothing on the root's chain,
+    /// whose intervals the GPU's read_widths computes before the search.
+    pub fn waits_for(&self) -> Vec<Option<u32>> {
+        self.nodes.iter().map(|n| n.up.filter(|_| n.start != 0).map(|u| u as u32)).collect()
+    }
 }
 
 /// The walk: every entry up to `bound` reachable by bwa's step with the first state, and
