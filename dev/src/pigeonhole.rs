@@ -373,27 +373,38 @@ mod tests {
         (0..=k).map(|c| ways[n][m][c] - del[n][m][c]).sum()
     }
 
-    fn genome_and_text(dir: &std::path::Path, len: usize, next: &mut impl FnMut() -> u64) -> (Bwt, Vec<u8>) {
-        let genome = genome_with_repeats(len, 200..500, &[len / 4, len / 2, 3 * len / 4], next);
-        let (_, bwt) = indexed(dir, &genome);
-        let text = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
-        (bwt, text)
+    /// Draws `reads` reads (from `lens.0` bases, fewer than `lens.1` more; a fifth random, the
+    /// rest with edits) of a seeded genome of `genome_len` bases with repeats, and runs `check`
+    /// on each: its number, the BWT, both strands' text, the read and its bounds.
+    fn for_reads(
+        seed: u64,
+        genome_len: usize,
+        reads: usize,
+        lens: (usize, u64),
+        mut check: impl FnMut(usize, &Bwt, &[u8], &[u8], &Bounds),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut next = xorshift(seed);
+        let genome =
+            genome_with_repeats(genome_len, 200..500, &[genome_len / 4, genome_len / 2, 3 * genome_len / 4], &mut next);
+        let (_, bwt) = indexed(dir.path(), &genome);
+        let text: Vec<u8> = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
+        for r in 0..reads {
+            let len = lens.0 + (next() % lens.1) as usize;
+            let read = read_with_edits(&text, len, r % 5 == 0, 6, &mut next);
+            let b = bounds(&bwt, &read, &mut 0);
+            check(r, &bwt, &text, &read, &b);
+        }
     }
 
     /// Without gaps the searches find every string within k mismatches of the read on either
     /// strand, each once, and nothing else: with repeats, N bases and reads of every kind.
     #[test]
     fn the_searches_find_every_string_within_k_mismatches_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut next = xorshift(0x51f1_5eed_1234_abcd);
-        let (bwt, text) = genome_and_text(dir.path(), 4000, &mut next);
         let mut found_some = 0;
-        for r in 0..300 {
-            let len = 8 + (next() % 40) as usize;
-            let read = read_with_edits(&text, len, r % 5 == 0, 6, &mut next);
-            let b = bounds(&bwt, &read, &mut 0);
+        for_reads(0x51f1_5eed_1234_abcd, 4000, 300, (8, 40), |r, bwt, text, read, b| {
             for k in 0..=3 {
-                let Some((found, _, _)) = within(&bwt, &read, Budget::edits(k as u32, false), &b, 32) else { continue };
+                let Some((found, _, _)) = within(bwt, read, Budget::edits(k as u32, false), b, 32) else { continue };
                 let mut strings: Vec<Vec<u8>> = found.iter().map(string_of).collect();
                 let n = strings.len();
                 strings.sort();
@@ -401,7 +412,7 @@ mod tests {
                 assert_eq!(strings.len(), n, "read {r}, k {k}: a string found twice");
                 let want: BTreeSet<Vec<u8>> = text
                     .windows(read.len())
-                    .filter(|w| w.iter().zip(&read).filter(|(a, b)| a != b).count() <= k)
+                    .filter(|w| w.iter().zip(read).filter(|(a, b)| a != b).count() <= k)
                     .map(|w| w.to_vec())
                     .collect();
                 let got: BTreeSet<Vec<u8>> = strings.into_iter().collect();
@@ -413,7 +424,7 @@ mod tests {
                 );
                 found_some += (n > 0) as usize;
             }
-        }
+        });
         assert!(found_some > 300, "{found_some} searches found strings");
     }
 
@@ -422,16 +433,10 @@ mod tests {
     /// an alignment may be found twice (a deletion between two parts).
     #[test]
     fn with_gaps_the_searches_find_every_alignment_within_k_edits() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut next = xorshift(0x0dd_ba11_cafe_f00d);
-        let (bwt, text) = genome_and_text(dir.path(), 1500, &mut next);
         let mut found_some = 0;
-        for r in 0..60 {
-            let len = 8 + (next() % 16) as usize;
-            let read = read_with_edits(&text, len, r % 5 == 0, 5, &mut next);
-            let b = bounds(&bwt, &read, &mut 0);
+        for_reads(0x0dd_ba11_cafe_f00d, 1500, 60, (8, 16), |r, bwt, text, read, b| {
             for k in 0..=2 {
-                let Some((found, _, _)) = within(&bwt, &read, Budget::edits(k as u32, true), &b, 32) else { continue };
+                let Some((found, _, _)) = within(bwt, read, Budget::edits(k as u32, true), b, 32) else { continue };
                 let mut by_string: BTreeMap<Vec<u8>, BTreeSet<Alignment>> = BTreeMap::new();
                 for a in found {
                     by_string.entry(string_of(&a)).or_default().insert(a);
@@ -439,7 +444,7 @@ mod tests {
                 let mut want = BTreeMap::new();
                 for m in read.len().saturating_sub(k).max(1)..=read.len() + k {
                     for x in text.windows(m) {
-                        let n = count_alignments(&read, x, k);
+                        let n = count_alignments(read, x, k);
                         if n > 0 {
                             want.insert(x.to_vec(), n);
                         }
@@ -449,7 +454,7 @@ mod tests {
                 assert_eq!(got, want, "read {r} {read:?}, k {k}");
                 found_some += (!got.is_empty()) as usize;
             }
-        }
+        });
         assert!(found_some > 50, "{found_some} searches found alignments");
     }
 
@@ -480,22 +485,16 @@ mod tests {
     /// score and gaps fit it.
     #[test]
     fn a_score_budget_finds_the_alignments_whose_score_fits() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut next = xorshift(0x5c0_12e5_b00d_9e71);
-        let (bwt, text) = genome_and_text(dir.path(), 3000, &mut next);
         let mut gapped = 0;
-        for r in 0..150 {
-            let len = 12 + (next() % 30) as usize;
-            let read = read_with_edits(&text, len, r % 5 == 0, 5, &mut next);
-            let b = bounds(&bwt, &read, &mut 0);
+        for_reads(0x5c0_12e5_b00d_9e71, 3000, 150, (12, 30), |r, bwt, _, read, b| {
             for (score, max_gapo) in [(6, 1), (9, 0), (12, 1), (15, 2)] {
                 let budget = Budget { score, s_mm: 3, s_gapo: 11, s_gape: 4, max_gapo, max_edits: u32::MAX };
-                let Some((found, _, _)) = within(&bwt, &read, budget, &b, 32) else { continue };
-                let Some((all, _, _)) = within(&bwt, &read, Budget::edits(score / 3, max_gapo > 0), &b, 32) else {
+                let Some((found, _, _)) = within(bwt, read, budget, b, 32) else { continue };
+                let Some((all, _, _)) = within(bwt, read, Budget::edits(score / 3, max_gapo > 0), b, 32) else {
                     continue;
                 };
                 let fits = |a: &Alignment| {
-                    let (s, o) = score_of(&read, a, (3, 11, 4));
+                    let (s, o) = score_of(read, a, (3, 11, 4));
                     s <= score && o <= max_gapo
                 };
                 let want: BTreeSet<Alignment> = all.into_iter().filter(fits).collect();
@@ -503,7 +502,7 @@ mod tests {
                 assert_eq!(got, want, "read {r} {read:?}, budget {budget:?}");
                 gapped += got.iter().filter(|a| a.iter().any(|c| !matches!(c, Col::Base(_)))).count();
             }
-        }
+        });
         assert!(gapped > 20, "{gapped} gapped alignments found");
     }
 }
