@@ -114,8 +114,8 @@ struct ReadCost {
     /// Whether bwa's stack stayed under `-m` (where it did not, its hits are not compared: the
     /// candidates cannot know where bwa's `-m` stops the search).
     under_m: bool,
-    /// The critical path of the GPU's level search of the read (teams of 32 lanes, the root's
-    /// chain on all of them), in pops.
+    /// For a read the candidates answered, the critical path of the GPU's level search of it
+    /// (teams of 32 lanes, the root's chain on all of them), in pops; 0 for the others.
     level_critical: u64,
     answer: Answer,
     cost: Cost,
@@ -200,8 +200,10 @@ fn read_bounds(search: &Search, width: &[Width], cost: &mut Cost) -> Bounds {
     let mut before: Vec<u8> = width[..len].iter().map(|w| w.bid.clamp(0, 255) as u8).collect();
     before.insert(0, 0);
     cost.bounds = lookups / 2;
-    // The suffixes' first piece is the root's chain, which the GPU's read_widths computes.
-    cost.root_chain = cost.bounds.min(search.root_intervals().len() as u64 - 1);
+    // The suffixes' first piece is the root's chain, which the GPU's read_widths computes: the
+    // suffixes that occur, those no piece fails in.
+    let root_chain = after[..len].iter().filter(|&&pieces| pieces == 0).count() as u64;
+    cost.root_chain = cost.bounds.min(root_chain);
     Bounds { after, before }
 }
 
@@ -217,9 +219,8 @@ fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs)
     let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
     // exact_match's answer, known before any search: bwa's best is 0 where the read matches.
     let exact = args.exact_to_bwa && search.root_intervals().len() == seq.len() + 1;
-    let level_critical = level_critical_path(&search, width, opt);
     let under_m = oracle.peak < opt.max_entries as usize;
-    let read_cost = |answer, cost| ReadCost { best, pops, under_m, level_critical, answer, cost };
+    let read_cost = |answer, cost| ReadCost { best, pops, under_m, level_critical: 0, answer, cost };
     if exact || (args.first_pops > 0 && oracle.pops <= args.first_pops) {
         cost.first = pops;
         return Ok(read_cost(Answer::FirstPass, cost));
@@ -241,7 +242,10 @@ fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs)
                 hits.len()
             )
         }
-        Some(_) => Ok(read_cost(Answer::Candidates, cost)),
+        Some(_) => {
+            let level_critical = level_critical_path(&search, width, opt);
+            Ok(ReadCost { level_critical, ..read_cost(Answer::Candidates, cost) })
+        }
         None => Ok(read_cost(Answer::Bwa, cost)),
     }
 }
