@@ -206,7 +206,7 @@ fn bwa_pops_every_entry_in_the_order_its_ancestry_gives() {
     }
 }
 
-/// Each read's alignments within a score budget (dev/src/pigeonhole.rs), their paths replayed
+/// Each read's alignments within a score budget (src/search/pigeonhole.rs), their paths replayed
 /// in bwa's order (dev/src/replay.rs), give bwa's hits on every read they answer (`bcuda-dev
 /// candidates` fails on any other): with bwa's defaults and ancient DNA's options, mismatches
 /// only with and without a first pass of bwa's search, and with gaps.

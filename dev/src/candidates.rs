@@ -1,5 +1,5 @@
 //! `bcuda-dev candidates`: bwa's hits from candidate alignments found by pigeonhole searches
-//! (dev/src/pigeonhole.rs) and replayed in bwa's order (dev/src/replay.rs), against bwa's
+//! (src/search/pigeonhole.rs) and replayed in bwa's order (dev/src/replay.rs), against bwa's
 //! search, with the cost of each (docs/gpu-search.md, "Candidates from pigeonhole searches").
 //!
 //! A read's candidates are its alignments within a score budget at bwa's penalties (mismatches
@@ -18,10 +18,10 @@ use bcuda_index::Bwt;
 use bcuda::sai::{AlnHit, GapOptions, MODE_NONSTOP};
 use bcuda::search::level_search::{level_search, LevelCost, LevelFlags, CHUNK};
 use bcuda::search::no_hit::{edit_limit, suffix_bounds, Bounds};
+use bcuda::search::pigeonhole::{any_within, rounds, within, Budget};
 use bcuda::search::{align_read_with, prepare_read, HitList, ReadBuffers, Search, Width};
 
 use crate::aln_flags::{profile_reads, AlnFlags};
-use crate::pigeonhole::{any_within, rounds, within, Budget};
 use crate::replay::{candidate_tree, replay};
 use crate::stack_profile::{percentile, Counting};
 

@@ -3,13 +3,13 @@
 
 mod aln_flags;
 mod candidates;
+mod candidates_gpu;
 mod copy_bench;
 mod dealer_sim;
 mod gpu_bench;
 mod input_bench;
 mod kernel_resources;
 mod no_hit;
-mod pigeonhole;
 mod pop_order;
 mod replay;
 mod stack_profile;
@@ -46,6 +46,8 @@ enum Command {
     DealerSim(dealer_sim::DealerSimArgs),
     /// Time the exact_match kernel alone and check it against the CPU.
     GpuBench(gpu_bench::GpuBenchArgs),
+    /// The candidates' enumeration on a GPU: timed over a FASTQ, checked against the CPU model.
+    CandidatesGpu(candidates_gpu::CandidatesGpuArgs),
     /// Time parsing and packing reads (plain, gzip, BGZF, several files): the input-rate.tsv tables.
     InputBench(input_bench::InputBenchArgs),
     /// The inexact kernels' registers, stack and spills per team size (NVRTC's ptxas report).
@@ -66,6 +68,7 @@ fn run() -> Result<()> {
         Command::CopyBench(args) => copy_bench::run(args),
         Command::DealerSim(args) => dealer_sim::run(args),
         Command::GpuBench(args) => gpu_bench::run(args),
+        Command::CandidatesGpu(args) => candidates_gpu::run(args),
         Command::InputBench(args) => input_bench::run(args),
         Command::KernelResources(args) => kernel_resources::run(args),
         Command::NoHit(args) => no_hit::run(args),

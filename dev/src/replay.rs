@@ -4,16 +4,16 @@
 //! their parent's step still pushes them. The paths come from a depth-first walk of bwa's step
 //! rules with the read's first state up to the best score plus `s_mm` ([`replayed_hits`]: what
 //! the order and the replay need), or from alignments an enumeration found ([`candidate_tree`],
-//! dev/src/pigeonhole.rs).
+//! src/search/pigeonhole.rs).
 
 use std::collections::HashMap;
 
 use bcuda::aln_options::aln_score;
 use bcuda::sai::{AlnHit, GapOptions};
+use bcuda::search::pigeonhole::{Alignment, Col};
 use bcuda::search::stack::Entry;
 use bcuda::search::{AfterHit, HitList, Search, Step, Width, STATE_D, STATE_I, STATE_M};
 
-use crate::pigeonhole::{Alignment, Col};
 use crate::pop_order::{cmp_pop, Ancestry};
 
 /// How a node is told among its parent's children: by its entry (the walk knows it), or by

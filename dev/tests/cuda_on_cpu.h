@@ -13,7 +13,7 @@ struct Dim {
 struct uint4 {
     unsigned x, y, z, w;
 };
-static Dim blockIdx = {0}, blockDim = {1}, threadIdx = {0};
+static Dim blockIdx = {0}, blockDim = {1}, threadIdx = {0}, gridDim = {1};
 static unsigned atomicAdd(unsigned *p, unsigned v)
 {
     unsigned old = *p;
@@ -24,5 +24,11 @@ static unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
 {
     unsigned long long old = *p;
     *p += v;
+    return old;
+}
+static unsigned atomicMin(unsigned *p, unsigned v)
+{
+    unsigned old = *p;
+    if (v < old) *p = v;
     return old;
 }

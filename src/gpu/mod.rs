@@ -9,6 +9,7 @@
 
 pub mod batch;
 mod buffers;
+pub mod candidates;
 mod first_pass;
 pub mod host_copy;
 pub mod index_sort;

@@ -9,8 +9,9 @@
 //! deletion between two parts may be found by both searches). The read's bounds
 //! (src/search/no_hit.rs, like bwa's D array) prune both directions.
 
-use bcuda::search::no_hit::{exact_part, extend, part_of, part_start, BiInterval, Bounds};
 use bcuda_index::Bwt;
+
+use crate::search::no_hit::{exact_part, extend, part_of, part_start, BiInterval, Bounds};
 
 /// One column of an alignment: a read base against a string base (`Base`: a match or a
 /// mismatch), a read base the string lacks (`Ins`), or a string base the read lacks (`Del`).
@@ -329,8 +330,8 @@ mod tests {
 
     use std::collections::{BTreeMap, BTreeSet};
 
-    use bcuda::search::no_hit::bounds;
-    use bcuda::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
+    use crate::search::no_hit::bounds;
+    use crate::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
 
     /// The string an alignment matches.
     fn string_of(a: &Alignment) -> Vec<u8> {

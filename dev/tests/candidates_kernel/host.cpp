@@ -1,0 +1,192 @@
+// cuda/candidates.cu built for the CPU: its kernels run as one thread after another, so that
+// dev/tests/candidates_kernel.rs can check the alignments they find against the model
+// (src/search/pigeonhole.rs) without a GPU. CUDA's keywords become nothing, its atomics plain
+// updates.
+//   host BWT READS rung S_MM S_GAPO S_GAPE MAX_GAPO: every alignment of each read within its
+//     budget (no cap on its extensions), a line each: "R COL COL ...", a column B0-B3 (a
+//     string base against the read's), I (an inserted read base) or D0-D3 (a deleted string
+//     base); "skip R" for a read with fewer bases than parts.
+//   host BWT READS proof MOST_EXTENSIONS: the no-hit proof (1 an edit, gaps unlimited, stopping
+//     at the first alignment), a line a read: "proof R ANY OVER" (OVER: its extensions
+//     reached MOST_EXTENSIONS), or "skip R".
+// READS has a line per read, "BUDGET MAX_EDITS CODES" (CODES: one digit a base, 4 for N). Both
+// end with "lookups BOUNDS ROUNDS": the bounds' occurrence lookups, then the searches'. Every
+// read is searched at its line's budget, whatever its bounds (the ladder's first budget) say.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../cuda_on_cpu.h"
+#include "bwt.cuh"
+#include "candidates.cu"
+#include "../bwt_file.h"
+
+// The batch as the kernels take it, and each line's budget (candidate_bounds sets its own).
+struct Batch {
+    std::vector<u8> codes, bounds, max_edits;
+    std::vector<u64> code_start, bound_start;
+    std::vector<u16> len, budget, line_budget;
+
+    u32 n() const { return (u32)len.size(); }
+
+    Reads reads() const
+    {
+        Reads rs = {codes.data(), code_start.data(), len.data(), bounds.data(), bound_start.data(), budget.data(),
+            max_edits.data()};
+        return rs;
+    }
+};
+
+static Batch read_batch(const char *path)
+{
+    Batch b;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        int budget, max_edits;
+        std::string seq;
+        fields >> budget >> max_edits >> seq;
+        b.code_start.push_back(b.codes.size());
+        for (char c : seq) b.codes.push_back((u8)(c - '0'));
+        b.bound_start.push_back(b.bounds.size());
+        b.bounds.resize(b.bounds.size() + 2 * (seq.size() + 1));
+        b.len.push_back((u16)seq.size());
+        b.line_budget.push_back((u16)budget);
+        b.max_edits.push_back((u8)max_edits);
+    }
+    b.budget = b.line_budget;
+    return b;
+}
+
+// What the searches left: the nodes, the alignments found, each read's flags and extensions.
+struct Outcome {
+    std::vector<u64> nodes;
+    std::vector<Found> found;
+    std::vector<u8> any;
+    std::vector<u32> extensions;
+    u64 bound_lookups, round_lookups;
+};
+
+// The counters as the kernels take them: u32s, with the lookups a u64 at CNT_LOOKUPS.
+struct Counters {
+    u64 words[4];
+    u32 *at() { return (u32 *)words; }
+    u64 lookups() { return *(u64 *)(at() + CNT_LOOKUPS); }
+};
+
+// Every read's bounds (its line's budget kept: every read is searched at it, exact or not).
+static u64 bounds_pass(const BwtFile &bwt, Batch &b, const Penalties &p)
+{
+    Counters counters = {};
+    std::vector<u8> status(b.n(), CAND_PENDING);
+    std::vector<u32> list(b.n());
+    u32 listed = 0;
+    for (u32 r = 0; r < b.n(); ++r) {
+        blockIdx.x = r;
+        candidate_bounds(bwt.words.data(), bwt.primary, bwt.l2, b.reads(), p, b.n(), 0, b.bounds.data(), b.budget.data(),
+            status.data(), list.data(), &listed, counters.at());
+    }
+    blockIdx.x = 0;
+    b.budget = b.line_budget;
+    return counters.lookups();
+}
+
+// The searches of every read with buffers of `capacity` entries each; false where one ran out.
+static bool search(const BwtFile &bwt, const Batch &b, const Penalties &p, u32 most_extensions, bool proof,
+    u32 capacity, Outcome &out)
+{
+    std::vector<Branch> frontier[2] = {std::vector<Branch>(capacity), std::vector<Branch>(capacity)};
+    out.nodes.assign(capacity, 0);
+    out.found.assign(capacity, Found{});
+    out.any.assign(b.n(), 0);
+    out.extensions.assign(b.n(), 0);
+    std::vector<u32> best(b.n()), list(b.n()), counts(1 << 14, 0);
+    for (u32 r = 0; r < b.n(); ++r) list[r] = r;
+    Counters counters = {};
+    Outputs o = {frontier[0].data(), counts.data(), capacity, out.nodes.data(), capacity, out.found.data(), capacity,
+        counters.at(), best.data(), out.any.data()};
+    for (u32 k = 0; k < b.n(); ++k) {
+        blockIdx.x = k;
+        candidate_seed(bwt.l2, b.reads(), p, list.data(), b.n(), counts.data(), frontier[0].data(), o,
+            out.extensions.data());
+    }
+    blockIdx.x = 0;
+    if (counters.at()[CNT_OVERFLOW]) return false;
+    for (u32 round = 0; counts[round] > 0; ++round) {
+        if (round + 2 >= counts.size()) {
+            fprintf(stderr, "more than %zu rounds\n", counts.size() - 2);
+            exit(1);
+        }
+        o.next = frontier[(round + 1) % 2].data();
+        candidate_round(bwt.words.data(), bwt.primary, bwt.l2, b.reads(), p, round, frontier[round % 2].data(),
+            counts.data(), o, out.extensions.data(), most_extensions, proof ? 1 : 0);
+        if (counters.at()[CNT_OVERFLOW]) return false;
+    }
+    out.nodes.resize(counters.at()[CNT_NODES]);
+    out.found.resize(counters.at()[CNT_FOUND]);
+    out.round_lookups = counters.lookups();
+    return true;
+}
+
+// The first position of part j of read r, cut as the kernels cut it at its budget.
+static int part_start_of(const Batch &b, const Penalties &p, u32 r, int j)
+{
+    int len = b.len[r], parts = parts_for(b.budget[r], b.max_edits[r], cheapest(p));
+    return j < parts ? part_start(j, len, parts) : len;
+}
+
+static void print_col(int col)
+{
+    col &= ~COL_LEFT;
+    if (col < COL_INS) printf(" B%d", col);
+    else if (col == COL_INS) printf(" I");
+    else printf(" D%d", col - COL_DEL);
+}
+
+// Alignment f: the columns on its path (left of the part from the last node back, leftmost
+// first; right of it rightmost first), the part's bases between them.
+static void print_found(const Batch &b, const Penalties &p, const Outcome &out, const Found &f)
+{
+    std::vector<int> left, right;
+    for (u32 n = f.node; n != NO_NODE; n = (u32)out.nodes[n]) {
+        int col = (int)(out.nodes[n] >> 32);
+        (col & COL_LEFT ? left : right).push_back(col);
+    }
+    printf("%u", f.read);
+    for (int col : left) print_col(col);
+    const u8 *read = b.codes.data() + b.code_start[f.read];
+    int start = part_start_of(b, p, f.read, f.part), end = part_start_of(b, p, f.read, f.part + 1);
+    for (int i = start; i < end; ++i) print_col(read[i]);
+    for (auto c = right.rbegin(); c != right.rend(); ++c) print_col(*c);
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    bool proof = argc == 5 && !strcmp(argv[3], "proof");
+    bool rung = argc == 8 && !strcmp(argv[3], "rung");
+    if (!proof && !rung) return 2;
+    BwtFile bwt = load_bwt(argv[1]);
+    Batch b = read_batch(argv[2]);
+    Penalties p = {1, 1, 1, 1 << 30};
+    if (rung) p = {atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), atoi(argv[7])};
+    Outcome out;
+    out.bound_lookups = bounds_pass(bwt, b, p);
+    u32 capacity = 1 << 12;
+    u32 most_extensions = proof ? (u32)strtoul(argv[4], nullptr, 10) : ~0u;
+    // Buffers that run out are doubled and the searches run again.
+    while (!search(bwt, b, p, most_extensions, proof, capacity, out)) capacity *= 2;
+    for (u32 r = 0; r < b.n(); ++r) {
+        if (out.extensions[r] == ~0u) printf("skip %u\n", r);
+        else if (proof) printf("proof %u %d %d\n", r, out.any[r], out.extensions[r] >= most_extensions);
+    }
+    if (rung)
+        for (const Found &f : out.found) print_found(b, p, out, f);
+    printf("lookups %llu %llu\n", out.bound_lookups, out.round_lookups);
+    return 0;
+}
