@@ -62,6 +62,12 @@
 #define CAND_EXACT 3
 #define CAND_PROOF 4
 #define CAND_NO_ALIGNMENT 5
+// Left to bwa's search, and why: a rung's extensions (or fewer bases than parts), a best score
+// past most_score, an alignment the proof found, the proof's extensions.
+#define CAND_LEFT_EXTENSIONS 6
+#define CAND_LEFT_SCORE 7
+#define CAND_LEFT_ALIGNS 8
+#define CAND_LEFT_PROOF_EXTENSIONS 9
 
 // The counters of a rung: nodes, alignments found, overflow (a buffer was full), lookups (u64
 // at CNT_LOOKUPS).
@@ -551,12 +557,12 @@ extern "C" __global__ void candidate_bounds(const u32 *__restrict__ words, u64 p
 __device__ __forceinline__ int next_step(u32 r, const u32 *best, const u32 *extensions, u32 most_extensions, int s_mm,
     int most_score, u16 *budget)
 {
-    if (extensions[r] >= most_extensions) return CAND_LEFT;
+    if (extensions[r] >= most_extensions) return CAND_LEFT_EXTENSIONS;
     int score = budget[r];
     if (best[r] != NO_SCORE) {
         int bound = (int)best[r] + s_mm;
         if (bound <= score) return CAND_ANSWERED;
-        if (bound > most_score) return CAND_LEFT;
+        if (bound > most_score) return CAND_LEFT_SCORE;
         budget[r] = (u16)bound;
         return CAND_PENDING;
     }
@@ -593,7 +599,7 @@ extern "C" __global__ void candidate_proof_end(const u32 *__restrict__ list, u32
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n) return;
     u32 r = list[k];
-    status[r] = any[r] || extensions[r] >= most_extensions ? CAND_LEFT : CAND_NO_ALIGNMENT;
+    status[r] = any[r] ? CAND_LEFT_ALIGNS : extensions[r] >= most_extensions ? CAND_LEFT_PROOF_EXTENSIONS : CAND_NO_ALIGNMENT;
 }
 
 // Search j's first branch of read r into b (its kind is not KIND_EXACT where the part's last

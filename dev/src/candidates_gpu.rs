@@ -211,7 +211,18 @@ impl Totals {
     }
 
     fn print(&self) {
-        let names = ["pending", "answered", "left to bwa's search", "exact (bwa's search)", "proof", "no alignment"];
+        let names = [
+            "pending",
+            "answered",
+            "left to bwa's search (options, length)",
+            "exact (bwa's search)",
+            "proof",
+            "no alignment",
+            "left: over a rung's extensions",
+            "left: over the last budget",
+            "left: the proof found an alignment",
+            "left: over the proof's extensions",
+        ];
         println!(
             "{} reads in {:.3} s ({:.0} reads/s, the whole ladder with its copies)",
             self.reads,
@@ -345,7 +356,7 @@ fn write_rest<'a>(
 ) -> Result<()> {
     let first = end - reads.len();
     for (i, (codes, status)) in reads.enumerate() {
-        if status == candidates::EXACT || status == candidates::LEFT {
+        if candidates::left_to_bwa(status) {
             let seq: String = codes.iter().map(|&c| b"ACGTN"[c.min(4) as usize] as char).collect();
             writeln!(w, "@r{}\n{seq}\n+\n{}", first + i, "I".repeat(seq.len()))?;
         }

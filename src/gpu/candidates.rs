@@ -26,6 +26,17 @@ pub const LEFT: u8 = 2;
 pub const EXACT: u8 = 3;
 pub const PROOF: u8 = 4;
 pub const NO_ALIGNMENT: u8 = 5;
+/// Left to bwa's search by the ladder: over a rung's extensions (or fewer bases than parts),
+/// over the last budget, an alignment the proof found, over the proof's extensions.
+pub const LEFT_EXTENSIONS: u8 = 6;
+pub const LEFT_SCORE: u8 = 7;
+pub const LEFT_ALIGNS: u8 = 8;
+pub const LEFT_PROOF_EXTENSIONS: u8 = 9;
+
+/// Whether a read in state `status` goes to bwa's search.
+pub fn left_to_bwa(status: u8) -> bool {
+    status == EXACT || status == LEFT || status >= LEFT_EXTENSIONS
+}
 
 /// The kernels' structures as C lays them out (checked against the kernels' own sizes).
 const BRANCH_BYTES: usize = 48;
