@@ -209,7 +209,9 @@ fn bwa_pops_every_entry_in_the_order_its_ancestry_gives() {
 /// Each read's alignments within a score budget (src/search/pigeonhole.rs), their paths replayed
 /// in bwa's order (dev/src/replay.rs), give bwa's hits on every read they answer (`bcuda-dev
 /// candidates` fails on any other): with bwa's defaults and ancient DNA's options, mismatches
-/// only with and without a first pass of bwa's search, and with gaps.
+/// only with and without a first pass of bwa's search, and with gaps. The tool also fails where
+/// bwa's search filtered by the paths' tree (src/search/replay.rs, the GPU's form) steps other
+/// entries or finds other hits than the sorted replay.
 #[test]
 fn candidate_strings_replayed_in_bwas_order_give_bwas_hits() {
     let dir = tempfile::tempdir().unwrap();

@@ -19,6 +19,7 @@ use bcuda::sai::{AlnHit, GapOptions, MODE_NONSTOP};
 use bcuda::search::level_search::{level_search, LevelCost, LevelFlags, CHUNK};
 use bcuda::search::no_hit::{edit_limit, suffix_bounds, Bounds};
 use bcuda::search::pigeonhole::{any_within, rounds, within, Budget};
+use bcuda::search::replay::{self, CandidateTree};
 use bcuda::search::{align_read_with, prepare_read, HitList, ReadBuffers, Search, Width};
 
 use crate::aln_flags::{profile_reads, AlnFlags};
@@ -78,6 +79,10 @@ struct Cost {
     /// would hold per read.
     tree_nodes: usize,
     alignments: usize,
+    /// The filtered search (src/search/replay.rs) stepped this many entries, and whether its
+    /// hits differed from the sorted replay's on any rung.
+    stack_replay_steps: u64,
+    stack_replay_differs: bool,
 }
 
 impl Cost {
@@ -160,6 +165,12 @@ fn candidate_hits(
             (cost.tree_nodes, cost.alignments) = (tree.len(), alignments.len());
         }
         let r = replay(search, width, opt, &tree, (0..tree.len()).collect());
+        // The GPU's form: bwa's search with its stack, filtered by the tree.
+        let mut stack_steps = 0;
+        let filtered = CandidateTree::new(search.seq, &alignments);
+        let hits = replay::replay(search, width, opt, &filtered, &mut stack_steps);
+        cost.stack_replay_differs |= hits != r.hits || stack_steps != r.steps as u64;
+        cost.stack_replay_steps += stack_steps;
         (cost.enumeration, cost.replay, cost.rungs) =
             (cost.enumeration + lookups / 2, cost.replay + r.steps as u64, cost.rungs + 1);
         // bwa pops every path up to the first hit's score plus s_mm: held where the budget
@@ -234,6 +245,9 @@ fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs)
     };
     cost.first = args.first_pops as u64;
     let found = candidate_hits(&search, width, &local, (args, lower), &mut cost);
+    if cost.stack_replay_differs {
+        bail!("the filtered search's hits or steps differ from the sorted replay's");
+    }
     match found {
         Some(found) if found != hits && under_m => {
             bail!(

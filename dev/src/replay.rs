@@ -11,8 +11,9 @@ use std::collections::HashMap;
 use bcuda::aln_options::aln_score;
 use bcuda::sai::{AlnHit, GapOptions};
 use bcuda::search::pigeonhole::{Alignment, Col};
+use bcuda::search::replay::{reach, Reached};
 use bcuda::search::stack::Entry;
-use bcuda::search::{AfterHit, HitList, Search, Step, Width, STATE_D, STATE_I, STATE_M};
+use bcuda::search::{AfterHit, HitList, Search, Step, Width};
 
 use crate::pop_order::{cmp_pop, Ancestry};
 
@@ -102,16 +103,6 @@ fn mark_path(tree: &Tree, on_hit_path: &mut [bool], mut id: usize) {
     }
 }
 
-/// An alignment's node as bwa's search reaches it: read bases left, gap state and differences.
-#[derive(Clone, Copy, Default)]
-struct Reached {
-    i: usize,
-    state: u8,
-    n_mm: i32,
-    n_gapo: i32,
-    n_gape: i32,
-}
-
 /// The tree of the candidate alignments' paths from the root, as bwa's search walks them: the
 /// read's reverse complement `search.seq` consumed from its end, a column at a time from the
 /// right. The read's own base goes on its parent's chain; any other column starts a chain,
@@ -127,6 +118,7 @@ pub fn candidate_tree(search: &Search, alignments: &[Alignment]) -> Tree {
         for &col in alignment.iter().rev() {
             node = *child_of.entry((node, col)).or_insert_with(|| {
                 let (r, link, rank) = reach(seq, reached[node], col);
+                let link = Link::Op { i: link.i, state: link.state, base: link.base };
                 let (score, up) = (aln_score(r.n_mm, r.n_gapo, r.n_gape, search.opt), Some(node));
                 reached.push(r);
                 match rank {
@@ -137,33 +129,6 @@ pub fn candidate_tree(search: &Search, alignments: &[Alignment]) -> Tree {
         }
     }
     tree
-}
-
-/// Where column `col` takes bwa's search from `from`, its link, and its rank among the
-/// parent's pushes (None: the matching child, popped at once).
-fn reach(seq: &[u8], from: Reached, col: Col) -> (Reached, Link, Option<u32>) {
-    let gap = |open: bool| if open { (1, 0) } else { (0, 1) };
-    match col {
-        Col::Base(b) => {
-            let i = from.i - 1;
-            let r = Reached { i, state: STATE_M, n_mm: from.n_mm + (b != seq[i]) as i32, ..from };
-            let j = match (b + 4 - seq[i]) & 3 {
-                0 => 4,
-                j => j,
-            };
-            (r, Link::Op { i: i as i32, state: STATE_M, base: Some(b) }, (b != seq[i]).then_some(4 + j as u32))
-        }
-        Col::Ins => {
-            let (o, e) = gap(from.state != STATE_I);
-            let r = Reached { i: from.i - 1, state: STATE_I, n_gapo: from.n_gapo + o, n_gape: from.n_gape + e, ..from };
-            (r, Link::Op { i: r.i as i32, state: STATE_I, base: None }, Some(0))
-        }
-        Col::Del(b) => {
-            let (o, e) = gap(from.state != STATE_D);
-            let r = Reached { state: STATE_D, n_gapo: from.n_gapo + o, n_gape: from.n_gape + e, ..from };
-            (r, Link::Op { i: r.i as i32, state: STATE_D, base: Some(b) }, Some(1 + b as u32))
-        }
-    }
 }
 
 /// What a replay gives: the hits, the entries it stepped (each about one pair of occurrence

@@ -9,6 +9,7 @@ use bcuda_index::{Bwt, IntervalTable};
 pub mod level_search;
 pub mod no_hit;
 pub mod pigeonhole;
+pub mod replay;
 pub mod seeded;
 pub mod stack;
 
