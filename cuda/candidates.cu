@@ -602,22 +602,22 @@ extern "C" __global__ void candidate_proof_end(const u32 *__restrict__ list, u32
     status[r] = any[r] ? CAND_LEFT_ALIGNS : extensions[r] >= most_extensions ? CAND_LEFT_PROOF_EXTENSIONS : CAND_NO_ALIGNMENT;
 }
 
-// Search j's first branch of read r into b (its kind is not KIND_EXACT where the part's last
-// base is an N: no branch), and its view.
-__device__ __forceinline__ View seed_view(const u64 *l2, const Reads &rs, const Penalties &p, u32 r, int j, Branch &b)
+// Search j's first branch of read r (from its part's last base) into b, and its view into vj;
+// false where that base is an N (the part matches nowhere: no branch).
+__device__ __forceinline__ bool seed_branch(const u64 *l2, const Reads &rs, const Penalties &p, u32 r, int j, Branch &b, View &vj)
 {
-    View vj = view_of(rs, p, r, j, 0, KIND_EXACT);
+    vj = view_of(rs, p, r, j, 0, KIND_EXACT);
     vj.at = -2; // no branch position: its checks read the bounds from memory
     int last = vj.read[vj.end - 1];
+    if (last > 3) return false;
     b = Branch{};
-    b.kind = last > 3 ? KIND_LEFT : KIND_EXACT;
-    if (last > 3) return vj;
+    b.kind = KIND_EXACT;
     b.ik = base_interval(l2, last);
     b.read = r;
     b.node = NO_NODE;
     b.i = (u16)(vj.end - 1);
     b.part = (u8)j;
-    return vj;
+    return true;
 }
 
 // Starts the searches of the n listed reads: one EXACT branch a part, from its last base, as
@@ -642,16 +642,16 @@ extern "C" __global__ void candidate_seed(const u64 *__restrict__ l2, Reads rs, 
     Tally t = {0, 0, 0};
     for (int j = 0; live && j < v.parts; ++j) {
         Branch b;
-        View vj = seed_view(l2, rs, p, r, j, b);
-        if (b.kind == KIND_EXACT) count(vj, b, -1, t);
+        View vj;
+        if (seed_branch(l2, rs, p, r, j, b, vj)) count(vj, b, -1, t);
     }
     // Every lane claims together (see claim), then each places its parts' branches.
     Tally at = {claim(counts, t.ready), claim(&o.counters[CNT_NODES], t.nodes), claim(&o.counters[CNT_FOUND], t.found)};
     if (live) check_room(o, at, t);
     for (int j = 0; live && j < v.parts; ++j) {
         Branch b;
-        View vj = seed_view(l2, rs, p, r, j, b);
-        if (b.kind == KIND_EXACT) place(vj, b, -1, o, at);
+        View vj;
+        if (seed_branch(l2, rs, p, r, j, b, vj)) place(vj, b, -1, o, at);
     }
 }
 
