@@ -5,6 +5,7 @@
 //! the first check of such a change.
 
 use anyhow::{bail, Result};
+use bcuda::gpu::candidates::{self, CandidateSearch};
 use bcuda::gpu::{no_hit, nvrtc_present, resource_usage, InexactSwitches, INEXACT_MATCH_CU};
 
 /// The real architectures NVRTC is asked for here.
@@ -18,6 +19,9 @@ pub struct KernelResourcesArgs {
     /// The architecture to compile for (a real one: sm_80, sm_90, ...).
     #[arg(long, default_value = "sm_90", value_parser = ARCHS)]
     pub arch: String,
+    /// Also the candidates' kernels (cuda/candidates.cu, counting from the sectors).
+    #[arg(long)]
+    pub candidates: bool,
 }
 
 pub fn run(args: KernelResourcesArgs) -> Result<()> {
@@ -35,6 +39,11 @@ pub fn run(args: KernelResourcesArgs) -> Result<()> {
     for (team, defines) in switches.modules() {
         println!("teams of {team} threads ({}):", defines.join(" "));
         print_usage(&resource_usage(INEXACT_MATCH_CU, &defines, arch)?);
+    }
+    if args.candidates {
+        let defines = CandidateSearch::defines(true, 0);
+        println!("the candidates ({}):", defines.join(" "));
+        print_usage(&resource_usage(candidates::CANDIDATES_CU, &defines, arch)?);
     }
     if switches.no_hit_budget > 0 {
         let defines = no_hit::defines(&switches);
