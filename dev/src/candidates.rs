@@ -83,6 +83,8 @@ struct Cost {
     /// hits differed from the sorted replay's on any rung.
     stack_replay_steps: u64,
     stack_replay_differs: bool,
+    /// Why the ladder left the read to bwa's search, where it did.
+    left_why: Option<&'static str>,
 }
 
 impl Cost {
@@ -151,13 +153,16 @@ fn candidate_hits(
     };
     let cheapest = if args.gaps { opt.s_mm.min(opt.s_gapo).min(opt.s_gape) } else { opt.s_mm };
     if opt.mode & MODE_NONSTOP != 0 || max_diff < 1 || cheapest < 1 {
+        cost.left_why = Some("options");
         return None;
     }
     let bounds = read_bounds(search, width, cost);
     let fewest = bounds.after[0].max(bounds.before[search.seq.len()]) as i32;
     let mut score = lower.max(fewest * cheapest) + opt.s_mm;
     while score <= args.most_score as i32 {
+        cost.left_why = Some("fewer bases than parts");
         let (alignments, lookups, search_rounds) = within(search.bwt, search.seq, budget(score), &bounds, LANES)?;
+        cost.left_why = None;
         let tree = candidate_tree(search, &alignments);
         cost.search_rounds += search_rounds;
         cost.replay_rounds += rounds(&tree.waits_for(), LANES);
@@ -184,13 +189,17 @@ fn candidate_hits(
             return Some(r.hits);
         }
         if (!args.gaps && bound >= opt.s_gapo) || bound > args.most_score as i32 {
+            cost.left_why = Some("a hit, but its score plus a mismatch over --most-score");
             return None;
         }
         score = bound;
     }
     // No hit up to the last budget: where the read has no alignment within its edit limit, bwa
     // has none.
-    (args.gaps && no_alignment(search, &bounds, limit, (args.proof_lookups, cost))?).then(Vec::new)
+    cost.left_why = Some("no hit up to --most-score: the proof gave up or could not run");
+    let none = args.gaps && no_alignment(search, &bounds, limit, (args.proof_lookups, cost))?;
+    cost.left_why = (!none).then_some("no hit up to --most-score, but an alignment within the edit limit");
+    none.then(Vec::new)
 }
 
 /// Whether the read has no alignment within `limit` edits (the no-hit proof of
@@ -374,6 +383,14 @@ fn print_table(reads: &[ReadCost]) {
             p(0.99),
             p(1.0)
         );
+    }
+    let mut why: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for r in reads.iter().filter(|r| r.answer == Answer::Bwa) {
+        let e = why.entry(r.cost.left_why.unwrap_or("unknown")).or_default();
+        (e.0, e.1) = (e.0 + 1, e.1 + r.pops);
+    }
+    for (reason, (n, pops)) in &why {
+        println!("left to bwa's search: {n} reads ({pops} of bwa's pops): {reason}");
     }
     let after = total.cost.sum() + total.other_cost;
     println!(
