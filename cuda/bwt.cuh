@@ -99,6 +99,17 @@ __device__ __forceinline__ void sector_count4(const u32 *sectors, u64 x, u64 cnt
     cnt[3] = super[3] + before.w + both;
 }
 
+// Occurrences of every base in BWT rows 0..=k ($ excluded; k == ~0 gives zeros), as occ4 counts
+// them from bwa's array.
+__device__ __forceinline__ void sector_occ4(const u32 *sectors, u64 primary, u64 k, u64 cnt[4])
+{
+    if (k == ~0ULL) {
+        cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
+        return;
+    }
+    sector_count4(sectors, k - (k >= primary ? 1 : 0), cnt);
+}
+
 // Occurrences of base c at positions 0..=x.
 __device__ __forceinline__ u64 sector_count(const u32 *sectors, u64 x, int c)
 {

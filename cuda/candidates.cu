@@ -191,11 +191,7 @@ __device__ __forceinline__ BiInterval base_interval(const u64 *l2, int c)
 __device__ __forceinline__ void count4(const u32 *words, u64 primary, u64 k, u64 cnt[4])
 {
 #if CAND_SECTORS
-    if (k == ~0ULL) {
-        cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
-        return;
-    }
-    sector_count4(words, k - (k >= primary ? 1 : 0), cnt);
+    sector_occ4(words, primary, k, cnt);
 #else
     occ4(words, primary, k, cnt);
 #endif
@@ -421,7 +417,6 @@ __device__ __forceinline__ void count_lookups(u32 *counters, u32 lookups)
 // Where a rung's branches, nodes and alignments go.
 struct Outputs {
     Branch *next;
-    u32 *next_count;
     u32 next_capacity;
     u64 *nodes; // parent | column << 32
     u32 node_capacity;
@@ -655,9 +650,11 @@ extern "C" __global__ void candidate_seed(const u64 *__restrict__ l2, Reads rs, 
     }
 }
 
-// The sizes of Branch and Found, which the host lays out as C does.
+// The sizes of Branch, Found, Reads and Outputs, which the host lays out as C does.
 extern "C" __global__ void candidate_sizes(u32 *out)
 {
     out[0] = sizeof(Branch);
     out[1] = sizeof(Found);
+    out[2] = sizeof(Reads);
+    out[3] = sizeof(Outputs);
 }

@@ -319,11 +319,7 @@ __device__ __forceinline__ u64 occ_row(u64 k, u64 primary, u32 &n)
 __device__ __forceinline__ void occ4_one(const u32 *words, u64 primary, u64 k, u64 cnt[4])
 {
 #if occ_sectors
-    if (k == ~0ULL) {
-        cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
-        return;
-    }
-    sector_count4(words, k - (k >= primary ? 1 : 0), cnt);
+    sector_occ4(words, primary, k, cnt);
 #elif occ_ldg
     if (k == ~0ULL) {
         cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;

@@ -41,7 +41,18 @@ pub fn left_to_bwa(status: u8) -> bool {
 /// The kernels' structures as C lays them out (checked against the kernels' own sizes).
 const BRANCH_BYTES: usize = 48;
 const FOUND_WORDS: usize = 4;
+/// A rung's counters (cuda/candidates.cu's CNT_*): nodes, alignments found, overflow, then the
+/// lookups as a u64 in two words.
 const COUNTERS: usize = 6;
+const CNT_NODES: usize = 0;
+const CNT_FOUND: usize = 1;
+const CNT_OVERFLOW: usize = 2;
+const CNT_LOOKUPS: usize = 4;
+
+/// The lookups of the counters `c` read back.
+fn lookups_in(c: &[u32]) -> u64 {
+    c[CNT_LOOKUPS] as u64 | (c[CNT_LOOKUPS + 1] as u64) << 32
+}
 const BLOCK: u32 = 256;
 
 #[repr(C)]
@@ -69,7 +80,6 @@ pub struct Penalties {
 #[derive(Clone, Copy)]
 struct OutputsArg {
     next: u64,
-    next_count: u64,
     next_capacity: u32,
     _pad0: u32,
     nodes: u64,
@@ -89,7 +99,8 @@ unsafe impl DeviceRepr for Penalties {}
 unsafe impl DeviceRepr for OutputsArg {}
 
 /// What the ladder may spend: its last budget, the extensions a read may take in a rung and in
-/// the proof, and the buffers' sizes (a rung that outgrows one is an error).
+/// the proof, and the buffers' sizes (a rung that outgrows one fails the ladder: a smaller
+/// batch fits).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     pub most_score: i32,
@@ -153,6 +164,12 @@ impl CandidateBatch {
     pub fn is_empty(&self) -> bool {
         self.lens.is_empty()
     }
+
+    /// The rounds a rung of these reads takes at most.
+    fn rounds(&self) -> usize {
+        let max_len = self.lens.iter().copied().max().unwrap_or(0) as usize;
+        rounds_for(max_len, self.max_edits.iter().copied().max().unwrap_or(0) as usize)
+    }
 }
 
 /// One rung (or the proof): its reads, time, extensions and what it found.
@@ -192,7 +209,7 @@ struct Kernels {
     proof_end: CudaFunction,
 }
 
-/// The kernels on a GPU with its copy of the BWT (bwa's array).
+/// The kernels on a GPU with its copy of the BWT (the occurrence sectors, or bwa's array).
 pub struct CandidateSearch {
     stream: Arc<CudaStream>,
     kernels: Kernels,
@@ -235,7 +252,6 @@ fn cfg(n: usize) -> LaunchConfig {
 }
 
 impl CandidateSearch {
-    /// Compiles the kernels for `arch` and copies the BWT (bwa's words, L2, primary) to the GPU.
     /// The kernels' `-D` options.
     pub fn defines(sectors: bool, min_blocks: u32) -> Vec<String> {
         vec![
@@ -245,8 +261,9 @@ impl CandidateSearch {
         ]
     }
 
-    /// With `sectors`, lookups count from the occurrence sectors (built here) instead of bwa's
-    /// array; `min_blocks` as [`CandidateSearch::defines`] takes it.
+    /// Compiles the kernels for `arch` and copies the BWT (bwa's words, L2, primary) to the GPU.
+    /// With `sectors`, lookups count from the occurrence sectors (built here from bwa's array,
+    /// which then goes) instead; `min_blocks` as [`CandidateSearch::defines`] takes it.
     pub fn new(
         ctx: &Arc<CudaContext>,
         arch: &'static str,
@@ -275,15 +292,17 @@ impl CandidateSearch {
         Ok(search)
     }
 
+    /// The kernels' Branch, Found, Reads and Outputs take the bytes the host lays out.
     fn check_sizes(&self, f: &CudaFunction) -> Result<()> {
-        let mut out = self.stream.alloc_zeros::<u32>(2)?;
+        let mut out = self.stream.alloc_zeros::<u32>(4)?;
         let mut launch = self.stream.launch_builder(f);
         launch.arg(&mut out);
-        // SAFETY: candidate_sizes(u32 *out) writes two words.
+        // SAFETY: candidate_sizes(u32 *out) writes four words.
         unsafe { launch.launch(cfg(1)) }?;
         let sizes = self.stream.clone_dtoh(&out)?;
-        if sizes != [BRANCH_BYTES as u32, (FOUND_WORDS * 4) as u32] {
-            bail!("candidates.cu's Branch and Found take {sizes:?} bytes, the host expects {BRANCH_BYTES} and 16");
+        let host = [BRANCH_BYTES, FOUND_WORDS * 4, size_of::<ReadsArg>(), size_of::<OutputsArg>()].map(|b| b as u32);
+        if sizes != host {
+            bail!("candidates.cu's Branch, Found, Reads and Outputs take {sizes:?} bytes, the host expects {host:?}");
         }
         Ok(())
     }
@@ -339,7 +358,6 @@ impl CandidateSearch {
         let s = &self.stream;
         OutputsArg {
             next: 0,
-            next_count: 0,
             next_capacity: limits.branches as u32,
             _pad0: 0,
             nodes: ptr(&g.nodes, s),
@@ -376,8 +394,7 @@ impl CandidateSearch {
         // SAFETY: argument order and types match candidate_bounds' signature.
         unsafe { launch.launch(cfg(n)) }.context("launching candidate_bounds")?;
         let counts = self.stream.clone_dtoh(&g.list_counts)?;
-        let counters = self.stream.clone_dtoh(&g.counters)?;
-        Ok((counts[0] as usize, counters[4] as u64 | (counters[5] as u64) << 32))
+        Ok((counts[0] as usize, lookups_in(&self.stream.clone_dtoh(&g.counters)?)))
     }
 
     /// One rung over the `n` reads of list `list` (their budgets set): seed, then the rounds;
@@ -425,13 +442,13 @@ impl CandidateSearch {
         if counts[rung.rounds] != 0 {
             bail!("a rung ran out of rounds ({} branches left after {})", counts[rung.rounds], rung.rounds);
         }
-        if c[2] != 0 {
+        if c[CNT_OVERFLOW] != 0 {
             return Ok(None);
         }
-        let lookups = c[4] as u64 | (c[5] as u64) << 32;
         let rounds = counts.iter().position(|&x| x == 0).unwrap_or(rung.rounds);
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        Ok(Some(RungStats { reads: n, ms, rounds, lookups, nodes: c[0] as u64, found: c[1] as u64, round_times }))
+        let (nodes, found) = (c[CNT_NODES] as u64, c[CNT_FOUND] as u64);
+        Ok(Some(RungStats { reads: n, ms, rounds, lookups: lookups_in(&c), nodes, found, round_times }))
     }
 }
 
@@ -461,10 +478,13 @@ impl CandidateSearch {
         let n = batch.len();
         let (mut listed, bounds_lookups) = self.run_bounds(&mut g, n, p, limits.exact_too)?;
         let bounds_ms = t.elapsed().as_secs_f64() * 1e3;
-        let max_len = batch.lens.iter().copied().max().unwrap_or(0) as usize;
-        let max_edits = batch.max_edits.iter().copied().max().unwrap_or(0) as usize;
-        let rounds = rounds_for(max_len, max_edits);
-        let mut rung = RungArgs { rounds, blocks, most_extensions: limits.rung_extensions, stop_at_any: 0, limits };
+        let mut rung = RungArgs {
+            rounds: batch.rounds(),
+            blocks,
+            most_extensions: limits.rung_extensions,
+            stop_at_any: 0,
+            limits,
+        };
         let (mut list, mut rungs) = (0, Vec::new());
         let mut proofs = 0;
         while listed > 0 {
@@ -525,7 +545,6 @@ impl CandidateSearch {
         launch.arg(&g.lists[2]).arg(&n32).arg(&g.any).arg(&g.extensions).arg(&most).arg(&mut g.status);
         // SAFETY: argument order and types match candidate_proof_end's signature.
         unsafe { launch.launch(cfg(n)) }.context("launching candidate_proof_end")?;
-        self.stream.synchronize()?;
         Ok(())
     }
 
@@ -543,17 +562,15 @@ impl CandidateSearch {
         self.stream.memcpy_htod(budgets, &mut g.budget)?;
         let all: Vec<u32> = (0..batch.len() as u32).collect();
         self.stream.memcpy_htod(&all, &mut g.lists[0])?;
-        let max_len = batch.lens.iter().copied().max().unwrap_or(0) as usize;
-        let max_edits = batch.max_edits.iter().copied().max().unwrap_or(0) as usize;
-        let rounds = rounds_for(max_len, max_edits);
-        let rung = RungArgs { rounds, blocks: 1024, most_extensions: u32::MAX, stop_at_any: 0, limits };
+        let rung = RungArgs { rounds: batch.rounds(), blocks: 1024, most_extensions: u32::MAX, stop_at_any: 0, limits };
         let Some(stats) = self.run_rung(&mut g, 0, batch.len(), p, rung)? else {
             bail!("one rung over {} reads outgrew its buffers: {limits:?}", batch.len())
         };
-        let found = self.stream.clone_dtoh(&g.found)?;
-        let nodes = self.stream.clone_dtoh(&g.nodes)?;
-        let found = found[..stats.found as usize * FOUND_WORDS].chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
-        Ok(FoundAlignments { found, nodes: nodes[..stats.nodes as usize].to_vec() })
+        // Only the used part of each buffer (the whole are gigabytes).
+        let found = self.stream.clone_dtoh(&g.found.slice(..stats.found as usize * FOUND_WORDS))?;
+        let nodes = self.stream.clone_dtoh(&g.nodes.slice(..stats.nodes as usize))?;
+        let found = found.chunks(FOUND_WORDS).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        Ok(FoundAlignments { found, nodes })
     }
 }
 

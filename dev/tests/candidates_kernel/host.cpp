@@ -108,8 +108,8 @@ static bool search(const BwtFile &bwt, const Batch &b, const Penalties &p, u32 m
     std::vector<u32> best(b.n()), list(b.n()), counts(1 << 14, 0);
     for (u32 r = 0; r < b.n(); ++r) list[r] = r;
     Counters counters = {};
-    Outputs o = {frontier[0].data(), counts.data(), capacity, out.nodes.data(), capacity, out.found.data(), capacity,
-        counters.at(), best.data(), out.any.data()};
+    Outputs o = {frontier[0].data(), capacity, out.nodes.data(), capacity, out.found.data(), capacity, counters.at(),
+        best.data(), out.any.data()};
     for (u32 k = 0; k < b.n(); ++k) {
         blockIdx.x = k;
         candidate_seed(bwt.l2, b.reads(), p, list.data(), b.n(), counts.data(), frontier[0].data(), o,
