@@ -45,6 +45,7 @@
 #define COL_DEL 5
 #define COL_LEFT 16
 #define NO_NODE 0xffffffffu
+#define NO_FOUND 0xffffffffu
 
 #define GAP_NONE 0
 #define GAP_INS 1
@@ -425,6 +426,10 @@ struct Outputs {
     u32 *counters;
     u32 *best; // per read: the lowest score found (atomicMin), NO_SCORE if none
     u8 *any; // per read: an alignment was found (the proof stops there)
+    // Optional (null: not kept): each read's alignments as a list, its head per read and the
+    // next alignment per alignment, so that a read's tree is built without sorting them.
+    u32 *found_head;
+    u32 *found_next;
 };
 
 // Counts of what a branch's children become: ready branches, nodes, alignments.
@@ -451,6 +456,7 @@ __device__ __forceinline__ void place(const View &v, Branch c, int col, const Ou
     if (n < o.found_capacity) {
         Found f = {c.read, c.node, c.part, c.score};
         o.found[n] = f;
+        if (o.found_head) o.found_next[n] = atomicExch(&o.found_head[c.read], n);
     }
     atomicMin(&o.best[c.read], (u32)c.score);
     o.any[c.read] = 1;
@@ -566,16 +572,17 @@ __device__ __forceinline__ int next_step(u32 r, const u32 *best, const u32 *exte
     return CAND_PENDING;
 }
 
-// After a rung of the ladder, each listed read's next step: answered where the best score found
+// After a rung of the ladder, each of the *n_listed reads' next step: answered where the best score found
 // plus a mismatch fits the budget (bwa pops nothing above it, and the budget held every path of
 // those scores); otherwise the budget rises to that bound, or by a mismatch where nothing was
 // found; past most_score the read is left to bwa's search, or with nothing found goes to the
 // no-hit proof (budget: its edit limit). Reads over the rung's extensions are left to bwa's.
-extern "C" __global__ void candidate_rung_end(const u32 *__restrict__ list, u32 n, const u32 *__restrict__ best,
-    const u32 *__restrict__ extensions, u32 most_extensions, int s_mm, int most_score, const u8 *__restrict__ max_edits,
-    u16 *budget, u8 *status, u32 *next_list, u32 *next_count, u32 *proof_list, u32 *proof_count)
+extern "C" __global__ void candidate_rung_end(const u32 *__restrict__ list, const u32 *__restrict__ n_listed,
+    const u32 *__restrict__ best, const u32 *__restrict__ extensions, u32 most_extensions, int s_mm, int most_score,
+    const u8 *__restrict__ max_edits, u16 *budget, u8 *status, u32 *next_list, u32 *next_count, u32 *proof_list,
+    u32 *proof_count)
 {
-    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x, n = *n_listed;
     u32 r = k < n ? list[k] : 0;
     int next = k < n ? next_step(r, best, extensions, most_extensions, s_mm, most_score, budget) : CAND_LEFT;
     if (k < n && next != CAND_PENDING) status[r] = (u8)next;
@@ -615,18 +622,19 @@ __device__ __forceinline__ bool seed_branch(const u64 *l2, const Reads &rs, cons
     return true;
 }
 
-// Starts the searches of the n listed reads: one EXACT branch a part, from its last base, as
+// Starts the searches of the *n_listed reads of `list`: one EXACT branch a part, from its last base, as
 // round 0's branches (counts[0]); resets their best score and extensions.
 extern "C" __global__ void candidate_seed(const u64 *__restrict__ l2, Reads rs, Penalties p, const u32 *__restrict__ list,
-    u32 n, u32 *counts, Branch *first, Outputs o, u32 *extensions)
+    const u32 *__restrict__ n_listed, u32 *counts, Branch *first, Outputs o, u32 *extensions)
 {
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
-    bool live = k < n;
+    bool live = k < *n_listed;
     u32 r = live ? list[k] : 0;
     View v;
     if (live) {
         o.best[r] = NO_SCORE;
         o.any[r] = 0;
+        if (o.found_head) o.found_head[r] = NO_FOUND;
         extensions[r] = 0;
         v = view_of(rs, p, r, 0, 0, KIND_EXACT);
         // Fewer bases than parts: left to bwa's search (rung_end sees the extensions).
@@ -650,11 +658,173 @@ extern "C" __global__ void candidate_seed(const u64 *__restrict__ l2, Reads rs, 
     }
 }
 
-// The sizes of Branch, Found, Reads and Outputs, which the host lays out as C does.
+// ---- The replay's input: each answered read's alignments as a tree of bwa's search ----
+// bwa's search walks an alignment from the read's end (its search sequence is consumed from the
+// right), one column a node. The tree holds every answered read's alignments so walked, each
+// node linked to its parent by what bwa's entry shows of the column: the read position reached,
+// the gap state and the string base (none for an insertion). inexact_replay (inexact_match.cu)
+// runs bwa's search keeping only the children the tree has (src/search/replay.rs, whose
+// CandidateTree this is).
+#define TREE_NONE 0xffffffffu
+#define TREE_STATE_M 0
+#define TREE_STATE_I 1
+#define TREE_STATE_D 2
+#define TREE_NO_BASE 4
+// A read left to bwa's search by the tree: more alignments than it takes, or no room.
+#define CAND_LEFT_TREE 10
+// The most columns left of an exact part an alignment may take (reads of up to 512 bases with
+// 31 deletions, and some to spare).
+#define TREE_MAX_LEFT 576
+
+struct TreeNode {
+    u32 link, first_child, next_sibling;
+};
+
+__device__ __forceinline__ u32 tree_link(int i, int state, int base) { return (u32)i | (u32)state << 16 | (u32)base << 18; }
+
+// A read's nodes: node 0 its root, `used` of `capacity` taken.
+struct TreeCursor {
+    TreeNode *nodes;
+    u32 used, capacity;
+};
+
+// Where bwa's search is on an alignment's path: its node, read bases left and gap state.
+struct Walk {
+    u32 node;
+    int i, state;
+};
+
+// parent's child linked by `link`, added if it is new; TREE_NONE where there is no room (guard).
+__device__ u32 child_or_new(TreeCursor &t, u32 parent, u32 link)
+{
+    for (u32 c = t.nodes[parent].first_child; c != TREE_NONE; c = t.nodes[c].next_sibling)
+        if (t.nodes[c].link == link) return c;
+    if (t.used == t.capacity) return TREE_NONE;
+    u32 id = t.used++;
+    TreeNode n = {link, TREE_NONE, t.nodes[parent].first_child};
+    t.nodes[id] = n;
+    t.nodes[parent].first_child = id;
+    return id;
+}
+
+// The walk goes on by column col (a string base against the read's, COL_INS, COL_DEL + base),
+// as bwa's step takes it (src/search/replay.rs, `reach`).
+__device__ void take_column(TreeCursor &t, Walk &w, int col)
+{
+    int base = TREE_NO_BASE;
+    if (col < COL_INS) {
+        --w.i;
+        w.state = TREE_STATE_M;
+        base = col;
+    } else if (col == COL_INS) {
+        --w.i;
+        w.state = TREE_STATE_I;
+    } else {
+        w.state = TREE_STATE_D;
+        base = col - COL_DEL;
+    }
+    if (w.node != TREE_NONE) w.node = child_or_new(t, w.node, tree_link(w.i, w.state, base));
+}
+
+// Alignment f of a read of `len` bases cut into `parts`: its columns from the right end, into
+// the tree. Its nodes walked back give the left columns from the leftmost, then the right ones
+// from the rightmost; the exact part lies between. False where the tree had no room.
+__device__ bool add_alignment(TreeCursor &t, const u64 *nodes, const Found &f, const u8 *read, int len, int parts)
+{
+    u8 left[TREE_MAX_LEFT];
+    int n_left = 0;
+    u32 node = f.node;
+    for (; node != NO_NODE; node = (u32)nodes[node]) {
+        int col = (int)(nodes[node] >> 32);
+        if (!(col & COL_LEFT)) break;
+        if (n_left == TREE_MAX_LEFT) return false;
+        left[n_left++] = (u8)(col & 15);
+    }
+    Walk w = {0, len, TREE_STATE_M};
+    for (; node != NO_NODE; node = (u32)nodes[node]) take_column(t, w, (int)(nodes[node] >> 32) & 15);
+    int start = part_start(f.part, len, parts);
+    int end = (int)f.part + 1 < parts ? part_start(f.part + 1, len, parts) : len;
+    for (int i = end - 1; i >= start; --i) take_column(t, w, read[i]);
+    while (n_left > 0) take_column(t, w, left[--n_left]);
+    return w.node != TREE_NONE;
+}
+
+// After a rung's rung_end: the tree of each of the *n_listed reads it answered, from the
+// rung's alignments (found_head, found_next), in `tree` from tree_start[r] (claimed from
+// *tree_used: one node for the root and a path's most columns for each alignment). A read with
+// more than most_aligns alignments, or for which the tree has no room, or of a rung that
+// outgrew a buffer (its nodes are not all there), is left to bwa's search.
+extern "C" __global__ void candidate_tree(const u32 *__restrict__ list, const u32 *__restrict__ n_listed, Reads rs,
+    Penalties p, const u64 *__restrict__ nodes, const Found *__restrict__ found, const u32 *__restrict__ found_head,
+    const u32 *__restrict__ found_next, const u32 *__restrict__ counters, u32 most_aligns, TreeNode *tree,
+    u32 tree_capacity, u32 *tree_used, u32 *tree_start, u8 *status)
+{
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    u32 r = k < *n_listed ? list[k] : 0;
+    bool live = k < *n_listed && status[r] == CAND_ANSWERED;
+    int len = live ? rs.len[r] : 0, edits = live ? rs.budget[r] / cheapest(p) : 0;
+    u32 aligns = 0;
+    for (u32 f = live ? found_head[r] : NO_FOUND; f != NO_FOUND && aligns <= most_aligns; f = found_next[f]) ++aligns;
+    bool fits = live && counters[CNT_OVERFLOW] == 0 && aligns <= most_aligns;
+    u32 want = fits ? 1 + aligns * (u32)(len + edits) : 0;
+    u32 at = claim(tree_used, want);
+    if (!live) return;
+    fits = fits && (u64)at + want <= tree_capacity;
+    TreeCursor t = {tree + at, 1, want};
+    if (fits) {
+        TreeNode root = {tree_link(len, TREE_STATE_M, TREE_NO_BASE), TREE_NONE, TREE_NONE};
+        t.nodes[0] = root;
+    }
+    int parts = parts_for(rs.budget[r], rs.max_edits[r], cheapest(p));
+    const u8 *read = rs.codes + rs.code_start[r];
+    for (u32 f = found_head[r]; fits && f != NO_FOUND; f = found_next[f]) fits = add_alignment(t, nodes, found[f], read, len, parts);
+    if (fits) tree_start[r] = at;
+    else status[r] = CAND_LEFT_TREE;
+}
+
+// ---- Reads that occur whole, through the ladder in aln ----
+// bwa's search of a read that occurs whole finds the exact hit first (score 0), then proves the
+// stratum of one mismatch: its pops score 0 or s_mm (the host turns this on only where every gap
+// costs more), so its stack holds at most 1 + 8 x (len + 1)(3 len + 1) entries, and `max_len`
+// (from bwa's -m) keeps those whose search -m could stop. Each such read of the batch's inexact
+// reads is listed (list, *list_count) for one rung at a budget of one mismatch, with its search
+// sequence (the read's reverse complement, bwa's) written to `seq` and its bounds, which are
+// all 0 (every piece of the read occurs), in place of candidate_bounds'; every other read is
+// CAND_LEFT. Edits are left unlimited: the budget limits them, and the replay applies bwa's.
+extern "C" __global__ void candidate_exact_reads(const u64 *__restrict__ exact_k, const u64 *__restrict__ exact_l,
+    const u32 *__restrict__ read_of, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
+    const u16 *__restrict__ read_len, u32 n, int max_len, int s_mm, u8 *seq, u8 *bounds, u64 *bound_start,
+    u16 *budget, u8 *max_edits, u8 *status, u32 *list, u32 *list_count)
+{
+    u32 j = blockIdx.x * blockDim.x + threadIdx.x;
+    bool pending = false;
+    if (j < n) {
+        u32 b = read_of[j];
+        bool exact = exact_k[b] <= exact_l[b] && !(exact_k[b] == 0 && exact_l[b] == 0);
+        int len = read_len[j];
+        pending = exact && len > 0 && len <= max_len;
+        status[j] = pending ? CAND_PENDING : CAND_LEFT;
+        max_edits[j] = 31;
+        budget[j] = (u16)s_mm;
+        u64 at = 2 * (code_start[j] + j);
+        bound_start[j] = at;
+        if (pending) {
+            const u8 *read = codes + code_start[j];
+            u8 *out = seq + code_start[j];
+            for (int i = 0; i < len; ++i) out[i] = read[len - 1 - i] > 3 ? 4 : 3 - read[len - 1 - i];
+            for (int i = 0; i < 2 * (len + 1); ++i) bounds[at + i] = 0;
+        }
+    }
+    u32 slot = claim(list_count, pending ? 1 : 0);
+    if (pending) list[slot] = j;
+}
+
+// The sizes of Branch, Found, Reads, Outputs and TreeNode, which the host lays out as C does.
 extern "C" __global__ void candidate_sizes(u32 *out)
 {
     out[0] = sizeof(Branch);
     out[1] = sizeof(Found);
     out[2] = sizeof(Reads);
     out[3] = sizeof(Outputs);
+    out[4] = sizeof(TreeNode);
 }

@@ -1055,6 +1055,185 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     add_residence(started, resident_ns);
 }
 
+// ---- inexact_replay: bwa's search kept to the candidates' tree (src/search/replay.rs) ----
+// The ladder (candidates.cu) found every alignment of a read within its last budget, and
+// candidate_tree laid them out as bwa's search walks them. bwa's search with its stack, keeping
+// a child only where the tree has it, pops the kept entries in bwa's order (a tree node's
+// ancestors are tree nodes), and only hits change the cut-offs: so it records bwa's hits, in
+// bwa's order, in a few pops a read. bwa's -m counts the entries the tree does not hold: the
+// host sends only reads whose search -m cannot stop (candidate_exact_reads).
+#define REPLAY_PENDING 0 // candidates.cu's CAND_PENDING
+#define REPLAY_ANSWERED 1 // CAND_ANSWERED
+// Scores the replay's stack tells apart (the budgets stay below).
+#define REPLAY_SCORES 32
+#define TREE_NONE 0xffffffffu
+
+// candidates.cu's tree node: the link (read position 16 bits, gap state 2, string base 3, 4
+// for none), first child and next sibling, relative to the read's first node.
+struct TreeNode {
+    u32 link, first_child, next_sibling;
+};
+
+// The base entry e's string starts with (bwa's search prepends): from the string it holds
+// below the interval table's depth, else from which base's rows its interval lies in.
+__device__ __forceinline__ int entry_base(const Read &r, const Entry &e)
+{
+    u64 k = entry_k(e);
+    if (r.len - entry_i(e) - n_ins_of(e) + n_del_of(e) < r.interval_depth) return (int)(k & 3);
+    int c = 0;
+    while (c < 3 && k > r.l2[c + 1]) ++c;
+    return c;
+}
+
+// The child of tree node `parent` that entry x (a child of the parent's entry) is, or TREE_NONE.
+__device__ u32 tree_child(const Read &r, const TreeNode *tree, u32 parent, const Entry &x)
+{
+    u32 i = (u32)entry_i(x), state = (u32)state_of(x);
+    int base = -1;
+    for (u32 c = tree[parent].first_child; c != TREE_NONE; c = tree[c].next_sibling) {
+        u32 link = tree[c].link;
+        if ((link & 0xffff) != i || (link >> 16 & 3) != state) continue;
+        int linked = (int)(link >> 18);
+        if (linked == 4) return c;
+        if (base < 0) base = entry_base(r, x);
+        if (linked == base) return c;
+    }
+    return TREE_NONE;
+}
+
+// Where step() puts the children in the replay: only the tree's, each in its node's slot (a
+// node is pushed at most once), on its score's list.
+struct TreeSink {
+    const Read &r;
+    const TreeNode *tree;
+    Entry *entries;
+    int *heads;
+    u32 parent;
+    __device__ void push(const Entry &e)
+    {
+        u32 c = tree_child(r, tree, parent, e);
+        if (c == TREE_NONE) return;
+        int s = entry_score(e) < REPLAY_SCORES ? entry_score(e) : REPLAY_SCORES - 1;
+        entries[c] = e;
+        entries[c].next = heads[s];
+        heads[s] = (int)c;
+    }
+};
+
+// Whether tree node `node`'s one child is the entry's matching child at read position i - 1.
+__device__ __forceinline__ bool only_matching_child(const Read &r, const TreeNode *tree, u32 node, int i)
+{
+    u32 c = tree[node].first_child;
+    if (c == TREE_NONE || tree[c].next_sibling != TREE_NONE || i < 1) return false;
+    return tree[c].link == ((u32)(i - 1) | (u32)STATE_M << 16 | (u32)r.seq[i - 1] << 18);
+}
+
+// A pop of the root's chain (no difference yet, no string held) where the tree keeps only the
+// matching child: step()'s checks, and the child's interval from read_widths' root chain
+// (`root`: the interval after d bases) instead of two lookups. The pops that may hit
+// (i == 0, or no difference left) take step() itself.
+__device__ bool chain_step(const Read &r, const Entry &e, int max_diff, const Width *width, const ulonglong2 *root,
+    int &next, Entry &matching, bool &has_matching)
+{
+    int i = entry_i(e), m = max_diff;
+    if (i == 0 || m <= 0 || r.len - i < r.interval_depth) return false;
+    has_matching = false;
+    next = STEP_DONE;
+    if (m < width[i - 1].bid) return true;
+    next = STEP_EXPANDED;
+    ulonglong2 kl = root[r.len - i + 1];
+    if (r.seq[i - 1] < 4 && kl.x <= kl.y) {
+        matching = make_entry(r.opt, i - 1, kl.x, kl.y, 0, 0, 0, 0, 0, STATE_M, false);
+        has_matching = true;
+    }
+    return true;
+}
+
+// bwa's search of read r kept to its tree: its hit count, or HITS_FULL. `root` (null: none)
+// is the read's root chain, which spares the chain's lookups where the tree does not branch.
+__device__ int replay_read(const Read &r, Width *width, const TreeNode *tree, Entry *entries, const ulonglong2 *root, HitList &h)
+{
+    if (too_many_ns(r, h.max_diff)) return 0;
+    int heads[REPLAY_SCORES];
+    for (int s = 0; s < REPLAY_SCORES; ++s) heads[s] = NO_ENTRY;
+    Entry e = make_entry(r.opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false);
+    u32 node = 0;
+    bool held = true;
+    for (;;) {
+        if (!held) {
+            int s = 0;
+            while (s < REPLAY_SCORES && heads[s] == NO_ENTRY) ++s;
+            if (s == REPLAY_SCORES) break;
+            node = (u32)heads[s];
+            e = entries[node];
+            heads[s] = e.next;
+        }
+        held = false;
+        if (ends_before(h, entry_score(e), r.opt)) break;
+        u64 hk, hl;
+        Entry matching;
+        bool has_matching;
+        TreeSink sink = {r, tree, entries, heads, node};
+        int next;
+        bool on_chain = root && entry_diffs(e) == 0 && only_matching_child(r, tree, node, entry_i(e));
+        if (!on_chain || !chain_step(r, e, h.max_diff, width, root, next, matching, has_matching))
+            next = step(r, e, h.max_diff, width, sink, hk, hl, matching, has_matching);
+        if (next == STEP_HIT) {
+            int after = record_hit(h, e, hk, hl, width, r.seq_len, r.opt);
+            if (after == HITS_FULL) return HITS_FULL;
+            if (after == HIT_STOP) break;
+        } else if (next == STEP_EXPANDED && has_matching) {
+            u32 c = tree_child(r, tree, node, matching);
+            if (c != TREE_NONE) {
+                e = matching;
+                node = c;
+                held = true;
+            }
+        }
+    }
+    return h.n_aln;
+}
+
+// The replay of the *n_listed reads of `list` (candidates.cu's): each read the ladder answered
+// (status REPLAY_ANSWERED) gets bwa's hits from its tree (tree + tree_start[id], its entries'
+// slots at the same place of entry_pool); a read it did not, or with more hits than its slots,
+// is appended to pass 1's queue. Threads and scratch as pass 1's, before it. With root_chain,
+// read_widths' root chains (root_intervals) spare the chains' lookups.
+extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_replay(
+    const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
+    const ulonglong2 *__restrict__ intervals, int interval_depth,
+    const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
+    const u16 *__restrict__ read_len, const int *__restrict__ read_max_diff,
+    const u64 *__restrict__ widths, const u64 *__restrict__ seed_widths, int seed_stride,
+    const ulonglong2 *__restrict__ root_intervals,
+    Width *__restrict__ width_pool, Width *__restrict__ seed_width_pool, u8 *__restrict__ seq_pool, int max_len,
+    const u32 *__restrict__ list, const u32 *__restrict__ n_listed, const u8 *__restrict__ status,
+    const TreeNode *__restrict__ tree, const u32 *__restrict__ tree_start, Entry *__restrict__ entry_pool,
+    Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
+    u32 *__restrict__ queue, u32 *__restrict__ queue_counters, unsigned long long *__restrict__ lookup_count)
+{
+    u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x, threads = (u64)gridDim.x * blockDim.x;
+    u64 lookups = 0;
+    Width *width = width_pool + t * (max_len + 1);
+    Width *seed_width = seed_width_pool + t * (max_len + 1);
+    u8 *seq = seq_pool + t * max_len;
+    u32 n = *n_listed;
+    for (u64 k = t; k < n; k += threads) {
+        u32 id = list[k];
+        int got = STACK_FULL;
+        if (status[id] == REPLAY_ANSWERED) {
+            Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
+            HitList h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
+            u32 at = tree_start[id];
+            const ulonglong2 *root = root_chain ? root_intervals + code_start[id] + id : 0;
+            got = replay_read(r, width, tree + at, entry_pool + at, root, h);
+        }
+        if (got < 0) queue[atomicAdd(&queue_counters[0], 1)] = id;
+        else n_hits[id] = got;
+    }
+    if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
+}
+
 // ---- inexact_level: one team (a thread block) per read (src/search/level_search.rs is the same
 // algorithm) ----
 // bwa pops its lowest score first and every child scores more than its parent, but for the
@@ -1784,14 +1963,22 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
 
 // The first pass's queue: the reads without an exact match (k > l, or an N: k = l = 0) first,
 // then the rest, each group in any order. read_of[j] is inexact read j's index in the batch
-// (exact_match's k and l are per batch read). queue_counters[0] becomes n.
+// (exact_match's k and l are per batch read). queue_counters[0] becomes n. With `replayed`
+// (candidates.cu's state of each read: REPLAY_PENDING where inexact_replay takes it) those reads
+// are left out and the others appended in any order: inexact_replay appends the ones it hands on.
 extern "C" __global__ void inexact_order(const u64 *__restrict__ exact_k, const u64 *__restrict__ exact_l,
-    const u32 *__restrict__ read_of, u32 n, u32 *__restrict__ queue, u32 *__restrict__ order_counters, u32 *__restrict__ queue_counters)
+    const u32 *__restrict__ read_of, u32 n, const u8 *__restrict__ replayed, u32 *__restrict__ queue,
+    u32 *__restrict__ order_counters, u32 *__restrict__ queue_counters)
 {
     u32 j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
     u32 b = read_of[j];
     bool exact = exact_k[b] <= exact_l[b] && !(exact_k[b] == 0 && exact_l[b] == 0);
+    if (replayed) {
+        atomicAdd(&order_counters[exact ? 1 : 0], 1);
+        if (replayed[j] != REPLAY_PENDING) queue[atomicAdd(&queue_counters[0], 1)] = j;
+        return;
+    }
     if (exact) queue[n - 1 - atomicAdd(&order_counters[1], 1)] = j;
     else queue[atomicAdd(&order_counters[0], 1)] = j;
     if (j == 0) queue_counters[0] = n;

@@ -98,6 +98,28 @@ no_hit_paths() {
         -l 1024 -n 0.01 -o 2 "$adna"
 }
 
+# The reads that occur whole through the candidates and the replay (exact_replay): bwa's
+# option sets (-N and -m 300 turn it off, -R and seeds change which hits bwa keeps), ancient
+# DNA's options, -e, small stacks (the reads it hands on go through every pass), bwa's array
+# instead of the sectors, the interval table, and small batches on two scratch sets.
+exact_replay_paths() {
+    local ecoli_art sim250 sim36 lambda_art sw=exact_replay=1 opts
+    ecoli_art=$(data_file ecoli536_art.fq) sim250=$(data_file sim250.fq) sim36=$(data_file sim36.fq)
+    lambda_art=$(data_file lambda_art.fq)
+    for opts in "" "-n 2" "-o 0" "-l 25 -k 1" "-R 5" "-N" "-R 1 -k 0"; do
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" $opts
+    done
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art" -m 300
+    BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$sim250" -n 2
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" -o 2 -e 3
+    BCUDA_TEST_INEXACT_SWITCHES="$sw occ_sectors=0" check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES="$sw interval_depth=10" check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES="$sw scratch_sets=2" BCUDA_TEST_BATCH_READS=4096 check ecoli536.fa "$ecoli_art"
+    summary_line "GPU kernels" exact_replay=1 BCUDA_TEST_INEXACT_SWITCHES=$sw -- "$ecoli_art"
+}
+
 # summary_line PATTERN LABEL ENV... -- [OPTIONS...] READS: the summary's line matching
 # PATTERN of a GPU run on E. coli with the test hooks ENV, into the log under LABEL.
 summary_line() {

@@ -8,6 +8,7 @@
 # Prints SAME / DIFF / FAIL lines and a final count; exits 1 on any DIFF or FAIL.
 # --cpu: bcuda aln --cpu against bwa aln on the same read and option sets, for a machine
 # without a GPU (about a minute on two cores).
+# ONLY_PATHS="exact_replay ..." runs only those GPU paths (exact_replay_paths, ...).
 # Log: gpu-check-TAG.log.
 . bench/modes/identity-gpu.sh
 
@@ -20,10 +21,18 @@ mode_main() {
     done
     cp testdata/demo_ref.fa "$W/" && $B index -q "$W/demo_ref.fa"
     log "== $([ "$ALIGN" = --gpu ] && echo "GPU .sai vs CPU .sai" || echo "bcuda aln --cpu .sai vs bwa aln .sai")"
+    if [ -n "${ONLY_PATHS:-}" ]; then
+        # ONLY_PATHS="exact_replay no_hit": those GPU paths alone (name_paths), for a quick check.
+        for f in $ONLY_PATHS; do "${f}_paths"; done
+        log "identity: $SAME SAME, $FAILURES DIFF or FAIL"
+        [ "$FAILURES" = 0 ]
+        return
+    fi
     option_sets
     if [ "$ALIGN" = --gpu ]; then
         forced_paths
         no_hit_paths
+        exact_replay_paths
     fi
     log "identity failures: $FAILURES"
     if [ "$ALIGN" = --gpu ]; then

@@ -54,13 +54,14 @@ fn kernels_line(gpu: &GpuAligner) -> String {
         })
         .collect();
     format!(
-        "exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: D arrays {:.1} ms ({:.2} G occurrence lookups), {}{}; {} reads outgrew the last pass's stack{}",
+        "exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: D arrays {:.1} ms ({:.2} G occurrence lookups), {}{}{}; {} reads outgrew the last pass's stack{}",
         t.exact_ms,
         t.exact_reads,
         t.inexact_ms(),
         t.widths_ms,
         t.widths_lookups as f64 / 1e9,
         no_hit_part(gpu),
+        replay_part(&t),
         passes.join(", "),
         t.stack_overflow_reads,
         match t.first_pass_gave_up {
@@ -85,6 +86,26 @@ fn no_hit_part(gpu: &GpuAligner) -> String {
         t.no_hit_reads,
         t.no_hit_proved,
         t.no_hit_lookups as f64 / 1e9
+    )
+}
+
+/// The reads that occur whole through the candidates (`exact_replay`), when they ran: the
+/// rung's and the replay's time together, the reads marked and answered, the lookups (ends with
+/// a comma, before the passes).
+fn replay_part(t: &BatchTimes) -> String {
+    if t.replay_reads == 0 {
+        return String::new();
+    }
+    let lookups = (t.replay_rung_lookups + t.replay_lookups) as f64;
+    let rate = lookups / (t.replay_ms as f64 / 1000.0).max(1e-9) / 1e9;
+    format!(
+        "replay of reads that occur whole {:.1} ms (rung and trees {:.1} ms): {} of {} answered ({:.2} G occurrence lookups in the rung, {:.2} G in the replay, {rate:.1} G/s), ",
+        t.replay_ms,
+        t.replay_rung_ms,
+        t.replay_answered,
+        t.replay_reads,
+        t.replay_rung_lookups as f64 / 1e9,
+        t.replay_lookups as f64 / 1e9
     )
 }
 

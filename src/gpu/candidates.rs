@@ -39,32 +39,35 @@ pub fn left_to_bwa(status: u8) -> bool {
 }
 
 /// The kernels' structures as C lays them out (checked against the kernels' own sizes).
-const BRANCH_BYTES: usize = 48;
-const FOUND_WORDS: usize = 4;
+pub(super) const BRANCH_BYTES: usize = 48;
+pub(super) const FOUND_WORDS: usize = 4;
+pub(super) const TREE_NODE_BYTES: usize = 12;
 /// A rung's counters (cuda/candidates.cu's CNT_*): nodes, alignments found, overflow, then the
 /// lookups as a u64 in two words.
-const COUNTERS: usize = 6;
+pub(super) const COUNTERS: usize = 6;
 const CNT_NODES: usize = 0;
 const CNT_FOUND: usize = 1;
 const CNT_OVERFLOW: usize = 2;
 const CNT_LOOKUPS: usize = 4;
 
 /// The lookups of the counters `c` read back.
-fn lookups_in(c: &[u32]) -> u64 {
+pub(super) fn lookups_in(c: &[u32]) -> u64 {
     c[CNT_LOOKUPS] as u64 | (c[CNT_LOOKUPS + 1] as u64) << 32
 }
-const BLOCK: u32 = 256;
+pub(super) const BLOCK: u32 = 256;
 
+/// The batch as the kernels take it (device pointers): each read's search sequence, bounds,
+/// budget and edit limit.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct ReadsArg {
-    codes: u64,
-    code_start: u64,
-    len: u64,
-    bounds: u64,
-    bound_start: u64,
-    budget: u64,
-    max_edits: u64,
+pub(super) struct ReadsArg {
+    pub codes: u64,
+    pub code_start: u64,
+    pub len: u64,
+    pub bounds: u64,
+    pub bound_start: u64,
+    pub budget: u64,
+    pub max_edits: u64,
 }
 
 #[repr(C)]
@@ -76,21 +79,24 @@ pub struct Penalties {
     pub max_gapo: i32,
 }
 
+/// Where a rung writes (device pointers; `found_head` 0: the alignments are not listed by read).
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct OutputsArg {
-    next: u64,
-    next_capacity: u32,
-    _pad0: u32,
-    nodes: u64,
-    node_capacity: u32,
-    _pad1: u32,
-    found: u64,
-    found_capacity: u32,
-    _pad2: u32,
-    counters: u64,
-    best: u64,
-    any: u64,
+pub(super) struct OutputsArg {
+    pub next: u64,
+    pub next_capacity: u32,
+    pub _pad0: u32,
+    pub nodes: u64,
+    pub node_capacity: u32,
+    pub _pad1: u32,
+    pub found: u64,
+    pub found_capacity: u32,
+    pub _pad2: u32,
+    pub counters: u64,
+    pub best: u64,
+    pub any: u64,
+    pub found_head: u64,
+    pub found_next: u64,
 }
 
 // SAFETY: plain C structures of integers and device pointers, as the kernels declare them.
@@ -201,18 +207,63 @@ pub struct FoundAlignments {
     pub nodes: Vec<u64>,
 }
 
-struct Kernels {
-    bounds: CudaFunction,
-    seed: CudaFunction,
-    round: CudaFunction,
-    rung_end: CudaFunction,
-    proof_end: CudaFunction,
+/// The module's kernels as loaded on a GPU, counting from the occurrence sectors or bwa's array
+/// as they were compiled ([`CandidateSearch::defines`]).
+#[derive(Clone)]
+pub struct CandidateKernels {
+    pub(super) bounds: CudaFunction,
+    pub(super) seed: CudaFunction,
+    pub(super) round: CudaFunction,
+    pub(super) rung_end: CudaFunction,
+    pub(super) proof_end: CudaFunction,
+    pub(super) tree: CudaFunction,
+    pub(super) exact_reads: CudaFunction,
+}
+
+impl CandidateKernels {
+    /// Compiles (or takes from the kernel cache) and loads the kernels for `arch`; checks that
+    /// their structures take the bytes the host lays out.
+    pub fn load(
+        ctx: &Arc<CudaContext>,
+        arch: &'static str,
+        sectors: bool,
+        min_blocks: u32,
+    ) -> Result<CandidateKernels> {
+        let module = compile_cached(CANDIDATES_CU, &CandidateSearch::defines(sectors, min_blocks), arch)?.load(ctx)?;
+        let f = |name| module.load_function(name).with_context(|| format!("loading {name}"));
+        let kernels = CandidateKernels {
+            bounds: f("candidate_bounds")?,
+            seed: f("candidate_seed")?,
+            round: f("candidate_round")?,
+            rung_end: f("candidate_rung_end")?,
+            proof_end: f("candidate_proof_end")?,
+            tree: f("candidate_tree")?,
+            exact_reads: f("candidate_exact_reads")?,
+        };
+        check_sizes(&ctx.default_stream(), &f("candidate_sizes")?)?;
+        Ok(kernels)
+    }
+}
+
+/// The kernels' Branch, Found, Reads, Outputs and TreeNode take the bytes the host lays out.
+fn check_sizes(stream: &Arc<CudaStream>, f: &CudaFunction) -> Result<()> {
+    let mut out = stream.alloc_zeros::<u32>(5)?;
+    let mut launch = stream.launch_builder(f);
+    launch.arg(&mut out);
+    // SAFETY: candidate_sizes(u32 *out) writes five words.
+    unsafe { launch.launch(cfg(1)) }?;
+    let sizes = stream.clone_dtoh(&out)?;
+    let host = [BRANCH_BYTES, FOUND_WORDS * 4, size_of::<ReadsArg>(), size_of::<OutputsArg>(), TREE_NODE_BYTES];
+    if sizes != host.map(|b| b as u32) {
+        bail!("candidates.cu's Branch, Found, Reads, Outputs and TreeNode take {sizes:?} bytes, the host expects {host:?}");
+    }
+    Ok(())
 }
 
 /// The kernels on a GPU with its copy of the BWT (the occurrence sectors, or bwa's array).
 pub struct CandidateSearch {
     stream: Arc<CudaStream>,
-    kernels: Kernels,
+    kernels: CandidateKernels,
     words: CudaSlice<u32>,
     l2: CudaSlice<u64>,
     primary: u64,
@@ -242,11 +293,11 @@ struct OnGpu {
     counters: CudaSlice<u32>,
 }
 
-fn ptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
+pub(super) fn ptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
     s.device_ptr(stream).0
 }
 
-fn cfg(n: usize) -> LaunchConfig {
+pub(super) fn cfg(n: usize) -> LaunchConfig {
     let blocks = (n as u32).max(1).div_ceil(BLOCK);
     LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }
 }
@@ -271,40 +322,14 @@ impl CandidateSearch {
         (sectors, min_blocks): (bool, u32),
     ) -> Result<CandidateSearch> {
         let stream = ctx.default_stream();
-        let module = compile_cached(CANDIDATES_CU, &Self::defines(sectors, min_blocks), arch)?.load(ctx)?;
-        let f = |name| module.load_function(name).with_context(|| format!("loading {name}"));
-        let kernels = Kernels {
-            bounds: f("candidate_bounds")?,
-            seed: f("candidate_seed")?,
-            round: f("candidate_round")?,
-            rung_end: f("candidate_rung_end")?,
-            proof_end: f("candidate_proof_end")?,
-        };
-        let sizes_f = f("candidate_sizes")?;
+        let kernels = CandidateKernels::load(ctx, arch, sectors, min_blocks)?;
         let mut words = stream.clone_htod(bwt.words()).context("copying the BWT to the GPU")?;
         let l2 = stream.clone_htod(&bwt.l2())?;
         if sectors {
             let on_gpu = GpuBwt { words: &words, primary: bwt.primary(), seq_len: bwt.seq_len(), l2: &l2 };
             words = occ_sectors::build(ctx, &stream, arch, &on_gpu)?;
         }
-        let search = CandidateSearch { stream, kernels, words, l2, primary: bwt.primary(), round_times: false };
-        search.check_sizes(&sizes_f)?;
-        Ok(search)
-    }
-
-    /// The kernels' Branch, Found, Reads and Outputs take the bytes the host lays out.
-    fn check_sizes(&self, f: &CudaFunction) -> Result<()> {
-        let mut out = self.stream.alloc_zeros::<u32>(4)?;
-        let mut launch = self.stream.launch_builder(f);
-        launch.arg(&mut out);
-        // SAFETY: candidate_sizes(u32 *out) writes four words.
-        unsafe { launch.launch(cfg(1)) }?;
-        let sizes = self.stream.clone_dtoh(&out)?;
-        let host = [BRANCH_BYTES, FOUND_WORDS * 4, size_of::<ReadsArg>(), size_of::<OutputsArg>()].map(|b| b as u32);
-        if sizes != host {
-            bail!("candidates.cu's Branch, Found, Reads and Outputs take {sizes:?} bytes, the host expects {host:?}");
-        }
-        Ok(())
+        Ok(CandidateSearch { stream, kernels, words, l2, primary: bwt.primary(), round_times: false })
     }
 
     fn upload(&self, batch: &CandidateBatch, limits: &Limits) -> Result<OnGpu> {
@@ -369,6 +394,8 @@ impl CandidateSearch {
             counters: ptr(&g.counters, s),
             best: ptr(&g.best, s),
             any: ptr(&g.any, s),
+            found_head: 0,
+            found_next: 0,
         }
     }
 }
@@ -413,9 +440,9 @@ impl CandidateSearch {
         s.memset_zeros(&mut g.counters)?;
         let rs = self.reads_arg(g);
         let mut o = self.outputs_arg(g, &rung.limits);
-        let n32 = n as u32;
+        let listed = g.list_counts.slice(list..list + 1);
         let mut launch = s.launch_builder(&self.kernels.seed);
-        launch.arg(&self.l2).arg(&rs).arg(&p).arg(&g.lists[list]).arg(&n32).arg(&mut g.counts);
+        launch.arg(&self.l2).arg(&rs).arg(&p).arg(&g.lists[list]).arg(&listed).arg(&mut g.counts);
         launch.arg(&mut g.branches[0]).arg(&o).arg(&mut g.extensions);
         // SAFETY: argument order and types match candidate_seed's signature.
         unsafe { launch.launch(cfg(n)) }.context("launching candidate_seed")?;
@@ -522,17 +549,17 @@ impl CandidateSearch {
         let mut counts = s.clone_dtoh(&g.list_counts)?;
         counts[next] = 0;
         s.memcpy_htod(&counts, &mut g.list_counts)?;
-        let n32 = n as u32;
         let (next_count, proof_count) = (next as u64, 2u64);
         let counts_ptr = ptr(&g.list_counts, s);
+        let listed = counts_ptr + 4 * list as u64;
         let [a, b, c] = &mut g.lists;
         let (this, other) = if list == 0 { (&*a, b) } else { (&*b, a) };
         let mut launch = s.launch_builder(&self.kernels.rung_end);
-        launch.arg(this).arg(&n32).arg(&g.best).arg(&g.extensions).arg(&limits.rung_extensions);
+        launch.arg(this).arg(&listed).arg(&g.best).arg(&g.extensions).arg(&limits.rung_extensions);
         launch.arg(&p.s_mm).arg(&limits.most_score).arg(&g.max_edits).arg(&mut g.budget).arg(&mut g.status);
         let (next_at, proof_at) = (counts_ptr + 4 * next_count, counts_ptr + 4 * proof_count);
         launch.arg(other).arg(&next_at).arg(c).arg(&proof_at);
-        // SAFETY: argument order and types match candidate_rung_end's signature (the two counts
+        // SAFETY: argument order and types match candidate_rung_end's signature (the three counts
         // are pointers into list_counts).
         unsafe { launch.launch(cfg(n)) }.context("launching candidate_rung_end")?;
         let counts = s.clone_dtoh(&g.list_counts)?;
@@ -562,6 +589,7 @@ impl CandidateSearch {
         self.stream.memcpy_htod(budgets, &mut g.budget)?;
         let all: Vec<u32> = (0..batch.len() as u32).collect();
         self.stream.memcpy_htod(&all, &mut g.lists[0])?;
+        self.stream.memcpy_htod(&[batch.len() as u32, 0, 0], &mut g.list_counts)?;
         let rung = RungArgs { rounds: batch.rounds(), blocks: 1024, most_extensions: u32::MAX, stop_at_any: 0, limits };
         let Some(stats) = self.run_rung(&mut g, 0, batch.len(), p, rung)? else {
             bail!("one rung over {} reads outgrew its buffers: {limits:?}", batch.len())

@@ -10,6 +10,7 @@
 pub mod batch;
 mod buffers;
 pub mod candidates;
+mod exact_replay;
 mod first_pass;
 pub mod host_copy;
 pub mod index_sort;
@@ -36,6 +37,7 @@ use crate::reads::ReadBatch;
 use crate::sai::AlnHit;
 use batch::GpuAnswers;
 pub use batch::{pack_reads, HostBatch};
+use candidates::CandidateKernels;
 pub use first_pass::HAND_ON_SHARE;
 use first_pass::{gave_up, rule_state};
 use inexact::{Pass, Scratchpad};
@@ -101,12 +103,22 @@ pub struct BatchTimes {
     pub no_hit_reads: usize,
     pub no_hit_proved: usize,
     pub no_hit_lookups: u64,
+    /// The reads that occur whole through the candidates and the replay (`exact_replay`):
+    /// the kernels' time (rung, trees, replay), the reads marked for them, those answered (the
+    /// rest went on to pass 1), and the lookups of the rung and of the replay.
+    pub replay_ms: f32,
+    /// Of which the rung and the trees (the rest is the replay).
+    pub replay_rung_ms: f32,
+    pub replay_reads: usize,
+    pub replay_answered: usize,
+    pub replay_rung_lookups: u64,
+    pub replay_lookups: u64,
 }
 
 impl BatchTimes {
     /// The inexact search's kernels: the D arrays, the no-hit pass and every pass.
     pub fn inexact_ms(&self) -> f32 {
-        self.widths_ms + self.no_hit_ms + self.pass_ms.iter().sum::<f32>()
+        self.widths_ms + self.no_hit_ms + self.replay_ms + self.pass_ms.iter().sum::<f32>()
     }
 }
 
@@ -118,6 +130,8 @@ pub struct InFlight {
     batch: HostBatch,
     events: Vec<CudaEvent>,
     no_hit_events: Option<[CudaEvent; 2]>,
+    /// Around the rung and trees, and around the replay (`exact_replay`).
+    replay_events: Option<[CudaEvent; 4]>,
 }
 
 /// The exact_match kernel's arguments besides the index.
@@ -159,6 +173,9 @@ pub struct GpuAligner {
     inexact: InexactKernels,
     /// The no-hit pass's kernels, when `no_hit_budget` turns it on.
     no_hit: Option<NoHitKernels>,
+    /// The candidates' kernels, when `exact_replay` turns them on (counting from the BWT the
+    /// search counts from).
+    candidates: Option<CandidateKernels>,
     sms: usize,
     arch: &'static str,
     pub device_name: String,
@@ -274,6 +291,7 @@ impl GpuAligner {
             exact: HashMap::from([(direct_index, exact_f)]),
             inexact,
             no_hit,
+            candidates: None,
             sms,
             arch,
             device_name,
@@ -303,6 +321,7 @@ impl GpuAligner {
         if fitted != aligner.inexact_switches {
             aligner.set_inexact_kernels(INEXACT_MATCH_CU, fitted)?;
         }
+        aligner.load_candidates()?;
         Ok(aligner)
     }
 
@@ -361,6 +380,15 @@ impl GpuAligner {
         self.no_hit = no_hit;
         self.first_max_pops = switches.first_max_pops as i32;
         self.inexact_switches = switches;
+        self.load_candidates()
+    }
+
+    /// The candidates' kernels where `exact_replay` is on, compiled to count from the BWT the
+    /// search counts from (the occurrence sectors, or bwa's array).
+    fn load_candidates(&mut self) -> Result<()> {
+        let on = self.inexact_switches.exact_replay;
+        self.candidates =
+            on.then(|| CandidateKernels::load(&self.ctx, self.arch, self.sectors.is_some(), 0)).transpose()?;
         Ok(())
     }
 
@@ -592,8 +620,8 @@ impl GpuAligner {
         let set = (self.submitted - 1) % self.inexact_switches.scratch_sets as usize;
         let queued = self.queue(&mut slot, &batch, &exact_f, set);
         self.slots[slot_index] = Some(slot);
-        let (events, no_hit_events) = queued?;
-        Ok(InFlight { slot: slot_index, batch, events, no_hit_events })
+        let (events, no_hit_events, replay_events) = queued?;
+        Ok(InFlight { slot: slot_index, batch, events, no_hit_events, replay_events })
     }
 
     /// Plans the passes from the free GPU memory (see [`inexact::plan`]) and allocates their
@@ -630,7 +658,7 @@ impl GpuAligner {
     /// Waits for a queued batch; returns its inputs and, per read, the GPU's hits (`None`
     /// for reads left to the CPU, which the pipeline aligns there).
     pub fn collect(&mut self, flight: InFlight) -> Result<(HostBatch, Vec<Option<Vec<AlnHit>>>)> {
-        let InFlight { slot, batch, events, no_hit_events } = flight;
+        let InFlight { slot, batch, events, no_hit_events, replay_events } = flight;
         let slot = self.slots[slot].as_ref().expect("slots are put back after use");
         let (n, n_gpu) = (batch.n, batch.gpu_reads.len());
         let answers = GpuAnswers {
@@ -673,8 +701,12 @@ impl GpuAligner {
             t.no_hit_proved += proved;
             t.no_hit_lookups += lookups[MAX_PASSES + 1];
         }
+        let replay_line = match &replay_events {
+            Some(e) => exact_replay::add_to(t, &slot.replay, e, counters[0] as usize, n_gpu)?,
+            None => String::new(),
+        };
         self.last_kernels = format!(
-            "kernels: exact_match {:.0} ms, D arrays {widths_ms:.0} ms{no_hit_line}, passes {} reads",
+            "kernels: exact_match {:.0} ms, D arrays {widths_ms:.0} ms{no_hit_line}{replay_line}, passes {} reads",
             events[0].elapsed_ms(&events[1])?,
             pass_times.join(" / ")
         );

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::batch::HostBatch;
+use super::exact_replay::{self, LadderInputs, ReplayBuffers};
 use super::inexact::{self, PassKind, Scratchpad};
 use super::no_hit::{self, NO_HIT_LIST};
 use super::slot::{
@@ -71,8 +72,9 @@ struct WidthOutputs<'a> {
 }
 
 /// The events around a batch's kernels: exact_match's, read_widths', each pass's start and end
-/// (see [`InFlight`](super::InFlight)), and the no-hit pass's when it runs.
-pub(super) type BatchEvents = (Vec<CudaEvent>, Option<[CudaEvent; 2]>);
+/// (see [`InFlight`](super::InFlight)), the no-hit pass's when it runs, and the rung's and the
+/// replay's when `exact_replay` runs.
+pub(super) type BatchEvents = (Vec<CudaEvent>, Option<[CudaEvent; 2]>, Option<[CudaEvent; 4]>);
 
 /// The lists that link the passes: each pass's read queue and counters (see
 /// [`Slot::queues`]), each pass's occurrence lookups, and the long hits of the team passes.
@@ -124,12 +126,37 @@ impl GpuAligner {
             buffers::poison(&stream, long_offsets)?;
         }
         // The first queue: reads without an exact match first (see inexact_order); the no-hit
-        // pass's, when it runs.
+        // pass's, when it runs. With the replay, the reads it takes are marked first and left out.
         let no_hit = self.no_hit.clone().filter(|_| n_gpu > 0);
+        let replay =
+            self.candidates.as_ref().filter(|_| n_gpu > 0 && no_hit.is_none() && exact_replay::applies(&b.opt));
+        let (k, l) = (&*slot.k.reserve(&stream, n)?, &*slot.l.reserve(&stream, n)?);
+        let ladder = LadderInputs {
+            words: self.search_words(),
+            primary: self.primary,
+            l2: &self.l2,
+            exact_k: k,
+            exact_l: l,
+            read_of,
+            codes,
+            starts,
+            lens: gpu_lens,
+            n: n_gpu,
+            n_codes: b.codes.len(),
+            max_len: b.max_len,
+            opt: &b.opt,
+            sms: self.sms,
+            entry_bytes: self.inexact_switches.entry_bytes(),
+        };
+        let mut replayed = 0u64;
+        let mut replay_sizes = None;
+        if let Some(kernels) = replay {
+            replay_sizes = Some(exact_replay::mark_exact_reads(kernels, &mut slot.replay, &stream, &ladder)?);
+            replayed = exact_replay::status_at(&mut slot.replay, &stream)?;
+        }
         if n_gpu > 0 {
-            let (k, l) = (&*slot.k.reserve(&stream, n)?, &*slot.l.reserve(&stream, n)?);
             let list = if no_hit.is_some() { NO_HIT_LIST } else { 0 };
-            self.launch_order(&stream, k, l, read_of, n_gpu, queues, counters, list)?;
+            self.launch_order(&stream, k, l, read_of, n_gpu, queues, counters, (list, replayed))?;
         }
         // The D arrays: each read's (its length + 1 cells, after those of the reads before it),
         // then each seed's (reads longer than the seed; seed_stride cells each).
@@ -158,6 +185,12 @@ impl GpuAligner {
             self.launch_widths(&stream, d_opt, codes, starts, gpu_lens, n_gpu, outputs)?;
         }
         events.push(timing_event(&stream)?);
+        let mut replay_events = Vec::new();
+        if let (Some(kernels), Some(sizes)) = (replay, replay_sizes) {
+            replay_events.push(timing_event(&stream)?);
+            exact_replay::queue_ladder(kernels, &mut slot.replay, &stream, &ladder, sizes)?;
+            replay_events.push(timing_event(&stream)?);
+        }
         if self.poison {
             // Each pass's scratch too, once the batch before has finished with it.
             for pass in self.passes.iter_mut() {
@@ -197,6 +230,12 @@ impl GpuAligner {
             if let Some(free) = &self.passes[p].sets[set].free {
                 stream.wait(free)?;
             }
+            if p == 0 && replay.is_some() {
+                // On pass 1's scratch, before pass 1 takes the reads it hands on.
+                replay_events.push(timing_event(&stream)?);
+                self.launch_replay(&stream, set, &args, &lists, &mut slot.replay)?;
+                replay_events.push(timing_event(&stream)?);
+            }
             events.push(timing_event(&stream)?);
             self.launch_pass(&stream, p, set, &args, &lists, b.n_buckets)?;
             events.push(timing_event(&stream)?);
@@ -206,7 +245,11 @@ impl GpuAligner {
             pass.sets[set].free = Some(free);
         }
         fetch_answers(slot, n, n_gpu)?;
-        Ok((events, no_hit_events))
+        let replay_events = replay_events.try_into().ok();
+        if replay_events.is_some() {
+            exact_replay::fetch_counts(&mut slot.replay, &stream)?;
+        }
+        Ok((events, no_hit_events, replay_events))
     }
 
     /// read_widths: the D arrays of the batch's `n_gpu` inexact reads, their seeds' and (with
@@ -290,7 +333,8 @@ impl GpuAligner {
     }
 
     /// inexact_order: the queue of list `list` (pass 1's, or the no-hit pass's), the reads
-    /// without an exact match first.
+    /// without an exact match first; `replayed` (0: none) the replay's marks, whose reads it
+    /// leaves out.
     #[allow(clippy::too_many_arguments)] // the kernel's arguments, in its signature's order
     fn launch_order(
         &self,
@@ -301,7 +345,7 @@ impl GpuAligner {
         n_gpu: usize,
         queues: &mut CudaSlice<u32>,
         counters: &CudaSlice<u32>,
-        list: usize,
+        (list, replayed): (usize, u64),
     ) -> Result<()> {
         let cfg = LaunchConfig {
             grid_dim: ((n_gpu as u32).div_ceil(256), 1, 1),
@@ -316,7 +360,8 @@ impl GpuAligner {
         let count_at = if list == 0 { 0 } else { NO_HIT_COUNTERS };
         let (order_counters, queue_counters) =
             (counters.slice(ORDER_COUNTERS..), counters.slice(count_at..count_at + 2));
-        launch.arg(&k).arg(&l).arg(read_of).arg(&n32).arg(&mut q).arg(&order_counters).arg(&queue_counters);
+        launch.arg(&k).arg(&l).arg(read_of).arg(&n32).arg(&replayed).arg(&mut q).arg(&order_counters);
+        launch.arg(&queue_counters);
         // SAFETY: argument order and types match inexact_order's signature.
         unsafe { launch.launch(cfg) }.context("launching inexact_order")?;
         Ok(())
@@ -381,6 +426,37 @@ impl GpuAligner {
         launch.arg(&resident_ns);
         // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
         unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
+        Ok(())
+    }
+
+    /// inexact_replay on pass 1's threads and scratch (set `set`): the marked reads the rung
+    /// answered get bwa's hits from their trees; the others join pass 1's queue.
+    fn launch_replay(
+        &self,
+        stream: &Arc<CudaStream>,
+        set: usize,
+        args: &SearchArgs,
+        lists: &PassLists,
+        rb: &mut ReplayBuffers,
+    ) -> Result<()> {
+        let scratch = &self.passes[0].sets[set].scratch;
+        let (_, pass_cfg) = self.pass_launch(0, args.n_buckets)?;
+        let cfg = LaunchConfig { shared_mem_bytes: 0, ..pass_cfg };
+        let r = exact_replay::replay_args(rb, stream)?;
+        let x = self;
+        let mut launch = stream.launch_builder(&self.inexact.replay);
+        launch.arg(x.search_words()).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(&x.intervals.table);
+        launch.arg(&x.intervals.depth).arg(args.opt).arg(args.codes).arg(args.starts).arg(args.lens);
+        launch.arg(args.max_diffs).arg(args.widths).arg(args.seed_widths).arg(&args.seed_stride);
+        launch.arg(args.root_intervals);
+        launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&args.max_len);
+        launch.arg(&r.list).arg(&r.listed).arg(&r.status).arg(&r.tree).arg(&r.tree_start).arg(&r.entries);
+        launch.arg(args.hits).arg(&args.hits_per_read).arg(args.n_hits);
+        let queue = lists.queues.slice(0..lists.list_len);
+        let queue_counters = lists.counters.slice(0..2);
+        launch.arg(&queue).arg(&queue_counters).arg(&r.lookups);
+        // SAFETY: argument order and types match inexact_replay's signature.
+        unsafe { launch.launch(cfg) }.context("launching inexact_replay")?;
         Ok(())
     }
 

@@ -7,6 +7,7 @@ use anyhow::Result;
 use cudarc::driver::{CudaContext, CudaStream};
 
 use super::buffers::{DeviceBuffer, Download, Upload};
+use super::exact_replay::ReplayBuffers;
 use super::MAX_PASSES;
 
 /// The buffers of one batch in flight, on its own stream.
@@ -43,6 +44,8 @@ pub(super) struct Slot {
     /// Hits of reads with more than HITS_PER_READ, and each such read's first one there.
     pub(super) long_hits: Download<u64>,
     pub(super) long_offsets: Download<u32>,
+    /// The rung, trees and replay of the reads that occur whole (`exact_replay`).
+    pub(super) replay: ReplayBuffers,
 }
 
 /// Counters per batch: (queued, taken) per queue, then inexact_order's two (its queue's reads
@@ -84,6 +87,7 @@ impl Slot {
             lookups: Download::new(),
             long_hits: Download::new(),
             long_offsets: Download::new(),
+            replay: ReplayBuffers::new(),
         })
     }
 }

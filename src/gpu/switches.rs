@@ -278,6 +278,13 @@ pub struct InexactSwitches {
     /// it existed reads as off.
     #[serde(default)]
     pub lane_interleave: bool,
+    /// Reads that occur whole skip bwa's search: one rung of the candidates (cuda/candidates.cu)
+    /// finds their alignments within a mismatch, and `inexact_replay` runs bwa's search kept to
+    /// them (src/gpu/exact_replay.rs). Where the options allow it (every gap costing more than a
+    /// mismatch, not `-N`); the reads it cannot hold go on to pass 1. A host-side value. A tuned
+    /// file from before it existed reads as off.
+    #[serde(default)]
+    pub exact_replay: bool,
 }
 
 fn default_scratch_sets() -> u32 {
@@ -340,6 +347,7 @@ impl Default for InexactSwitches {
             occ_sectors: true,
             scratch_sets: default_scratch_sets(),
             lane_interleave: false,
+            exact_replay: false,
         }
     }
 }
@@ -374,6 +382,7 @@ impl InexactSwitches {
         ("occ_sectors", &[0, 1]),
         ("scratch_sets", &[1, 2]),
         ("lane_interleave", &[0, 1]),
+        ("exact_replay", &[0, 1]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -491,6 +500,7 @@ impl InexactSwitches {
             "level_refill" => self.level_refill = flag()?,
             "last_refill" => self.last_refill = flag()?,
             "no_hit_budget" => self.no_hit_budget = n,
+            "exact_replay" => self.exact_replay = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -526,6 +536,7 @@ impl InexactSwitches {
             self.occ_sectors as u32,
             self.scratch_sets,
             self.lane_interleave as u32,
+            self.exact_replay as u32,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -643,6 +654,7 @@ mod tests {
             occ_sectors: true,
             scratch_sets: 3,
             lane_interleave: true,
+            exact_replay: true,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {

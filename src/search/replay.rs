@@ -90,6 +90,16 @@ impl CandidateTree {
         tree
     }
 
+    /// The tree as flat arrays built elsewhere (cuda/candidates.cu's candidate_tree): node 0
+    /// the root, each node's link, first child and next sibling (`u32::MAX`: none).
+    pub fn from_arrays(links: Vec<Link>, first_child: Vec<u32>, next_sibling: Vec<u32>) -> CandidateTree {
+        assert!(
+            links.len() == first_child.len() && links.len() == next_sibling.len(),
+            "a tree's arrays of different lengths"
+        );
+        CandidateTree { links, first_child, next_sibling }
+    }
+
     pub fn len(&self) -> usize {
         self.links.len()
     }
