@@ -2,17 +2,24 @@
 //! become nothing, the threads run one after another) find the model's alignments
 //! (`bcuda::search::pigeonhole::within`: the same set, each as often) at bwa's penalties (one or
 //! two gaps or none) and at an edit each, with the model's lookups, and its no-hit proof's
-//! answers (`any_within`). Skipped without a C++ compiler (`CXX`, else `c++`).
+//! answers (`any_within`); and the trees candidate_tree builds from a rung's alignments, replayed
+//! through bwa's search (`bcuda::search::replay`), give bwa's hits. Skipped without a C++
+//! compiler (`CXX`, else `c++`).
 
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use bcuda::aln_options::batch_options;
+use bcuda::sai::{AlnHit, GapOptions};
 use bcuda::search::no_hit::{base_interval, bounds, part_start, prepend, Bounds};
 use bcuda::search::pigeonhole::{any_within, within, Alignment, Budget, Col};
+use bcuda::search::replay::{reach, replay, CandidateTree, Link, Reached};
 use bcuda::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
+use bcuda::search::stack::GapStack;
+use bcuda::search::{align_read_with, prepare_read, ReadBuffers, Search};
 use bcuda_index::Bwt;
 
 /// A read and what it may spend: its codes, its bounds, a budget and an edit limit.
@@ -280,4 +287,223 @@ fn the_kernels_built_for_the_cpu_find_the_models_alignments() {
         some + none > 50 && over > 50,
         "{some} reads with an alignment, {none} without, {over} over 100 extensions"
     );
+}
+
+/// A read bwa's search (the CPU oracle) finds hits for: the hits, and the read as that search
+/// sees it (its own options, its D arrays and search sequence, the reverse complement).
+struct BwaRead {
+    hits: Vec<AlnHit>,
+    local: GapOptions,
+    use_seed: bool,
+    buffers: ReadBuffers,
+}
+
+/// `read`'s hits by bwa's search at `options`; None where it finds none.
+fn bwa_read(bwt: &Bwt, read: &[u8], options: &GapOptions) -> Option<BwaRead> {
+    let opt = batch_options(options, read.len());
+    let mut buffers = ReadBuffers::default();
+    let hits = align_read_with(bwt, None, read, &opt, &mut GapStack::default(), &mut buffers).unwrap();
+    if hits.is_empty() {
+        return None;
+    }
+    let (local, use_seed) = prepare_read(bwt, read, &opt, &mut buffers);
+    Some(BwaRead { hits, local, use_seed, buffers })
+}
+
+/// The rung that holds every path bwa's search pops for `b`: its best score plus a mismatch
+/// (bwa pops nothing above it), at the read's edit limit.
+fn bwa_budget(b: &BwaRead) -> Budget {
+    let l = &b.local;
+    Budget {
+        score: b.hits[0].score + l.s_mm as u32,
+        s_mm: l.s_mm as u32,
+        s_gapo: l.s_gapo as u32,
+        s_gape: l.s_gape as u32,
+        max_gapo: l.max_gapo as u32,
+        max_edits: l.max_diff.max(0) as u32,
+    }
+}
+
+/// A node's link as candidate_tree packs it: read position | gap state << 16 | string base << 18
+/// (4: none, an insertion's).
+fn link(packed: u32) -> Link {
+    let base = (packed >> 18) as u8;
+    Link { i: (packed & 0xffff) as i32, state: (packed >> 16 & 3) as u8, base: (base < 4).then_some(base) }
+}
+
+/// A tree's nodes as candidate_tree writes them: packed link, first child, next sibling.
+type Nodes = Vec<[u32; 3]>;
+
+/// Each read's tree from host.cpp's "tree" lines, or the status candidate_tree left it with.
+fn parse_trees(lines: &[String], n: usize) -> Vec<Result<Nodes, u8>> {
+    let mut trees: Vec<Option<Result<Nodes, u8>>> = vec![None; n];
+    for line in lines {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let r: usize = fields[1].parse().unwrap();
+        let node = |x: &&str| {
+            let v: Vec<u32> = x.split(',').map(|v| v.parse().unwrap()).collect();
+            [v[0], v[1], v[2]]
+        };
+        trees[r] = Some(match fields[0] {
+            "status" => Err(fields[2].parse().unwrap()),
+            "tree" => Ok(fields[2..].iter().map(node).collect()),
+            _ => panic!("line {line}"),
+        });
+    }
+    trees.into_iter().enumerate().map(|(r, t)| t.unwrap_or_else(|| panic!("no line for read {r}"))).collect()
+}
+
+/// A path from a tree's root: its nodes' links as (read position, gap state, string base).
+type Walk = Vec<(i32, u8, Option<u8>)>;
+
+/// The paths from the root to each node of the model's tree of `alignments` (each once), walked
+/// as bwa's search walks them (`reach`).
+fn model_paths(seq: &[u8], alignments: &[Alignment]) -> BTreeSet<Walk> {
+    let mut paths = BTreeSet::new();
+    for a in alignments {
+        let (mut at, mut path) = (Reached { i: seq.len(), ..Reached::default() }, Walk::new());
+        for &col in a.iter().rev() {
+            let (next, l, _) = reach(seq, at, col);
+            at = next;
+            path.push((l.i, l.state, l.base));
+            paths.insert(path.clone());
+        }
+    }
+    paths
+}
+
+/// The paths from the root to each node of the kernel's tree reached from it: as many as its
+/// nodes less the root, all different, where every node is linked once and no two siblings
+/// share a link.
+fn kernel_paths(nodes: &Nodes) -> Vec<Walk> {
+    let (mut paths, mut todo) = (Vec::new(), vec![(0, Walk::new())]);
+    while let Some((n, path)) = todo.pop() {
+        let mut c = nodes[n][1];
+        while c != u32::MAX {
+            let (l, mut p) = (link(nodes[c as usize][0]), path.clone());
+            p.push((l.i, l.state, l.base));
+            paths.push(p.clone());
+            todo.push((c as usize, p));
+            c = nodes[c as usize][2];
+        }
+    }
+    paths
+}
+
+/// How the kernel's tree of `seq` differs from the model's tree of `alignments`: its root, nodes
+/// not reached once from it, siblings with the same link, then the paths only the kernel's
+/// tree (+) or the model's (-) has. Compared as sets of paths, as the node order may differ.
+fn path_differences(seq: &[u8], nodes: &Nodes, alignments: &[Alignment]) -> Vec<String> {
+    let root = Link { i: seq.len() as i32, state: 0, base: None };
+    if link(nodes[0][0]) != root {
+        return vec![format!("root {:?}", link(nodes[0][0]))];
+    }
+    let paths = kernel_paths(nodes);
+    if paths.len() + 1 != nodes.len() {
+        return vec![format!("{} nodes, {} reached from the root", nodes.len(), paths.len())];
+    }
+    let (kernel, model) = (paths.iter().cloned().collect::<BTreeSet<_>>(), model_paths(seq, alignments));
+    if kernel.len() != paths.len() {
+        return vec![format!("{} paths, {} different: siblings with the same link", paths.len(), kernel.len())];
+    }
+    let only = |a: &BTreeSet<Walk>, b: &BTreeSet<Walk>, sign| {
+        a.difference(b).map(|p| format!("{sign} {p:?}")).collect::<Vec<String>>()
+    };
+    [only(&kernel, &model, '+'), only(&model, &kernel, '-')].concat()
+}
+
+/// The kernel's tree as the replay takes it.
+fn candidate_tree(nodes: &Nodes) -> CandidateTree {
+    let column = |j: usize| nodes.iter().map(|x| x[j]).collect();
+    CandidateTree::from_arrays(nodes.iter().map(|x| link(x[0])).collect(), column(1), column(2))
+}
+
+/// What the trees were checked on: reads with bwa's hits, those of them inexact and gapped,
+/// and those the rung left (fewer bases than parts).
+#[derive(Debug, Default)]
+struct TreeTally {
+    reads: usize,
+    inexact: usize,
+    gapped: usize,
+    left: usize,
+}
+
+/// The kernels' tree of `b` (the kernels' read `k`) holds the paths of the model's alignments,
+/// each once (as many nodes as the model's tree: node order may differ), and replays to bwa's
+/// hits; false where the rung left the read.
+fn check_tree(bwt: &Bwt, b: &BwaRead, k: &Read, nodes: &Result<Nodes, u8>) -> bool {
+    let seq = &b.buffers.seq;
+    let what = || format!("{seq:?}, {:?}", bwa_budget(b));
+    let Some((alignments, _, _)) = within(bwt, seq, bwa_budget(b), &k.bounds, 32) else {
+        // Fewer bases than parts: rung_end leaves it to bwa's search over its extensions.
+        assert_eq!(nodes.as_ref().err(), Some(&6), "{}: a read the rung leaves", what());
+        return false;
+    };
+    let nodes = nodes.as_ref().unwrap_or_else(|s| panic!("{}: left with status {s}", what()));
+    let differ = path_differences(seq, nodes, &alignments);
+    assert!(differ.is_empty(), "{}: the tree's paths:\n{}", what(), differ.join("\n"));
+    let tree = candidate_tree(nodes);
+    assert_eq!(tree.len(), CandidateTree::new(seq, &alignments).len(), "{}: the tree's nodes", what());
+    let ReadBuffers { width, seed_width, .. } = &b.buffers;
+    let seed_width = b.use_seed.then_some(&seed_width[..]);
+    let search = Search { bwt, seq, seed_width, opt: &b.local, intervals: None };
+    assert_eq!(replay(&search, width, &b.local, &tree, &mut 0), b.hits, "{}: the replay's hits", what());
+    true
+}
+
+/// candidate_tree (after a rung at bwa's best score plus a mismatch, and candidate_rung_end)
+/// gives each of `reads` that bwa finds hits for a tree that replays to those hits.
+fn check_trees(host: &Path, dir: &Path, at: (&Bwt, &Path), reads: &[Vec<u8>], options: &GapOptions) -> TreeTally {
+    let (bwt, bwt_path) = at;
+    let bwa: Vec<BwaRead> = reads.iter().filter_map(|r| bwa_read(bwt, r, options)).collect();
+    let penalties = [options.s_mm, options.s_gapo, options.s_gape, options.max_gapo].map(|x| x as u32);
+    let kernel_reads: Vec<Read> = bwa
+        .iter()
+        .map(|b| {
+            let budget = bwa_budget(b);
+            // The rung runs at the batch's penalties: a read's own must be the same.
+            let own = [budget.s_mm, budget.s_gapo, budget.s_gape, budget.max_gapo];
+            assert_eq!(own, penalties, "a read's penalties");
+            let codes = b.buffers.seq.clone();
+            let bounds = bounds(bwt, &codes, &mut 0);
+            Read { codes, bounds, budget: budget.score, max_edits: budget.max_edits }
+        })
+        .collect();
+    let args: Vec<String> = std::iter::once("tree".to_string()).chain(penalties.iter().map(u32::to_string)).collect();
+    let trees = parse_trees(&run_host(host, bwt_path, dir, &kernel_reads, &args), bwa.len());
+    let mut tally = TreeTally::default();
+    for ((b, k), tree) in bwa.iter().zip(&kernel_reads).zip(&trees) {
+        if !check_tree(bwt, b, k, tree) {
+            tally.left += 1;
+            continue;
+        }
+        tally.reads += 1;
+        tally.inexact += (b.hits[0].score > 0) as usize;
+        tally.gapped += b.hits.iter().any(|h| h.n_gapo > 0) as usize;
+    }
+    tally
+}
+
+#[test]
+fn the_kernels_trees_replay_to_bwas_hits() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(host) = common::build_cpu_kernels(dir.path(), "candidates_kernel/host.cpp", "candidates_host", &[]) else {
+        eprintln!("skipped: no C++ compiler");
+        return;
+    };
+    let (bwt, bwt_path, text) = genome(dir.path());
+    let mut next = xorshift(0x7e91_a5ed_0c4d_2b13);
+    // bwa's default gap options, and two gap opens (ancient DNA's -o 2).
+    for max_gapo in [1, 2] {
+        let options = GapOptions { max_gapo, ..GapOptions::default() };
+        let reads: Vec<Vec<u8>> = (0..300)
+            .map(|r| {
+                let len = 25 + (next() % 60) as usize;
+                read_with_edits(&text, len, r % 7 == 0, 4, &mut next)
+            })
+            .collect();
+        let tally = check_trees(&host, dir.path(), (&bwt, &bwt_path), &reads, &options);
+        eprintln!("max_gapo {max_gapo}: {tally:?}");
+        assert!(tally.reads > 100 && tally.inexact > 50 && tally.gapped > 20, "max_gapo {max_gapo}: {tally:?}");
+    }
 }

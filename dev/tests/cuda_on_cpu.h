@@ -32,3 +32,9 @@ static unsigned atomicMin(unsigned *p, unsigned v)
     if (v < old) *p = v;
     return old;
 }
+static unsigned atomicExch(unsigned *p, unsigned v)
+{
+    unsigned old = *p;
+    *p = v;
+    return old;
+}

@@ -55,7 +55,7 @@ pub fn applies(opt: &GapOptions) -> bool {
 /// The longest read whose bwa stack cannot pass `max_entries` (bwa's `-m`) when it occurs whole
 /// (see the module's note): 1 + 8 (len + 1)(3 len + 1) entries at most.
 pub fn max_len_for(max_entries: i32) -> usize {
-    let fits = |len: u64| 1 + 8 * (len + 1) * (3 * len + 1) <= max_entries.max(0) as u64;
+    let fits = |len: u64| 8 * (len + 1) * (3 * len + 1) < max_entries.max(0) as u64;
     (0..super::GPU_MAX_LEN as u64).take_while(|&len| fits(len + 1)).count()
 }
 
@@ -347,4 +347,31 @@ pub(super) fn replay_args(b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<
         entries: at(&mut b.entries, s)?,
         lookups: ptr(b.lookups.reserve(s, 0)?, s),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// bwa's default -m keeps reads of up to 288 bases (1 + 8 x 289 x 865 = 1,999,881 entries at
+    /// most); -m 300 none that the ladder could take (two bases need 1 + 8 x 3 x 7 = 169).
+    #[test]
+    fn the_longest_read_follows_bwas_limit() {
+        assert_eq!(max_len_for(2_000_000), 288);
+        assert!(1 + 8 * 289 * 865 <= 2_000_000 && 1 + 8 * 290 * 868 > 2_000_000);
+        assert_eq!(max_len_for(300), 2);
+        assert_eq!(max_len_for(0), 0);
+        assert_eq!(max_len_for(i32::MAX), super::super::GPU_MAX_LEN);
+    }
+
+    /// Only where every gap costs more than a mismatch, a mismatch costs something, and bwa
+    /// stops a mismatch past its best hit.
+    #[test]
+    fn the_options_decide_whether_it_applies() {
+        let d = GapOptions::default();
+        assert!(applies(&d));
+        assert!(!applies(&GapOptions { s_gapo: d.s_mm, ..d }));
+        assert!(!applies(&GapOptions { s_mm: 0, ..d }));
+        assert!(!applies(&GapOptions { mode: d.mode | MODE_NONSTOP, ..d }));
+    }
 }

@@ -6,6 +6,10 @@
 //     budget (no cap on its extensions), a line each: "R COL COL ...", a column B0-B3 (a
 //     string base against the read's), I (an inserted read base) or D0-D3 (a deleted string
 //     base); "skip R" for a read with fewer bases than parts.
+//   host BWT READS tree S_MM S_GAPO S_GAPE MAX_GAPO: the rung as above with each read's
+//     alignments listed (found_head, found_next), then candidate_rung_end and candidate_tree: a
+//     line a read, "tree R LINK,FIRST_CHILD,NEXT_SIBLING ..." (its tree's nodes, the root
+//     first) where the tree took it, else "status R STATUS".
 //   host BWT READS proof MOST_EXTENSIONS: the no-hit proof (1 an edit, gaps unlimited, stopping
 //     at the first alignment), a line a read: "proof R ANY OVER" (OVER: its extensions
 //     reached MOST_EXTENSIONS), or "skip R".
@@ -63,20 +67,23 @@ static Batch read_batch(const char *path)
     return b;
 }
 
-// What the searches left: the nodes, the alignments found, each read's flags and extensions.
-struct Outcome {
-    std::vector<u64> nodes;
-    std::vector<Found> found;
-    std::vector<u8> any;
-    std::vector<u32> extensions;
-    u64 bound_lookups, round_lookups;
-};
-
 // The counters as the kernels take them: u32s, with the lookups a u64 at CNT_LOOKUPS.
 struct Counters {
     u64 words[4];
     u32 *at() { return (u32 *)words; }
     u64 lookups() { return *(u64 *)(at() + CNT_LOOKUPS); }
+};
+
+// What the searches left: the nodes, the alignments found (with each read's list of them where
+// asked for), each read's flags, best score and extensions, and the rung's counters.
+struct Outcome {
+    std::vector<u64> nodes;
+    std::vector<Found> found;
+    std::vector<u32> found_head, found_next;
+    std::vector<u8> any;
+    std::vector<u32> best, extensions;
+    Counters counters;
+    u64 bound_lookups, round_lookups;
 };
 
 // Every read's bounds (its line's budget kept: every read is searched at it, exact or not).
@@ -96,23 +103,30 @@ static u64 bounds_pass(const BwtFile &bwt, Batch &b, const Penalties &p)
     return counters.lookups();
 }
 
-// The searches of every read with buffers of `capacity` entries each; false where one ran out.
+// The searches of every read with buffers of `capacity` entries each (with `lists`, each read's
+// alignments listed); false where one ran out.
 static bool search(const BwtFile &bwt, const Batch &b, const Penalties &p, u32 most_extensions, bool proof,
-    u32 capacity, Outcome &out)
+    bool lists, u32 capacity, Outcome &out)
 {
     std::vector<Branch> frontier[2] = {std::vector<Branch>(capacity), std::vector<Branch>(capacity)};
     out.nodes.assign(capacity, 0);
     out.found.assign(capacity, Found{});
     out.any.assign(b.n(), 0);
     out.extensions.assign(b.n(), 0);
-    std::vector<u32> best(b.n()), list(b.n()), counts(1 << 14, 0);
+    out.best.assign(b.n(), 0);
+    out.found_head.assign(lists ? b.n() : 0, 0);
+    out.found_next.assign(lists ? capacity : 0, 0);
+    std::vector<u32> list(b.n()), counts(1 << 14, 0);
     for (u32 r = 0; r < b.n(); ++r) list[r] = r;
-    Counters counters = {};
+    u32 n = b.n();
+    out.counters = {};
+    Counters &counters = out.counters;
     Outputs o = {frontier[0].data(), capacity, out.nodes.data(), capacity, out.found.data(), capacity, counters.at(),
-        best.data(), out.any.data()};
-    for (u32 k = 0; k < b.n(); ++k) {
+        out.best.data(), out.any.data(), lists ? out.found_head.data() : nullptr,
+        lists ? out.found_next.data() : nullptr};
+    for (u32 k = 0; k < n; ++k) {
         blockIdx.x = k;
-        candidate_seed(bwt.l2, b.reads(), p, list.data(), b.n(), counts.data(), frontier[0].data(), o,
+        candidate_seed(bwt.l2, b.reads(), p, list.data(), &n, counts.data(), frontier[0].data(), o,
             out.extensions.data());
     }
     blockIdx.x = 0;
@@ -166,21 +180,105 @@ static void print_found(const Batch &b, const Penalties &p, const Outcome &out, 
     printf("\n");
 }
 
+// The listed reads 0..n, as the ladder's kernels take them.
+static std::vector<u32> every_read(u32 n)
+{
+    std::vector<u32> list(n);
+    for (u32 r = 0; r < n; ++r) list[r] = r;
+    return list;
+}
+
+// Each read's state after the rung (candidate_rung_end with no limit on extensions or score):
+// answered wherever its best score plus a mismatch fits its budget.
+static std::vector<u8> rung_end(Batch &b, const Penalties &p, Outcome &out)
+{
+    std::vector<u8> status(b.n(), CAND_PENDING);
+    std::vector<u32> list = every_read(b.n()), next(b.n()), proof(b.n());
+    u32 n = b.n(), n_next = 0, n_proof = 0;
+    for (u32 k = 0; k < n; ++k) {
+        blockIdx.x = k;
+        candidate_rung_end(list.data(), &n, out.best.data(), out.extensions.data(), ~0u, p.s_mm, 1 << 30,
+            b.max_edits.data(), b.budget.data(), status.data(), next.data(), &n_next, proof.data(), &n_proof);
+    }
+    blockIdx.x = 0;
+    return status;
+}
+
+// candidate_tree over every read into `tree` (`capacity` nodes); returns the nodes it claimed.
+static u32 tree_pass(const Batch &b, const Penalties &p, Outcome &out, TreeNode *tree, u32 capacity,
+    std::vector<u8> &status, std::vector<u32> &start)
+{
+    std::vector<u32> list = every_read(b.n());
+    u32 n = b.n(), used = 0;
+    start.assign(b.n(), TREE_NONE);
+    for (u32 k = 0; k < n; ++k) {
+        blockIdx.x = k;
+        candidate_tree(list.data(), &n, b.reads(), p, out.nodes.data(), out.found.data(), out.found_head.data(),
+            out.found_next.data(), out.counters.at(), ~0u, tree, capacity, &used, start.data(), status.data());
+    }
+    blockIdx.x = 0;
+    return used;
+}
+
+// Read r's tree: its nodes (all reachable from its root, so the highest one reached is the
+// last it took), the root first.
+static void print_tree(u32 r, const TreeNode *t)
+{
+    u32 n = 1;
+    std::vector<u32> todo = {0};
+    while (!todo.empty()) {
+        u32 x = todo.back();
+        todo.pop_back();
+        n = x + 1 > n ? x + 1 : n;
+        for (u32 c = t[x].first_child; c != TREE_NONE; c = t[c].next_sibling) todo.push_back(c);
+    }
+    printf("tree %u", r);
+    for (u32 x = 0; x < n; ++x) printf(" %u,%u,%u", t[x].link, t[x].first_child, t[x].next_sibling);
+    printf("\n");
+}
+
+// The trees of the reads the rung answered. A first pass with no room measures the nodes they
+// claim (and must leave every one of them), the second builds them in that many.
+static void trees(Batch &b, const Penalties &p, Outcome &out)
+{
+    std::vector<u8> answered = rung_end(b, p, out), status = answered;
+    std::vector<u32> start;
+    TreeNode none;
+    u32 need = tree_pass(b, p, out, &none, 0, status, start);
+    for (u32 r = 0; r < b.n(); ++r)
+        if (answered[r] == CAND_ANSWERED && status[r] != CAND_LEFT_TREE) {
+            fprintf(stderr, "read %u: a tree with no room\n", r);
+            exit(1);
+        }
+    std::vector<TreeNode> tree(need);
+    status = answered;
+    if (tree_pass(b, p, out, tree.data(), need, status, start) != need) exit(1);
+    for (u32 r = 0; r < b.n(); ++r) {
+        if (status[r] == CAND_ANSWERED) print_tree(r, tree.data() + start[r]);
+        else printf("status %u %d\n", r, status[r]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     bool proof = argc == 5 && !strcmp(argv[3], "proof");
     bool rung = argc == 8 && !strcmp(argv[3], "rung");
-    if (!proof && !rung) return 2;
+    bool tree = argc == 8 && !strcmp(argv[3], "tree");
+    if (!proof && !rung && !tree) return 2;
     BwtFile bwt = load_bwt(argv[1]);
     Batch b = read_batch(argv[2]);
     Penalties p = {1, 1, 1, 1 << 30};
-    if (rung) p = {atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), atoi(argv[7])};
+    if (!proof) p = {atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), atoi(argv[7])};
     Outcome out;
     out.bound_lookups = bounds_pass(bwt, b, p);
     u32 capacity = 1 << 12;
     u32 most_extensions = proof ? (u32)strtoul(argv[4], nullptr, 10) : ~0u;
     // Buffers that run out are doubled and the searches run again.
-    while (!search(bwt, b, p, most_extensions, proof, capacity, out)) capacity *= 2;
+    while (!search(bwt, b, p, most_extensions, proof, tree, capacity, out)) capacity *= 2;
+    if (tree) {
+        trees(b, p, out);
+        return 0;
+    }
     for (u32 r = 0; r < b.n(); ++r) {
         if (out.extensions[r] == ~0u) printf("skip %u\n", r);
         else if (proof) printf("proof %u %d %d\n", r, out.any[r], out.extensions[r] >= most_extensions);
