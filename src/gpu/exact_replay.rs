@@ -358,7 +358,6 @@ mod tests {
     #[test]
     fn the_longest_read_follows_bwas_limit() {
         assert_eq!(max_len_for(2_000_000), 288);
-        assert!(1 + 8 * 289 * 865 <= 2_000_000 && 1 + 8 * 290 * 868 > 2_000_000);
         assert_eq!(max_len_for(300), 2);
         assert_eq!(max_len_for(0), 0);
         assert_eq!(max_len_for(i32::MAX), super::super::GPU_MAX_LEN);
