@@ -3,12 +3,13 @@
 # reads, kept in W (default /tmp/bench-ab) for the next A/B; then
 #   1. the GPU's .sai against the CPU's on the first 100k reads of each regime, for each
 #      switch set of CHECK (BCUDA_TEST_INEXACT_SWITCHES syntax; default root_chain=1);
-#   2. every config of CONFIGS ("name:build:switches ...", build `new` = bundle/bcuda, any
+#   2. every config of CONFIGS ("name:build:switches[:hooks] ...", build `new` = bundle/bcuda, any
 #      other BUILD = bundle/bcuda-BUILD, another build copied in by hand, e.g. bcuda-base),
-#      REPS times (default 2), both regimes: wall, GPU busy, the no-hit pass's and each pass's
+#      REPS times (default 2), both regimes: wall, GPU busy and the SMs each pass held, the no-hit pass's and each pass's
 #      time (the no-hit pass: CHECK=no_hit_budget=100000 CONFIGS="off:new:
 #      on:new:no_hit_budget=100000" ADNA_RANDOM=0.5 W=/tmp/bench-ab-random50, a W of its own:
 #      the reads are made once per W);
+#      (hooks: test hooks, e.g. BCUDA_TEST_SLOTS=8, commas between them, as are switches);
 #   3. each config's .sai against the first config's;
 #   4. with GPU_CHECK=1, bench/run identity (SKIP_SWITCHES=1), counted.
 # Log: ab-TAG.log.
@@ -55,14 +56,15 @@ ab_check() { # REGIME
 ab_configs() { # REPS CONFIGS
     local rep cfg reg name build sw x t0 t1 s first
     for rep in $(seq "$1"); do for cfg in $2; do for reg in 100bp adna; do
-        IFS=: read -r name build sw <<< "$cfg"
+        IFS=: read -r name build sw hooks <<< "$cfg"
         x=$B
         [ "$build" = new ] || x=$BIN/bcuda-$build
         s=$W/s_${reg}_$name
         t0=$(now)
-        BCUDA_TEST_INEXACT_SWITCHES=$sw $x aln --gpu -t 16 $(ab_opts $reg) "$W/genome.fa" "$(ab_reads $reg)" > "$s.sai" 2> "$s.err"
+        # shellcheck disable=SC2086 # the hooks are words: NAME=VALUE ...
+        env ${hooks//,/ } BCUDA_TEST_INEXACT_SWITCHES="$sw" $x aln --gpu -t 16 $(ab_opts $reg) "$W/genome.fa" "$(ab_reads $reg)" > "$s.sai" 2> "$s.err"
         t1=$(now)
-        log "$reg $name ($build${sw:+ $sw}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s' "$s.err"); $(grep -o 'no-hit pass [0-9.]* ms on [0-9]* reads: [0-9]* proved' "$s.err") $(grep -o 'pass [123] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); sai $(md5sum < "$s.sai" | cut -c1-8)"
+        log "$reg $name ($build${sw:+ $sw}${hooks:+ $hooks}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s; SMs held: [^;]*' "$s.err"); $(grep -o 'no-hit pass [0-9.]* ms on [0-9]* reads: [0-9]* proved' "$s.err") $(grep -o 'pass [123] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); sai $(md5sum < "$s.sai" | cut -c1-8)"
     done; done; done
     first=${2%% *} first=${first%%:*}
     for reg in 100bp adna; do for cfg in $2; do
