@@ -2,8 +2,8 @@
 //! within a ladder of score budgets, by pigeonhole searches run breadth first over the batch,
 //! then the no-hit proof for the reads no budget found anything for. A port of
 //! [`crate::search::pigeonhole`] (the kernels built for the CPU find its alignments:
-//! dev/tests/candidates_kernel.rs). Not yet part of `aln`: the replay of the alignments in
-//! bwa's order (docs/gpu-search.md) is the next step; `bcuda-dev candidates-gpu` measures this.
+//! dev/tests/candidates_kernel.rs). `aln` uses one rung of it for the reads that occur whole
+//! (`exact_replay`, src/gpu/exact_replay.rs); `bcuda-dev candidates-gpu` measures the ladder.
 
 use std::sync::Arc;
 use std::time::Instant;
