@@ -184,7 +184,7 @@ fn at<T: cudarc::driver::DeviceRepr>(b: &mut DeviceBuffer<T>, s: &Arc<CudaStream
 /// with their search sequences, bounds and budget: before inexact_order, which leaves them out
 /// of pass 1.
 /// Returns the room reserved for the branches, nodes, alignments and tree nodes.
-pub(super) fn mark_exact_reads(
+fn mark_exact_reads(
     k: &CandidateKernels,
     b: &mut ReplayBuffers,
     s: &Arc<CudaStream>,
@@ -206,7 +206,7 @@ pub(super) fn mark_exact_reads(
 
 /// The rung over the listed reads and their trees, queued on `s` (after read_widths, before
 /// the replay): seed, the rounds, rung_end, candidate_tree.
-pub(super) fn queue_ladder(
+fn queue_ladder(
     k: &CandidateKernels,
     b: &mut ReplayBuffers,
     s: &Arc<CudaStream>,
@@ -293,7 +293,7 @@ fn rounds(x: &LadderInputs) -> usize {
 
 /// The summary's counts of a batch, once its copies back have arrived: the reads marked, the
 /// rung's lookups and the replay's.
-pub(super) fn fetch_counts(b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<()> {
+fn fetch_counts(b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<()> {
     b.counters.fetch(s, COUNTERS)?;
     b.list_counts.fetch(s, 3)?;
     b.lookups.fetch(s, 1)
@@ -322,7 +322,7 @@ pub(super) fn add_to(
 }
 
 /// The address of the reads' marks (inexact_order leaves out the marked ones).
-pub(super) fn status_at(b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<u64> {
+fn status_at(b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<u64> {
     at(&mut b.status, s)
 }
 
@@ -372,5 +372,40 @@ mod tests {
         assert!(!applies(&GapOptions { s_gapo: d.s_mm, ..d }));
         assert!(!applies(&GapOptions { s_mm: 0, ..d }));
         assert!(!applies(&GapOptions { mode: d.mode | MODE_NONSTOP, ..d }));
+    }
+}
+
+/// One batch's replay as the queue drives it: the reads listed (before inexact_order, which
+/// reads their marks at `status`), the rung and trees (after read_widths), the replay (before
+/// pass 1, [`GpuAligner`](super::GpuAligner)'s launch_replay), with events around the last two.
+pub(super) struct BatchReplay<'k> {
+    kernels: &'k CandidateKernels,
+    sizes: [usize; 4],
+    pub status: u64,
+    pub events: Vec<CudaEvent>,
+}
+
+impl<'k> BatchReplay<'k> {
+    pub fn mark(
+        kernels: &'k CandidateKernels,
+        b: &mut ReplayBuffers,
+        s: &Arc<CudaStream>,
+        x: &LadderInputs,
+    ) -> Result<BatchReplay<'k>> {
+        let sizes = mark_exact_reads(kernels, b, s, x)?;
+        Ok(BatchReplay { kernels, sizes, status: status_at(b, s)?, events: Vec::new() })
+    }
+
+    pub fn queue_ladder(&mut self, b: &mut ReplayBuffers, s: &Arc<CudaStream>, x: &LadderInputs) -> Result<()> {
+        self.events.push(super::timing_event(s)?);
+        queue_ladder(self.kernels, b, s, x, self.sizes)?;
+        self.events.push(super::timing_event(s)?);
+        Ok(())
+    }
+
+    /// Queues the copies of the summary's counts; the four events.
+    pub fn finish(self, b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<[CudaEvent; 4]> {
+        fetch_counts(b, s)?;
+        self.events.try_into().map_err(|e: Vec<CudaEvent>| anyhow::anyhow!("{} replay events, not 4", e.len()))
     }
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::batch::HostBatch;
-use super::exact_replay::{self, LadderInputs, ReplayBuffers};
+use super::exact_replay::{self, BatchReplay, LadderInputs, ReplayBuffers};
 use super::inexact::{self, PassKind, Scratchpad};
 use super::no_hit::{self, NO_HIT_LIST};
 use super::slot::{
@@ -128,32 +128,13 @@ impl GpuAligner {
         // The first queue: reads without an exact match first (see inexact_order); the no-hit
         // pass's, when it runs. With the replay, the reads it takes are marked first and left out.
         let no_hit = self.no_hit.clone().filter(|_| n_gpu > 0);
-        let replay =
+        let replay_kernels =
             self.candidates.as_ref().filter(|_| n_gpu > 0 && no_hit.is_none() && exact_replay::applies(&b.opt));
         let (k, l) = (&*slot.k.reserve(&stream, n)?, &*slot.l.reserve(&stream, n)?);
-        let ladder = LadderInputs {
-            words: self.search_words(),
-            primary: self.primary,
-            l2: &self.l2,
-            exact_k: k,
-            exact_l: l,
-            read_of,
-            codes,
-            starts,
-            lens: gpu_lens,
-            n: n_gpu,
-            n_codes: b.codes.len(),
-            max_len: b.max_len,
-            opt: &b.opt,
-            sms: self.sms,
-            entry_bytes: self.inexact_switches.entry_bytes(),
-        };
-        let mut replayed = 0u64;
-        let mut replay_sizes = None;
-        if let Some(kernels) = replay {
-            replay_sizes = Some(exact_replay::mark_exact_reads(kernels, &mut slot.replay, &stream, &ladder)?);
-            replayed = exact_replay::status_at(&mut slot.replay, &stream)?;
-        }
+        let ladder = self.ladder_inputs(b, (k, l, read_of), (codes, starts, gpu_lens));
+        let mut replay =
+            replay_kernels.map(|kn| BatchReplay::mark(kn, &mut slot.replay, &stream, &ladder)).transpose()?;
+        let replayed = replay.as_ref().map_or(0, |r| r.status);
         if n_gpu > 0 {
             let list = if no_hit.is_some() { NO_HIT_LIST } else { 0 };
             self.launch_order(&stream, k, l, read_of, n_gpu, queues, counters, (list, replayed))?;
@@ -185,11 +166,8 @@ impl GpuAligner {
             self.launch_widths(&stream, d_opt, codes, starts, gpu_lens, n_gpu, outputs)?;
         }
         events.push(timing_event(&stream)?);
-        let mut replay_events = Vec::new();
-        if let (Some(kernels), Some(sizes)) = (replay, replay_sizes) {
-            replay_events.push(timing_event(&stream)?);
-            exact_replay::queue_ladder(kernels, &mut slot.replay, &stream, &ladder, sizes)?;
-            replay_events.push(timing_event(&stream)?);
+        if let Some(r) = &mut replay {
+            r.queue_ladder(&mut slot.replay, &stream, &ladder)?;
         }
         if self.poison {
             // Each pass's scratch too, once the batch before has finished with it.
@@ -230,11 +208,9 @@ impl GpuAligner {
             if let Some(free) = &self.passes[p].sets[set].free {
                 stream.wait(free)?;
             }
-            if p == 0 && replay.is_some() {
+            if let Some(r) = replay.as_mut().filter(|_| p == 0) {
                 // On pass 1's scratch, before pass 1 takes the reads it hands on.
-                replay_events.push(timing_event(&stream)?);
-                self.launch_replay(&stream, set, &args, &lists, &mut slot.replay)?;
-                replay_events.push(timing_event(&stream)?);
+                self.launch_replay(&stream, set, (&args, &lists), &mut slot.replay, r)?;
             }
             events.push(timing_event(&stream)?);
             self.launch_pass(&stream, p, set, &args, &lists, b.n_buckets)?;
@@ -245,10 +221,7 @@ impl GpuAligner {
             pass.sets[set].free = Some(free);
         }
         fetch_answers(slot, n, n_gpu)?;
-        let replay_events = replay_events.try_into().ok();
-        if replay_events.is_some() {
-            exact_replay::fetch_counts(&mut slot.replay, &stream)?;
-        }
+        let replay_events = replay.map(|r| r.finish(&mut slot.replay, &stream)).transpose()?;
         Ok((events, no_hit_events, replay_events))
     }
 
@@ -429,16 +402,44 @@ impl GpuAligner {
         Ok(())
     }
 
+    /// The batch's inputs as the candidates' rung reads them: exact_match's answers, each
+    /// inexact read's index in the batch, its codes, their starts and lengths.
+    fn ladder_inputs<'a>(
+        &'a self,
+        b: &'a HostBatch,
+        (exact_k, exact_l, read_of): (&'a CudaSlice<u64>, &'a CudaSlice<u64>, &'a CudaSlice<u32>),
+        (codes, starts, lens): (&'a CudaSlice<u8>, &'a CudaSlice<u64>, &'a CudaSlice<u16>),
+    ) -> LadderInputs<'a> {
+        LadderInputs {
+            words: self.search_words(),
+            primary: self.primary,
+            l2: &self.l2,
+            exact_k,
+            exact_l,
+            read_of,
+            codes,
+            starts,
+            lens,
+            n: b.gpu_reads.len(),
+            n_codes: b.codes.len(),
+            max_len: b.max_len,
+            opt: &b.opt,
+            sms: self.sms,
+            entry_bytes: self.inexact_switches.entry_bytes(),
+        }
+    }
+
     /// inexact_replay on pass 1's threads and scratch (set `set`): the marked reads the rung
     /// answered get bwa's hits from their trees; the others join pass 1's queue.
     fn launch_replay(
         &self,
         stream: &Arc<CudaStream>,
         set: usize,
-        args: &SearchArgs,
-        lists: &PassLists,
+        (args, lists): (&SearchArgs, &PassLists),
         rb: &mut ReplayBuffers,
+        replay: &mut BatchReplay,
     ) -> Result<()> {
+        replay.events.push(timing_event(stream)?);
         let scratch = &self.passes[0].sets[set].scratch;
         let (_, pass_cfg) = self.pass_launch(0, args.n_buckets)?;
         let cfg = LaunchConfig { shared_mem_bytes: 0, ..pass_cfg };
@@ -457,6 +458,7 @@ impl GpuAligner {
         launch.arg(&queue).arg(&queue_counters).arg(&r.lookups);
         // SAFETY: argument order and types match inexact_replay's signature.
         unsafe { launch.launch(cfg) }.context("launching inexact_replay")?;
+        replay.events.push(timing_event(stream)?);
         Ok(())
     }
 
