@@ -349,32 +349,6 @@ pub(super) fn replay_args(b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// bwa's default -m keeps reads of up to 288 bases (1 + 8 x 289 x 865 = 1,999,881 entries at
-    /// most); -m 300 none that the ladder could take (two bases need 1 + 8 x 3 x 7 = 169).
-    #[test]
-    fn the_longest_read_follows_bwas_limit() {
-        assert_eq!(max_len_for(2_000_000), 288);
-        assert_eq!(max_len_for(300), 2);
-        assert_eq!(max_len_for(0), 0);
-        assert_eq!(max_len_for(i32::MAX), super::super::GPU_MAX_LEN);
-    }
-
-    /// Only where every gap costs more than a mismatch, a mismatch costs something, and bwa
-    /// stops a mismatch past its best hit.
-    #[test]
-    fn the_options_decide_whether_it_applies() {
-        let d = GapOptions::default();
-        assert!(applies(&d));
-        assert!(!applies(&GapOptions { s_gapo: d.s_mm, ..d }));
-        assert!(!applies(&GapOptions { s_mm: 0, ..d }));
-        assert!(!applies(&GapOptions { mode: d.mode | MODE_NONSTOP, ..d }));
-    }
-}
-
 /// One batch's replay as the queue drives it: the reads listed (before inexact_order, which
 /// reads their marks at `status`), the rung and trees (after read_widths), the replay (before
 /// pass 1, [`GpuAligner`](super::GpuAligner)'s launch_replay), with events around the last two.
@@ -407,5 +381,31 @@ impl<'k> BatchReplay<'k> {
     pub fn finish(self, b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<[CudaEvent; 4]> {
         fetch_counts(b, s)?;
         self.events.try_into().map_err(|e: Vec<CudaEvent>| anyhow::anyhow!("{} replay events, not 4", e.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// bwa's default -m keeps reads of up to 288 bases (1 + 8 x 289 x 865 = 1,999,881 entries at
+    /// most); -m 300 none that the ladder could take (two bases need 1 + 8 x 3 x 7 = 169).
+    #[test]
+    fn the_longest_read_follows_bwas_limit() {
+        assert_eq!(max_len_for(2_000_000), 288);
+        assert_eq!(max_len_for(300), 2);
+        assert_eq!(max_len_for(0), 0);
+        assert_eq!(max_len_for(i32::MAX), super::super::GPU_MAX_LEN);
+    }
+
+    /// Only where every gap costs more than a mismatch, a mismatch costs something, and bwa
+    /// stops a mismatch past its best hit.
+    #[test]
+    fn the_options_decide_whether_it_applies() {
+        let d = GapOptions::default();
+        assert!(applies(&d));
+        assert!(!applies(&GapOptions { s_gapo: d.s_mm, ..d }));
+        assert!(!applies(&GapOptions { s_mm: 0, ..d }));
+        assert!(!applies(&GapOptions { mode: d.mode | MODE_NONSTOP, ..d }));
     }
 }

@@ -100,6 +100,7 @@ impl GpuAligner {
     ) -> Result<BatchEvents> {
         let stream = slot.stream.clone();
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
+        self.poison_scratch(&stream, set)?;
         let mut events = Vec::from(self.queue_exact(slot, b, exact_f)?);
 
         let opt_words: [u32; 16] = bytemuck::cast(b.opt);
@@ -148,10 +149,8 @@ impl GpuAligner {
         let root_chain = self.inexact_switches.root_chain;
         let root_len = if root_chain { 2 * (b.codes.len() + n_gpu) } else { 2 };
         let (root_intervals, _) = slot.root_intervals.reserve(&stream, root_len)?;
-        if self.poison {
-            buffers::poison(&stream, widths)?;
-            buffers::poison(&stream, seed_widths)?;
-            buffers::poison(&stream, root_intervals)?;
+        for buffer in [&mut *widths, &mut *seed_widths, &mut *root_intervals].into_iter().filter(|_| self.poison) {
+            buffers::poison(&stream, buffer)?;
         }
         events.push(timing_event(&stream)?);
         if n_gpu > 0 {
@@ -168,16 +167,6 @@ impl GpuAligner {
         events.push(timing_event(&stream)?);
         if let Some(r) = &mut replay {
             r.queue_ladder(&mut slot.replay, &stream, &ladder)?;
-        }
-        if self.poison {
-            // Each pass's scratch too, once the batch before has finished with it.
-            for pass in self.passes.iter_mut() {
-                let scratch_set = &mut pass.sets[set];
-                if let Some(free) = &scratch_set.free {
-                    stream.wait(free)?;
-                }
-                scratch_set.scratch.poison(&stream)?;
-            }
         }
         let args = SearchArgs {
             index: self,
@@ -197,10 +186,8 @@ impl GpuAligner {
             n_hits,
         };
         let lists = PassLists { queues, counters, lookups, long_hits, long_offsets, list_len: n_gpu.max(1) };
-        let no_hit_events = match &no_hit {
-            Some(kernels) => Some(self.queue_no_hit(kernels, &stream, &b.opt, &args, &lists, n_gpu)?),
-            None => None,
-        };
+        let no_hit_events =
+            no_hit.as_ref().map(|kn| self.queue_no_hit(kn, &stream, &b.opt, &args, &lists, n_gpu)).transpose()?;
         let mut free_events = Vec::new();
         for p in 0..self.passes.len() {
             // The scratchpads are shared by the slots' streams: wait for the previous batch on
@@ -223,6 +210,22 @@ impl GpuAligner {
         fetch_answers(slot, n, n_gpu)?;
         let replay_events = replay.map(|r| r.finish(&mut slot.replay, &stream)).transpose()?;
         Ok((events, no_hit_events, replay_events))
+    }
+
+    /// With poisoning on, each pass's scratch of set `set`, once the batch before has finished
+    /// with it (before the batch's first kernel).
+    fn poison_scratch(&mut self, stream: &Arc<CudaStream>, set: usize) -> Result<()> {
+        if !self.poison {
+            return Ok(());
+        }
+        for pass in self.passes.iter_mut() {
+            let scratch_set = &mut pass.sets[set];
+            if let Some(free) = &scratch_set.free {
+                stream.wait(free)?;
+            }
+            scratch_set.scratch.poison(stream)?;
+        }
+        Ok(())
     }
 
     /// read_widths: the D arrays of the batch's `n_gpu` inexact reads, their seeds' and (with
