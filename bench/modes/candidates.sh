@@ -32,7 +32,10 @@ mode_main() {
     done
     if [ -n "${EXACT_TOO:-}" ]; then
         log "with the reads that occur whole up the ladder too:"
-        "${cand[@]}" --exact-too --write-rest "$W/rest2.fq" "$W/genome.fa" "$W/reads.fq" 2>&1 | log_stdin
+        local exact_too=(--exact-too)
+        # CAND_ARGS may hold it already (the tool takes it once).
+        [[ " ${CAND_ARGS:-} " == *" --exact-too "* ]] && exact_too=()
+        "${cand[@]}" "${exact_too[@]}" --write-rest "$W/rest2.fq" "$W/genome.fa" "$W/reads.fq" 2>&1 | log_stdin
         log "bcuda aln on the $(($(wc -l < "$W/rest2.fq") / 4)) reads left by the ladder:"
         run_bcuda rest2 "" "$W/rest2.fq"
     fi
