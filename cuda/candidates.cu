@@ -419,7 +419,7 @@ __device__ __forceinline__ void count_lookups(u32 *counters, u32 lookups)
 struct Outputs {
     Branch *next;
     u32 next_capacity;
-    u64 *nodes; // parent | column << 32
+    u64 *nodes; // parent | column << 32 (null: not kept, as the no-hit proof needs no paths)
     u32 node_capacity;
     Found *found;
     u32 found_capacity;
@@ -444,7 +444,7 @@ __device__ __forceinline__ void place(const View &v, Branch c, int col, const Ou
     if (what == DEAD) return;
     if (col >= 0) {
         u32 n = at.nodes++;
-        if (n < o.node_capacity) o.nodes[n] = (u64)c.node | (u64)col << 32;
+        if (o.nodes && n < o.node_capacity) o.nodes[n] = (u64)c.node | (u64)col << 32;
         c.node = n;
     }
     if (what == READY) {
@@ -475,7 +475,7 @@ __device__ __forceinline__ void count(const View &v, Branch c, int col, Tally &t
 // Sets the overflow counter where a claim ran past a buffer's end.
 __device__ __forceinline__ void check_room(const Outputs &o, const Tally &at, const Tally &t)
 {
-    if (at.ready + t.ready > o.next_capacity || at.nodes + t.nodes > o.node_capacity ||
+    if (at.ready + t.ready > o.next_capacity || (o.nodes && at.nodes + t.nodes > o.node_capacity) ||
         at.found + t.found > o.found_capacity)
         o.counters[CNT_OVERFLOW] = 1;
 }
@@ -533,11 +533,12 @@ extern "C" __global__ void CAND_ROUND_BOUNDS candidate_round(const u32 *__restri
 
 // Each pending read's bounds (bounds_of), and its first budget: the fewest edits its bounds
 // allow, at the cheapest edit's cost, plus a mismatch (bwa pops up to its best hit's score plus
-// one). A read that occurs whole (exact_match's answer) is left to bwa's search unless
-// exact_too (its first budget is then one mismatch); the others are listed for the first rung.
+// one), or with `proof` its edit limit (the no-hit proof's budget at an edit each). A read that
+// occurs whole (exact_match's answer) is left to bwa's search unless exact_too (its first budget
+// is then one mismatch); the others are listed for the first rung.
 extern "C" __global__ void candidate_bounds(const u32 *__restrict__ words, u64 primary, const u64 *__restrict__ l2,
-    Reads rs, Penalties p, u32 n_reads, int exact_too, u8 *bounds, u16 *budget, u8 *status, u32 *list, u32 *list_count,
-    u32 *counters)
+    Reads rs, Penalties p, u32 n_reads, int exact_too, int proof, u8 *bounds, u16 *budget, u8 *status, u32 *list,
+    u32 *list_count, u32 *counters)
 {
     u32 r = blockIdx.x * blockDim.x + threadIdx.x;
     bool listed = false;
@@ -546,7 +547,7 @@ extern "C" __global__ void candidate_bounds(const u32 *__restrict__ words, u64 p
         u8 *after = bounds + rs.bound_start[r], *before = after + len + 1;
         count_lookups(counters, bounds_of(words, primary, l2, rs.codes + rs.code_start[r], len, after, before));
         int fewest = after[0] > before[len] ? after[0] : before[len];
-        budget[r] = (u16)(fewest * cheapest(p) + p.s_mm);
+        budget[r] = proof ? (u16)rs.max_edits[r] : (u16)(fewest * cheapest(p) + p.s_mm);
         listed = after[0] > 0 || exact_too;
         if (!listed) status[r] = CAND_EXACT;
     }
@@ -593,15 +594,20 @@ extern "C" __global__ void candidate_rung_end(const u32 *__restrict__ list, cons
     if (next == CAND_PROOF) proof_list[at_proof] = r;
 }
 
-// After the no-hit proof: a read with no alignment within its edit limit has no hit of bwa's;
-// one with an alignment, or whose proof ran over its extensions, is left to bwa's search.
-extern "C" __global__ void candidate_proof_end(const u32 *__restrict__ list, u32 n, const u8 *__restrict__ any,
-    const u32 *__restrict__ extensions, u32 most_extensions, u8 *status)
+// After the no-hit proof over the *n_listed reads of `list`: a read with no alignment within its
+// edit limit has no hit of bwa's; one with an alignment, or whose proof ran over its extensions
+// or outgrew a buffer, is left to bwa's search.
+extern "C" __global__ void candidate_proof_end(const u32 *__restrict__ list, const u32 *__restrict__ n_listed,
+    const u8 *__restrict__ any, const u32 *__restrict__ extensions, u32 most_extensions, const u32 *__restrict__ counters,
+    u8 *status)
 {
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
+    if (k >= *n_listed) return;
     u32 r = list[k];
-    status[r] = any[r] ? CAND_LEFT_ALIGNS : extensions[r] >= most_extensions ? CAND_LEFT_PROOF_EXTENSIONS : CAND_NO_ALIGNMENT;
+    // A proof whose rung outgrew a buffer may have lost the branch that found an alignment.
+    bool short_of_room = counters[CNT_OVERFLOW] != 0;
+    status[r] = any[r] ? CAND_LEFT_ALIGNS
+        : extensions[r] >= most_extensions || short_of_room ? CAND_LEFT_PROOF_EXTENSIONS : CAND_NO_ALIGNMENT;
 }
 
 // Search j's first branch of read r (from its part's last base) into b, and its view into vj;
@@ -817,6 +823,57 @@ extern "C" __global__ void candidate_exact_reads(const u64 *__restrict__ exact_k
     }
     u32 slot = claim(list_count, pending ? 1 : 0);
     if (pending) list[slot] = j;
+}
+
+// ---- The no-hit proof on the reads the team pass hands to the last pass ----
+// A read with no alignment within its edit limit has no hit of bwa's, whatever bwa's -m: the
+// search cannot find one, and stopping it early only loses hits. The reads pass 2 hands on are
+// the longest searches, many of them ancient DNA's unmapped reads.
+
+// The reads of a pass's queue (queue, *queue_count) the proof may take: PENDING where the read
+// is at most max_len bases and its edit limit (read_max_diff + extra_edits) at most 31, with its
+// search sequence, bounds' place and edit limit written; `status` is 0xff elsewhere (filled
+// before).
+extern "C" __global__ void candidate_queued_reads(const u32 *__restrict__ queue, const u32 *__restrict__ queue_count,
+    const u8 *__restrict__ codes, const u64 *__restrict__ code_start, const u16 *__restrict__ read_len,
+    const int *__restrict__ read_max_diff, int extra_edits, int max_len, u8 *seq, u64 *bound_start, u8 *max_edits,
+    u8 *status)
+{
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= *queue_count) return;
+    u32 j = queue[k];
+    int len = read_len[j], limit = read_max_diff[j] + extra_edits;
+    if (len == 0 || len > max_len || limit < 0 || limit > 31) return;
+    status[j] = CAND_PENDING;
+    max_edits[j] = (u8)limit;
+    bound_start[j] = 2 * (code_start[j] + j);
+    const u8 *read = codes + code_start[j];
+    u8 *out = seq + code_start[j];
+    for (int i = 0; i < len; ++i) out[i] = read[len - 1 - i] > 3 ? 4 : 3 - read[len - 1 - i];
+}
+
+// The queue without the reads the proof answered (CAND_NO_ALIGNMENT: 0 hits), into `kept`; the
+// answered ones counted.
+extern "C" __global__ void candidate_drop_proved(const u32 *__restrict__ queue, const u32 *__restrict__ queue_count,
+    const u8 *__restrict__ status, int *n_hits, u32 *kept, u32 *kept_count, u32 *proved_count)
+{
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    bool live = k < *queue_count;
+    u32 j = live ? queue[k] : 0;
+    bool proved = live && status[j] == CAND_NO_ALIGNMENT;
+    if (proved) n_hits[j] = 0;
+    u32 at = claim(kept_count, live && !proved ? 1 : 0);
+    if (live && !proved) kept[at] = j;
+    claim(proved_count, proved ? 1 : 0);
+}
+
+// `kept` back into the queue, and its count.
+extern "C" __global__ void candidate_copy_list(const u32 *__restrict__ kept, const u32 *__restrict__ kept_count,
+    u32 *queue, u32 *queue_count)
+{
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x, n = *kept_count;
+    if (k < n) queue[k] = kept[k];
+    if (k == 0) *queue_count = n;
 }
 
 // The sizes of Branch, Found, Reads, Outputs and TreeNode, which the host lays out as C does.

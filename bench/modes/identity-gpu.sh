@@ -120,6 +120,26 @@ exact_replay_paths() {
     summary_line "GPU kernels" exact_replay=1 BCUDA_TEST_INEXACT_SWITCHES=$sw -- "$ecoli_art"
 }
 
+# The no-hit proof before the last pass (proof_before_last): ancient-DNA reads of E. coli half
+# random with ancient DNA's options, bwa's defaults and -e; small pools, which send many reads to
+# the last pass; -m 300 (two passes: the proof before pass 2), -N, and with the replay too.
+proof_paths() {
+    local adna=$W/adna_half_random.fq sw=proof_before_last=1 ecoli_art sim250
+    ecoli_art=$(data_file ecoli536_art.fq) sim250=$(data_file sim250.fq)
+    [ -s "$adna" ] || "$SIM_ADNA" "$W/ecoli536.fa" 20000 7 0.5 > "$adna" || { fail "sim_adna"; return; }
+    for stacks in "" 64,2048,262144; do
+        BCUDA_TEST_STACKS=$stacks BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna" -l 1024 -n 0.01 -o 2
+        BCUDA_TEST_STACKS=$stacks BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna"
+    done
+    BCUDA_TEST_STACKS=64,2048,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna" -n 2 -o 1 -e 3
+    BCUDA_TEST_STACKS=64,2048,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art" -m 300
+    BCUDA_TEST_STACKS=64,2048,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$sim250" -n 2 -N
+    BCUDA_TEST_STACKS=64,2048,262144 BCUDA_TEST_INEXACT_SWITCHES="$sw exact_replay=1 occ_sectors=0" \
+        check ecoli536.fa "$adna" -l 1024 -n 0.01 -o 2
+    summary_line "GPU kernels" proof_before_last=1 BCUDA_TEST_STACKS=64,2048,262144 \
+        BCUDA_TEST_INEXACT_SWITCHES=$sw -- -l 1024 -n 0.01 -o 2 "$adna"
+}
+
 # summary_line PATTERN LABEL ENV... -- [OPTIONS...] READS: the summary's line matching
 # PATTERN of a GPU run on E. coli with the test hooks ENV, into the log under LABEL.
 summary_line() {

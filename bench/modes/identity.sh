@@ -33,6 +33,7 @@ mode_main() {
         forced_paths
         no_hit_paths
         exact_replay_paths
+        proof_paths
     fi
     log "identity failures: $FAILURES"
     if [ "$ALIGN" = --gpu ]; then

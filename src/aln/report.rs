@@ -54,7 +54,7 @@ fn kernels_line(gpu: &GpuAligner) -> String {
         })
         .collect();
     format!(
-        "exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: D arrays {:.1} ms ({:.2} G occurrence lookups), {}{}{}; {} reads outgrew the last pass's stack{}",
+        "exact_match {:.1} ms ({} reads match exactly); inexact search {:.1} ms: D arrays {:.1} ms ({:.2} G occurrence lookups), {}{}{}{}; {} reads outgrew the last pass's stack{}",
         t.exact_ms,
         t.exact_reads,
         t.inexact_ms(),
@@ -63,6 +63,7 @@ fn kernels_line(gpu: &GpuAligner) -> String {
         no_hit_part(gpu),
         replay_part(&t),
         passes.join(", "),
+        proof_part(&t),
         t.stack_overflow_reads,
         match t.first_pass_gave_up {
             Some((b, finished, handed_on)) => format!("; pass 1 gave up on its reads by the end of batch {} of {} (it had handed on {handed_on} of the {finished} reads it finished, over {:.0} %), so the teams searched them", b + 1, t.batches, HAND_ON_SHARE * 100.0),
@@ -106,6 +107,22 @@ fn replay_part(t: &BatchTimes) -> String {
         t.replay_reads,
         t.replay_rung_lookups as f64 / 1e9,
         t.replay_lookups as f64 / 1e9
+    )
+}
+
+/// The no-hit proof before the last pass (`proof_before_last`), when it ran (starts with a
+/// comma, after the passes).
+fn proof_part(t: &BatchTimes) -> String {
+    if t.proof_reads == 0 {
+        return String::new();
+    }
+    let rate = t.proof_lookups as f64 / (t.proof_ms as f64 / 1000.0).max(1e-9) / 1e9;
+    format!(
+        ", and before the last pass the no-hit proof {:.1} ms: {} of {} reads proved to have no hit ({:.2} G occurrence lookups, {rate:.1} G/s)",
+        t.proof_ms,
+        t.proof_proved,
+        t.proof_reads,
+        t.proof_lookups as f64 / 1e9
     )
 }
 

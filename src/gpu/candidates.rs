@@ -218,6 +218,9 @@ pub struct CandidateKernels {
     pub(super) proof_end: CudaFunction,
     pub(super) tree: CudaFunction,
     pub(super) exact_reads: CudaFunction,
+    pub(super) queued_reads: CudaFunction,
+    pub(super) drop_proved: CudaFunction,
+    pub(super) copy_list: CudaFunction,
 }
 
 impl CandidateKernels {
@@ -239,6 +242,9 @@ impl CandidateKernels {
             proof_end: f("candidate_proof_end")?,
             tree: f("candidate_tree")?,
             exact_reads: f("candidate_exact_reads")?,
+            queued_reads: f("candidate_queued_reads")?,
+            drop_proved: f("candidate_drop_proved")?,
+            copy_list: f("candidate_copy_list")?,
         };
         check_sizes(&ctx.default_stream(), &f("candidate_sizes")?)?;
         Ok(kernels)
@@ -413,9 +419,9 @@ impl CandidateSearch {
     /// Each read's bounds and first budget, with `penalties`; the reads listed for the first rung.
     fn run_bounds(&self, g: &mut OnGpu, n: usize, p: Penalties, exact_too: bool) -> Result<(usize, u64)> {
         let rs = self.reads_arg(g);
-        let (n32, exact_too) = (n as u32, exact_too as i32);
+        let (n32, exact_too, proof) = (n as u32, exact_too as i32, 0i32);
         let mut launch = self.stream.launch_builder(&self.kernels.bounds);
-        launch.arg(&self.words).arg(&self.primary).arg(&self.l2).arg(&rs).arg(&p).arg(&n32).arg(&exact_too);
+        launch.arg(&self.words).arg(&self.primary).arg(&self.l2).arg(&rs).arg(&p).arg(&n32).arg(&exact_too).arg(&proof);
         launch.arg(&mut g.bounds).arg(&mut g.budget).arg(&mut g.status).arg(&mut g.lists[0]);
         launch.arg(&mut g.list_counts).arg(&mut g.counters);
         // SAFETY: argument order and types match candidate_bounds' signature.
@@ -567,9 +573,10 @@ impl CandidateSearch {
     }
 
     fn run_proof_end(&self, g: &mut OnGpu, n: usize, most: u32) -> Result<()> {
-        let n32 = n as u32;
+        let listed = g.list_counts.slice(2..3);
         let mut launch = self.stream.launch_builder(&self.kernels.proof_end);
-        launch.arg(&g.lists[2]).arg(&n32).arg(&g.any).arg(&g.extensions).arg(&most).arg(&mut g.status);
+        launch.arg(&g.lists[2]).arg(&listed).arg(&g.any).arg(&g.extensions).arg(&most).arg(&g.counters);
+        launch.arg(&mut g.status);
         // SAFETY: argument order and types match candidate_proof_end's signature.
         unsafe { launch.launch(cfg(n)) }.context("launching candidate_proof_end")?;
         Ok(())

@@ -21,29 +21,20 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
-use super::buffers::{DeviceBuffer, Download};
-use super::candidates::{
-    cfg, lookups_in, ptr, CandidateKernels, OutputsArg, Penalties, ReadsArg, BLOCK, BRANCH_BYTES, COUNTERS,
-    FOUND_WORDS, TREE_NODE_BYTES,
-};
+use super::candidate_buffers::{at, CandidateBuffers, Room, Sizes, MAX_ROUNDS};
+use super::candidates::{cfg, lookups_in, ptr, CandidateKernels, OutputsArg, Penalties, ReadsArg, BLOCK, COUNTERS};
 use super::BatchTimes;
 use crate::sai::{GapOptions, MODE_NONSTOP};
 
-/// Room per inexact read of a batch; a rung that outgrows it, or a tree without room, leaves
-/// its reads to the passes.
-const BRANCHES_PER_READ: usize = 4;
-const MIN_BRANCHES: usize = 1 << 16;
-const NODES_PER_READ: usize = 96;
-const FOUND_PER_READ: usize = 4;
-const TREE_NODES_PER_READ: usize = 128;
+/// Room per inexact read of a batch: a read's rung has two parts and branches little (one
+/// mismatch), its tree a path of about a read's length an alignment.
+const ROOM: Room = Room { branches: 4, nodes: 96, found: 4, tree_nodes: 128 };
 /// A read with more alignments than this goes to the passes (more than 16 hits would anyway).
 const MOST_ALIGNS: u32 = 32;
 /// Extensions a read may take in the rung before it goes to the passes.
-const MOST_EXTENSIONS: u32 = 60_000;
+pub(super) const MOST_EXTENSIONS: u32 = 60_000;
 /// The rung's rounds run this many blocks of 256 threads an SM.
-const ROUND_BLOCKS_PER_SM: usize = 16;
-/// The most rounds the counts hold room for (candidates.rs's MAX_ROUNDS).
-const MAX_ROUNDS: usize = 1024;
+pub(super) const ROUND_BLOCKS_PER_SM: usize = 16;
 
 /// Whether these options let the replay answer the reads that occur whole: every difference
 /// costs something, a gap more than a mismatch (so bwa pops no gapped entry), and bwa stops one
@@ -57,65 +48,6 @@ pub fn applies(opt: &GapOptions) -> bool {
 pub fn max_len_for(max_entries: i32) -> usize {
     let fits = |len: u64| 8 * (len + 1) * (3 * len + 1) < max_entries.max(0) as u64;
     (0..super::GPU_MAX_LEN as u64).take_while(|&len| fits(len + 1)).count()
-}
-
-/// One batch's buffers for the rung, the trees and the replay's entries, grown on demand.
-pub(super) struct ReplayBuffers {
-    seq: DeviceBuffer<u8>,
-    bound_start: DeviceBuffer<u64>,
-    bounds: DeviceBuffer<u8>,
-    budget: DeviceBuffer<u16>,
-    max_edits: DeviceBuffer<u8>,
-    pub(super) status: DeviceBuffer<u8>,
-    best: DeviceBuffer<u32>,
-    any: DeviceBuffer<u8>,
-    extensions: DeviceBuffer<u32>,
-    pub(super) lists: DeviceBuffer<u32>,
-    branches: [DeviceBuffer<u8>; 2],
-    counts: DeviceBuffer<u32>,
-    nodes: DeviceBuffer<u64>,
-    found: DeviceBuffer<u32>,
-    found_head: DeviceBuffer<u32>,
-    found_next: DeviceBuffer<u32>,
-    pub(super) tree: DeviceBuffer<u8>,
-    tree_used: DeviceBuffer<u32>,
-    pub(super) tree_start: DeviceBuffer<u32>,
-    pub(super) entries: DeviceBuffer<u8>,
-    /// The rung's counters (nodes, alignments, overflow, lookups), the lists' counts (the
-    /// reads listed first), and the replay's lookups: read back for the summary.
-    pub(super) counters: Download<u32>,
-    pub(super) list_counts: Download<u32>,
-    pub(super) lookups: Download<u64>,
-}
-
-impl ReplayBuffers {
-    pub(super) fn new() -> ReplayBuffers {
-        ReplayBuffers {
-            seq: DeviceBuffer::new(),
-            bound_start: DeviceBuffer::new(),
-            bounds: DeviceBuffer::new(),
-            budget: DeviceBuffer::new(),
-            max_edits: DeviceBuffer::new(),
-            status: DeviceBuffer::new(),
-            best: DeviceBuffer::new(),
-            any: DeviceBuffer::new(),
-            extensions: DeviceBuffer::new(),
-            lists: DeviceBuffer::new(),
-            branches: [DeviceBuffer::new(), DeviceBuffer::new()],
-            counts: DeviceBuffer::new(),
-            nodes: DeviceBuffer::new(),
-            found: DeviceBuffer::new(),
-            found_head: DeviceBuffer::new(),
-            found_next: DeviceBuffer::new(),
-            tree: DeviceBuffer::new(),
-            tree_used: DeviceBuffer::new(),
-            tree_start: DeviceBuffer::new(),
-            entries: DeviceBuffer::new(),
-            counters: Download::new(),
-            list_counts: Download::new(),
-            lookups: Download::new(),
-        }
-    }
 }
 
 /// A batch's inputs as the ladder reads them (exact_match's answers and the inexact reads).
@@ -141,56 +73,17 @@ fn penalties(opt: &GapOptions) -> Penalties {
     Penalties { s_mm: opt.s_mm, s_gapo: opt.s_gapo, s_gape: opt.s_gape, max_gapo: opt.max_gapo.max(0) }
 }
 
-/// Reserves every buffer for `x`'s batch and zeroes the counters; the sizes of the branches,
-/// nodes, alignments and tree nodes.
-fn reserve(b: &mut ReplayBuffers, s: &Arc<CudaStream>, x: &LadderInputs) -> Result<[usize; 4]> {
-    let n = x.n.max(1);
-    let sizes =
-        [(BRANCHES_PER_READ * n).max(MIN_BRANCHES), NODES_PER_READ * n, FOUND_PER_READ * n, TREE_NODES_PER_READ * n];
-    b.seq.reserve(s, x.n_codes)?;
-    b.bound_start.reserve(s, n)?;
-    b.bounds.reserve(s, 2 * (x.n_codes + n))?;
-    b.budget.reserve(s, n)?;
-    b.max_edits.reserve(s, n)?;
-    b.status.reserve(s, n)?;
-    b.best.reserve(s, n)?;
-    b.any.reserve(s, n)?;
-    b.extensions.reserve(s, n)?;
-    b.lists.reserve(s, 3 * n)?;
-    for branches in &mut b.branches {
-        branches.reserve(s, sizes[0] * BRANCH_BYTES)?;
-    }
-    s.memset_zeros(b.counts.reserve(s, MAX_ROUNDS + 2)?.0)?;
-    b.nodes.reserve(s, sizes[1])?;
-    b.found.reserve(s, sizes[2] * FOUND_WORDS)?;
-    b.found_head.reserve(s, n)?;
-    b.found_next.reserve(s, sizes[2])?;
-    b.tree.reserve(s, sizes[3] * TREE_NODE_BYTES)?;
-    s.memset_zeros(b.tree_used.reserve(s, 1)?.0)?;
-    b.tree_start.reserve(s, n)?;
-    b.entries.reserve(s, sizes[3] * x.entry_bytes)?;
-    s.memset_zeros(b.counters.reserve(s, COUNTERS)?)?;
-    s.memset_zeros(b.list_counts.reserve(s, 3)?)?;
-    s.memset_zeros(b.lookups.reserve(s, 1)?)?;
-    Ok(sizes)
-}
-
-/// The device address of a buffer reserved before (the kernels take some as plain pointers).
-fn at<T: cudarc::driver::DeviceRepr>(b: &mut DeviceBuffer<T>, s: &Arc<CudaStream>) -> Result<u64> {
-    Ok(ptr(b.reserve(s, 0)?.0, s))
-}
-
 /// Lists the batch's reads that occur whole (and whose search `-m` cannot stop) for the rung,
 /// with their search sequences, bounds and budget: before inexact_order, which leaves them out
 /// of pass 1.
 /// Returns the room reserved for the branches, nodes, alignments and tree nodes.
 fn mark_exact_reads(
     k: &CandidateKernels,
-    b: &mut ReplayBuffers,
+    b: &mut CandidateBuffers,
     s: &Arc<CudaStream>,
     x: &LadderInputs,
-) -> Result<[usize; 4]> {
-    let sizes = reserve(b, s, x)?;
+) -> Result<Sizes> {
+    let sizes = b.reserve(s, (x.n, x.n_codes), ROOM, x.entry_bytes)?;
     let (n32, max_len, s_mm) = (x.n as u32, max_len_for(x.opt.max_entries) as i32, x.opt.s_mm);
     let seq_bounds = [at(&mut b.seq, s)?, at(&mut b.bounds, s)?, at(&mut b.bound_start, s)?];
     let outs = [at(&mut b.budget, s)?, at(&mut b.max_edits, s)?, at(&mut b.status, s)?, at(&mut b.lists, s)?];
@@ -208,10 +101,10 @@ fn mark_exact_reads(
 /// the replay): seed, the rounds, rung_end, candidate_tree.
 fn queue_ladder(
     k: &CandidateKernels,
-    b: &mut ReplayBuffers,
+    b: &mut CandidateBuffers,
     s: &Arc<CudaStream>,
     x: &LadderInputs,
-    sizes: [usize; 4],
+    sizes: Sizes,
 ) -> Result<()> {
     let p = penalties(x.opt);
     let rs = ReadsArg {
@@ -291,20 +184,12 @@ fn rounds(x: &LadderInputs) -> usize {
     (x.max_len + (x.opt.s_mm / cheapest.max(1)) as usize + 2).min(MAX_ROUNDS)
 }
 
-/// The summary's counts of a batch, once its copies back have arrived: the reads marked, the
-/// rung's lookups and the replay's.
-fn fetch_counts(b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<()> {
-    b.counters.fetch(s, COUNTERS)?;
-    b.list_counts.fetch(s, 3)?;
-    b.lookups.fetch(s, 1)
-}
-
 /// Adds a fetched batch's replay to the totals: its events (around the rung and trees, around
 /// the replay), given pass 1's reads (those not marked, and those the replay handed on) and the
 /// batch's inexact reads. Returns its words for the kernel line.
 pub(super) fn add_to(
     t: &mut BatchTimes,
-    b: &ReplayBuffers,
+    b: &CandidateBuffers,
     e: &[CudaEvent; 4],
     pass_one_reads: usize,
     n_gpu: usize,
@@ -322,7 +207,7 @@ pub(super) fn add_to(
 }
 
 /// The address of the reads' marks (inexact_order leaves out the marked ones).
-fn status_at(b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<u64> {
+fn status_at(b: &mut CandidateBuffers, s: &Arc<CudaStream>) -> Result<u64> {
     at(&mut b.status, s)
 }
 
@@ -337,7 +222,7 @@ pub(super) struct ReplayArgs {
     pub lookups: u64,
 }
 
-pub(super) fn replay_args(b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<ReplayArgs> {
+pub(super) fn replay_args(b: &mut CandidateBuffers, s: &Arc<CudaStream>) -> Result<ReplayArgs> {
     Ok(ReplayArgs {
         list: at(&mut b.lists, s)?,
         listed: ptr(b.list_counts.reserve(s, 0)?, s),
@@ -354,7 +239,7 @@ pub(super) fn replay_args(b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<
 /// pass 1, [`GpuAligner`](super::GpuAligner)'s launch_replay), with events around the last two.
 pub(super) struct BatchReplay<'k> {
     kernels: &'k CandidateKernels,
-    sizes: [usize; 4],
+    sizes: Sizes,
     pub status: u64,
     pub events: Vec<CudaEvent>,
 }
@@ -362,7 +247,7 @@ pub(super) struct BatchReplay<'k> {
 impl<'k> BatchReplay<'k> {
     pub fn mark(
         kernels: &'k CandidateKernels,
-        b: &mut ReplayBuffers,
+        b: &mut CandidateBuffers,
         s: &Arc<CudaStream>,
         x: &LadderInputs,
     ) -> Result<BatchReplay<'k>> {
@@ -370,7 +255,7 @@ impl<'k> BatchReplay<'k> {
         Ok(BatchReplay { kernels, sizes, status: status_at(b, s)?, events: Vec::new() })
     }
 
-    pub fn queue_ladder(&mut self, b: &mut ReplayBuffers, s: &Arc<CudaStream>, x: &LadderInputs) -> Result<()> {
+    pub fn queue_ladder(&mut self, b: &mut CandidateBuffers, s: &Arc<CudaStream>, x: &LadderInputs) -> Result<()> {
         self.events.push(super::timing_event(s)?);
         queue_ladder(self.kernels, b, s, x, self.sizes)?;
         self.events.push(super::timing_event(s)?);
@@ -378,8 +263,8 @@ impl<'k> BatchReplay<'k> {
     }
 
     /// Queues the copies of the summary's counts; the four events.
-    pub fn finish(self, b: &mut ReplayBuffers, s: &Arc<CudaStream>) -> Result<[CudaEvent; 4]> {
-        fetch_counts(b, s)?;
+    pub fn finish(self, b: &mut CandidateBuffers, s: &Arc<CudaStream>) -> Result<[CudaEvent; 4]> {
+        b.fetch_counts(s)?;
         self.events.try_into().map_err(|e: Vec<CudaEvent>| anyhow::anyhow!("{} replay events, not 4", e.len()))
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod batch;
 mod buffers;
+mod candidate_buffers;
 pub mod candidates;
 mod exact_replay;
 mod first_pass;
@@ -21,6 +22,7 @@ pub mod no_hit;
 pub mod nvrtc;
 pub mod occ_sectors;
 mod open;
+mod proof_pass;
 mod queue;
 mod slot;
 pub mod switches;
@@ -113,12 +115,18 @@ pub struct BatchTimes {
     pub replay_answered: usize,
     pub replay_rung_lookups: u64,
     pub replay_lookups: u64,
+    /// The no-hit proof before the last pass (`proof_before_last`): its kernels' time, the
+    /// reads it tried, those it answered (no hit) and its lookups.
+    pub proof_ms: f32,
+    pub proof_reads: usize,
+    pub proof_proved: usize,
+    pub proof_lookups: u64,
 }
 
 impl BatchTimes {
     /// The inexact search's kernels: the D arrays, the no-hit pass and every pass.
     pub fn inexact_ms(&self) -> f32 {
-        self.widths_ms + self.no_hit_ms + self.replay_ms + self.pass_ms.iter().sum::<f32>()
+        self.widths_ms + self.no_hit_ms + self.replay_ms + self.proof_ms + self.pass_ms.iter().sum::<f32>()
     }
 }
 
@@ -132,6 +140,8 @@ pub struct InFlight {
     no_hit_events: Option<[CudaEvent; 2]>,
     /// Around the rung and trees, and around the replay (`exact_replay`).
     replay_events: Option<[CudaEvent; 4]>,
+    /// Around the proof before the last pass (`proof_before_last`).
+    proof_events: Option<[CudaEvent; 2]>,
 }
 
 /// The exact_match kernel's arguments besides the index.
@@ -383,10 +393,10 @@ impl GpuAligner {
         self.load_candidates()
     }
 
-    /// The candidates' kernels where `exact_replay` is on, compiled to count from the BWT the
-    /// search counts from (the occurrence sectors, or bwa's array).
+    /// The candidates' kernels where `exact_replay` or `proof_before_last` is on, compiled to
+    /// count from the BWT the search counts from (the occurrence sectors, or bwa's array).
     fn load_candidates(&mut self) -> Result<()> {
-        let on = self.inexact_switches.exact_replay;
+        let on = self.inexact_switches.exact_replay || self.inexact_switches.proof_before_last;
         self.candidates =
             on.then(|| CandidateKernels::load(&self.ctx, self.arch, self.sectors.is_some(), 0)).transpose()?;
         Ok(())
@@ -620,8 +630,8 @@ impl GpuAligner {
         let set = (self.submitted - 1) % self.inexact_switches.scratch_sets as usize;
         let queued = self.queue(&mut slot, &batch, &exact_f, set);
         self.slots[slot_index] = Some(slot);
-        let (events, no_hit_events, replay_events) = queued?;
-        Ok(InFlight { slot: slot_index, batch, events, no_hit_events, replay_events })
+        let (events, no_hit_events, replay_events, proof_events) = queued?;
+        Ok(InFlight { slot: slot_index, batch, events, no_hit_events, replay_events, proof_events })
     }
 
     /// Plans the passes from the free GPU memory (see [`inexact::plan`]) and allocates their
@@ -658,7 +668,7 @@ impl GpuAligner {
     /// Waits for a queued batch; returns its inputs and, per read, the GPU's hits (`None`
     /// for reads left to the CPU, which the pipeline aligns there).
     pub fn collect(&mut self, flight: InFlight) -> Result<(HostBatch, Vec<Option<Vec<AlnHit>>>)> {
-        let InFlight { slot, batch, events, no_hit_events, replay_events } = flight;
+        let InFlight { slot, batch, events, no_hit_events, replay_events, proof_events } = flight;
         let slot = self.slots[slot].as_ref().expect("slots are put back after use");
         let (n, n_gpu) = (batch.n, batch.gpu_reads.len());
         let answers = GpuAnswers {
@@ -703,6 +713,9 @@ impl GpuAligner {
         }
         let replay_line = match &replay_events {
             Some(e) => exact_replay::add_to(t, &slot.replay, e, counters[0] as usize, n_gpu)?,
+            None => String::new(),
+        } + &match &proof_events {
+            Some(e) => proof_pass::add_to(t, &slot.proof, e)?,
             None => String::new(),
         };
         self.last_kernels = format!(

@@ -8,9 +8,11 @@ use anyhow::{Context, Result};
 use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::batch::HostBatch;
-use super::exact_replay::{self, BatchReplay, LadderInputs, ReplayBuffers};
+use super::candidate_buffers::CandidateBuffers;
+use super::exact_replay::{self, BatchReplay, LadderInputs};
 use super::inexact::{self, PassKind, Scratchpad};
 use super::no_hit::{self, NO_HIT_LIST};
+use super::proof_pass::{self, ProofInputs};
 use super::slot::{
     Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS, RESIDENCE_AT,
 };
@@ -72,9 +74,9 @@ struct WidthOutputs<'a> {
 }
 
 /// The events around a batch's kernels: exact_match's, read_widths', each pass's start and end
-/// (see [`InFlight`](super::InFlight)), the no-hit pass's when it runs, and the rung's and the
-/// replay's when `exact_replay` runs.
-pub(super) type BatchEvents = (Vec<CudaEvent>, Option<[CudaEvent; 2]>, Option<[CudaEvent; 4]>);
+/// (see [`InFlight`](super::InFlight)), the no-hit pass's when it runs, the rung's and the
+/// replay's when `exact_replay` runs, and the proof's before the last pass when it runs.
+pub(super) type BatchEvents = (Vec<CudaEvent>, Option<[CudaEvent; 2]>, Option<[CudaEvent; 4]>, Option<[CudaEvent; 2]>);
 
 /// The lists that link the passes: each pass's read queue and counters (see
 /// [`Slot::queues`]), each pass's occurrence lookups, and the long hits of the team passes.
@@ -188,17 +190,16 @@ impl GpuAligner {
         let lists = PassLists { queues, counters, lookups, long_hits, long_offsets, list_len: n_gpu.max(1) };
         let no_hit_events =
             no_hit.as_ref().map(|kn| self.queue_no_hit(kn, &stream, &b.opt, &args, &lists, n_gpu)).transpose()?;
-        let mut free_events = Vec::new();
+        let (mut free_events, mut proof_events) = (Vec::new(), None);
         for p in 0..self.passes.len() {
             // The scratchpads are shared by the slots' streams: wait for the previous batch on
             // this set to finish with this pass's.
             if let Some(free) = &self.passes[p].sets[set].free {
                 stream.wait(free)?;
             }
-            if let Some(r) = replay.as_mut().filter(|_| p == 0) {
-                // On pass 1's scratch, before pass 1 takes the reads it hands on.
-                self.launch_replay(&stream, set, (&args, &lists), &mut slot.replay, r)?;
-            }
+            let bufs = (&mut slot.replay, &mut slot.proof);
+            proof_events =
+                self.before_pass(&stream, (set, p), b, (&args, &lists), replay.as_mut(), bufs)?.or(proof_events);
             events.push(timing_event(&stream)?);
             self.launch_pass(&stream, p, set, &args, &lists, b.n_buckets)?;
             events.push(timing_event(&stream)?);
@@ -209,7 +210,7 @@ impl GpuAligner {
         }
         fetch_answers(slot, n, n_gpu)?;
         let replay_events = replay.map(|r| r.finish(&mut slot.replay, &stream)).transpose()?;
-        Ok((events, no_hit_events, replay_events))
+        Ok((events, no_hit_events, replay_events, proof_events))
     }
 
     /// With poisoning on, each pass's scratch of set `set`, once the batch before has finished
@@ -432,6 +433,63 @@ impl GpuAligner {
         }
     }
 
+    /// What runs before pass `p` on the batch's queue: the replay before pass 1 (on its
+    /// scratch, before pass 1 takes the reads it hands on), the proof before the last team pass;
+    /// the proof's events.
+    fn before_pass(
+        &self,
+        stream: &Arc<CudaStream>,
+        (set, p): (usize, usize),
+        b: &HostBatch,
+        (args, lists): (&SearchArgs, &PassLists),
+        replay: Option<&mut BatchReplay>,
+        (replay_bufs, proof_bufs): (&mut CandidateBuffers, &mut CandidateBuffers),
+    ) -> Result<Option<[CudaEvent; 2]>> {
+        if let Some(r) = replay.filter(|_| p == 0) {
+            self.launch_replay(stream, set, (args, lists), replay_bufs, r)?;
+        }
+        if p > 0 && p + 1 == self.passes.len() {
+            return self.queue_proof(stream, b, (args, lists, p), proof_bufs);
+        }
+        Ok(None)
+    }
+
+    /// With `proof_before_last`, the no-hit proof on the queue of pass `p` (the last), between
+    /// two events: the reads it answers leave the queue.
+    fn queue_proof(
+        &self,
+        stream: &Arc<CudaStream>,
+        b: &HostBatch,
+        (args, lists, p): (&SearchArgs, &PassLists, usize),
+        pb: &mut CandidateBuffers,
+    ) -> Result<Option<[CudaEvent; 2]>> {
+        let Some(kernels) = self.candidates.as_ref().filter(|_| self.inexact_switches.proof_before_last) else {
+            return Ok(None);
+        };
+        let x = ProofInputs {
+            words: self.search_words(),
+            primary: self.primary,
+            l2: &self.l2,
+            codes: args.codes,
+            starts: args.starts,
+            lens: args.lens,
+            max_diffs: args.max_diffs,
+            n_hits: args.n_hits,
+            queue: super::candidates::ptr(lists.queues, stream) + 4 * (p * lists.list_len) as u64,
+            queue_count: super::candidates::ptr(lists.counters, stream) + 4 * (2 * p) as u64,
+            n: b.gpu_reads.len(),
+            n_codes: b.codes.len(),
+            max_len: b.max_len,
+            opt: &b.opt,
+            sms: self.sms,
+        };
+        let start = timing_event(stream)?;
+        proof_pass::queue_proof(kernels, pb, stream, &x)?;
+        let end = timing_event(stream)?;
+        pb.fetch_counts(stream)?;
+        Ok(Some([start, end]))
+    }
+
     /// inexact_replay on pass 1's threads and scratch (set `set`): the marked reads the rung
     /// answered get bwa's hits from their trees; the others join pass 1's queue.
     fn launch_replay(
@@ -439,7 +497,7 @@ impl GpuAligner {
         stream: &Arc<CudaStream>,
         set: usize,
         (args, lists): (&SearchArgs, &PassLists),
-        rb: &mut ReplayBuffers,
+        rb: &mut CandidateBuffers,
         replay: &mut BatchReplay,
     ) -> Result<()> {
         replay.events.push(timing_event(stream)?);

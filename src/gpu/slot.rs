@@ -7,7 +7,7 @@ use anyhow::Result;
 use cudarc::driver::{CudaContext, CudaStream};
 
 use super::buffers::{DeviceBuffer, Download, Upload};
-use super::exact_replay::ReplayBuffers;
+use super::candidate_buffers::CandidateBuffers;
 use super::MAX_PASSES;
 
 /// The buffers of one batch in flight, on its own stream.
@@ -45,7 +45,9 @@ pub(super) struct Slot {
     pub(super) long_hits: Download<u64>,
     pub(super) long_offsets: Download<u32>,
     /// The rung, trees and replay of the reads that occur whole (`exact_replay`).
-    pub(super) replay: ReplayBuffers,
+    pub(super) replay: CandidateBuffers,
+    /// The no-hit proof before the last pass (`proof_before_last`).
+    pub(super) proof: CandidateBuffers,
 }
 
 /// Counters per batch: (queued, taken) per queue, then inexact_order's two (its queue's reads
@@ -87,7 +89,8 @@ impl Slot {
             lookups: Download::new(),
             long_hits: Download::new(),
             long_offsets: Download::new(),
-            replay: ReplayBuffers::new(),
+            replay: CandidateBuffers::new(),
+            proof: CandidateBuffers::new(),
         })
     }
 }

@@ -285,6 +285,12 @@ pub struct InexactSwitches {
     /// file from before it existed reads as off.
     #[serde(default)]
     pub exact_replay: bool,
+    /// The reads the team pass hands to the last pass go through the candidates' no-hit proof
+    /// first (src/gpu/proof_pass.rs): those with no alignment within their edit limit get no
+    /// hit without bwa's search. A host-side value. A tuned file from before it existed reads
+    /// as off.
+    #[serde(default)]
+    pub proof_before_last: bool,
 }
 
 fn default_scratch_sets() -> u32 {
@@ -348,6 +354,7 @@ impl Default for InexactSwitches {
             scratch_sets: default_scratch_sets(),
             lane_interleave: false,
             exact_replay: false,
+            proof_before_last: false,
         }
     }
 }
@@ -383,6 +390,7 @@ impl InexactSwitches {
         ("scratch_sets", &[1, 2]),
         ("lane_interleave", &[0, 1]),
         ("exact_replay", &[0, 1]),
+        ("proof_before_last", &[0, 1]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -501,6 +509,7 @@ impl InexactSwitches {
             "last_refill" => self.last_refill = flag()?,
             "no_hit_budget" => self.no_hit_budget = n,
             "exact_replay" => self.exact_replay = flag()?,
+            "proof_before_last" => self.proof_before_last = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -537,6 +546,7 @@ impl InexactSwitches {
             self.scratch_sets,
             self.lane_interleave as u32,
             self.exact_replay as u32,
+            self.proof_before_last as u32,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -655,6 +665,7 @@ mod tests {
             scratch_sets: 3,
             lane_interleave: true,
             exact_replay: true,
+            proof_before_last: true,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {

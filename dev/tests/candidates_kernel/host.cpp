@@ -95,7 +95,7 @@ static u64 bounds_pass(const BwtFile &bwt, Batch &b, const Penalties &p)
     u32 listed = 0;
     for (u32 r = 0; r < b.n(); ++r) {
         blockIdx.x = r;
-        candidate_bounds(bwt.words.data(), bwt.primary, bwt.l2, b.reads(), p, b.n(), 0, b.bounds.data(), b.budget.data(),
+        candidate_bounds(bwt.words.data(), bwt.primary, bwt.l2, b.reads(), p, b.n(), 0, 0, b.bounds.data(), b.budget.data(),
             status.data(), list.data(), &listed, counters.at());
     }
     blockIdx.x = 0;
