@@ -127,10 +127,9 @@ proof_paths() {
     local adna=$W/adna_half_random.fq sw=proof_before_last=1 ecoli_art sim250
     ecoli_art=$(data_file ecoli536_art.fq) sim250=$(data_file sim250.fq)
     [ -s "$adna" ] || "$SIM_ADNA" "$W/ecoli536.fa" 20000 7 0.5 > "$adna" || { fail "sim_adna"; return; }
-    for stacks in "" 64,2048,262144; do
-        BCUDA_TEST_STACKS=$stacks BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna" -l 1024 -n 0.01 -o 2
-        BCUDA_TEST_STACKS=$stacks BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna"
-    done
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_STACKS=64,2048,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_STACKS=64,2048,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna"
     BCUDA_TEST_STACKS=64,2048,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$adna" -n 2 -o 1 -e 3
     BCUDA_TEST_STACKS=64,2048,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art" -m 300
     BCUDA_TEST_STACKS=64,2048,262144 BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$sim250" -n 2 -N

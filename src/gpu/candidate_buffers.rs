@@ -12,8 +12,6 @@ use super::candidates::{ptr, BRANCH_BYTES, COUNTERS, FOUND_WORDS, TREE_NODE_BYTE
 
 /// The most rounds the counts hold room for (candidates.rs's MAX_ROUNDS).
 pub(super) const MAX_ROUNDS: usize = 1024;
-/// The fewest branches a round has room for.
-const MIN_BRANCHES: usize = 1 << 16;
 /// Lists of reads: a rung's, the next rung's, the proof's (candidate_rung_end's), and one spare.
 pub(super) const LISTS: usize = 4;
 
@@ -22,6 +20,8 @@ pub(super) const LISTS: usize = 4;
 #[derive(Clone, Copy)]
 pub(super) struct Room {
     pub branches: usize,
+    /// The fewest branches a round has room for, however few the reads.
+    pub min_branches: usize,
     pub nodes: usize,
     pub found: usize,
     pub tree_nodes: usize,
@@ -97,7 +97,7 @@ impl CandidateBuffers {
         entry_bytes: usize,
     ) -> Result<Sizes> {
         let n = n.max(1);
-        let sizes = [(room.branches * n).max(MIN_BRANCHES), room.nodes * n, room.found * n, room.tree_nodes * n];
+        let sizes = [(room.branches * n).max(room.min_branches), room.nodes * n, room.found * n, room.tree_nodes * n];
         self.seq.reserve(s, n_codes)?;
         self.bound_start.reserve(s, n)?;
         self.bounds.reserve(s, 2 * (n_codes + n))?;

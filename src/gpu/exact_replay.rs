@@ -28,7 +28,7 @@ use crate::sai::{GapOptions, MODE_NONSTOP};
 
 /// Room per inexact read of a batch: a read's rung has two parts and branches little (one
 /// mismatch), its tree a path of about a read's length an alignment.
-const ROOM: Room = Room { branches: 4, nodes: 96, found: 4, tree_nodes: 128 };
+const ROOM: Room = Room { branches: 4, min_branches: 1 << 16, nodes: 96, found: 4, tree_nodes: 128 };
 /// A read with more alignments than this goes to the passes (more than 16 hits would anyway).
 const MOST_ALIGNS: u32 = 32;
 /// Extensions a read may take in the rung before it goes to the passes.

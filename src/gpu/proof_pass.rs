@@ -22,9 +22,11 @@ use super::{buffers, BatchTimes, GPU_MAX_LEN};
 use crate::sai::GapOptions;
 use crate::search::no_hit::extra_edits;
 
-/// Room per inexact read of a batch (few of them reach the last pass, and a random read's
-/// proof branches widely); no nodes: the proof needs no paths.
-const ROOM: Room = Room { branches: 16, nodes: 0, found: 8, tree_nodes: 0 };
+/// Room per inexact read of a batch, and at least 8M branches a round: few reads reach the last
+/// pass, but a random read's proof branches widely (3.6M branches in one round of 10k
+/// ancient-DNA reads at 3.1 Gbp); a rung that outgrows it leaves its reads to the last pass. No
+/// nodes: the proof needs no paths.
+const ROOM: Room = Room { branches: 16, min_branches: 1 << 23, nodes: 0, found: 8, tree_nodes: 0 };
 /// Every edit costs one; gap opens are not limited (bwa limits them: more alignments is safe).
 const UNIT: Penalties = Penalties { s_mm: 1, s_gapo: 1, s_gape: 1, max_gapo: 1 << 30 };
 

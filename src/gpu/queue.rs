@@ -131,8 +131,8 @@ impl GpuAligner {
         // The first queue: reads without an exact match first (see inexact_order); the no-hit
         // pass's, when it runs. With the replay, the reads it takes are marked first and left out.
         let no_hit = self.no_hit.clone().filter(|_| n_gpu > 0);
-        let replay_kernels =
-            self.candidates.as_ref().filter(|_| n_gpu > 0 && no_hit.is_none() && exact_replay::applies(&b.opt));
+        let replay_on = self.inexact_switches.exact_replay && n_gpu > 0 && no_hit.is_none();
+        let replay_kernels = self.candidates.as_ref().filter(|_| replay_on && exact_replay::applies(&b.opt));
         let (k, l) = (&*slot.k.reserve(&stream, n)?, &*slot.l.reserve(&stream, n)?);
         let ladder = self.ladder_inputs(b, (k, l, read_of), (codes, starts, gpu_lens));
         let mut replay =
