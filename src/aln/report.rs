@@ -118,11 +118,12 @@ fn proof_part(t: &BatchTimes) -> String {
     }
     let rate = t.proof_lookups as f64 / (t.proof_ms as f64 / 1000.0).max(1e-9) / 1e9;
     format!(
-        ", and before the last pass the no-hit proof {:.1} ms: {} of {} reads proved to have no hit ({:.2} G occurrence lookups, {rate:.1} G/s)",
+        ", and before the last pass the no-hit proof {:.1} ms: {} of {} reads proved to have no hit ({:.2} G occurrence lookups, {rate:.1} G/s; {} batches outgrew its room)",
         t.proof_ms,
         t.proof_proved,
         t.proof_reads,
-        t.proof_lookups as f64 / 1e9
+        t.proof_lookups as f64 / 1e9,
+        t.proof_overflows
     )
 }
 

@@ -47,7 +47,7 @@ pub(super) const TREE_NODE_BYTES: usize = 12;
 pub(super) const COUNTERS: usize = 6;
 const CNT_NODES: usize = 0;
 const CNT_FOUND: usize = 1;
-const CNT_OVERFLOW: usize = 2;
+pub(super) const CNT_OVERFLOW: usize = 2;
 const CNT_LOOKUPS: usize = 4;
 
 /// The lookups of the counters `c` read back.

@@ -121,6 +121,8 @@ pub struct BatchTimes {
     pub proof_reads: usize,
     pub proof_proved: usize,
     pub proof_lookups: u64,
+    /// Batches whose proof outgrew its room (their reads all went on to the last pass).
+    pub proof_overflows: usize,
 }
 
 impl BatchTimes {

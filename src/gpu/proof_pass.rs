@@ -16,17 +16,19 @@ use anyhow::{Context, Result};
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::candidate_buffers::{at, CandidateBuffers, Room, MAX_ROUNDS};
-use super::candidates::{cfg, lookups_in, CandidateKernels, OutputsArg, Penalties, ReadsArg, BLOCK, COUNTERS};
+use super::candidates::{
+    cfg, lookups_in, CandidateKernels, OutputsArg, Penalties, ReadsArg, BLOCK, CNT_OVERFLOW, COUNTERS,
+};
 use super::exact_replay::{MOST_EXTENSIONS, ROUND_BLOCKS_PER_SM};
 use super::{buffers, BatchTimes, GPU_MAX_LEN};
 use crate::sai::GapOptions;
 use crate::search::no_hit::extra_edits;
 
-/// Room per inexact read of a batch, and at least 8M branches a round: few reads reach the last
-/// pass, but a random read's proof branches widely (3.6M branches in one round of 10k
+/// Room per inexact read of a batch, and at least 32M branches a round: few reads reach the last
+/// pass, but a random read's proof branches widely (14.5M branches in one round of a batch's
 /// ancient-DNA reads at 3.1 Gbp); a rung that outgrows it leaves its reads to the last pass. No
 /// nodes: the proof needs no paths.
-const ROOM: Room = Room { branches: 16, min_branches: 1 << 23, nodes: 0, found: 8, tree_nodes: 0 };
+const ROOM: Room = Room { branches: 16, min_branches: 1 << 25, nodes: 0, found: 8, tree_nodes: 0 };
 /// Every edit costs one; gap opens are not limited (bwa limits them: more alignments is safe).
 const UNIT: Penalties = Penalties { s_mm: 1, s_gapo: 1, s_gape: 1, max_gapo: 1 << 30 };
 
@@ -173,6 +175,8 @@ pub(super) fn add_to(t: &mut BatchTimes, b: &CandidateBuffers, e: &[cudarc::driv
     t.proof_ms += ms;
     t.proof_reads += tried;
     t.proof_proved += proved;
-    t.proof_lookups += lookups_in(b.counters.read(COUNTERS)?);
+    let counters = b.counters.read(COUNTERS)?;
+    t.proof_lookups += lookups_in(counters);
+    t.proof_overflows += usize::from(counters[CNT_OVERFLOW] != 0);
     Ok(format!(", proof before the last pass {ms:.0} ms ({proved} of {tried} proved)"))
 }
