@@ -2,9 +2,10 @@
 //! become nothing, the threads run one after another) find the model's alignments
 //! (`bcuda::search::pigeonhole::within`: the same set, each as often) at bwa's penalties (one or
 //! two gaps or none) and at an edit each, with the model's lookups, and its no-hit proof's
-//! answers (`any_within`); and the trees candidate_tree builds from a rung's alignments, replayed
-//! through bwa's search (`bcuda::search::replay`), give bwa's hits. Skipped without a C++
-//! compiler (`CXX`, else `c++`).
+//! answers (`any_within`), also as the proof before the last pass runs it (src/gpu/proof_pass.rs:
+//! the queue's reads it proves dropped, the others kept); and the trees candidate_tree builds from
+//! a rung's alignments, replayed through bwa's search (`bcuda::search::replay`), give bwa's hits.
+//! Skipped without a C++ compiler (`CXX`, else `c++`).
 
 mod common;
 
@@ -505,5 +506,289 @@ fn the_kernels_trees_replay_to_bwas_hits() {
         let tally = check_trees(&host, dir.path(), (&bwt, &bwt_path), &reads, &options);
         eprintln!("max_gapo {max_gapo}: {tally:?}");
         assert!(tally.reads > 100 && tally.inexact > 50 && tally.gapped > 20, "max_gapo {max_gapo}: {tally:?}");
+    }
+}
+
+/// A read's state as the kernels leave it: none (0xff: the proof never took it), occurring whole,
+/// no alignment within its edit limit, an alignment found, over its extensions (or outgrown).
+const NO_STATE: u8 = 0xff;
+const EXACT: u8 = 3;
+const NO_ALIGNMENT: u8 = 5;
+const LEFT_ALIGNS: u8 = 8;
+const LEFT_PROOF_EXTENSIONS: u8 = 9;
+
+/// A read of the batch the last pass takes: its codes as read (N as 4; the kernels search its
+/// reverse complement), its edit limit before the extra edits, and its hit count before the
+/// proof (each read's own, so that a mixed-up read shows).
+struct LastPassRead {
+    codes: Vec<u8>,
+    max_diff: i32,
+    n_hits: i32,
+}
+
+/// Seeded reads of 20 to 99 bases from `text`, a third random, with edits and N; limits of 0 to
+/// 4 edits, with some of -1 and of 32 (outside the proof's 0..=31 with `extra` edits or not)
+/// and some short ones at 31 (the proof takes them, and leaves them: fewer bases than parts).
+fn last_pass_reads(text: &[u8], n: usize, extra: i32, next: &mut impl FnMut() -> u64) -> Vec<LastPassRead> {
+    (0..n)
+        .map(|r| {
+            let len = 20 + (next() % 80) as usize;
+            let codes = read_with_edits(text, len, r % 3 == 0, 4, next);
+            let max_diff = match r % 23 {
+                0 => -1,
+                1 => 32 - extra,
+                2 if codes.len() < 32 => 31 - extra,
+                _ => (next() % 5) as i32,
+            };
+            LastPassRead { codes, max_diff, n_hits: 1000 + r as i32 }
+        })
+        .collect()
+}
+
+/// The last pass's queue: every read but every eighth, shuffled (the proof takes the reads in
+/// the queue's order, and must leave the others alone).
+fn last_pass_queue(n: usize, next: &mut impl FnMut() -> u64) -> Vec<u32> {
+    let mut queue: Vec<u32> = (0..n as u32).filter(|r| r % 8 != 5).collect();
+    for k in (1..queue.len()).rev() {
+        queue.swap(k, (next() % (k as u64 + 1)) as usize);
+    }
+    queue
+}
+
+/// What the model makes of a read of the queue: untouched (its length or limit outside the
+/// proof's), occurring whole, an alignment within its limit, none (and the extensions its
+/// proof takes), or fewer bases than parts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Expect {
+    Untouched,
+    Exact,
+    Aligns,
+    NoAlignment(u64),
+    Skipped,
+}
+
+/// The sequence bwa searches for a read: its reverse complement, N as 4.
+fn search_seq(codes: &[u8]) -> Vec<u8> {
+    codes.iter().rev().map(|&c| if c > 3 { 4 } else { 3 - c }).collect()
+}
+
+/// The model's answer for `read` at `extra` edits over its limit and reads of at most `max_len`
+/// bases: the proof searches its reverse complement (bwa's search sequence) at an edit each.
+fn expect(bwt: &Bwt, read: &LastPassRead, extra: i32, max_len: usize) -> Expect {
+    let limit = read.max_diff + extra;
+    if read.codes.len() > max_len || !(0..=31).contains(&limit) {
+        return Expect::Untouched;
+    }
+    let seq = search_seq(&read.codes);
+    let bounds = bounds(bwt, &seq, &mut 0);
+    if bounds.after[0] == 0 {
+        return Expect::Exact;
+    }
+    let budget = Budget::edits(limit as u32, true);
+    match any_within(bwt, &seq, budget, &bounds, u64::MAX) {
+        (None, _) => Expect::Skipped,
+        (Some(true), _) => Expect::Aligns,
+        // Two lookups an extension, the kernels' extensions of an exact part up to an N too.
+        (Some(false), spent) => Expect::NoAlignment((spent + lookups_before_n(bwt, &seq, parts(&budget))) / 2),
+    }
+}
+
+/// What host.cpp's "last" mode left: each read's status, extensions and hit count, the bounds of
+/// those the proof took (after, then before), the queue, the kept and proved counts, and whether
+/// the rung outgrew its buffers.
+#[derive(Default)]
+struct LastPassOut {
+    status: Vec<u8>,
+    extensions: Vec<u32>,
+    n_hits: Vec<i32>,
+    bounds: BTreeMap<usize, Vec<u8>>,
+    queue: Vec<u32>,
+    queue_count: usize,
+    kept: usize,
+    proved: usize,
+    overflow: bool,
+}
+
+fn parse_last_pass(lines: &[String]) -> LastPassOut {
+    let mut out = LastPassOut::default();
+    for line in lines {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f[0] {
+            "read" => {
+                out.status.push(f[2].parse().unwrap());
+                out.extensions.push(f[3].parse().unwrap());
+                out.n_hits.push(f[4].parse().unwrap());
+            }
+            "bounds" => {
+                _ = out.bounds.insert(f[1].parse().unwrap(), f[2..].iter().map(|x| x.parse().unwrap()).collect())
+            }
+            "queue" => {
+                out.queue_count = f[1].parse().unwrap();
+                out.queue = f[2..].iter().map(|x| x.parse().unwrap()).collect();
+            }
+            "counts" => (out.kept, out.proved) = (f[1].parse().unwrap(), f[2].parse().unwrap()),
+            "overflow" => out.overflow = f[1] != "0",
+            _ => panic!("line {line}"),
+        }
+    }
+    out
+}
+
+/// How the proof is run: the extra edits, the longest read it takes, the most extensions a read
+/// and the branches a round.
+#[derive(Clone, Copy, Debug)]
+struct LastPassRun {
+    extra: i32,
+    max_len: usize,
+    most_extensions: u32,
+    capacity: u32,
+}
+
+/// host.cpp's "last" mode over `reads` and `queue`.
+fn run_last_pass(
+    host: &Path,
+    at: (&Path, &Path),
+    reads: &[LastPassRead],
+    queue: &[u32],
+    run: LastPassRun,
+) -> LastPassOut {
+    let (bwt_path, dir) = at;
+    let line = |r: &LastPassRead| {
+        let codes: String = r.codes.iter().map(|&c| (b'0' + c) as char).collect();
+        format!("{} {} {codes}\n", r.max_diff, r.n_hits)
+    };
+    let (reads_path, queue_path) = (dir.join("last_pass.txt"), dir.join("queue.txt"));
+    std::fs::write(&reads_path, reads.iter().map(line).collect::<String>()).unwrap();
+    std::fs::write(&queue_path, queue.iter().map(|j| format!("{j}\n")).collect::<String>()).unwrap();
+    let args =
+        [run.extra.to_string(), run.max_len.to_string(), run.most_extensions.to_string(), run.capacity.to_string()];
+    let out =
+        Command::new(host).arg(bwt_path).arg(&reads_path).arg("last").arg(&queue_path).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect();
+    parse_last_pass(&lines)
+}
+
+/// The statuses a read the model expects `e` of may end with after a run that did or did not
+/// (`overflow`) outgrow its buffers, `most` extensions a read: a proof that outgrew a buffer may
+/// have lost the branch of an alignment, so it proves nothing; an alignment may come after a
+/// read's extensions ran out.
+fn statuses(e: Expect, overflow: bool, most: u32) -> Vec<u8> {
+    match e {
+        Expect::Untouched => vec![NO_STATE],
+        Expect::Exact => vec![EXACT],
+        Expect::Aligns if !overflow && most == u32::MAX => vec![LEFT_ALIGNS],
+        Expect::Aligns => vec![LEFT_ALIGNS, LEFT_PROOF_EXTENSIONS],
+        Expect::NoAlignment(e) if !overflow && e < most as u64 => vec![NO_ALIGNMENT],
+        Expect::NoAlignment(_) | Expect::Skipped => vec![LEFT_PROOF_EXTENSIONS],
+    }
+}
+
+/// What a proof run was checked on: reads proved (dropped) and those of them with an N, kept
+/// with an alignment, occurring whole, left over their extensions, left with fewer bases than
+/// parts, and the queue's reads the proof did not take.
+#[derive(Debug, Default)]
+struct LastPassTally {
+    proved: usize,
+    proved_with_n: usize,
+    aligns: usize,
+    exact: usize,
+    left_extensions: usize,
+    skipped: usize,
+    untouched: usize,
+}
+
+/// The kernels' proof over `queue` drops exactly the reads the model proves (no alignment within
+/// their limit, within `run`'s extensions, the rung within its buffers: `overflow` says whether
+/// it must outgrow them), each with 0 hits; keeps the others in the queue; touches no read
+/// outside it. A read's extensions are the model's wherever its proof ran whole.
+fn check_last_pass(
+    host: &Path,
+    at: (&Bwt, &Path, &Path),
+    reads: &[LastPassRead],
+    queue: &[u32],
+    run: LastPassRun,
+    overflow: bool,
+) -> LastPassTally {
+    let (bwt, bwt_path, dir) = at;
+    let got = run_last_pass(host, (bwt_path, dir), reads, queue, run);
+    assert_eq!(got.overflow, overflow, "{run:?}: the rung outgrew its buffers");
+    assert_eq!(got.status.len(), reads.len(), "{run:?}: a line a read");
+    let mut expected = vec![None; reads.len()];
+    queue.iter().for_each(|&j| expected[j as usize] = Some(expect(bwt, &reads[j as usize], run.extra, run.max_len)));
+    let mut tally = LastPassTally::default();
+    for (r, read) in reads.iter().enumerate() {
+        let what = || format!("{run:?}, read {r} {:?} max_diff {}: {:?}", read.codes, read.max_diff, expected[r]);
+        let (status, extensions) = (got.status[r], got.extensions[r]);
+        let Some(e) = expected[r] else {
+            assert_eq!((status, got.n_hits[r]), (NO_STATE, read.n_hits), "{}: outside the queue", what());
+            continue;
+        };
+        assert!(statuses(e, overflow, run.most_extensions).contains(&status), "{}: status {status}", what());
+        // Its bounds are its search sequence's, where candidate_queued_reads placed them.
+        let model = (e != Expect::Untouched).then(|| bounds(bwt, &search_seq(&read.codes), &mut 0));
+        let model = model.map(|b| [b.after, b.before].concat());
+        assert_eq!(got.bounds.get(&r), model.as_ref(), "{}: its bounds", what());
+        let n_hits = if status == NO_ALIGNMENT { 0 } else { read.n_hits };
+        assert_eq!(got.n_hits[r], n_hits, "{}: its hits", what());
+        match e {
+            // The proof ran whole, or to the cap.
+            Expect::NoAlignment(want) if !overflow => {
+                assert_eq!(extensions as u64, want.min(run.most_extensions as u64), "{}: extensions", what())
+            }
+            Expect::Skipped => assert_eq!(extensions, u32::MAX, "{}: fewer bases than parts", what()),
+            Expect::Aligns if status == LEFT_PROOF_EXTENSIONS && !overflow => {
+                assert!(extensions >= run.most_extensions, "{}: left at {extensions} extensions", what())
+            }
+            _ => {}
+        }
+        tally.proved += (status == NO_ALIGNMENT) as usize;
+        tally.proved_with_n += (status == NO_ALIGNMENT && read.codes.contains(&4)) as usize;
+        tally.aligns += (status == LEFT_ALIGNS) as usize;
+        tally.exact += (status == EXACT) as usize;
+        tally.left_extensions += (e != Expect::Skipped && status == LEFT_PROOF_EXTENSIONS) as usize;
+        tally.skipped += (e == Expect::Skipped) as usize;
+        tally.untouched += (status == NO_STATE) as usize;
+    }
+    // The queue keeps the reads not proved (in any order), and counts them.
+    let mut kept: Vec<u32> = queue.iter().copied().filter(|&j| got.status[j as usize] != NO_ALIGNMENT).collect();
+    let mut left = got.queue.clone();
+    kept.sort();
+    left.sort();
+    assert_eq!(left, kept, "{run:?}: the queue after the proof");
+    assert_eq!((got.queue_count, got.kept, got.proved), (kept.len(), kept.len(), tally.proved), "{run:?}: the counts");
+    tally
+}
+
+#[test]
+fn the_proof_before_the_last_pass_drops_the_reads_the_model_proves() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(host) = common::build_cpu_kernels(dir.path(), "candidates_kernel/host.cpp", "candidates_host", &[]) else {
+        eprintln!("skipped: no C++ compiler");
+        return;
+    };
+    let (bwt, bwt_path, text) = genome(dir.path());
+    let mut next = xorshift(0x5851_f42d_4c95_7f2d);
+    let at = (&bwt, bwt_path.as_path(), dir.path());
+    // bwa's default (gap extensions count against the limit) and -e 2.
+    for extra in [0, 2] {
+        let reads = last_pass_reads(&text, 300, extra, &mut next);
+        let queue = last_pass_queue(reads.len(), &mut next);
+        // The longest read the proof takes is one of the queue's: the kernel's test at its edge.
+        let max_len = queue.iter().map(|&j| reads[j as usize].codes.len()).filter(|&l| l <= 90).max().unwrap();
+        // Room for every branch, no cap on extensions: the model's answers.
+        let whole = LastPassRun { extra, max_len, most_extensions: u32::MAX, capacity: 1 << 21 };
+        let t = check_last_pass(&host, at, &reads, &queue, whole, false);
+        eprintln!("extra {extra}: {t:?}");
+        let enough = t.proved >= 30 && t.proved_with_n >= 5 && t.aligns >= 30 && t.exact >= 5;
+        assert!(enough && t.skipped >= 1 && t.untouched >= 10, "extra {extra}: {t:?}");
+        // Few extensions a read: those of a read that ran out are kept.
+        let capped = LastPassRun { most_extensions: 200, ..whole };
+        let t = check_last_pass(&host, at, &reads, &queue, capped, false);
+        eprintln!("extra {extra}, at most 200 extensions: {t:?}");
+        assert!(t.proved >= 10 && t.left_extensions >= 10, "extra {extra}, 200 extensions: {t:?}");
+        // Room for 10 branches a round: the rung outgrows it, and proves nothing.
+        let t = check_last_pass(&host, at, &reads, &queue, LastPassRun { capacity: 10, ..whole }, true);
+        assert!(t.proved == 0 && t.left_extensions >= 30, "extra {extra}, 10 branches: {t:?}");
     }
 }

@@ -13,9 +13,19 @@
 //   host BWT READS proof MOST_EXTENSIONS: the no-hit proof (1 an edit, gaps unlimited, stopping
 //     at the first alignment), a line a read: "proof R ANY OVER" (OVER: its extensions
 //     reached MOST_EXTENSIONS), or "skip R".
-// READS has a line per read, "BUDGET MAX_EDITS CODES" (CODES: one digit a base, 4 for N). Both
-// end with "lookups BOUNDS ROUNDS": the bounds' occurrence lookups, then the searches'. Every
-// read is searched at its line's budget, whatever its bounds (the ladder's first budget) say.
+//   host BWT LAST_PASS last QUEUE EXTRA_EDITS MAX_LEN MOST_EXTENSIONS CAPACITY: the no-hit
+//     proof before the last pass as src/gpu/proof_pass.rs launches it (candidate_queued_reads,
+//     candidate_bounds, the rung in CAPACITY branches a round, candidate_proof_end,
+//     candidate_drop_proved, candidate_copy_list) over the reads QUEUE lists (their numbers),
+//     LAST_PASS a line a read, "MAX_DIFF N_HITS CODES" (CODES as read, not reverse
+//     complemented). Then a line a read, "read R STATUS EXTENSIONS N_HITS" (EXTENSIONS means
+//     nothing for a read the rung did not take), and for each read the proof took its bounds,
+//     "bounds R AFTER... BEFORE..."; then "queue COUNT J J ...", "counts KEPT PROVED" and
+//     "overflow X" (the rung's overflow counter).
+// READS has a line per read, "BUDGET MAX_EDITS CODES" (CODES: one digit a base, 4 for N). rung
+// and proof end with "lookups BOUNDS ROUNDS": the bounds' occurrence lookups, then the
+// searches'. Every read is searched at its line's budget, whatever its bounds (the ladder's
+// first budget) say.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -259,13 +269,199 @@ static void trees(Batch &b, const Penalties &p, Outcome &out)
     }
 }
 
+// ---- The no-hit proof before the last pass, launched as src/gpu/proof_pass.rs launches it ----
+
+// The most rounds the counts hold room for (candidate_buffers.rs's MAX_ROUNDS).
+static const u32 MAX_ROUNDS = 1024;
+
+// The last pass's batch: each read's codes as read (N as 4, not yet reverse complemented), its
+// edit limit before the extra edits, and its hit count.
+struct LastPass {
+    std::vector<u8> codes;
+    std::vector<u64> code_start;
+    std::vector<u16> len;
+    std::vector<int> max_diff, n_hits;
+
+    u32 n() const { return (u32)len.size(); }
+};
+
+static LastPass read_last_pass(const char *path)
+{
+    LastPass b;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        int max_diff, n_hits;
+        std::string seq;
+        fields >> max_diff >> n_hits >> seq;
+        b.code_start.push_back(b.codes.size());
+        for (char c : seq) b.codes.push_back((u8)(c - '0'));
+        b.len.push_back((u16)seq.size());
+        b.max_diff.push_back(max_diff);
+        b.n_hits.push_back(n_hits);
+    }
+    return b;
+}
+
+// A launch as cfg(n) makes it: blocks of 256 threads, so the threads past n run too.
+template <typename Kernel> static void launch(u32 n, Kernel kernel)
+{
+    u32 threads = (n > 0 ? n + 255 : 256) / 256 * 256;
+    for (u32 k = 0; k < threads; ++k) {
+        blockIdx.x = k;
+        kernel();
+    }
+    blockIdx.x = 0;
+}
+
+// n entries of byte x: the GPU's buffers hold anything before a kernel writes them, so a kernel
+// that reads what no kernel wrote should show it.
+template <typename T> static void fill(std::vector<T> &v, size_t n, u8 x)
+{
+    v.resize(n);
+    memset((void *)v.data(), x, n * sizeof(T));
+}
+
+// The proof's buffers (candidate_buffers.rs's): lists 0 (the proof's), 1 (kept) and 2 (unused:
+// its count is the proved); counts, counters and the lists' counts zeroed as reserve zeroes
+// them, status 0xff as proof_pass poisons it, the rest garbage.
+struct ProofBuffers {
+    std::vector<u8> seq, bounds, max_edits, status, any;
+    std::vector<u64> bound_start;
+    std::vector<u16> budget;
+    std::vector<u32> best, extensions, counts, lists[3];
+    u32 list_counts[3];
+    std::vector<Branch> branches[2];
+    std::vector<Found> found;
+    Counters counters;
+
+    ProofBuffers(const LastPass &b, u32 capacity) : list_counts{0, 0, 0}, counters{}
+    {
+        size_t n = b.n(), n_codes = b.codes.size();
+        fill(seq, n_codes, 0xab);
+        fill(bounds, 2 * (n_codes + n), 0xab);
+        fill(max_edits, n, 0xab);
+        fill(status, n, 0xff);
+        fill(any, n, 0xab);
+        fill(bound_start, n, 0xab);
+        fill(budget, n, 0xab);
+        fill(best, n, 0xab);
+        fill(extensions, n, 0xab);
+        counts.assign(MAX_ROUNDS + 2, 0);
+        for (auto &list : lists) fill(list, n, 0xab);
+        for (auto &branch : branches) fill(branch, capacity, 0xab);
+        // proof_pass.rs's room for alignments: 8 a read.
+        fill(found, 8 * n, 0xab);
+    }
+
+    Reads reads(const LastPass &b)
+    {
+        Reads rs = {seq.data(), b.code_start.data(), b.len.data(), bounds.data(), bound_start.data(), budget.data(),
+            max_edits.data()};
+        return rs;
+    }
+};
+
+// An edit each, gap opens unlimited: proof_pass.rs's UNIT.
+static const Penalties UNIT = {1, 1, 1, 1 << 30};
+
+// candidate_queued_reads, then candidate_bounds: the queue's reads the proof takes, in list 0
+// where they do not occur whole.
+static void take_queue(const BwtFile &bwt, const LastPass &b, ProofBuffers &pb, const std::vector<u32> &queue,
+    const u32 *queue_count, int extra, int max_len)
+{
+    Reads rs = pb.reads(b);
+    launch(b.n(), [&] {
+        candidate_queued_reads(queue.data(), queue_count, b.codes.data(), b.code_start.data(), b.len.data(),
+            b.max_diff.data(), extra, max_len, pb.seq.data(), pb.bound_start.data(), pb.max_edits.data(),
+            pb.status.data());
+    });
+    launch(b.n(), [&] {
+        candidate_bounds(bwt.words.data(), bwt.primary, bwt.l2, rs, UNIT, b.n(), 0, 1, pb.bounds.data(),
+            pb.budget.data(), pb.status.data(), pb.lists[0].data(), &pb.list_counts[0], pb.counters.at());
+    });
+}
+
+// The proof's rung over list 0 in buffers of `capacity` branches: candidate_seed, the rounds
+// proof_pass.rs launches (the batch's longest read plus 33: a branch extends once a read base
+// and once a deleted base), each read's searches stopping at its first alignment, no nodes
+// kept; then candidate_proof_end. Exits where a branch outlived the rounds (its read might
+// have had an alignment the proof never reached).
+static void proof_rung(const BwtFile &bwt, const LastPass &b, ProofBuffers &pb, u32 most_extensions, u32 capacity)
+{
+    Reads rs = pb.reads(b);
+    Outputs o = {pb.branches[0].data(), capacity, nullptr, 0, pb.found.data(), (u32)pb.found.size(),
+        pb.counters.at(), pb.best.data(), pb.any.data(), nullptr, nullptr};
+    launch(b.n(), [&] {
+        candidate_seed(bwt.l2, rs, UNIT, pb.lists[0].data(), &pb.list_counts[0], pb.counts.data(),
+            pb.branches[0].data(), o, pb.extensions.data());
+    });
+    u32 longest = 0;
+    for (u16 len : b.len) longest = len > longest ? len : longest;
+    u32 rounds = longest + 33 < MAX_ROUNDS ? longest + 33 : MAX_ROUNDS;
+    for (u32 round = 0; round < rounds; ++round) {
+        o.next = pb.branches[(round + 1) % 2].data();
+        candidate_round(bwt.words.data(), bwt.primary, bwt.l2, rs, UNIT, round, pb.branches[round % 2].data(),
+            pb.counts.data(), o, pb.extensions.data(), most_extensions, 1);
+    }
+    if (pb.counts[rounds] > 0) {
+        fprintf(stderr, "%u branches after the last of %u rounds\n", pb.counts[rounds], rounds);
+        exit(1);
+    }
+    launch(b.n(), [&] {
+        candidate_proof_end(pb.lists[0].data(), &pb.list_counts[0], pb.any.data(), pb.extensions.data(),
+            most_extensions, pb.counters.at(), pb.status.data());
+    });
+}
+
+// candidate_drop_proved, then candidate_copy_list: the proved reads out of the queue (kept in
+// list 1), their hit counts 0.
+static void drop_proved(LastPass &b, ProofBuffers &pb, std::vector<u32> &queue, u32 *queue_count)
+{
+    launch(b.n(), [&] {
+        candidate_drop_proved(queue.data(), queue_count, pb.status.data(), b.n_hits.data(), pb.lists[1].data(),
+            &pb.list_counts[1], &pb.list_counts[2]);
+    });
+    launch(b.n(), [&] { candidate_copy_list(pb.lists[1].data(), &pb.list_counts[1], queue.data(), queue_count); });
+}
+
+// host BWT READS last QUEUE EXTRA_EDITS MAX_LEN MOST_EXTENSIONS CAPACITY (see the top).
+static int last_pass(const BwtFile &bwt, char **argv)
+{
+    LastPass b = read_last_pass(argv[2]);
+    std::vector<u32> queue(b.n(), 0xabababab);
+    u32 queue_count = 0;
+    std::ifstream in(argv[4]);
+    for (u32 j; in >> j;) queue[queue_count++] = j;
+    int extra = atoi(argv[5]), max_len = atoi(argv[6]);
+    u32 most_extensions = (u32)strtoul(argv[7], nullptr, 10), capacity = (u32)strtoul(argv[8], nullptr, 10);
+    ProofBuffers pb(b, capacity);
+    take_queue(bwt, b, pb, queue, &queue_count, extra, max_len);
+    proof_rung(bwt, b, pb, most_extensions, capacity);
+    drop_proved(b, pb, queue, &queue_count);
+    for (u32 r = 0; r < b.n(); ++r) {
+        printf("read %u %d %u %d\n", r, pb.status[r], pb.extensions[r], b.n_hits[r]);
+        if (pb.status[r] == 0xff) continue;
+        printf("bounds %u", r);
+        for (u32 i = 0; i < 2 * (b.len[r] + 1u); ++i) printf(" %d", pb.bounds[pb.bound_start[r] + i]);
+        printf("\n");
+    }
+    printf("queue %u", queue_count);
+    for (u32 k = 0; k < queue_count; ++k) printf(" %u", queue[k]);
+    printf("\ncounts %u %u\noverflow %u\n", pb.list_counts[1], pb.list_counts[2], pb.counters.at()[CNT_OVERFLOW]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     bool proof = argc == 5 && !strcmp(argv[3], "proof");
     bool rung = argc == 8 && !strcmp(argv[3], "rung");
     bool tree = argc == 8 && !strcmp(argv[3], "tree");
-    if (!proof && !rung && !tree) return 2;
+    bool last = argc == 9 && !strcmp(argv[3], "last");
+    if (!proof && !rung && !tree && !last) return 2;
     BwtFile bwt = load_bwt(argv[1]);
+    if (last) return last_pass(bwt, argv);
     Batch b = read_batch(argv[2]);
     Penalties p = {1, 1, 1, 1 << 30};
     if (!proof) p = {atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), atoi(argv[7])};
