@@ -82,10 +82,6 @@ fn prepared(read: &[u8], opt: &GapOptions) -> (Vec<u8>, u8, u8) {
     (seq, limit, status)
 }
 
-fn penalties(opt: &GapOptions) -> Penalties {
-    Penalties { s_mm: opt.s_mm, s_gapo: opt.s_gapo, s_gape: opt.s_gape, max_gapo: opt.max_gapo.max(0) }
-}
-
 pub fn run(args: CandidatesGpuArgs) -> Result<()> {
     let bwt = Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
     let opt = args.aln.gap_options()?;
@@ -133,7 +129,7 @@ pub fn run(args: CandidatesGpuArgs) -> Result<()> {
             checked = true;
         }
         let t = Instant::now();
-        let outs = ladder_in_parts(&search, &batch, penalties(&opt), limits, blocks)?;
+        let outs = ladder_in_parts(&search, &batch, Penalties::of(&opt), limits, blocks)?;
         totals.seconds += t.elapsed().as_secs_f64();
         for out in &outs {
             if search.round_times {
@@ -264,7 +260,7 @@ fn check(search: &CandidateSearch, bwt: &Bwt, batch: &CandidateBatch, opt: &GapO
     let mut sub = CandidateBatch::default();
     let mut budgets = Vec::new();
     let mut expected = Vec::new();
-    let cheapest = if opt.max_gapo == 0 { opt.s_mm } else { opt.s_mm.min(opt.s_gapo).min(opt.s_gape) };
+    let cheapest = Penalties::of(opt).cheapest();
     for r in 0..n.min(batch.len()) {
         let (start, len) = (batch.starts[r] as usize, batch.lens[r] as usize);
         let seq = &batch.codes[start..start + len];
@@ -279,7 +275,7 @@ fn check(search: &CandidateSearch, bwt: &Bwt, batch: &CandidateBatch, opt: &GapO
         budgets.push(budget.score as u16);
         sub.push(seq, batch.max_edits[r], candidates::PENDING);
     }
-    let got = search.one_rung(&sub, &budgets, penalties(opt), Limits::default())?;
+    let got = search.one_rung(&sub, &budgets, Penalties::of(opt), Limits::default())?;
     let mut by_read: Vec<Vec<Alignment>> = vec![Vec::new(); sub.len()];
     for f in &got.found {
         let r = f[0] as usize;

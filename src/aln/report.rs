@@ -42,8 +42,7 @@ fn kernels_line(gpu: &GpuAligner) -> String {
                     format!("{} teams of {} threads with {} entries each", pass.searchers(), pass.team, pass.entries)
                 }
             };
-            // Lookups per second of kernel time, to compare with the GPU's random-gather rate.
-            let rate = t.pass_lookups[p] as f64 / (t.pass_ms[p] as f64 / 1000.0).max(1e-9) / 1e9;
+            let rate = giga_per_s(t.pass_lookups[p], t.pass_ms[p]);
             format!(
                 "pass {} {:.1} ms on {} reads ({searchers}; {:.2} G occurrence lookups, {rate:.1} G/s)",
                 p + 1,
@@ -80,7 +79,7 @@ fn no_hit_part(gpu: &GpuAligner) -> String {
     if max_lookups == 0 && t.no_hit_reads == 0 {
         return String::new();
     }
-    let rate = t.no_hit_lookups as f64 / (t.no_hit_ms as f64 / 1000.0).max(1e-9) / 1e9;
+    let rate = giga_per_s(t.no_hit_lookups, t.no_hit_ms);
     format!(
         "no-hit pass {:.1} ms on {} reads: {} proved to have no hit (at most {max_lookups} lookups a read; {:.2} G occurrence lookups, {rate:.1} G/s), ",
         t.no_hit_ms,
@@ -97,8 +96,7 @@ fn replay_part(t: &BatchTimes) -> String {
     if t.replay_reads == 0 {
         return String::new();
     }
-    let lookups = (t.replay_rung_lookups + t.replay_lookups) as f64;
-    let rate = lookups / (t.replay_ms as f64 / 1000.0).max(1e-9) / 1e9;
+    let rate = giga_per_s(t.replay_rung_lookups + t.replay_lookups, t.replay_ms);
     format!(
         "replay of reads that occur whole {:.1} ms (rung and trees {:.1} ms): {} of {} answered ({:.2} G occurrence lookups in the rung, {:.2} G in the replay, {rate:.1} G/s), ",
         t.replay_ms,
@@ -116,7 +114,7 @@ fn proof_part(t: &BatchTimes) -> String {
     if t.proof_reads == 0 {
         return String::new();
     }
-    let rate = t.proof_lookups as f64 / (t.proof_ms as f64 / 1000.0).max(1e-9) / 1e9;
+    let rate = giga_per_s(t.proof_lookups, t.proof_ms);
     format!(
         ", and before the last pass the no-hit proof {:.1} ms: {} of {} reads proved to have no hit ({:.2} G occurrence lookups, {rate:.1} G/s; {} batches outgrew its room)",
         t.proof_ms,
@@ -125,6 +123,12 @@ fn proof_part(t: &BatchTimes) -> String {
         t.proof_lookups as f64 / 1e9,
         t.proof_overflows
     )
+}
+
+/// Occurrence lookups per second of kernel time, in billions (to compare with the GPU's
+/// random-gather rate).
+fn giga_per_s(lookups: u64, ms: f32) -> f64 {
+    lookups as f64 / (ms as f64 / 1000.0).max(1e-9) / 1e9
 }
 
 /// The reads aligned on the CPU, by why, and the run's time.

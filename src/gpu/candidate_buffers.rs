@@ -4,14 +4,20 @@
 
 use std::sync::Arc;
 
-use anyhow::Result;
-use cudarc::driver::{CudaStream, DeviceRepr};
+use anyhow::{Context, Result};
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::buffers::{DeviceBuffer, Download};
-use super::candidates::{ptr, BRANCH_BYTES, COUNTERS, FOUND_WORDS, TREE_NODE_BYTES};
+use super::candidates::{
+    cfg, ptr, CandidateKernels, OutputsArg, Penalties, ReadsArg, BLOCK, BRANCH_BYTES, COUNTERS, FOUND_WORDS,
+    MAX_ROUNDS, TREE_NODE_BYTES,
+};
 
-/// The most rounds the counts hold room for (candidates.rs's MAX_ROUNDS).
-pub(super) const MAX_ROUNDS: usize = 1024;
+/// A rung's rounds run this many blocks of 256 threads an SM.
+const ROUND_BLOCKS_PER_SM: usize = 16;
+/// Extensions a read may take in a rung before it is left to bwa's search (the ladder's).
+pub(super) const MOST_EXTENSIONS: u32 = 60_000;
+
 /// Lists of reads: a rung's, the next rung's, the proof's (candidate_rung_end's), and one spare.
 pub(super) const LISTS: usize = 4;
 
@@ -143,6 +149,93 @@ impl CandidateBuffers {
         self.counters.fetch(s, COUNTERS)?;
         self.list_counts.fetch(s, LISTS)?;
         self.lookups.fetch(s, 1)
+    }
+}
+
+/// How a rung over list 0 runs: on this BWT (the occurrence sectors, or bwa's array), at these
+/// penalties, for `rounds` rounds, each read's searches stopping at its first alignment or not,
+/// its paths kept (nodes, and the alignments listed by read) or not, over a batch of `n` reads.
+pub(super) struct RungLaunch<'a> {
+    pub words: &'a CudaSlice<u32>,
+    pub primary: u64,
+    pub l2: &'a CudaSlice<u64>,
+    pub p: Penalties,
+    pub rounds: usize,
+    pub stop_at_any: bool,
+    pub keep_paths: bool,
+    pub sms: usize,
+    pub n: usize,
+}
+
+impl CandidateBuffers {
+    /// The batch's reads as the candidates' kernels take them: the search sequences, bounds,
+    /// budgets and edit limits here, the starts and lengths the batch's.
+    pub(super) fn reads_arg(
+        &mut self,
+        s: &Arc<CudaStream>,
+        starts: &CudaSlice<u64>,
+        lens: &CudaSlice<u16>,
+    ) -> Result<ReadsArg> {
+        Ok(ReadsArg {
+            codes: at(&mut self.seq, s)?,
+            code_start: ptr(starts, s),
+            len: ptr(lens, s),
+            bounds: at(&mut self.bounds, s)?,
+            bound_start: at(&mut self.bound_start, s)?,
+            budget: at(&mut self.budget, s)?,
+            max_edits: at(&mut self.max_edits, s)?,
+        })
+    }
+
+    /// Queues a rung over the reads of list 0 (`sizes` as reserved): its seed and its rounds.
+    /// Returns its outputs and the address of the reads' extension counts, which the kernels
+    /// after it read.
+    pub(super) fn queue_rung(
+        &mut self,
+        k: &CandidateKernels,
+        s: &Arc<CudaStream>,
+        rs: &ReadsArg,
+        r: &RungLaunch,
+        sizes: Sizes,
+    ) -> Result<(OutputsArg, u64)> {
+        let paths = |address: u64| if r.keep_paths { address } else { 0 };
+        let mut o = OutputsArg {
+            next: at(&mut self.branches[0], s)?,
+            next_capacity: sizes[0] as u32,
+            _pad0: 0,
+            nodes: paths(at(&mut self.nodes, s)?),
+            node_capacity: if r.keep_paths { sizes[1] as u32 } else { 0 },
+            _pad1: 0,
+            found: at(&mut self.found, s)?,
+            found_capacity: sizes[2] as u32,
+            _pad2: 0,
+            counters: self.counters_at(s)?,
+            best: at(&mut self.best, s)?,
+            any: at(&mut self.any, s)?,
+            found_head: paths(at(&mut self.found_head, s)?),
+            found_next: paths(at(&mut self.found_next, s)?),
+        };
+        let (list, listed) = self.list(s, 0, r.n)?;
+        let (round_counts, extensions) = (at(&mut self.counts, s)?, at(&mut self.extensions, s)?);
+        let mut launch = s.launch_builder(&k.seed);
+        launch.arg(r.l2).arg(rs).arg(&r.p).arg(&list).arg(&listed).arg(&round_counts).arg(&o.next).arg(&o);
+        launch.arg(&extensions);
+        // SAFETY: argument order and types match candidate_seed's signature.
+        unsafe { launch.launch(cfg(r.n)) }.context("launching candidate_seed")?;
+        let branches = [o.next, at(&mut self.branches[1], s)?];
+        let blocks = (ROUND_BLOCKS_PER_SM * r.sms) as u32;
+        let grid = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let (most, stop_at_any) = (MOST_EXTENSIONS, r.stop_at_any as i32);
+        for round in 0..r.rounds {
+            o.next = branches[(round + 1) % 2];
+            let r32 = round as u32;
+            let mut launch = s.launch_builder(&k.round);
+            launch.arg(r.words).arg(&r.primary).arg(r.l2).arg(rs).arg(&r.p).arg(&r32).arg(&branches[round % 2]);
+            launch.arg(&round_counts).arg(&o).arg(&extensions).arg(&most).arg(&stop_at_any);
+            // SAFETY: argument order and types match candidate_round's signature.
+            unsafe { launch.launch(grid) }.context("launching candidate_round")?;
+        }
+        Ok((o, extensions))
     }
 }
 

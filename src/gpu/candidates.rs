@@ -16,6 +16,7 @@ use cudarc::driver::{
 use super::interval_table::GpuBwt;
 use super::nvrtc::compile_cached;
 use super::occ_sectors;
+use crate::sai::GapOptions;
 
 pub const CANDIDATES_CU: &str = include_str!("../../cuda/candidates.cu");
 
@@ -77,6 +78,26 @@ pub struct Penalties {
     pub s_gapo: i32,
     pub s_gape: i32,
     pub max_gapo: i32,
+}
+
+impl Penalties {
+    /// The no-hit proof's: every edit at one, gap opens unlimited (bwa limits them: more
+    /// alignments is safe).
+    pub const UNIT: Penalties = Penalties { s_mm: 1, s_gapo: 1, s_gape: 1, max_gapo: 1 << 30 };
+
+    /// bwa's penalties and gap opens.
+    pub fn of(opt: &GapOptions) -> Penalties {
+        Penalties { s_mm: opt.s_mm, s_gapo: opt.s_gapo, s_gape: opt.s_gape, max_gapo: opt.max_gapo.max(0) }
+    }
+
+    /// The cheapest edit (candidates.cu's `cheapest`): a mismatch, or a gap's where gaps may open.
+    pub fn cheapest(&self) -> i32 {
+        if self.max_gapo == 0 {
+            self.s_mm
+        } else {
+            self.s_mm.min(self.s_gapo).min(self.s_gape)
+        }
+    }
 }
 
 /// Where a rung writes (device pointers; `found_head` 0: the alignments are not listed by read).
@@ -408,10 +429,10 @@ impl CandidateSearch {
 
 /// The most rounds a rung may take: a branch extends at most once a read base and once a
 /// deleted base.
-const MAX_ROUNDS: usize = 1024;
+pub(super) const MAX_ROUNDS: usize = 1024;
 
 /// The rounds a rung of reads of at most `max_len` bases with at most `max_edits` edits takes.
-fn rounds_for(max_len: usize, max_edits: usize) -> usize {
+pub(super) fn rounds_for(max_len: usize, max_edits: usize) -> usize {
     (max_len + max_edits + 2).min(MAX_ROUNDS)
 }
 
@@ -529,10 +550,9 @@ impl CandidateSearch {
         }
         let mut proof = RungStats::default();
         if proofs > 0 {
-            let unit = Penalties { s_mm: 1, s_gapo: 1, s_gape: 1, max_gapo: 1 << 30 };
             rung.most_extensions = limits.proof_extensions;
             rung.stop_at_any = 1;
-            let Some(stats) = self.run_rung(&mut g, 2, proofs, unit, rung)? else { return Ok(None) };
+            let Some(stats) = self.run_rung(&mut g, 2, proofs, Penalties::UNIT, rung)? else { return Ok(None) };
             proof = stats;
             self.run_proof_end(&mut g, proofs, limits.proof_extensions)?;
         }

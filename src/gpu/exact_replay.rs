@@ -19,10 +19,10 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PushKernelArg};
 
-use super::candidate_buffers::{at, CandidateBuffers, Room, Sizes, MAX_ROUNDS};
-use super::candidates::{cfg, lookups_in, ptr, CandidateKernels, OutputsArg, Penalties, ReadsArg, BLOCK, COUNTERS};
+use super::candidate_buffers::{at, CandidateBuffers, Room, RungLaunch, Sizes, MOST_EXTENSIONS};
+use super::candidates::{cfg, lookups_in, ptr, rounds_for, CandidateKernels, Penalties, COUNTERS};
 use super::BatchTimes;
 use crate::sai::{GapOptions, MODE_NONSTOP};
 
@@ -31,10 +31,6 @@ use crate::sai::{GapOptions, MODE_NONSTOP};
 const ROOM: Room = Room { branches: 4, min_branches: 1 << 16, nodes: 96, found: 4, tree_nodes: 128 };
 /// A read with more alignments than this goes to the passes (more than 16 hits would anyway).
 const MOST_ALIGNS: u32 = 32;
-/// Extensions a read may take in the rung before it goes to the passes.
-pub(super) const MOST_EXTENSIONS: u32 = 60_000;
-/// The rung's rounds run this many blocks of 256 threads an SM.
-pub(super) const ROUND_BLOCKS_PER_SM: usize = 16;
 
 /// Whether these options let the replay answer the reads that occur whole: every difference
 /// costs something, a gap more than a mismatch (so bwa pops no gapped entry), and bwa stops one
@@ -69,10 +65,6 @@ pub(super) struct LadderInputs<'a> {
     pub entry_bytes: usize,
 }
 
-fn penalties(opt: &GapOptions) -> Penalties {
-    Penalties { s_mm: opt.s_mm, s_gapo: opt.s_gapo, s_gape: opt.s_gape, max_gapo: opt.max_gapo.max(0) }
-}
-
 /// Lists the batch's reads that occur whole (and whose search `-m` cannot stop) for the rung,
 /// with their search sequences, bounds and budget: before inexact_order, which leaves them out
 /// of pass 1.
@@ -85,13 +77,12 @@ fn mark_exact_reads(
 ) -> Result<Sizes> {
     let sizes = b.reserve(s, (x.n, x.n_codes), ROOM, x.entry_bytes)?;
     let (n32, max_len, s_mm) = (x.n as u32, max_len_for(x.opt.max_entries) as i32, x.opt.s_mm);
-    let seq_bounds = [at(&mut b.seq, s)?, at(&mut b.bounds, s)?, at(&mut b.bound_start, s)?];
-    let outs = [at(&mut b.budget, s)?, at(&mut b.max_edits, s)?, at(&mut b.status, s)?, at(&mut b.lists, s)?];
-    let list_count = ptr(b.list_counts.reserve(s, 0)?, s);
+    let rs = b.reads_arg(s, x.starts, x.lens)?;
+    let (status, (list, listed)) = (at(&mut b.status, s)?, b.list(s, 0, x.n)?);
     let mut launch = s.launch_builder(&k.exact_reads);
     launch.arg(x.exact_k).arg(x.exact_l).arg(x.read_of).arg(x.codes).arg(x.starts).arg(x.lens).arg(&n32);
-    launch.arg(&max_len).arg(&s_mm).arg(&seq_bounds[0]).arg(&seq_bounds[1]).arg(&seq_bounds[2]);
-    launch.arg(&outs[0]).arg(&outs[1]).arg(&outs[2]).arg(&outs[3]).arg(&list_count);
+    launch.arg(&max_len).arg(&s_mm).arg(&rs.codes).arg(&rs.bounds).arg(&rs.bound_start);
+    launch.arg(&rs.budget).arg(&rs.max_edits).arg(&status).arg(&list).arg(&listed);
     // SAFETY: argument order and types match candidate_exact_reads' signature.
     unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_exact_reads")?;
     Ok(sizes)
@@ -106,82 +97,44 @@ fn queue_ladder(
     x: &LadderInputs,
     sizes: Sizes,
 ) -> Result<()> {
-    let p = penalties(x.opt);
-    let rs = ReadsArg {
-        codes: at(&mut b.seq, s)?,
-        code_start: ptr(x.starts, s),
-        len: ptr(x.lens, s),
-        bounds: at(&mut b.bounds, s)?,
-        bound_start: at(&mut b.bound_start, s)?,
-        budget: at(&mut b.budget, s)?,
-        max_edits: at(&mut b.max_edits, s)?,
+    let p = Penalties::of(x.opt);
+    let rs = b.reads_arg(s, x.starts, x.lens)?;
+    let rung = RungLaunch {
+        words: x.words,
+        primary: x.primary,
+        l2: x.l2,
+        p,
+        rounds: rounds(x),
+        stop_at_any: false,
+        keep_paths: true,
+        sms: x.sms,
+        n: x.n,
     };
-    let list_counts = ptr(b.list_counts.reserve(s, 0)?, s);
-    let counters = ptr(b.counters.reserve(s, 0)?, s);
-    let (status, lists) = (at(&mut b.status, s)?, at(&mut b.lists, s)?);
-    let list = [0u64, 1, 2].map(|j| lists + 4 * j * x.n.max(1) as u64);
-    let listed = [0u64, 1, 2].map(|j| list_counts + 4 * j);
-    let mut o = OutputsArg {
-        next: at(&mut b.branches[0], s)?,
-        next_capacity: sizes[0] as u32,
-        _pad0: 0,
-        nodes: at(&mut b.nodes, s)?,
-        node_capacity: sizes[1] as u32,
-        _pad1: 0,
-        found: at(&mut b.found, s)?,
-        found_capacity: sizes[2] as u32,
-        _pad2: 0,
-        counters,
-        best: at(&mut b.best, s)?,
-        any: at(&mut b.any, s)?,
-        found_head: at(&mut b.found_head, s)?,
-        found_next: at(&mut b.found_next, s)?,
-    };
-    let (round_counts, extensions) = (at(&mut b.counts, s)?, at(&mut b.extensions, s)?);
-    let mut launch = s.launch_builder(&k.seed);
-    launch.arg(x.l2).arg(&rs).arg(&p).arg(&list[0]).arg(&list_counts).arg(&round_counts).arg(&o.next).arg(&o);
-    launch.arg(&extensions);
-    // SAFETY: argument order and types match candidate_seed's signature.
-    unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_seed")?;
-    let branches = [o.next, at(&mut b.branches[1], s)?];
-    let grid = LaunchConfig {
-        grid_dim: ((ROUND_BLOCKS_PER_SM * x.sms) as u32, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let (most, stop_at_any) = (MOST_EXTENSIONS, 0i32);
-    for round in 0..rounds(x) {
-        o.next = branches[(round + 1) % 2];
-        let r32 = round as u32;
-        let mut launch = s.launch_builder(&k.round);
-        launch.arg(x.words).arg(&x.primary).arg(x.l2).arg(&rs).arg(&p).arg(&r32).arg(&branches[round % 2]);
-        launch.arg(&round_counts).arg(&o).arg(&extensions).arg(&most).arg(&stop_at_any);
-        // SAFETY: argument order and types match candidate_round's signature.
-        unsafe { launch.launch(grid) }.context("launching candidate_round")?;
-    }
-    let (most_score, s_mm) = (x.opt.s_mm, x.opt.s_mm);
+    let (o, extensions) = b.queue_rung(k, s, &rs, &rung, sizes)?;
+    let [list, next, proof] = [0, 1, 2].map(|j| b.list(s, j, x.n));
+    let ((list, listed), (next, next_count), (proof, proof_count)) = (list?, next?, proof?);
+    let status = at(&mut b.status, s)?;
+    let (most, most_score, s_mm) = (MOST_EXTENSIONS, x.opt.s_mm, x.opt.s_mm);
     let mut launch = s.launch_builder(&k.rung_end);
-    launch.arg(&list[0]).arg(&list_counts).arg(&o.best).arg(&extensions).arg(&most).arg(&s_mm).arg(&most_score);
-    launch.arg(&rs.max_edits).arg(&rs.budget).arg(&status).arg(&list[1]).arg(&listed[1]);
-    launch.arg(&list[2]).arg(&listed[2]);
+    launch.arg(&list).arg(&listed).arg(&o.best).arg(&extensions).arg(&most).arg(&s_mm).arg(&most_score);
+    launch.arg(&rs.max_edits).arg(&rs.budget).arg(&status).arg(&next).arg(&next_count);
+    launch.arg(&proof).arg(&proof_count);
     // SAFETY: argument order and types match candidate_rung_end's signature.
     unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_rung_end")?;
     let (tree, tree_capacity) = (at(&mut b.tree, s)?, sizes[3] as u32);
     let (tree_used, tree_start) = (at(&mut b.tree_used, s)?, at(&mut b.tree_start, s)?);
     let mut launch = s.launch_builder(&k.tree);
-    launch.arg(&list[0]).arg(&list_counts).arg(&rs).arg(&p).arg(&o.nodes).arg(&o.found).arg(&o.found_head);
-    launch.arg(&o.found_next).arg(&counters).arg(&MOST_ALIGNS).arg(&tree).arg(&tree_capacity).arg(&tree_used);
+    launch.arg(&list).arg(&listed).arg(&rs).arg(&p).arg(&o.nodes).arg(&o.found).arg(&o.found_head);
+    launch.arg(&o.found_next).arg(&o.counters).arg(&MOST_ALIGNS).arg(&tree).arg(&tree_capacity).arg(&tree_used);
     launch.arg(&tree_start).arg(&status);
     // SAFETY: argument order and types match candidate_tree's signature.
     unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_tree")?;
     Ok(())
 }
 
-/// The rounds of the rung: a branch extends once a read base and once a deleted base, and one
-/// mismatch's budget allows no deletion but where a gap costs as little.
+/// The rounds of the rung: one mismatch's budget pays for that many edits of the cheapest kind.
 fn rounds(x: &LadderInputs) -> usize {
-    let cheapest = if x.opt.max_gapo > 0 { x.opt.s_mm.min(x.opt.s_gapo).min(x.opt.s_gape) } else { x.opt.s_mm };
-    (x.max_len + (x.opt.s_mm / cheapest.max(1)) as usize + 2).min(MAX_ROUNDS)
+    rounds_for(x.max_len, (x.opt.s_mm / Penalties::of(x.opt).cheapest().max(1)) as usize)
 }
 
 /// Adds a fetched batch's replay to the totals: its events (around the rung and trees, around
@@ -204,11 +157,6 @@ pub(super) fn add_to(
     t.replay_rung_lookups += lookups_in(b.counters.read(COUNTERS)?);
     t.replay_lookups += b.lookups.read(1)?[0];
     Ok(format!(", rung {rung_ms:.0} ms + replay {replay_ms:.0} ms ({answered} of {marked} whole)"))
-}
-
-/// The address of the reads' marks (inexact_order leaves out the marked ones).
-fn status_at(b: &mut CandidateBuffers, s: &Arc<CudaStream>) -> Result<u64> {
-    at(&mut b.status, s)
 }
 
 /// inexact_replay's inputs from these buffers (device addresses).
@@ -252,7 +200,7 @@ impl<'k> BatchReplay<'k> {
         x: &LadderInputs,
     ) -> Result<BatchReplay<'k>> {
         let sizes = mark_exact_reads(kernels, b, s, x)?;
-        Ok(BatchReplay { kernels, sizes, status: status_at(b, s)?, events: Vec::new() })
+        Ok(BatchReplay { kernels, sizes, status: at(&mut b.status, s)?, events: Vec::new() })
     }
 
     pub fn queue_ladder(&mut self, b: &mut CandidateBuffers, s: &Arc<CudaStream>, x: &LadderInputs) -> Result<()> {

@@ -330,10 +330,12 @@ impl GpuAligner {
         startup.interval_depth = aligner.intervals.depth;
         startup.occ_sectors = aligner.sectors.is_some();
         aligner.startup = startup;
+        // Loading the inexact kernels loads the candidates' too.
         if fitted != aligner.inexact_switches {
             aligner.set_inexact_kernels(INEXACT_MATCH_CU, fitted)?;
+        } else {
+            aligner.load_candidates()?;
         }
-        aligner.load_candidates()?;
         Ok(aligner)
     }
 

@@ -13,13 +13,10 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 
-use super::candidate_buffers::{at, CandidateBuffers, Room, MAX_ROUNDS};
-use super::candidates::{
-    cfg, lookups_in, CandidateKernels, OutputsArg, Penalties, ReadsArg, BLOCK, CNT_OVERFLOW, COUNTERS,
-};
-use super::exact_replay::{MOST_EXTENSIONS, ROUND_BLOCKS_PER_SM};
+use super::candidate_buffers::{at, CandidateBuffers, Room, RungLaunch, MOST_EXTENSIONS};
+use super::candidates::{cfg, lookups_in, rounds_for, CandidateKernels, Penalties, CNT_OVERFLOW, COUNTERS};
 use super::{buffers, BatchTimes, GPU_MAX_LEN};
 use crate::sai::GapOptions;
 use crate::search::no_hit::extra_edits;
@@ -29,8 +26,6 @@ use crate::search::no_hit::extra_edits;
 /// ancient-DNA reads at 3.1 Gbp); a rung that outgrows it leaves its reads to the last pass. No
 /// nodes: the proof needs no paths.
 const ROOM: Room = Room { branches: 16, min_branches: 1 << 25, nodes: 0, found: 8, tree_nodes: 0 };
-/// Every edit costs one; gap opens are not limited (bwa limits them: more alignments is safe).
-const UNIT: Penalties = Penalties { s_mm: 1, s_gapo: 1, s_gape: 1, max_gapo: 1 << 30 };
 
 /// What the proof reads and writes of a batch: the index, the inexact reads, their answers,
 /// and the last pass's queue (its list's and its count's device addresses).
@@ -63,15 +58,7 @@ pub(super) fn queue_proof(
     let sizes = b.reserve(s, (x.n, x.n_codes), ROOM, 0)?;
     // Every read not in the queue stays out of the proof (0xff is no state).
     buffers::poison(s, b.status.reserve(s, 0)?.0)?;
-    let rs = ReadsArg {
-        codes: at(&mut b.seq, s)?,
-        code_start: super::candidates::ptr(x.starts, s),
-        len: super::candidates::ptr(x.lens, s),
-        bounds: at(&mut b.bounds, s)?,
-        bound_start: at(&mut b.bound_start, s)?,
-        budget: at(&mut b.budget, s)?,
-        max_edits: at(&mut b.max_edits, s)?,
-    };
+    let rs = b.reads_arg(s, x.starts, x.lens)?;
     let status = at(&mut b.status, s)?;
     let (extra, max_len) = (extra_edits(x.opt), GPU_MAX_LEN as i32);
     let mut launch = s.launch_builder(&k.queued_reads);
@@ -83,65 +70,28 @@ pub(super) fn queue_proof(
     let counters = b.counters_at(s)?;
     let (n32, exact_too, proof) = (x.n as u32, 0i32, 1i32);
     let mut launch = s.launch_builder(&k.bounds);
-    launch.arg(x.words).arg(&x.primary).arg(x.l2).arg(&rs).arg(&UNIT).arg(&n32).arg(&exact_too).arg(&proof);
+    launch.arg(x.words).arg(&x.primary).arg(x.l2).arg(&rs).arg(&Penalties::UNIT).arg(&n32).arg(&exact_too).arg(&proof);
     launch.arg(&rs.bounds).arg(&rs.budget).arg(&status).arg(&list).arg(&listed).arg(&counters);
     // SAFETY: argument order and types match candidate_bounds' signature.
     unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_bounds")?;
-    run_rung(k, b, s, x, (&rs, list, listed, counters, sizes))?;
-    drop_proved(k, b, s, x, status)
-}
-
-/// The proof's rung over the listed reads: seed, the rounds (each read's stopping at its first
-/// alignment), proof_end.
-fn run_rung(
-    k: &CandidateKernels,
-    b: &mut CandidateBuffers,
-    s: &Arc<CudaStream>,
-    x: &ProofInputs,
-    (rs, list, listed, counters, sizes): (&ReadsArg, u64, u64, u64, [usize; 4]),
-) -> Result<()> {
-    let mut o = OutputsArg {
-        next: at(&mut b.branches[0], s)?,
-        next_capacity: sizes[0] as u32,
-        _pad0: 0,
-        nodes: 0,
-        node_capacity: 0,
-        _pad1: 0,
-        found: at(&mut b.found, s)?,
-        found_capacity: sizes[2] as u32,
-        _pad2: 0,
-        counters,
-        best: at(&mut b.best, s)?,
-        any: at(&mut b.any, s)?,
-        found_head: 0,
-        found_next: 0,
+    let rung = RungLaunch {
+        words: x.words,
+        primary: x.primary,
+        l2: x.l2,
+        p: Penalties::UNIT,
+        // A read's edit limit is at most 31 (candidate_queued_reads).
+        rounds: rounds_for(x.max_len, 31),
+        stop_at_any: true,
+        keep_paths: false,
+        sms: x.sms,
+        n: x.n,
     };
-    let (round_counts, extensions) = (at(&mut b.counts, s)?, at(&mut b.extensions, s)?);
-    let mut launch = s.launch_builder(&k.seed);
-    launch.arg(x.l2).arg(rs).arg(&UNIT).arg(&list).arg(&listed).arg(&round_counts).arg(&o.next).arg(&o);
-    launch.arg(&extensions);
-    // SAFETY: argument order and types match candidate_seed's signature.
-    unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_seed")?;
-    let branches = [o.next, at(&mut b.branches[1], s)?];
-    let blocks = (ROUND_BLOCKS_PER_SM * x.sms) as u32;
-    let grid = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-    let (most, stop_at_any) = (MOST_EXTENSIONS, 1i32);
-    // A branch extends once a read base and once a deleted base (at most 31 edits).
-    for round in 0..(x.max_len + 33).min(MAX_ROUNDS) {
-        o.next = branches[(round + 1) % 2];
-        let r32 = round as u32;
-        let mut launch = s.launch_builder(&k.round);
-        launch.arg(x.words).arg(&x.primary).arg(x.l2).arg(rs).arg(&UNIT).arg(&r32).arg(&branches[round % 2]);
-        launch.arg(&round_counts).arg(&o).arg(&extensions).arg(&most).arg(&stop_at_any);
-        // SAFETY: argument order and types match candidate_round's signature.
-        unsafe { launch.launch(grid) }.context("launching candidate_round")?;
-    }
-    let status = at(&mut b.status, s)?;
+    let (o, extensions) = b.queue_rung(k, s, &rs, &rung, sizes)?;
     let mut launch = s.launch_builder(&k.proof_end);
-    launch.arg(&list).arg(&listed).arg(&o.any).arg(&extensions).arg(&most).arg(&counters).arg(&status);
+    launch.arg(&list).arg(&listed).arg(&o.any).arg(&extensions).arg(&MOST_EXTENSIONS).arg(&counters).arg(&status);
     // SAFETY: argument order and types match candidate_proof_end's signature.
     unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_proof_end")?;
-    Ok(())
+    drop_proved(k, b, s, x, status)
 }
 
 /// The reads the proof answered out of the last pass's queue (list 1 holds the others, list 2's
