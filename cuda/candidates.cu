@@ -472,12 +472,17 @@ __device__ __forceinline__ void count(const View &v, Branch c, int col, Tally &t
     t.found += what == FOUND ? 1 : 0;
 }
 
-// Sets the overflow counter where a claim ran past a buffer's end.
-__device__ __forceinline__ void check_room(const Outputs &o, const Tally &at, const Tally &t)
+// Where a claim ran past a buffer's end, sets the overflow counter and loses the read: its
+// extensions reach the limit, so it extends no more and no kernel after the rung answers it
+// from a search that lost children; the other reads' searches stay whole.
+__device__ __forceinline__ void check_room(const Outputs &o, const Tally &at, const Tally &t, u32 *extensions,
+    u32 read, u32 most_extensions)
 {
     if (at.ready + t.ready > o.next_capacity || (o.nodes && at.nodes + t.nodes > o.node_capacity) ||
-        at.found + t.found > o.found_capacity)
+        at.found + t.found > o.found_capacity) {
         o.counters[CNT_OVERFLOW] = 1;
+        atomicMax(&extensions[read], most_extensions);
+    }
 }
 
 // One round: each of the counts[round] branches of `in` is extended once and its children go
@@ -524,7 +529,7 @@ extern "C" __global__ void CAND_ROUND_BOUNDS candidate_round(const u32 *__restri
         }
         Tally at = {claim(next_count, t.ready), claim(&o.counters[CNT_NODES], t.nodes), claim(&o.counters[CNT_FOUND], t.found)};
         if (live) {
-            check_room(o, at, t);
+            check_room(o, at, t, extensions, b.read, most_extensions);
             for_children(p, v, b, kids, [&](const Branch &c, int col) { place(v, c, col, o, at); });
         }
     }
@@ -596,18 +601,15 @@ extern "C" __global__ void candidate_rung_end(const u32 *__restrict__ list, cons
 
 // After the no-hit proof over the *n_listed reads of `list`: a read with no alignment within its
 // edit limit has no hit of bwa's; one with an alignment, or whose proof ran over its extensions
-// or outgrew a buffer, is left to bwa's search.
+// (or lost a child to a full buffer: check_room), is left to bwa's search.
 extern "C" __global__ void candidate_proof_end(const u32 *__restrict__ list, const u32 *__restrict__ n_listed,
-    const u8 *__restrict__ any, const u32 *__restrict__ extensions, u32 most_extensions, const u32 *__restrict__ counters,
-    u8 *status)
+    const u8 *__restrict__ any, const u32 *__restrict__ extensions, u32 most_extensions, u8 *status)
 {
     u32 k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= *n_listed) return;
     u32 r = list[k];
-    // A proof whose rung outgrew a buffer may have lost the branch that found an alignment.
-    bool short_of_room = counters[CNT_OVERFLOW] != 0;
     status[r] = any[r] ? CAND_LEFT_ALIGNS
-        : extensions[r] >= most_extensions || short_of_room ? CAND_LEFT_PROOF_EXTENSIONS : CAND_NO_ALIGNMENT;
+        : extensions[r] >= most_extensions ? CAND_LEFT_PROOF_EXTENSIONS : CAND_NO_ALIGNMENT;
 }
 
 // Search j's first branch of read r (from its part's last base) into b, and its view into vj;
@@ -656,7 +658,7 @@ extern "C" __global__ void candidate_seed(const u64 *__restrict__ l2, Reads rs, 
     }
     // Every lane claims together (see claim), then each places its parts' branches.
     Tally at = {claim(counts, t.ready), claim(&o.counters[CNT_NODES], t.nodes), claim(&o.counters[CNT_FOUND], t.found)};
-    if (live) check_room(o, at, t);
+    if (live) check_room(o, at, t, extensions, r, ~0u);
     for (int j = 0; live && j < v.parts; ++j) {
         Branch b;
         View vj;

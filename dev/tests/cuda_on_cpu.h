@@ -32,6 +32,12 @@ static unsigned atomicMin(unsigned *p, unsigned v)
     if (v < old) *p = v;
     return old;
 }
+static unsigned atomicMax(unsigned *p, unsigned v)
+{
+    unsigned old = *p;
+    if (v > old) *p = v;
+    return old;
+}
 static unsigned atomicExch(unsigned *p, unsigned v)
 {
     unsigned old = *p;

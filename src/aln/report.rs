@@ -116,7 +116,7 @@ fn proof_part(t: &BatchTimes) -> String {
     }
     let rate = giga_per_s(t.proof_lookups, t.proof_ms);
     format!(
-        ", and before the last pass the no-hit proof {:.1} ms: {} of {} reads proved to have no hit ({:.2} G occurrence lookups, {rate:.1} G/s; {} batches outgrew its room)",
+        ", and before the last pass the no-hit proof {:.1} ms: {} of {} reads proved to have no hit ({:.2} G occurrence lookups, {rate:.1} G/s; in {} batches a round outgrew its room, and the reads that lost a branch went on)",
         t.proof_ms,
         t.proof_proved,
         t.proof_reads,

@@ -153,14 +153,16 @@ impl CandidateBuffers {
 }
 
 /// How a rung over list 0 runs: on this BWT (the occurrence sectors, or bwa's array), at these
-/// penalties, for `rounds` rounds, each read's searches stopping at its first alignment or not,
-/// its paths kept (nodes, and the alignments listed by read) or not, over a batch of `n` reads.
+/// penalties, for `rounds` rounds, at most `most_extensions` extensions a read, each read's
+/// searches stopping at its first alignment or not, its paths kept (nodes, and the alignments
+/// listed by read) or not, over a batch of `n` reads.
 pub(super) struct RungLaunch<'a> {
     pub words: &'a CudaSlice<u32>,
     pub primary: u64,
     pub l2: &'a CudaSlice<u64>,
     pub p: Penalties,
     pub rounds: usize,
+    pub most_extensions: u32,
     pub stop_at_any: bool,
     pub keep_paths: bool,
     pub sms: usize,
@@ -225,7 +227,7 @@ impl CandidateBuffers {
         let branches = [o.next, at(&mut self.branches[1], s)?];
         let blocks = (ROUND_BLOCKS_PER_SM * r.sms) as u32;
         let grid = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
-        let (most, stop_at_any) = (MOST_EXTENSIONS, r.stop_at_any as i32);
+        let (most, stop_at_any) = (r.most_extensions, r.stop_at_any as i32);
         for round in 0..r.rounds {
             o.next = branches[(round + 1) % 2];
             let r32 = round as u32;

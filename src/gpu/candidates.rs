@@ -595,7 +595,7 @@ impl CandidateSearch {
     fn run_proof_end(&self, g: &mut OnGpu, n: usize, most: u32) -> Result<()> {
         let listed = g.list_counts.slice(2..3);
         let mut launch = self.stream.launch_builder(&self.kernels.proof_end);
-        launch.arg(&g.lists[2]).arg(&listed).arg(&g.any).arg(&g.extensions).arg(&most).arg(&g.counters);
+        launch.arg(&g.lists[2]).arg(&listed).arg(&g.any).arg(&g.extensions).arg(&most);
         launch.arg(&mut g.status);
         // SAFETY: argument order and types match candidate_proof_end's signature.
         unsafe { launch.launch(cfg(n)) }.context("launching candidate_proof_end")?;

@@ -105,6 +105,7 @@ fn queue_ladder(
         l2: x.l2,
         p,
         rounds: rounds(x),
+        most_extensions: MOST_EXTENSIONS,
         stop_at_any: false,
         keep_paths: true,
         sms: x.sms,

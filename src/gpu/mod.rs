@@ -121,7 +121,8 @@ pub struct BatchTimes {
     pub proof_reads: usize,
     pub proof_proved: usize,
     pub proof_lookups: u64,
-    /// Batches whose proof outgrew its room (their reads all went on to the last pass).
+    /// Batches where a round of the proof outgrew its room (the reads that lost a branch to it
+    /// went on to the last pass).
     pub proof_overflows: usize,
 }
 

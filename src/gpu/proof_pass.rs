@@ -15,7 +15,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 
-use super::candidate_buffers::{at, CandidateBuffers, Room, RungLaunch, MOST_EXTENSIONS};
+use super::candidate_buffers::{at, CandidateBuffers, Room, RungLaunch};
 use super::candidates::{cfg, lookups_in, rounds_for, CandidateKernels, Penalties, CNT_OVERFLOW, COUNTERS};
 use super::{buffers, BatchTimes, GPU_MAX_LEN};
 use crate::sai::GapOptions;
@@ -23,8 +23,8 @@ use crate::search::no_hit::extra_edits;
 
 /// Room per inexact read of a batch, and at least 32M branches a round: few reads reach the last
 /// pass, but a random read's proof branches widely (14.5M branches in one round of a batch's
-/// ancient-DNA reads at 3.1 Gbp); a rung that outgrows it leaves its reads to the last pass. No
-/// nodes: the proof needs no paths.
+/// ancient-DNA reads at 3.1 Gbp); a read that loses a branch to a full round is left to the last
+/// pass, the others' proofs stand. No nodes: the proof needs no paths.
 const ROOM: Room = Room { branches: 16, min_branches: 1 << 25, nodes: 0, found: 8, tree_nodes: 0 };
 
 /// What the proof reads and writes of a batch: the index, the inexact reads, their answers,
@@ -45,6 +45,8 @@ pub(super) struct ProofInputs<'a> {
     pub max_len: usize,
     pub opt: &'a GapOptions,
     pub sms: usize,
+    /// The most extensions a read's proof takes (`proof_extensions`).
+    pub most_extensions: u32,
 }
 
 /// Queues the proof on the reads of the last pass's queue, and takes those it answers out of
@@ -81,6 +83,7 @@ pub(super) fn queue_proof(
         p: Penalties::UNIT,
         // A read's edit limit is at most 31 (candidate_queued_reads).
         rounds: rounds_for(x.max_len, 31),
+        most_extensions: x.most_extensions,
         stop_at_any: true,
         keep_paths: false,
         sms: x.sms,
@@ -88,7 +91,7 @@ pub(super) fn queue_proof(
     };
     let (o, extensions) = b.queue_rung(k, s, &rs, &rung, sizes)?;
     let mut launch = s.launch_builder(&k.proof_end);
-    launch.arg(&list).arg(&listed).arg(&o.any).arg(&extensions).arg(&MOST_EXTENSIONS).arg(&counters).arg(&status);
+    launch.arg(&list).arg(&listed).arg(&o.any).arg(&extensions).arg(&x.most_extensions).arg(&status);
     // SAFETY: argument order and types match candidate_proof_end's signature.
     unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_proof_end")?;
     drop_proved(k, b, s, x, status)

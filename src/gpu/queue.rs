@@ -482,6 +482,7 @@ impl GpuAligner {
             max_len: b.max_len,
             opt: &b.opt,
             sms: self.sms,
+            most_extensions: self.inexact_switches.proof_extensions,
         };
         let start = timing_event(stream)?;
         proof_pass::queue_proof(kernels, pb, stream, &x)?;

@@ -291,6 +291,15 @@ pub struct InexactSwitches {
     /// as off.
     #[serde(default)]
     pub proof_before_last: bool,
+    /// The most extensions a read's proof before the last pass may take before it is left to
+    /// that pass (a read that loses a child to a full round is left at once). A host-side
+    /// value. A tuned file from before it existed reads as 60,000.
+    #[serde(default = "default_proof_extensions")]
+    pub proof_extensions: u32,
+}
+
+fn default_proof_extensions() -> u32 {
+    60_000
 }
 
 fn default_scratch_sets() -> u32 {
@@ -355,6 +364,7 @@ impl Default for InexactSwitches {
             lane_interleave: false,
             exact_replay: false,
             proof_before_last: false,
+            proof_extensions: default_proof_extensions(),
         }
     }
 }
@@ -391,6 +401,7 @@ impl InexactSwitches {
         ("lane_interleave", &[0, 1]),
         ("exact_replay", &[0, 1]),
         ("proof_before_last", &[0, 1]),
+        ("proof_extensions", &[5_000, 20_000, 60_000]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -403,6 +414,9 @@ impl InexactSwitches {
         }
         if self.first_max_pops == 0 || self.first_max_pops > i32::MAX as u32 {
             return Some("first_max_pops must be in 1..2^31");
+        }
+        if self.proof_extensions == 0 {
+            return Some("proof_extensions must be at least 1");
         }
         if self.level_max_rounds > i32::MAX as u32 {
             return Some("level_max_rounds must be under 2^31 (0: no limit)");
@@ -510,6 +524,7 @@ impl InexactSwitches {
             "no_hit_budget" => self.no_hit_budget = n,
             "exact_replay" => self.exact_replay = flag()?,
             "proof_before_last" => self.proof_before_last = flag()?,
+            "proof_extensions" => self.proof_extensions = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -547,6 +562,7 @@ impl InexactSwitches {
             self.lane_interleave as u32,
             self.exact_replay as u32,
             self.proof_before_last as u32,
+            self.proof_extensions,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -666,6 +682,7 @@ mod tests {
             lane_interleave: true,
             exact_replay: true,
             proof_before_last: true,
+            proof_extensions: 9,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {

@@ -411,7 +411,7 @@ static void proof_rung(const BwtFile &bwt, const LastPass &b, ProofBuffers &pb, 
     }
     launch(b.n(), [&] {
         candidate_proof_end(pb.lists[0].data(), &pb.list_counts[0], pb.any.data(), pb.extensions.data(),
-            most_extensions, pb.counters.at(), pb.status.data());
+            most_extensions, pb.status.data());
     });
 }
 
