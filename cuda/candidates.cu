@@ -790,6 +790,17 @@ extern "C" __global__ void candidate_tree(const u32 *__restrict__ list, const u3
     else status[r] = CAND_LEFT_TREE;
 }
 
+// Read j's search sequence (its reverse complement, N as 4: bwa's) into seq at the read's place,
+// and where its bounds go (after its codes' place, two per base and one more each).
+__device__ __forceinline__ void place_search_seq(const u8 *codes, const u64 *code_start, u32 j, int len, u8 *seq,
+    u64 *bound_start)
+{
+    bound_start[j] = 2 * (code_start[j] + j);
+    const u8 *read = codes + code_start[j];
+    u8 *out = seq + code_start[j];
+    for (int i = 0; i < len; ++i) out[i] = read[len - 1 - i] > 3 ? 4 : 3 - read[len - 1 - i];
+}
+
 // ---- Reads that occur whole, through the ladder in aln ----
 // bwa's search of a read that occurs whole finds the exact hit first (score 0), then proves the
 // stratum of one mismatch: its pops score 0 or s_mm (the host turns this on only where every gap
@@ -814,14 +825,9 @@ extern "C" __global__ void candidate_exact_reads(const u64 *__restrict__ exact_k
         status[j] = pending ? CAND_PENDING : CAND_LEFT;
         max_edits[j] = 31;
         budget[j] = (u16)s_mm;
-        u64 at = 2 * (code_start[j] + j);
-        bound_start[j] = at;
-        if (pending) {
-            const u8 *read = codes + code_start[j];
-            u8 *out = seq + code_start[j];
-            for (int i = 0; i < len; ++i) out[i] = read[len - 1 - i] > 3 ? 4 : 3 - read[len - 1 - i];
-            for (int i = 0; i < 2 * (len + 1); ++i) bounds[at + i] = 0;
-        }
+        place_search_seq(codes, code_start, j, pending ? len : 0, seq, bound_start);
+        u64 at = bound_start[j];
+        for (int i = 0; pending && i < 2 * (len + 1); ++i) bounds[at + i] = 0;
     }
     u32 slot = claim(list_count, pending ? 1 : 0);
     if (pending) list[slot] = j;
@@ -848,10 +854,7 @@ extern "C" __global__ void candidate_queued_reads(const u32 *__restrict__ queue,
     if (len == 0 || len > max_len || limit < 0 || limit > 31) return;
     status[j] = CAND_PENDING;
     max_edits[j] = (u8)limit;
-    bound_start[j] = 2 * (code_start[j] + j);
-    const u8 *read = codes + code_start[j];
-    u8 *out = seq + code_start[j];
-    for (int i = 0; i < len; ++i) out[i] = read[len - 1 - i] > 3 ? 4 : 3 - read[len - 1 - i];
+    place_search_seq(codes, code_start, j, len, seq, bound_start);
 }
 
 // The queue without the reads the proof answered (CAND_NO_ALIGNMENT: 0 hits), into `kept`; the
