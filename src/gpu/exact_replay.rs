@@ -19,10 +19,11 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaStream, PushKernelArg};
 
 use super::candidate_buffers::{at, CandidateBuffers, Room, RungLaunch, Sizes, MOST_EXTENSIONS};
 use super::candidates::{cfg, lookups_in, ptr, rounds_for, CandidateKernels, Penalties, COUNTERS};
+use super::slot::BatchOnGpu;
 use super::BatchTimes;
 use crate::sai::{GapOptions, MODE_NONSTOP};
 
@@ -46,36 +47,19 @@ pub fn max_len_for(max_entries: i32) -> usize {
     (0..super::GPU_MAX_LEN as u64).take_while(|&len| fits(len + 1)).count()
 }
 
-/// A batch's inputs as the ladder reads them (exact_match's answers and the inexact reads).
-pub(super) struct LadderInputs<'a> {
-    pub words: &'a CudaSlice<u32>,
-    pub primary: u64,
-    pub l2: &'a CudaSlice<u64>,
-    pub exact_k: &'a CudaSlice<u64>,
-    pub exact_l: &'a CudaSlice<u64>,
-    pub read_of: &'a CudaSlice<u32>,
-    pub codes: &'a CudaSlice<u8>,
-    pub starts: &'a CudaSlice<u64>,
-    pub lens: &'a CudaSlice<u16>,
-    pub n: usize,
-    pub n_codes: usize,
-    pub max_len: usize,
-    pub opt: &'a GapOptions,
-    pub sms: usize,
-    pub entry_bytes: usize,
-}
-
 /// Lists the batch's reads that occur whole (and whose search `-m` cannot stop) for the rung,
 /// with their search sequences, bounds and budget: before inexact_order, which leaves them out
 /// of pass 1.
-/// Returns the room reserved for the branches, nodes, alignments and tree nodes.
+/// Returns the room reserved for the branches, nodes, alignments and tree nodes (and the
+/// replay's stack, `entry_bytes` an entry).
 fn mark_exact_reads(
     k: &CandidateKernels,
     b: &mut CandidateBuffers,
     s: &Arc<CudaStream>,
-    x: &LadderInputs,
+    x: &BatchOnGpu,
+    entry_bytes: usize,
 ) -> Result<Sizes> {
-    let sizes = b.reserve(s, (x.n, x.n_codes), ROOM, x.entry_bytes)?;
+    let sizes = b.reserve(s, (x.n, x.n_codes), ROOM, entry_bytes)?;
     let (n32, max_len, s_mm) = (x.n as u32, max_len_for(x.opt.max_entries) as i32, x.opt.s_mm);
     let rs = b.reads_arg(s, x.starts, x.lens)?;
     let (status, (list, listed)) = (at(&mut b.status, s)?, b.list(s, 0, x.n)?);
@@ -94,7 +78,7 @@ fn queue_ladder(
     k: &CandidateKernels,
     b: &mut CandidateBuffers,
     s: &Arc<CudaStream>,
-    x: &LadderInputs,
+    x: &BatchOnGpu,
     sizes: Sizes,
 ) -> Result<()> {
     let p = Penalties::of(x.opt);
@@ -134,7 +118,7 @@ fn queue_ladder(
 }
 
 /// The rounds of the rung: one mismatch's budget pays for that many edits of the cheapest kind.
-fn rounds(x: &LadderInputs) -> usize {
+fn rounds(x: &BatchOnGpu) -> usize {
     rounds_for(x.max_len, (x.opt.s_mm / Penalties::of(x.opt).cheapest().max(1)) as usize)
 }
 
@@ -198,13 +182,14 @@ impl<'k> BatchReplay<'k> {
         kernels: &'k CandidateKernels,
         b: &mut CandidateBuffers,
         s: &Arc<CudaStream>,
-        x: &LadderInputs,
+        x: &BatchOnGpu,
+        entry_bytes: usize,
     ) -> Result<BatchReplay<'k>> {
-        let sizes = mark_exact_reads(kernels, b, s, x)?;
+        let sizes = mark_exact_reads(kernels, b, s, x, entry_bytes)?;
         Ok(BatchReplay { kernels, sizes, status: at(&mut b.status, s)?, events: Vec::new() })
     }
 
-    pub fn queue_ladder(&mut self, b: &mut CandidateBuffers, s: &Arc<CudaStream>, x: &LadderInputs) -> Result<()> {
+    pub fn queue_ladder(&mut self, b: &mut CandidateBuffers, s: &Arc<CudaStream>, x: &BatchOnGpu) -> Result<()> {
         self.events.push(super::timing_event(s)?);
         queue_ladder(self.kernels, b, s, x, self.sizes)?;
         self.events.push(super::timing_event(s)?);

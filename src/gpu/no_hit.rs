@@ -17,8 +17,10 @@ use anyhow::{Context, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelArg};
 
 use super::nvrtc::{compile_cached, is_cached, Image};
+use super::slot::BatchOnGpu;
 use super::switches::InexactSwitches;
 use super::{GPU_MAX_LEN, MAX_PASSES};
+use crate::search::no_hit::extra_edits;
 
 pub const NO_HIT_CU: &str = include_str!("../../cuda/no_hit.cu");
 
@@ -73,17 +75,13 @@ impl NoHitKernels {
     }
 }
 
-/// What the pass reads and writes of a batch (the kernels' arguments in their order).
+/// What the pass reads and writes: the batch, bwa's array, the pass's budget, and the lists and
+/// counters that link it to inexact_order and pass 1.
 pub(super) struct NoHitArgs<'a> {
-    pub words: &'a CudaSlice<u32>,
-    pub primary: u64,
-    pub l2: &'a CudaSlice<u64>,
-    pub codes: &'a CudaSlice<u8>,
-    pub starts: &'a CudaSlice<u64>,
-    pub lens: &'a CudaSlice<u16>,
-    pub max_diffs: &'a CudaSlice<i32>,
-    /// Edits beyond each read's max_diff that bwa's hits may hold (gap extensions under `-e`).
-    pub extra_edits: i32,
+    pub batch: &'a BatchOnGpu<'a>,
+    /// bwa's array, which cuda/no_hit.cu counts from whatever `occ_sectors` (it has no sector
+    /// lookups); the batch's primary row and `l2` go with it.
+    pub bwa_words: &'a CudaSlice<u32>,
     pub max_lookups: u32,
     /// The pass's list (inexact_order's queue), inexact_order's two counts, the pass's four
     /// counters (its list's count, reads taken, left, proved).
@@ -93,31 +91,25 @@ pub(super) struct NoHitArgs<'a> {
     /// Pass 1's list and its two counters.
     pub next_queue: CudaView<'a, u32>,
     pub next_counters: CudaView<'a, u32>,
-    pub n_hits: &'a CudaSlice<i32>,
     pub lookups: CudaView<'a, u64>,
-    /// The batch's inexact reads.
-    pub n: usize,
 }
 
-/// Queues the pass on `stream`: the proof on `sms` x [`THREADS_PER_SM`] threads in blocks of
-/// `block`, then the join.
-pub(super) fn launch(
-    kernels: &NoHitKernels,
-    stream: &Arc<CudaStream>,
-    a: &NoHitArgs,
-    sms: usize,
-    block: u32,
-) -> Result<()> {
-    let threads = (sms.max(1) * THREADS_PER_SM) as u32;
+/// Queues the pass on `stream`: the proof on the batch's SMs x [`THREADS_PER_SM`] threads in
+/// blocks of `block`, then the join over the batch's inexact reads.
+pub(super) fn launch(kernels: &NoHitKernels, stream: &Arc<CudaStream>, a: &NoHitArgs, block: u32) -> Result<()> {
+    let x = a.batch;
+    let threads = (x.sms.max(1) * THREADS_PER_SM) as u32;
     let cfg = LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+    // Edits beyond each read's max_diff that bwa's hits may hold (gap extensions under `-e`).
+    let extra = extra_edits(x.opt);
     let mut launch = stream.launch_builder(&kernels.proof);
-    launch.arg(a.words).arg(&a.primary).arg(a.l2);
-    launch.arg(a.codes).arg(a.starts).arg(a.lens).arg(a.max_diffs).arg(&a.extra_edits).arg(&a.max_lookups);
+    launch.arg(a.bwa_words).arg(&x.primary).arg(x.l2);
+    launch.arg(x.codes).arg(x.starts).arg(x.lens).arg(x.max_diffs).arg(&extra).arg(&a.max_lookups);
     launch.arg(&a.queue).arg(&a.order_counters).arg(&a.counters);
-    launch.arg(&a.next_queue).arg(a.n_hits).arg(&a.lookups);
+    launch.arg(&a.next_queue).arg(x.n_hits).arg(&a.lookups);
     // SAFETY: argument order and types match no_hit_proof's signature.
     unsafe { launch.launch(cfg) }.context("launching no_hit_proof")?;
-    let n32 = a.n as u32;
+    let n32 = x.n as u32;
     let cfg = LaunchConfig { grid_dim: (n32.max(1).div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
     let mut launch = stream.launch_builder(&kernels.join);
     launch.arg(&a.queue).arg(&n32).arg(&a.order_counters).arg(&a.counters).arg(&a.next_queue).arg(&a.next_counters);

@@ -13,12 +13,12 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+use cudarc::driver::{CudaStream, PushKernelArg};
 
 use super::candidate_buffers::{at, CandidateBuffers, Room, RungLaunch};
 use super::candidates::{cfg, lookups_in, rounds_for, CandidateKernels, Penalties, CNT_OVERFLOW, COUNTERS};
+use super::slot::BatchOnGpu;
 use super::{buffers, BatchTimes, GPU_MAX_LEN};
-use crate::sai::GapOptions;
 use crate::search::no_hit::extra_edits;
 
 /// Room per inexact read of a batch, and at least 32M branches a round: few reads reach the last
@@ -27,24 +27,12 @@ use crate::search::no_hit::extra_edits;
 /// pass, the others' proofs stand. No nodes: the proof needs no paths.
 const ROOM: Room = Room { branches: 16, min_branches: 1 << 25, nodes: 0, found: 8, tree_nodes: 0 };
 
-/// What the proof reads and writes of a batch: the index, the inexact reads, their answers,
+/// What the proof reads and writes: the batch (the index, the inexact reads, their answers),
 /// and the last pass's queue (its list's and its count's device addresses).
 pub(super) struct ProofInputs<'a> {
-    pub words: &'a CudaSlice<u32>,
-    pub primary: u64,
-    pub l2: &'a CudaSlice<u64>,
-    pub codes: &'a CudaSlice<u8>,
-    pub starts: &'a CudaSlice<u64>,
-    pub lens: &'a CudaSlice<u16>,
-    pub max_diffs: &'a CudaSlice<i32>,
-    pub n_hits: &'a CudaSlice<i32>,
+    pub batch: &'a BatchOnGpu<'a>,
     pub queue: u64,
     pub queue_count: u64,
-    pub n: usize,
-    pub n_codes: usize,
-    pub max_len: usize,
-    pub opt: &'a GapOptions,
-    pub sms: usize,
     /// The most extensions a read's proof takes (`proof_extensions`).
     pub most_extensions: u32,
 }
@@ -55,8 +43,9 @@ pub(super) fn queue_proof(
     k: &CandidateKernels,
     b: &mut CandidateBuffers,
     s: &Arc<CudaStream>,
-    x: &ProofInputs,
+    inputs: &ProofInputs,
 ) -> Result<()> {
+    let x = inputs.batch;
     let sizes = b.reserve(s, (x.n, x.n_codes), ROOM, 0)?;
     // Every read not in the queue stays out of the proof (0xff is no state).
     buffers::poison(s, b.status.reserve(s, 0)?.0)?;
@@ -64,7 +53,8 @@ pub(super) fn queue_proof(
     let status = at(&mut b.status, s)?;
     let (extra, max_len) = (extra_edits(x.opt), GPU_MAX_LEN as i32);
     let mut launch = s.launch_builder(&k.queued_reads);
-    launch.arg(&x.queue).arg(&x.queue_count).arg(x.codes).arg(x.starts).arg(x.lens).arg(x.max_diffs).arg(&extra);
+    launch.arg(&inputs.queue).arg(&inputs.queue_count);
+    launch.arg(x.codes).arg(x.starts).arg(x.lens).arg(x.max_diffs).arg(&extra);
     launch.arg(&max_len).arg(&rs.codes).arg(&rs.bound_start).arg(&rs.max_edits).arg(&status);
     // SAFETY: argument order and types match candidate_queued_reads' signature.
     unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_queued_reads")?;
@@ -83,7 +73,7 @@ pub(super) fn queue_proof(
         p: Penalties::UNIT,
         // A read's edit limit is at most 31 (candidate_queued_reads).
         rounds: rounds_for(x.max_len, 31),
-        most_extensions: x.most_extensions,
+        most_extensions: inputs.most_extensions,
         stop_at_any: true,
         keep_paths: false,
         sms: x.sms,
@@ -91,10 +81,10 @@ pub(super) fn queue_proof(
     };
     let (o, extensions) = b.queue_rung(k, s, &rs, &rung, sizes)?;
     let mut launch = s.launch_builder(&k.proof_end);
-    launch.arg(&list).arg(&listed).arg(&o.any).arg(&extensions).arg(&x.most_extensions).arg(&status);
+    launch.arg(&list).arg(&listed).arg(&o.any).arg(&extensions).arg(&inputs.most_extensions).arg(&status);
     // SAFETY: argument order and types match candidate_proof_end's signature.
     unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_proof_end")?;
-    drop_proved(k, b, s, x, status)
+    drop_proved(k, b, s, inputs, status)
 }
 
 /// The reads the proof answered out of the last pass's queue (list 1 holds the others, list 2's
@@ -103,17 +93,18 @@ fn drop_proved(
     k: &CandidateKernels,
     b: &mut CandidateBuffers,
     s: &Arc<CudaStream>,
-    x: &ProofInputs,
+    inputs: &ProofInputs,
     status: u64,
 ) -> Result<()> {
+    let x = inputs.batch;
     let ((kept, kept_count), (_, proved_count)) = (b.list(s, 1, x.n)?, b.list(s, 2, x.n)?);
     let mut launch = s.launch_builder(&k.drop_proved);
-    launch.arg(&x.queue).arg(&x.queue_count).arg(&status).arg(x.n_hits).arg(&kept).arg(&kept_count);
+    launch.arg(&inputs.queue).arg(&inputs.queue_count).arg(&status).arg(x.n_hits).arg(&kept).arg(&kept_count);
     launch.arg(&proved_count);
     // SAFETY: argument order and types match candidate_drop_proved's signature.
     unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_drop_proved")?;
     let mut launch = s.launch_builder(&k.copy_list);
-    launch.arg(&kept).arg(&kept_count).arg(&x.queue).arg(&x.queue_count);
+    launch.arg(&kept).arg(&kept_count).arg(&inputs.queue).arg(&inputs.queue_count);
     // SAFETY: argument order and types match candidate_copy_list's signature.
     unsafe { launch.launch(cfg(x.n)) }.context("launching candidate_copy_list")?;
     Ok(())

@@ -9,24 +9,21 @@ use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, CudaStream, Launch
 
 use super::batch::HostBatch;
 use super::candidate_buffers::CandidateBuffers;
-use super::exact_replay::{self, BatchReplay, LadderInputs};
+use super::exact_replay::{self, BatchReplay};
 use super::inexact::{self, PassKind, Scratchpad};
 use super::no_hit::{self, NO_HIT_LIST};
 use super::proof_pass::{self, ProofInputs};
 use super::slot::{
-    Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS, RESIDENCE_AT,
+    BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
+    RESIDENCE_AT,
 };
 use super::{buffers, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, LONG_HITS, MAX_PASSES};
-use crate::search::no_hit::extra_edits;
 
 /// The arguments of inexact_search but for the scratchpad and the queues.
 struct SearchArgs<'a> {
     index: &'a GpuAligner,
+    batch: &'a BatchOnGpu<'a>,
     opt: &'a CudaSlice<u32>,
-    codes: &'a CudaSlice<u8>,
-    starts: &'a CudaSlice<u64>,
-    lens: &'a CudaSlice<u16>,
-    max_diffs: &'a CudaSlice<i32>,
     widths: &'a CudaSlice<u64>,
     seed_widths: &'a CudaSlice<u64>,
     seed_stride: i32,
@@ -35,14 +32,13 @@ struct SearchArgs<'a> {
     n_buckets: i32,
     hits: &'a CudaSlice<u64>,
     hits_per_read: i32,
-    n_hits: &'a CudaSlice<i32>,
 }
 
 impl<'a> SearchArgs<'a> {
     /// The arguments of inexact_search (Thread passes: `size` is the stack entries per thread)
     /// or inexact_level (Warp passes: `size` is the chunks per warp), up to the queues.
     fn push(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad, size: &'a i32) {
-        let x = self.index;
+        let (x, batch) = (self.index, self.batch);
         launch
             .arg(x.search_words())
             .arg(&x.primary)
@@ -51,7 +47,7 @@ impl<'a> SearchArgs<'a> {
             .arg(&x.intervals.table)
             .arg(&x.intervals.depth)
             .arg(self.opt);
-        launch.arg(self.codes).arg(self.starts).arg(self.lens).arg(self.max_diffs);
+        launch.arg(batch.codes).arg(batch.starts).arg(batch.lens).arg(batch.max_diffs);
         launch.arg(self.widths).arg(self.seed_widths).arg(&self.seed_stride);
         launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
         launch.arg(&scratch.entries).arg(&scratch.ints).arg(size).arg(&self.n_buckets);
@@ -59,7 +55,7 @@ impl<'a> SearchArgs<'a> {
             PassKind::Thread => launch.arg(&x.first_max_pops).arg(&x.first_rule),
             PassKind::Warp => launch.arg(&scratch.lane_buffers).arg(self.root_intervals),
         };
-        launch.arg(self.hits).arg(&self.hits_per_read).arg(self.n_hits);
+        launch.arg(self.hits).arg(&self.hits_per_read).arg(batch.n_hits);
     }
 }
 
@@ -134,13 +130,15 @@ impl GpuAligner {
         let replay_on = self.inexact_switches.exact_replay && n_gpu > 0 && no_hit.is_none();
         let replay_kernels = self.candidates.as_ref().filter(|_| replay_on && exact_replay::applies(&b.opt));
         let (k, l) = (&*slot.k.reserve(&stream, n)?, &*slot.l.reserve(&stream, n)?);
-        let ladder = self.ladder_inputs(b, (k, l, read_of), (codes, starts, gpu_lens));
-        let mut replay =
-            replay_kernels.map(|kn| BatchReplay::mark(kn, &mut slot.replay, &stream, &ladder)).transpose()?;
+        let batch = self.batch_on_gpu(b, (k, l, read_of), (codes, starts, gpu_lens), (max_diffs, n_hits));
+        let entry_bytes = self.inexact_switches.entry_bytes();
+        let mut replay = replay_kernels
+            .map(|kn| BatchReplay::mark(kn, &mut slot.replay, &stream, &batch, entry_bytes))
+            .transpose()?;
         let replayed = replay.as_ref().map_or(0, |r| r.status);
         if n_gpu > 0 {
             let list = if no_hit.is_some() { NO_HIT_LIST } else { 0 };
-            self.launch_order(&stream, k, l, read_of, n_gpu, queues, counters, (list, replayed))?;
+            self.launch_order(&stream, &batch, queues, counters, (list, replayed))?;
         }
         // The D arrays: each read's (its length + 1 cells, after those of the reads before it),
         // then each seed's (reads longer than the seed; seed_stride cells each).
@@ -164,19 +162,16 @@ impl GpuAligner {
                 root_intervals: &mut *root_intervals,
                 lookups: &widths_lookups,
             };
-            self.launch_widths(&stream, d_opt, codes, starts, gpu_lens, n_gpu, outputs)?;
+            self.launch_widths(&stream, d_opt, &batch, outputs)?;
         }
         events.push(timing_event(&stream)?);
         if let Some(r) = &mut replay {
-            r.queue_ladder(&mut slot.replay, &stream, &ladder)?;
+            r.queue_ladder(&mut slot.replay, &stream, &batch)?;
         }
         let args = SearchArgs {
             index: self,
+            batch: &batch,
             opt: d_opt,
-            codes,
-            starts,
-            lens: gpu_lens,
-            max_diffs,
             widths,
             seed_widths,
             seed_stride: seed_stride as i32,
@@ -185,11 +180,9 @@ impl GpuAligner {
             n_buckets: b.n_buckets,
             hits,
             hits_per_read: HITS_PER_READ as i32,
-            n_hits,
         };
         let lists = PassLists { queues, counters, lookups, long_hits, long_offsets, list_len: n_gpu.max(1) };
-        let no_hit_events =
-            no_hit.as_ref().map(|kn| self.queue_no_hit(kn, &stream, &b.opt, &args, &lists, n_gpu)).transpose()?;
+        let no_hit_events = no_hit.as_ref().map(|kn| self.queue_no_hit(kn, &stream, &args, &lists)).transpose()?;
         let (mut free_events, mut proof_events) = (Vec::new(), None);
         for p in 0..self.passes.len() {
             // The scratchpads are shared by the slots' streams: wait for the previous batch on
@@ -199,7 +192,7 @@ impl GpuAligner {
             }
             let bufs = (&mut slot.replay, &mut slot.proof);
             proof_events =
-                self.before_pass(&stream, (set, p), b, (&args, &lists), replay.as_mut(), bufs)?.or(proof_events);
+                self.before_pass(&stream, (set, p), (&args, &lists), replay.as_mut(), bufs)?.or(proof_events);
             events.push(timing_event(&stream)?);
             self.launch_pass(&stream, p, set, &args, &lists, b.n_buckets)?;
             events.push(timing_event(&stream)?);
@@ -229,26 +222,22 @@ impl GpuAligner {
         Ok(())
     }
 
-    /// read_widths: the D arrays of the batch's `n_gpu` inexact reads, their seeds' and (with
+    /// read_widths: the D arrays of the batch's inexact reads, their seeds' and (with
     /// root_chain) their root chains' intervals.
-    #[allow(clippy::too_many_arguments)] // the kernel's inputs, in its signature's order
     fn launch_widths(
         &self,
         stream: &Arc<CudaStream>,
         d_opt: &CudaSlice<u32>,
-        codes: &CudaSlice<u8>,
-        starts: &CudaSlice<u64>,
-        gpu_lens: &CudaSlice<u16>,
-        n_gpu: usize,
+        batch: &BatchOnGpu,
         out: WidthOutputs,
     ) -> Result<()> {
-        let threads = if self.inexact_switches.root_chain { 3 } else { 2 } * n_gpu as u32;
+        let threads = if self.inexact_switches.root_chain { 3 } else { 2 } * batch.n as u32;
         let cfg = LaunchConfig { grid_dim: (threads.div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-        let (n32, stride32) = (n_gpu as u32, out.seed_stride as i32);
+        let (n32, stride32) = (batch.n as u32, out.seed_stride as i32);
         let mut launch = stream.launch_builder(&self.inexact.widths);
         launch.arg(self.search_words()).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
-        launch.arg(codes).arg(starts).arg(gpu_lens).arg(&n32).arg(out.widths).arg(out.seed_widths).arg(&stride32);
-        launch.arg(out.root_intervals).arg(out.lookups);
+        launch.arg(batch.codes).arg(batch.starts).arg(batch.lens).arg(&n32);
+        launch.arg(out.widths).arg(out.seed_widths).arg(&stride32).arg(out.root_intervals).arg(out.lookups);
         // SAFETY: argument order and types match read_widths' signature.
         unsafe { launch.launch(cfg) }.context("launching read_widths")?;
         Ok(())
@@ -260,33 +249,23 @@ impl GpuAligner {
         &self,
         kernels: &no_hit::NoHitKernels,
         stream: &Arc<CudaStream>,
-        opt: &crate::sai::GapOptions,
         args: &SearchArgs,
         lists: &PassLists,
-        n_gpu: usize,
     ) -> Result<[CudaEvent; 2]> {
         let list = |p: usize| lists.queues.slice(p * lists.list_len..(p + 1) * lists.list_len);
         let a = no_hit::NoHitArgs {
-            words: &self.words,
-            primary: self.primary,
-            l2: &self.l2,
-            codes: args.codes,
-            starts: args.starts,
-            lens: args.lens,
-            max_diffs: args.max_diffs,
-            extra_edits: extra_edits(opt),
+            batch: args.batch,
+            bwa_words: &self.words,
             max_lookups: self.inexact_switches.no_hit_budget,
             queue: list(NO_HIT_LIST),
             order_counters: lists.counters.slice(ORDER_COUNTERS..ORDER_COUNTERS + 2),
             counters: lists.counters.slice(NO_HIT_COUNTERS..NO_HIT_COUNTERS + 4),
             next_queue: list(0),
             next_counters: lists.counters.slice(0..2),
-            n_hits: args.n_hits,
             lookups: lists.lookups.slice(MAX_PASSES + 1..MAX_PASSES + 2),
-            n: n_gpu,
         };
         let before = timing_event(stream)?;
-        no_hit::launch(kernels, stream, &a, self.sms, self.inexact_switches.block_w)?;
+        no_hit::launch(kernels, stream, &a, self.inexact_switches.block_w)?;
         Ok([before, timing_event(stream)?])
     }
 
@@ -312,24 +291,21 @@ impl GpuAligner {
     /// inexact_order: the queue of list `list` (pass 1's, or the no-hit pass's), the reads
     /// without an exact match first; `replayed` (0: none) the replay's marks, whose reads it
     /// leaves out.
-    #[allow(clippy::too_many_arguments)] // the kernel's arguments, in its signature's order
     fn launch_order(
         &self,
         stream: &Arc<CudaStream>,
-        k: &CudaSlice<u64>,
-        l: &CudaSlice<u64>,
-        read_of: &CudaSlice<u32>,
-        n_gpu: usize,
+        batch: &BatchOnGpu,
         queues: &mut CudaSlice<u32>,
         counters: &CudaSlice<u32>,
         (list, replayed): (usize, u64),
     ) -> Result<()> {
+        let n_gpu = batch.n;
         let cfg = LaunchConfig {
             grid_dim: ((n_gpu as u32).div_ceil(256), 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let (k, l) = (k.slice(..), l.slice(..));
+        let (k, l) = (batch.exact_k.slice(..), batch.exact_l.slice(..));
         let n32 = n_gpu as u32;
         let mut q = queues.slice_mut(list * n_gpu..(list + 1) * n_gpu);
         let mut launch = stream.launch_builder(&self.inexact.order);
@@ -337,7 +313,7 @@ impl GpuAligner {
         let count_at = if list == 0 { 0 } else { NO_HIT_COUNTERS };
         let (order_counters, queue_counters) =
             (counters.slice(ORDER_COUNTERS..), counters.slice(count_at..count_at + 2));
-        launch.arg(&k).arg(&l).arg(read_of).arg(&n32).arg(&replayed).arg(&mut q).arg(&order_counters);
+        launch.arg(&k).arg(&l).arg(batch.read_of).arg(&n32).arg(&replayed).arg(&mut q).arg(&order_counters);
         launch.arg(&queue_counters);
         // SAFETY: argument order and types match inexact_order's signature.
         unsafe { launch.launch(cfg) }.context("launching inexact_order")?;
@@ -406,15 +382,17 @@ impl GpuAligner {
         Ok(())
     }
 
-    /// The batch's inputs as the candidates' rung reads them: exact_match's answers, each
-    /// inexact read's index in the batch, its codes, their starts and lengths.
-    fn ladder_inputs<'a>(
+    /// Batch `b` as its slot's buffers hold it: exact_match's answers, each inexact read's
+    /// index in the batch, the inexact reads' codes, starts, lengths and maximum differences,
+    /// and their hit counts; with the BWT the search counts from.
+    fn batch_on_gpu<'a>(
         &'a self,
         b: &'a HostBatch,
         (exact_k, exact_l, read_of): (&'a CudaSlice<u64>, &'a CudaSlice<u64>, &'a CudaSlice<u32>),
         (codes, starts, lens): (&'a CudaSlice<u8>, &'a CudaSlice<u64>, &'a CudaSlice<u16>),
-    ) -> LadderInputs<'a> {
-        LadderInputs {
+        (max_diffs, n_hits): (&'a CudaSlice<i32>, &'a CudaSlice<i32>),
+    ) -> BatchOnGpu<'a> {
+        BatchOnGpu {
             words: self.search_words(),
             primary: self.primary,
             l2: &self.l2,
@@ -424,12 +402,13 @@ impl GpuAligner {
             codes,
             starts,
             lens,
+            max_diffs,
+            n_hits,
             n: b.gpu_reads.len(),
             n_codes: b.codes.len(),
             max_len: b.max_len,
             opt: &b.opt,
             sms: self.sms,
-            entry_bytes: self.inexact_switches.entry_bytes(),
         }
     }
 
@@ -440,7 +419,6 @@ impl GpuAligner {
         &self,
         stream: &Arc<CudaStream>,
         (set, p): (usize, usize),
-        b: &HostBatch,
         (args, lists): (&SearchArgs, &PassLists),
         replay: Option<&mut BatchReplay>,
         (replay_bufs, proof_bufs): (&mut CandidateBuffers, &mut CandidateBuffers),
@@ -449,7 +427,7 @@ impl GpuAligner {
             self.launch_replay(stream, set, (args, lists), replay_bufs, r)?;
         }
         if p > 0 && p + 1 == self.passes.len() {
-            return self.queue_proof(stream, b, (args, lists, p), proof_bufs);
+            return self.queue_proof(stream, (args, lists, p), proof_bufs);
         }
         Ok(None)
     }
@@ -459,7 +437,6 @@ impl GpuAligner {
     fn queue_proof(
         &self,
         stream: &Arc<CudaStream>,
-        b: &HostBatch,
         (args, lists, p): (&SearchArgs, &PassLists, usize),
         pb: &mut CandidateBuffers,
     ) -> Result<Option<[CudaEvent; 2]>> {
@@ -467,21 +444,9 @@ impl GpuAligner {
             return Ok(None);
         };
         let x = ProofInputs {
-            words: self.search_words(),
-            primary: self.primary,
-            l2: &self.l2,
-            codes: args.codes,
-            starts: args.starts,
-            lens: args.lens,
-            max_diffs: args.max_diffs,
-            n_hits: args.n_hits,
+            batch: args.batch,
             queue: super::candidates::ptr(lists.queues, stream) + 4 * (p * lists.list_len) as u64,
             queue_count: super::candidates::ptr(lists.counters, stream) + 4 * (2 * p) as u64,
-            n: b.gpu_reads.len(),
-            n_codes: b.codes.len(),
-            max_len: b.max_len,
-            opt: &b.opt,
-            sms: self.sms,
             most_extensions: self.inexact_switches.proof_extensions,
         };
         let start = timing_event(stream)?;
@@ -506,15 +471,15 @@ impl GpuAligner {
         let (_, pass_cfg) = self.pass_launch(0, args.n_buckets)?;
         let cfg = LaunchConfig { shared_mem_bytes: 0, ..pass_cfg };
         let r = exact_replay::replay_args(rb, stream)?;
-        let x = self;
+        let (x, batch) = (self, args.batch);
         let mut launch = stream.launch_builder(&self.inexact.replay);
         launch.arg(x.search_words()).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(&x.intervals.table);
-        launch.arg(&x.intervals.depth).arg(args.opt).arg(args.codes).arg(args.starts).arg(args.lens);
-        launch.arg(args.max_diffs).arg(args.widths).arg(args.seed_widths).arg(&args.seed_stride);
+        launch.arg(&x.intervals.depth).arg(args.opt).arg(batch.codes).arg(batch.starts).arg(batch.lens);
+        launch.arg(batch.max_diffs).arg(args.widths).arg(args.seed_widths).arg(&args.seed_stride);
         launch.arg(args.root_intervals);
         launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&args.max_len);
         launch.arg(&r.list).arg(&r.listed).arg(&r.status).arg(&r.tree).arg(&r.tree_start).arg(&r.entries);
-        launch.arg(args.hits).arg(&args.hits_per_read).arg(args.n_hits);
+        launch.arg(args.hits).arg(&args.hits_per_read).arg(batch.n_hits);
         let queue = lists.queues.slice(0..lists.list_len);
         let queue_counters = lists.counters.slice(0..2);
         launch.arg(&queue).arg(&queue_counters).arg(&r.lookups);

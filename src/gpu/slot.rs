@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 
 use super::buffers::{DeviceBuffer, Download, Upload};
 use super::candidate_buffers::CandidateBuffers;
 use super::MAX_PASSES;
+use crate::sai::GapOptions;
 
 /// The buffers of one batch in flight, on its own stream.
 pub(super) struct Slot {
@@ -48,6 +49,36 @@ pub(super) struct Slot {
     pub(super) replay: CandidateBuffers,
     /// The no-hit proof before the last pass (`proof_before_last`).
     pub(super) proof: CandidateBuffers,
+}
+
+/// A batch on the GPU (its slot's buffers, filled for it) with the BWT it is searched in, as
+/// inexact_order, read_widths, the passes, the no-hit pass, the replay's rung and the proof
+/// before the last pass read it: built once a batch, each takes its part.
+pub(super) struct BatchOnGpu<'a> {
+    /// The BWT as the search counts from it (the occurrence sectors with `occ_sectors`, else
+    /// bwa's array; the candidates' kernels are compiled to match), its primary row and `l2`.
+    pub words: &'a CudaSlice<u32>,
+    pub primary: u64,
+    pub l2: &'a CudaSlice<u64>,
+    /// exact_match's answers (an interval per read of the batch), and each inexact read's index
+    /// in the batch.
+    pub exact_k: &'a CudaSlice<u64>,
+    pub exact_l: &'a CudaSlice<u64>,
+    pub read_of: &'a CudaSlice<u32>,
+    /// The inexact reads: their codes back to back, each read's first code, length and maximum
+    /// differences, and its hit count (which the passes, the replay and the proofs write).
+    pub codes: &'a CudaSlice<u8>,
+    pub starts: &'a CudaSlice<u64>,
+    pub lens: &'a CudaSlice<u16>,
+    pub max_diffs: &'a CudaSlice<i32>,
+    pub n_hits: &'a CudaSlice<i32>,
+    /// How many inexact reads and codes there are, the longest read, and the batch's options.
+    pub n: usize,
+    pub n_codes: usize,
+    pub max_len: usize,
+    pub opt: &'a GapOptions,
+    /// The GPU's SMs, which the no-hit pass's and the rungs' threads fill.
+    pub sms: usize,
 }
 
 /// Counters per batch: (queued, taken) per queue, then inexact_order's two (its queue's reads
