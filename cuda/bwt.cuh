@@ -11,6 +11,10 @@ typedef unsigned char u8;
 #define OCC_BLOCK_WORDS 16
 #define LOW_BITS 0x5555555555555555ULL
 
+// Whether exact_match's interval [k, l] for a read says it occurs whole: not empty, and not
+// (0, 0), which marks a read with an N.
+__device__ __forceinline__ bool occurs_whole(u64 k, u64 l) { return k <= l && !(k == 0 && l == 0); }
+
 // Counts of `c` in the first `n` (0..128) bases of the block at `blk`.
 __device__ __forceinline__ u64 count_in_block(const u32 *blk, u32 n, int c)
 {

@@ -819,7 +819,7 @@ extern "C" __global__ void candidate_exact_reads(const u64 *__restrict__ exact_k
     bool pending = false;
     if (j < n) {
         u32 b = read_of[j];
-        bool exact = exact_k[b] <= exact_l[b] && !(exact_k[b] == 0 && exact_l[b] == 0);
+        bool exact = occurs_whole(exact_k[b], exact_l[b]);
         int len = read_len[j];
         pending = exact && len > 0 && len <= max_len;
         status[j] = pending ? CAND_PENDING : CAND_LEFT;

@@ -1973,7 +1973,7 @@ extern "C" __global__ void inexact_order(const u64 *__restrict__ exact_k, const 
     u32 j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
     u32 b = read_of[j];
-    bool exact = exact_k[b] <= exact_l[b] && !(exact_k[b] == 0 && exact_l[b] == 0);
+    bool exact = occurs_whole(exact_k[b], exact_l[b]);
     if (replayed) {
         atomicAdd(&order_counters[exact ? 1 : 0], 1);
         if (replayed[j] != REPLAY_PENDING) queue[atomicAdd(&queue_counters[0], 1)] = j;
