@@ -3,13 +3,14 @@
 //!
 //! bwa's search of a read that occurs whole finds its exact hit first, then proves the stratum
 //! of one mismatch: each mismatch is a chain of matching children until its interval empties,
-//! about 300 chains of a dozen pops a 100 bp read at 3.1 Gbp. Those reads (a third to two
-//! fifths of a run) took 0.6 s of the passes' 1.06 s a million 100 bp reads on the H100
-//! (docs/gpu-search.md). Here one rung of the candidates' ladder (cuda/candidates.cu) at a
-//! budget of one mismatch finds every alignment within it, `candidate_tree` lays them out as
-//! bwa's search walks them, and `inexact_replay` (cuda/inexact_match.cu) runs bwa's search kept
-//! to that tree: bwa's hits in bwa's order, in about a read's length of pops. A read the rung
-//! or the tree cannot hold, or with more hits than its slots, goes on to pass 1.
+//! about 300 chains of a dozen pops a 100 bp read at 3.1 Gbp. Those reads are a third to two
+//! fifths of a run, but take only about 3 % of the SMs in pass 2 (docs/gpu-search.md: at 3.1
+//! Gbp the replay is exact and no faster, so it is off by default). Here one rung of the
+//! candidates' ladder (cuda/candidates.cu) at a budget of one mismatch finds every alignment
+//! within it, `candidate_tree` lays them out as bwa's search walks them, and `inexact_replay`
+//! (cuda/inexact_match.cu) runs bwa's search kept to that tree: bwa's hits in bwa's order, in
+//! about a read's length of pops. A read the rung or the tree cannot hold, or with more hits
+//! than its slots, goes on to pass 1.
 //!
 //! Why bwa's `-m` cannot differ: with every gap costing more than a mismatch, bwa pops only
 //! entries of score 0 and s_mm for such a read: the root's chain (len + 1) and, for each of
@@ -156,9 +157,11 @@ pub(super) struct ReplayArgs {
 }
 
 pub(super) fn replay_args(b: &mut CandidateBuffers, s: &Arc<CudaStream>) -> Result<ReplayArgs> {
+    // The rung's list, list 0, starts where the lists do whatever the batch's size.
+    let (list, listed) = b.list(s, 0, 0)?;
     Ok(ReplayArgs {
-        list: at(&mut b.lists, s)?,
-        listed: ptr(b.list_counts.reserve(s, 0)?, s),
+        list,
+        listed,
         status: at(&mut b.status, s)?,
         tree: at(&mut b.tree, s)?,
         tree_start: at(&mut b.tree_start, s)?,

@@ -186,8 +186,8 @@ pub struct GpuAligner {
     inexact: InexactKernels,
     /// The no-hit pass's kernels, when `no_hit_budget` turns it on.
     no_hit: Option<NoHitKernels>,
-    /// The candidates' kernels, when `exact_replay` turns them on (counting from the BWT the
-    /// search counts from).
+    /// The candidates' kernels, when `exact_replay` or `proof_before_last` turns them on
+    /// (counting from the BWT the search counts from).
     candidates: Option<CandidateKernels>,
     sms: usize,
     arch: &'static str,

@@ -38,24 +38,34 @@ impl<'a> SearchArgs<'a> {
     /// The arguments of inexact_search (Thread passes: `size` is the stack entries per thread)
     /// or inexact_level (Warp passes: `size` is the chunks per warp), up to the queues.
     fn push(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad, size: &'a i32) {
-        let (x, batch) = (self.index, self.batch);
-        launch
-            .arg(x.search_words())
-            .arg(&x.primary)
-            .arg(&x.seq_len)
-            .arg(&x.l2)
-            .arg(&x.intervals.table)
-            .arg(&x.intervals.depth)
-            .arg(self.opt);
-        launch.arg(batch.codes).arg(batch.starts).arg(batch.lens).arg(batch.max_diffs);
-        launch.arg(self.widths).arg(self.seed_widths).arg(&self.seed_stride);
-        launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
+        self.push_reads(launch);
+        self.push_read_scratch(launch, scratch);
         launch.arg(&scratch.entries).arg(&scratch.ints).arg(size).arg(&self.n_buckets);
         match scratch.pass.kind {
-            PassKind::Thread => launch.arg(&x.first_max_pops).arg(&x.first_rule),
+            PassKind::Thread => launch.arg(&self.index.first_max_pops).arg(&self.index.first_rule),
             PassKind::Warp => launch.arg(&scratch.lane_buffers).arg(self.root_intervals),
         };
-        launch.arg(self.hits).arg(&self.hits_per_read).arg(batch.n_hits);
+        self.push_hits(launch);
+    }
+
+    /// What every search kernel (the passes, inexact_replay) starts with: the BWT and interval
+    /// table, the batch's options, its inexact reads and their D arrays.
+    fn push_reads(&'a self, launch: &mut LaunchArgs<'a>) {
+        let (x, batch) = (self.index, self.batch);
+        launch.arg(x.search_words()).arg(&x.primary).arg(&x.seq_len).arg(&x.l2);
+        launch.arg(&x.intervals.table).arg(&x.intervals.depth).arg(self.opt);
+        launch.arg(batch.codes).arg(batch.starts).arg(batch.lens).arg(batch.max_diffs);
+        launch.arg(self.widths).arg(self.seed_widths).arg(&self.seed_stride);
+    }
+
+    /// A thread's copies of its read's D arrays and sequence in `scratch`, and their length.
+    fn push_read_scratch(&'a self, launch: &mut LaunchArgs<'a>, scratch: &'a Scratchpad) {
+        launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&self.max_len);
+    }
+
+    /// Where the hits go: the slots, their count a read, and each read's hit count.
+    fn push_hits(&'a self, launch: &mut LaunchArgs<'a>) {
+        launch.arg(self.hits).arg(&self.hits_per_read).arg(self.batch.n_hits);
     }
 }
 
@@ -471,17 +481,14 @@ impl GpuAligner {
         let (_, pass_cfg) = self.pass_launch(0, args.n_buckets)?;
         let cfg = LaunchConfig { shared_mem_bytes: 0, ..pass_cfg };
         let r = exact_replay::replay_args(rb, stream)?;
-        let (x, batch) = (self, args.batch);
-        let mut launch = stream.launch_builder(&self.inexact.replay);
-        launch.arg(x.search_words()).arg(&x.primary).arg(&x.seq_len).arg(&x.l2).arg(&x.intervals.table);
-        launch.arg(&x.intervals.depth).arg(args.opt).arg(batch.codes).arg(batch.starts).arg(batch.lens);
-        launch.arg(batch.max_diffs).arg(args.widths).arg(args.seed_widths).arg(&args.seed_stride);
-        launch.arg(args.root_intervals);
-        launch.arg(&scratch.width).arg(&scratch.seed_width).arg(&scratch.seq).arg(&args.max_len);
-        launch.arg(&r.list).arg(&r.listed).arg(&r.status).arg(&r.tree).arg(&r.tree_start).arg(&r.entries);
-        launch.arg(args.hits).arg(&args.hits_per_read).arg(batch.n_hits);
         let queue = lists.queues.slice(0..lists.list_len);
         let queue_counters = lists.counters.slice(0..2);
+        let mut launch = stream.launch_builder(&self.inexact.replay);
+        args.push_reads(&mut launch);
+        launch.arg(args.root_intervals);
+        args.push_read_scratch(&mut launch, scratch);
+        launch.arg(&r.list).arg(&r.listed).arg(&r.status).arg(&r.tree).arg(&r.tree_start).arg(&r.entries);
+        args.push_hits(&mut launch);
         launch.arg(&queue).arg(&queue_counters).arg(&r.lookups);
         // SAFETY: argument order and types match inexact_replay's signature.
         unsafe { launch.launch(cfg) }.context("launching inexact_replay")?;
