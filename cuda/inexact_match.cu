@@ -63,6 +63,12 @@
 #ifndef level_refill
 #define level_refill 0
 #endif
+// Where a pop asks for the memory of its children's lookups ahead of time (-D, from the
+// switches; prefetch_rows): 0 nowhere, 1 the matching child's into L1, 2 into L2, 3 every
+// child's into L2.
+#ifndef occ_prefetch
+#define occ_prefetch 0
+#endif
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -378,6 +384,32 @@ __device__ __forceinline__ const u32 *shared_block(const u32 *words, u64 primary
     return blk;
 }
 
+// Asks for the memory that rows k and l's counts will read (k may be ~0), without waiting
+// for it. A chain's next pop reads the matching child's rows at once, but the pop before it
+// first pushes its other children: with the request made before the pushes, their work hides
+// part of the lookup's latency. Only a hint: the counts read the same words either way.
+__device__ __forceinline__ void prefetch_row(const u32 *words, u64 primary, u64 k)
+{
+    if (k == ~0ULL) return;
+    u64 x = k - (k >= primary ? 1 : 0);
+#if occ_sectors
+    const void *p = sector_at(words, x / SECTOR_ROWS);
+#else
+    const void *p = words + (x >> 7) * OCC_BLOCK_WORDS;
+#endif
+#if occ_prefetch == 1
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+#elif occ_prefetch >= 2
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
+
+__device__ __forceinline__ void prefetch_rows(const u32 *words, u64 primary, u64 k, u64 l)
+{
+    prefetch_row(words, primary, k);
+    prefetch_row(words, primary, l);
+}
+
 // An interval of one row [l, l] (most of a search's pops, once its string occurs once in the
 // genome): the counts before row l differ from row l's only in row l's own base (none at the
 // primary row, $), so row l's block alone gives both rows' (occ_singleton). Row l is read
@@ -610,6 +642,18 @@ __device__ __forceinline__ u64 child_field(const Extensions &ext, int c, u64 w, 
     return child_holds ? 4 * w + c : ext.k[c];
 }
 
+#if occ_prefetch
+// The rows the children's pops will count from: the matching child's (the chain's next pop),
+// and with occ_prefetch 3 every other child's too (popped later, if at all).
+__device__ __forceinline__ void prefetch_children(const Read &r, const Extensions &ext, int base, bool allow_diff)
+{
+    for (int c = 0; c < 4; ++c) {
+        bool wanted = c == base || (occ_prefetch == 3 && allow_diff);
+        if (wanted && ext.k[c] <= ext.l[c]) prefetch_rows(r.words, r.primary, ext.k[c] - 1, ext.l[c]);
+    }
+}
+#endif
+
 __device__ bool too_many_ns(const Read &r, int max_diff)
 {
     int n_amb = 0;
@@ -687,6 +731,9 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     Extensions ext;
     if (holds_string) string_extensions(r, matched, field, ext);
     else bwt_extensions(r, k, l, ext);
+#if occ_prefetch
+    prefetch_children(r, ext, base, allow_diff);
+#endif
     bool child_holds = holds_string && matched + 1 < r.interval_depth;
     int gaps = (opt.mode & MODE_LOGGAP) ? int_log2(n_gape + n_gapo) / 2 + 1 : n_gapo + n_gape;
     if (allow_diff && i >= opt.indel_end_skip + gaps && r.len - i >= opt.indel_end_skip + gaps) {

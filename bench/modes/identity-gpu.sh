@@ -79,6 +79,22 @@ forced_paths() {
     BCUDA_TEST_SLOTS=3 BCUDA_TEST_BATCH_READS=8192 check ecoli536.fa "$ecoli_art"
 }
 
+# Occurrence sectors asked for ahead of their pops (occ_prefetch: the matching child's into L1
+# or L2, every child's into L2), with bwa's array too, small stacks, ancient DNA's options, -e
+# and -m 300: a hint, so the .sai must not move.
+prefetch_paths() {
+    local ecoli_art sim250 sim36 lambda_art sw
+    ecoli_art=$(data_file ecoli536_art.fq) sim250=$(data_file sim250.fq) sim36=$(data_file sim36.fq)
+    lambda_art=$(data_file lambda_art.fq)
+    for sw in occ_prefetch=1 occ_prefetch=2 occ_prefetch=3 "occ_prefetch=3 occ_sectors=0"; do
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art"
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$sim250" -n 2
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+        BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" -o 2 -e 3
+    done
+    BCUDA_TEST_INEXACT_SWITCHES=occ_prefetch=3 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+}
+
 # The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the
 # search, the rest go on. Ancient-DNA reads of E. coli with half of them random (environmental
 # DNA), with ancient DNA's options, bwa's defaults and -e (gap extensions beyond -n); a limit of

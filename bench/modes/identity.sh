@@ -34,6 +34,7 @@ mode_main() {
         no_hit_paths
         exact_replay_paths
         proof_paths
+        prefetch_paths
     fi
     log "identity failures: $FAILURES"
     if [ "$ALIGN" = --gpu ]; then

@@ -296,6 +296,13 @@ pub struct InexactSwitches {
     /// value. A tuned file from before it existed reads as 60,000.
     #[serde(default = "default_proof_extensions")]
     pub proof_extensions: u32,
+    /// A pop asks for its children's occurrence sectors before it pushes them (a hint, so the
+    /// counts are the same): 0 not at all, 1 the matching child's into L1 (the chain's next
+    /// pop reads them at once), 2 the same into L2, 3 every child's into L2
+    /// (cuda/inexact_match.cu, `prefetch_children`). A tuned file from before it existed reads
+    /// as 0.
+    #[serde(default)]
+    pub occ_prefetch: u32,
 }
 
 fn default_proof_extensions() -> u32 {
@@ -365,6 +372,7 @@ impl Default for InexactSwitches {
             exact_replay: false,
             proof_before_last: false,
             proof_extensions: default_proof_extensions(),
+            occ_prefetch: 0,
         }
     }
 }
@@ -402,6 +410,7 @@ impl InexactSwitches {
         ("exact_replay", &[0, 1]),
         ("proof_before_last", &[0, 1]),
         ("proof_extensions", &[5_000, 20_000, 60_000]),
+        ("occ_prefetch", &[0, 1, 2, 3]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -417,6 +426,9 @@ impl InexactSwitches {
         }
         if self.proof_extensions == 0 {
             return Some("proof_extensions must be at least 1");
+        }
+        if self.occ_prefetch > 3 {
+            return Some("occ_prefetch must be 0 (off), 1 (L1), 2 (L2) or 3 (every child, L2)");
         }
         if self.level_max_rounds > i32::MAX as u32 {
             return Some("level_max_rounds must be under 2^31 (0: no limit)");
@@ -525,6 +537,7 @@ impl InexactSwitches {
             "exact_replay" => self.exact_replay = flag()?,
             "proof_before_last" => self.proof_before_last = flag()?,
             "proof_extensions" => self.proof_extensions = n,
+            "occ_prefetch" => self.occ_prefetch = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -563,6 +576,7 @@ impl InexactSwitches {
             self.exact_replay as u32,
             self.proof_before_last as u32,
             self.proof_extensions,
+            self.occ_prefetch,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -600,6 +614,9 @@ impl InexactSwitches {
         }
         if self.lane_interleave {
             defines.push("-Dlane_interleave=1".to_string());
+        }
+        if self.occ_prefetch > 0 {
+            defines.push(format!("-Docc_prefetch={}", self.occ_prefetch));
         }
         defines
     }
@@ -683,6 +700,7 @@ mod tests {
             exact_replay: true,
             proof_before_last: true,
             proof_extensions: 9,
+            occ_prefetch: 2,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
