@@ -636,10 +636,18 @@ __device__ __forceinline__ u64 string_k(const Read &r, int matched, u64 w)
     return matched == 0 ? 0 : __ldg(r.intervals + table_level(matched) + w).x;
 }
 
+// v[c] by selects: an array indexed by a base known only at run time (the read's next base,
+// the mismatches after it) would live in local memory, a store and a load for every use; with
+// selects the four extensions stay in registers.
+__device__ __forceinline__ u64 pick4(const u64 v[4], int c)
+{
+    return c == 0 ? v[0] : c == 1 ? v[1] : c == 2 ? v[2] : v[3];
+}
+
 // What child c keeps in k's place: its string while it holds one, else its k.
 __device__ __forceinline__ u64 child_field(const Extensions &ext, int c, u64 w, bool child_holds)
 {
-    return child_holds ? 4 * w + c : ext.k[c];
+    return child_holds ? 4 * w + c : pick4(ext.k, c);
 }
 
 #if occ_prefetch
@@ -759,8 +767,9 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         for (int j = 1; j <= 4; ++j) {
             int c = (base + j) & 3;
             bool is_mm = j != 4 || base > 3;
-            if (ext.k[c] > ext.l[c]) continue;
-            Entry child = make_entry(opt, i, child_field(ext, c, field, child_holds), ext.l[c], n_mm + is_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, is_mm);
+            u64 child_l = pick4(ext.l, c);
+            if (pick4(ext.k, c) > child_l) continue;
+            Entry child = make_entry(opt, i, child_field(ext, c, field, child_holds), child_l, n_mm + is_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, is_mm);
             if (is_mm) sink.push(child);
             else {
                 matching = child;
@@ -768,8 +777,9 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
             }
         }
     } else if (base < 4) {
-        if (ext.k[base] <= ext.l[base]) {
-            matching = make_entry(opt, i, child_field(ext, base, field, child_holds), ext.l[base], n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);
+        u64 child_l = pick4(ext.l, base);
+        if (pick4(ext.k, base) <= child_l) {
+            matching = make_entry(opt, i, child_field(ext, base, field, child_holds), child_l, n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);
             has_matching = true;
         }
     }
