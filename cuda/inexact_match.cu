@@ -696,7 +696,13 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         m_seed = opt.max_seed_diff - (n_mm + n_gapo);
         if (gape_counts) m_seed -= n_gape;
     }
-    if (i > 0 && m < width[i - 1].bid) return STEP_DONE;
+    // The D arrays' cells this pop reads, asked for together: read where each is needed, they
+    // were loads waited for one after another (4 % of pass 2's stall samples).
+    Width here = i > 0 ? width[i - 1] : Width{0, 0}, below = i > 1 ? width[i - 2] : Width{0, 0};
+    int ii = i - 1 - (r.len - opt.seed_len);
+    bool seeded = r.use_seed && i > 1 && ii > 0;
+    Width seed_below = seeded ? r.seed_width[ii - 1] : Width{0, 0}, seed_here = seeded ? r.seed_width[ii] : Width{0, 0};
+    if (i > 0 && m < here.bid) return STEP_DONE;
 
     // A hit: the whole read consumed, or the rest must match exactly.
     if (i == 0 || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))) {
@@ -710,12 +716,11 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     --i;
     bool allow_diff = true, allow_m = true;
     if (i > 0) {
-        int ii = i - (r.len - opt.seed_len);
-        if (width[i - 1].bid > m - 1) allow_diff = false;
-        else if (width[i - 1].bid == m - 1 && width[i].bid == m - 1 && width[i - 1].w == width[i].w) allow_m = false;
-        if (r.use_seed && ii > 0) {
-            if (r.seed_width[ii - 1].bid > m_seed - 1) allow_diff = false;
-            else if (r.seed_width[ii - 1].bid == m_seed - 1 && r.seed_width[ii].bid == m_seed - 1 && r.seed_width[ii - 1].w == r.seed_width[ii].w) allow_m = false;
+        if (below.bid > m - 1) allow_diff = false;
+        else if (below.bid == m - 1 && here.bid == m - 1 && below.w == here.w) allow_m = false;
+        if (seeded) {
+            if (seed_below.bid > m_seed - 1) allow_diff = false;
+            else if (seed_below.bid == m_seed - 1 && seed_here.bid == m_seed - 1 && seed_below.w == seed_here.w) allow_m = false;
         }
     }
     int base = r.seq[i];
