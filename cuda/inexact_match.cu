@@ -391,11 +391,11 @@ __device__ __forceinline__ const u32 *shared_block(const u32 *words, u64 primary
 __device__ __forceinline__ void prefetch_row(const u32 *words, u64 primary, u64 k)
 {
     if (k == ~0ULL) return;
-    u64 x = k - (k >= primary ? 1 : 0);
 #if occ_sectors
-    const void *p = sector_at(words, x / SECTOR_ROWS);
+    const void *p = sector_at(words, (k - (k >= primary ? 1 : 0)) / SECTOR_ROWS);
 #else
-    const void *p = words + (x >> 7) * OCC_BLOCK_WORDS;
+    u32 n;
+    const void *p = words + occ_row(k, primary, n);
 #endif
 #if occ_prefetch == 1
     asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
@@ -1519,12 +1519,22 @@ __device__ __forceinline__ void keep_lowest(ScoreCount &low, int s)
 // Entries read a batch at a time by the passes over a lane's buffer in a commit.
 #define SCORE_BATCH 8
 
-// The scores of a lane's entries j0..j0+SCORE_BATCH-1 (those before n), all asked for before any
-// is used: one load after another, each waited for, took a fifth of pass 2's stalls.
-__device__ __forceinline__ void batch_scores(const LaneView &buf, int j0, int n, int scores[SCORE_BATCH])
+// Calls visit(j, score of entry j) for a lane's n entries at `buf`, in push order. The scores of
+// SCORE_BATCH entries are all asked for before any is used: one load after another, each
+// waited for, took a fifth of pass 2's stalls.
+template <class Visit>
+__device__ __forceinline__ void for_each_score(const LaneView &buf, int n, Visit visit)
 {
+    for (int j0 = 0; j0 < n; j0 += SCORE_BATCH) {
+        int scores[SCORE_BATCH];
 #pragma unroll
-    for (int u = 0; u < SCORE_BATCH; ++u) scores[u] = j0 + u < n ? entry_score(buf[j0 + u]) : 0;
+        for (int u = 0; u < SCORE_BATCH; ++u) scores[u] = j0 + u < n ? entry_score(buf[j0 + u]) : 0;
+#pragma unroll
+        for (int u = 0; u < SCORE_BATCH; ++u) {
+            if (j0 + u >= n) break;
+            visit(j0 + u, scores[u]);
+        }
+    }
 }
 
 // The lowest score up to the cap among a lane's n entries at `buf` (INT_MAX when none), and how
@@ -1532,16 +1542,10 @@ __device__ __forceinline__ void batch_scores(const LaneView &buf, int j0, int n,
 __device__ ScoreCount lowest_push_score(const LaneView &buf, int n, int cap, int &over_cap)
 {
     ScoreCount low = {0x7fffffff, 0};
-    for (int j0 = 0; j0 < n; j0 += SCORE_BATCH) {
-        int scores[SCORE_BATCH];
-        batch_scores(buf, j0, n, scores);
-#pragma unroll
-        for (int u = 0; u < SCORE_BATCH; ++u) {
-            if (j0 + u >= n) break;
-            if (scores[u] > cap) ++over_cap;
-            else keep_lowest(low, scores[u]);
-        }
-    }
+    for_each_score(buf, n, [&](int, int s) {
+        if (s > cap) ++over_cap;
+        else keep_lowest(low, s);
+    });
     return low;
 }
 
@@ -1551,17 +1555,10 @@ __device__ ScoreCount lowest_push_score(const LaneView &buf, int n, int cap, int
 // buffers in turn hands each the position and `next` that the one before left.
 __device__ int store_score(Levels &lv, int s, int pos, const LaneView &buf, int n, ScoreCount &next)
 {
-    for (int j0 = 0; j0 < n; j0 += SCORE_BATCH) {
-        int scores[SCORE_BATCH];
-        batch_scores(buf, j0, n, scores);
-#pragma unroll
-        for (int u = 0; u < SCORE_BATCH; ++u) {
-            if (j0 + u >= n) break;
-            int e = scores[u];
-            if (e == s) *level_entry(lv, s, pos++) = buf[j0 + u];
-            else if (e > s && e <= lv.cap) keep_lowest(next, e);
-        }
-    }
+    for_each_score(buf, n, [&](int j, int e) {
+        if (e == s) *level_entry(lv, s, pos++) = buf[j];
+        else if (e > s && e <= lv.cap) keep_lowest(next, e);
+    });
     return pos;
 }
 
