@@ -1,5 +1,16 @@
 # The GPU-only parts of bench/run identity (sourced by identity.sh).
 
+# One switch set (BCUDA_TEST_INEXACT_SWITCHES syntax) on the cases most switches are checked on:
+# E. coli's ART reads, 250 bp reads with -n 2 and small stacks, 36 bp reads with ancient DNA's
+# options, and lambda's reads with -o 2 -e 3.
+switch_cases() { # SWITCHES
+    local sw=$1
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$(data_file ecoli536_art.fq)"
+    BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$(data_file sim250.fq)" -n 2
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$(data_file lambda_art.fq)" -o 2 -e 3
+}
+
 # The GPU's paths forced by the test hooks (src/test_hooks.rs): the .sai must not change.
 forced_paths() {
     local ecoli_art sim250 sim36 lambda_art stacks sw
@@ -22,10 +33,7 @@ forced_paths() {
     # The interval table: none, shallow (most mismatch and gap paths cross its edge), the
     # default and deep, with ancient DNA's options too (-l 1024 -n 0.01 -o 2).
     for sw in interval_depth=0 interval_depth=4 interval_depth=12 interval_depth=14; do
-        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art"
-        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$sim250" -n 2
-        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
-        BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" -o 2 -e 3
+        switch_cases "$sw"
     done
     # Pass 2 hands every read with more than one group of chains on to pass 3.
     BCUDA_TEST_INEXACT_SWITCHES=level_max_rounds=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art"
@@ -56,10 +64,7 @@ forced_paths() {
     # Occurrence counts from sectors (occ_sectors), with one-row intervals read once, small
     # stacks, ancient DNA's options, -e and -m 300.
     for sw in occ_sectors=1 "occ_sectors=1 occ_singleton=1"; do
-        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art"
-        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$sim250" -n 2
-        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
-        BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" -o 2 -e 3
+        switch_cases "$sw"
     done
     BCUDA_TEST_INEXACT_SWITCHES=occ_sectors=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
     # Two sets of the passes' scratch (scratch_sets=2), batches alternating between them, with
@@ -83,16 +88,12 @@ forced_paths() {
 # or L2, every child's into L2), with bwa's array too, small stacks, ancient DNA's options, -e
 # and -m 300: a hint, so the .sai must not move.
 prefetch_paths() {
-    local ecoli_art sim250 sim36 lambda_art sw
-    ecoli_art=$(data_file ecoli536_art.fq) sim250=$(data_file sim250.fq) sim36=$(data_file sim36.fq)
-    lambda_art=$(data_file lambda_art.fq)
+    local sw
     for sw in occ_prefetch=1 occ_prefetch=2 occ_prefetch=3 "occ_prefetch=3 occ_sectors=0"; do
-        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art"
-        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$sim250" -n 2
-        BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
-        BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" -o 2 -e 3
+        switch_cases "$sw"
     done
-    BCUDA_TEST_INEXACT_SWITCHES=occ_prefetch=3 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+    BCUDA_TEST_INEXACT_SWITCHES=occ_prefetch=3 BCUDA_TEST_STACKS=16,65536,262144 \
+        check ecoli536.fa "$(data_file ecoli536_art.fq)" -m 300
 }
 
 # The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the
@@ -119,17 +120,13 @@ no_hit_paths() {
 # DNA's options, -e, small stacks (the reads it hands on go through every pass), bwa's array
 # instead of the sectors, the interval table, and small batches on two scratch sets.
 exact_replay_paths() {
-    local ecoli_art sim250 sim36 lambda_art sw=exact_replay=1 opts
-    ecoli_art=$(data_file ecoli536_art.fq) sim250=$(data_file sim250.fq) sim36=$(data_file sim36.fq)
-    lambda_art=$(data_file lambda_art.fq)
+    local ecoli_art lambda_art sw=exact_replay=1 opts
+    ecoli_art=$(data_file ecoli536_art.fq) lambda_art=$(data_file lambda_art.fq)
     for opts in "" "-n 2" "-o 0" "-l 25 -k 1" "-R 5" "-N" "-R 1 -k 0"; do
         BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" $opts
     done
-    BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art"
+    switch_cases "$sw"
     BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art" -m 300
-    BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$sim250" -n 2
-    BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
-    BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$lambda_art" -o 2 -e 3
     BCUDA_TEST_INEXACT_SWITCHES="$sw occ_sectors=0" check ecoli536.fa "$ecoli_art"
     BCUDA_TEST_INEXACT_SWITCHES="$sw interval_depth=10" check ecoli536.fa "$ecoli_art"
     BCUDA_TEST_INEXACT_SWITCHES="$sw scratch_sets=2" BCUDA_TEST_BATCH_READS=4096 check ecoli536.fa "$ecoli_art"
