@@ -55,7 +55,7 @@ sweep_run() {
 
 # SWEEP="a=1;b=2 c=0": once per setting of the inexact kernels' switches; ENV_SWEEP="X=1;X=2
 # Y=3": once per set of test settings; BATCH_SWEEP="131072 65536": once per batch size;
-# VARIANT, NCU: below.
+# VARIANT, NCU (1 or lines): below.
 sweeps() {
     local settings sw e n
     if [ -n "${SWEEP:-}" ]; then
@@ -68,7 +68,11 @@ sweeps() {
     fi
     for n in ${BATCH_SWEEP:-}; do sweep_run "batches of $n reads" "BCUDA_TEST_BATCH_READS=$n"; done
     [ -z "${VARIANT:-}" ] || variant_runs
-    [ -z "${NCU:-}" ] || ncu_profile
+    case ${NCU:-} in
+    '') ;;
+    lines) ncu_lines ;;
+    *) ncu_profile ;;
+    esac
 }
 
 # VARIANT=file.cu: a hand-edited cuda/inexact_match.cu installed as this GPU's tuned kernels
@@ -101,4 +105,28 @@ ncu_profile() {
     timeout 240 ncu "${profiled[@]}" --csv --page raw --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
         "${run[@]}" > "$RES/ncu-stalls-$TAG-$COMMIT_NOW.csv" 2>&1 < /dev/null
     log "ncu stall reasons (exit $?): $(wc -l < "$RES/ncu-stalls-$TAG-$COMMIT_NOW.csv") lines in ncu-stalls-$TAG-$COMMIT_NOW.csv"
+}
+
+# NCU=lines: Nsight Compute's counters per CUDA source line of one launch of pass 2 and one of
+# pass 3 (inexact_level's first two launches: batch 0 of the first 100k reads), exported as CSV
+# (ncu-lines-passN-TAG-COMMIT.csv.gz) and summed per line and per function by bench/ncu-lines.py
+# (ncu-lines-TAG-COMMIT.txt): where each pass's warps stall, which lines issue and load.
+ncu_lines() {
+    command -v ncu > /dev/null || { log "NCU=lines: ncu not found"; return; }
+    local dir pass csv out=$RES/ncu-lines-$TAG-$COMMIT_NOW.txt
+    local run=($B aln "$ALIGN" --quiet "${A[@]}" -t "$T" -f "$W/ncu.sai" "$W/genome.fa" "$W/r100k.fq")
+    dir=$(mktemp -d -p "$W")
+    # NVRTC names its source default_program; ncu imports the source from the working directory.
+    { cat cuda/bwt.cuh; echo; cat cuda/inexact_match.cu; } > "$dir/default_program"
+    : > "$out"
+    for pass in 2 3; do
+        (cd "$dir" && BCUDA_TEST_LINEINFO=1 timeout 300 ncu -f --clock-control none --kernel-name inexact_level \
+            --launch-skip $((pass - 2)) --launch-count 1 --set full --import-source yes -o "pass$pass" "${run[@]}") \
+            > "$dir/ncu$pass.log" 2>&1 < /dev/null
+        csv=$RES/ncu-lines-pass$pass-$TAG-$COMMIT_NOW.csv.gz
+        (cd "$dir" && ncu -i "pass$pass.ncu-rep" --page source --csv --print-source cuda,sass) | gzip > "$csv"
+        log "ncu pass $pass: $(tail -1 "$dir/ncu$pass.log"); $(zcat "$csv" | wc -l) lines in $(basename "$csv")"
+        { echo "## pass $pass, $REG"; python3 bench/ncu-lines.py "$csv" "$dir/default_program"; echo; } >> "$out" 2>&1
+    done
+    rm -rf "$dir"
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Sums Nsight Compute's per-source-line counters per line and per enclosing function.
+
+    bench/ncu-lines.py SOURCE.csv[.gz] default_program [TOP]
+
+SOURCE.csv is `ncu -i R.ncu-rep --page source --csv --print-source cuda,sass`; default_program
+is the kernel's source as NVRTC compiled it (cuda/bwt.cuh, a newline, cuda/inexact_match.cu),
+whose lines the CSV's CUDA rows number. Prints each function's and the TOP lines' shares of the
+launch's warp stall samples, warp instructions and L2 sectors, highest stalls first.
+"""
+import csv
+import gzip
+import re
+import sys
+from collections import defaultdict
+
+METRICS = [
+    ("stalls", "Warp Stall Sampling (All Samples)"),
+    ("instr", "Instructions Executed"),
+    ("L2 sectors", "L2 Theoretical Sectors Global"),
+]
+FUNCTION = re.compile(r"^\s*(?:extern \"C\" )?(?:__global__|__device__)[^(]*?(\w+)\s*\(")
+
+
+def number(cell):
+    try:
+        return float(cell.replace(",", ""))
+    except ValueError:
+        return 0.0
+
+
+def line_totals(path):
+    """{line: [metric sums]} over the CSV's CUDA-source rows (those that carry a line number)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    totals = defaultdict(lambda: [0.0] * len(METRICS))
+    with opener(path, "rt", newline="") as f:
+        columns = None
+        for row in csv.reader(f):
+            if any(METRICS[0][1] == cell for cell in row):
+                columns = row
+                continue
+            if columns is None or len(row) != len(columns):
+                continue
+            line = next((row[i] for i, c in enumerate(columns) if c in ("Line No", "Line", "#")), "")
+            if not line.strip().isdigit():
+                continue
+            sums = totals[int(line)]
+            for m, (_, name) in enumerate(METRICS):
+                if name in columns:
+                    sums[m] += number(row[columns.index(name)])
+    if not totals:
+        sys.exit(f"{path}: no CUDA source rows with '{METRICS[0][1]}' (export with --print-source cuda,sass)")
+    return totals
+
+
+def functions_of(source_lines):
+    """The enclosing function's name of every line (1-based), by the last definition above it."""
+    names, current = [""], "(file scope)"
+    for text in source_lines:
+        m = FUNCTION.match(text)
+        if m:
+            current = m.group(1)
+        names.append(current)
+    return names
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    totals = line_totals(sys.argv[1])
+    source = open(sys.argv[2]).read().split("\n")
+    top = int(sys.argv[3]) if len(sys.argv) > 3 else 25
+    names = functions_of(source)
+    all_sums = [sum(v[m] for v in totals.values()) or 1.0 for m in range(len(METRICS))]
+    print("stall samples %d, warp instructions %.2f G, L2 sectors %.2f G" % (all_sums[0], all_sums[1] / 1e9, all_sums[2] / 1e9))
+
+    def share(v):
+        return "\t".join("%.1f%%" % (100 * v[m] / all_sums[m]) for m in range(len(METRICS)))
+
+    per_function = defaultdict(lambda: [0.0] * len(METRICS))
+    for line, v in totals.items():
+        name = names[line] if line < len(names) else "(beyond the source)"
+        for m in range(len(METRICS)):
+            per_function[name][m] += v[m]
+    print("function\t" + "\t".join(label for label, _ in METRICS))
+    for name, v in sorted(per_function.items(), key=lambda kv: -kv[1][0])[:top]:
+        print(f"{name}\t{share(v)}")
+    print()
+    print("line\t" + "\t".join(label for label, _ in METRICS) + "\tsource")
+    for line, v in sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]:
+        text = source[line - 1].strip() if line <= len(source) else ""
+        name = names[line] if line < len(names) else ""
+        print(f"{line}\t{share(v)}\t{name}: {text}")
+
+
+if __name__ == "__main__":
+    main()
