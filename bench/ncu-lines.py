@@ -30,9 +30,11 @@ def number(cell):
 
 
 def line_totals(path):
-    """{line: [metric sums]} over the CSV's CUDA-source rows (those that carry a line number)."""
+    """{line: [metric sums]} and {line: {stall reason: samples}} over the CSV's rows (one a SASS
+    instruction, with its CUDA line)."""
     opener = gzip.open if path.endswith(".gz") else open
     totals = defaultdict(lambda: [0.0] * len(METRICS))
+    reasons = defaultdict(lambda: defaultdict(float))
     with opener(path, "rt", newline="") as f:
         columns = None
         for row in csv.reader(f):
@@ -48,9 +50,19 @@ def line_totals(path):
             for m, (_, name) in enumerate(METRICS):
                 if name in columns:
                     sums[m] += number(row[columns.index(name)])
+            for i, c in enumerate(columns):
+                if c.startswith("stall_") and not c.endswith("(Not Issued)"):
+                    reasons[int(line)][c[len("stall_"):]] += number(row[i])
     if not totals:
         sys.exit(f"{path}: no CUDA source rows with '{METRICS[0][1]}' (export with --print-source cuda,sass)")
-    return totals
+    return totals, reasons
+
+
+def top_reasons(samples, n=3):
+    """The n stall reasons with the most samples, as shares of all of them."""
+    whole = sum(samples.values()) or 1.0
+    ranked = sorted(samples.items(), key=lambda kv: -kv[1])[:n]
+    return " ".join("%s %d%%" % (name, round(100 * v / whole)) for name, v in ranked if v > 0)
 
 
 def functions_of(source_lines):
@@ -67,7 +79,7 @@ def functions_of(source_lines):
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    totals = line_totals(sys.argv[1])
+    totals, reasons = line_totals(sys.argv[1])
     source = open(sys.argv[2]).read().split("\n")
     top = int(sys.argv[3]) if len(sys.argv) > 3 else 25
     names = functions_of(source)
@@ -78,19 +90,25 @@ def main():
         return "\t".join("%.1f%%" % (100 * v[m] / all_sums[m]) for m in range(len(METRICS)))
 
     per_function = defaultdict(lambda: [0.0] * len(METRICS))
+    function_reasons = defaultdict(lambda: defaultdict(float))
+    launch_reasons = defaultdict(float)
     for line, v in totals.items():
         name = names[line] if line < len(names) else "(beyond the source)"
         for m in range(len(METRICS)):
             per_function[name][m] += v[m]
-    print("function\t" + "\t".join(label for label, _ in METRICS))
+        for reason, n in reasons[line].items():
+            function_reasons[name][reason] += n
+            launch_reasons[reason] += n
+    print("stall reasons: " + top_reasons(launch_reasons, 6))
+    print("function\t" + "\t".join(label for label, _ in METRICS) + "\tits stall reasons")
     for name, v in sorted(per_function.items(), key=lambda kv: -kv[1][0])[:top]:
-        print(f"{name}\t{share(v)}")
+        print(f"{name}\t{share(v)}\t{top_reasons(function_reasons[name])}")
     print()
-    print("line\t" + "\t".join(label for label, _ in METRICS) + "\tsource")
+    print("line\t" + "\t".join(label for label, _ in METRICS) + "\tits stall reasons\tsource")
     for line, v in sorted(totals.items(), key=lambda kv: -kv[1][0])[:top]:
         text = source[line - 1].strip() if line <= len(source) else ""
         name = names[line] if line < len(names) else ""
-        print(f"{line}\t{share(v)}\t{name}: {text}")
+        print(f"{line}\t{share(v)}\t{top_reasons(reasons[line], 2)}\t{name}: {text}")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,24 @@ prefetch_paths() {
         check ecoli536.fa "$(data_file ecoli536_art.fq)" -m 300
 }
 
+# A group's pushes stored in one pass over each lane's buffer (commit_one_pass: pass 3's teams,
+# then both team passes), with small pools that drop levels, -m 300, teams of one warp in both
+# passes, segments and interleaved buffers: the same entries in the same places, so the .sai
+# must not move.
+commit_paths() {
+    local sw ecoli_art
+    ecoli_art=$(data_file ecoli536_art.fq)
+    for sw in commit_one_pass=1 commit_one_pass=2; do
+        switch_cases "$sw"
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=16,2048,262144 check ecoli536.fa "$ecoli_art"
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+    done
+    BCUDA_TEST_INEXACT_SWITCHES="commit_one_pass=2 level_team_lanes=32 last_team_lanes=32" \
+        BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+    BCUDA_TEST_INEXACT_SWITCHES="commit_one_pass=2 level_refill=1 lane_interleave=1" \
+        BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$(data_file sim250.fq)" -n 2
+}
+
 # The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the
 # search, the rest go on. Ancient-DNA reads of E. coli with half of them random (environmental
 # DNA), with ancient DNA's options, bwa's defaults and -e (gap extensions beyond -n); a limit of

@@ -109,11 +109,11 @@ ncu_profile() {
 
 # NCU=lines: Nsight Compute's counters per CUDA source line of one launch of pass 2 and one of
 # pass 3 (inexact_level's first two launches: batch 0 of the first 100k reads), exported as CSV
-# (ncu-lines-passN-TAG-COMMIT.csv.gz) and summed per line and per function by bench/ncu-lines.py
-# (ncu-lines-TAG-COMMIT.txt): where each pass's warps stall, which lines issue and load.
+# (ncu-lines-passN-REGIME-TAG-COMMIT.csv.gz) and summed per line and per function by bench/ncu-lines.py
+# (ncu-lines-REGIME-TAG-COMMIT.txt): where each pass's warps stall, which lines issue and load.
 ncu_lines() {
     command -v ncu > /dev/null || { log "NCU=lines: ncu not found"; return; }
-    local dir pass csv out=$RES/ncu-lines-$TAG-$COMMIT_NOW.txt
+    local dir pass csv out=$RES/ncu-lines-$REG-$TAG-$COMMIT_NOW.txt
     local run=($B aln "$ALIGN" --quiet "${A[@]}" -t "$T" -f "$W/ncu.sai" "$W/genome.fa" "$W/r100k.fq")
     dir=$(mktemp -d -p "$W")
     # NVRTC names its source default_program; ncu imports the source from the working directory.
@@ -123,7 +123,7 @@ ncu_lines() {
         (cd "$dir" && BCUDA_TEST_LINEINFO=1 timeout 300 ncu -f --clock-control none --kernel-name inexact_level \
             --launch-skip $((pass - 2)) --launch-count 1 --set full --import-source yes -o "pass$pass" "${run[@]}") \
             > "$dir/ncu$pass.log" 2>&1 < /dev/null
-        csv=$RES/ncu-lines-pass$pass-$TAG-$COMMIT_NOW.csv.gz
+        csv=$RES/ncu-lines-pass$pass-$REG-$TAG-$COMMIT_NOW.csv.gz
         (cd "$dir" && ncu -i "pass$pass.ncu-rep" --page source --csv --print-source cuda,sass) | gzip > "$csv"
         log "ncu pass $pass: $(tail -1 "$dir/ncu$pass.log"); $(zcat "$csv" | wc -l) lines in $(basename "$csv")"
         { echo "## pass $pass, $REG"; python3 bench/ncu-lines.py "$csv" "$dir/default_program"; echo; } >> "$out" 2>&1

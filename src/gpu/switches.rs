@@ -303,6 +303,13 @@ pub struct InexactSwitches {
     /// as 0.
     #[serde(default)]
     pub occ_prefetch: u32,
+    /// The team passes store a group of chains' pushes with one pass over each lane's buffer
+    /// and one prefix sum for all their scores (cuda/inexact_match.cu, `commit_known_scores`)
+    /// instead of a pass and a prefix sum per score: 0 in neither, 1 in pass 3's teams (each
+    /// prefix sum of a team of 1024 lanes waits at two barriers), 2 in both team passes. The
+    /// same entries in the same places. A tuned file from before it existed reads as 0.
+    #[serde(default)]
+    pub commit_one_pass: u32,
 }
 
 fn default_proof_extensions() -> u32 {
@@ -373,6 +380,7 @@ impl Default for InexactSwitches {
             proof_before_last: false,
             proof_extensions: default_proof_extensions(),
             occ_prefetch: 0,
+            commit_one_pass: 0,
         }
     }
 }
@@ -411,6 +419,7 @@ impl InexactSwitches {
         ("proof_before_last", &[0, 1]),
         ("proof_extensions", &[5_000, 20_000, 60_000]),
         ("occ_prefetch", &[0, 1, 2, 3]),
+        ("commit_one_pass", &[0, 1, 2]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -429,6 +438,9 @@ impl InexactSwitches {
         }
         if self.occ_prefetch > 3 {
             return Some("occ_prefetch must be 0 (off), 1 (L1), 2 (L2) or 3 (every child, L2)");
+        }
+        if self.commit_one_pass > 2 {
+            return Some("commit_one_pass must be 0 (off), 1 (pass 3) or 2 (passes 2 and 3)");
         }
         if self.level_max_rounds > i32::MAX as u32 {
             return Some("level_max_rounds must be under 2^31 (0: no limit)");
@@ -538,6 +550,7 @@ impl InexactSwitches {
             "proof_before_last" => self.proof_before_last = flag()?,
             "proof_extensions" => self.proof_extensions = n,
             "occ_prefetch" => self.occ_prefetch = n,
+            "commit_one_pass" => self.commit_one_pass = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -577,6 +590,7 @@ impl InexactSwitches {
             self.proof_before_last as u32,
             self.proof_extensions,
             self.occ_prefetch,
+            self.commit_one_pass,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -617,6 +631,10 @@ impl InexactSwitches {
         }
         if self.occ_prefetch > 0 {
             defines.push(format!("-Docc_prefetch={}", self.occ_prefetch));
+        }
+        let last_only = team == self.last_team_lanes && team != self.level_team_lanes;
+        if self.commit_one_pass == 2 || (self.commit_one_pass == 1 && last_only) {
+            defines.push("-Dcommit_one_pass=1".to_string());
         }
         defines
     }
@@ -701,6 +719,7 @@ mod tests {
             proof_before_last: true,
             proof_extensions: 9,
             occ_prefetch: 2,
+            commit_one_pass: 2,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
