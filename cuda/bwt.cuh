@@ -72,6 +72,28 @@ __device__ __forceinline__ void occ4(const u32 *__restrict__ words, u64 primary,
 #endif
 #define SECTOR_ROWS 64
 
+// How the search reads a sector's halves (-D occ_l1, from the switches): its lookups land on
+// random sectors, rarely read twice, which may give L1 up to what is (the team passes' push
+// buffers, read back by the commit). 0: plain loads; 1 and 3: marked first to evict from L1; 2:
+// not kept in L1 at all.
+#ifndef occ_l1
+#define occ_l1 0
+#endif
+__device__ __forceinline__ uint4 sector_half(const uint4 *sector, int h)
+{
+#if occ_l1 == 1 || occ_l1 == 3
+    uint4 v;
+    asm("ld.global.nc.L1::evict_first.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(sector + h));
+    return v;
+#elif occ_l1 == 2
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(sector + h));
+    return v;
+#else
+    return sector[h];
+#endif
+}
+
 // Sector s of the array at `sectors` (as 16-byte halves: counts, then the two planes).
 __device__ __forceinline__ const uint4 *sector_at(const u32 *sectors, u64 s)
 {
@@ -81,7 +103,7 @@ __device__ __forceinline__ const uint4 *sector_at(const u32 *sectors, u64 s)
 // The bases of a sector up to position x (its first (x & 63) + 1), as the two planes.
 __device__ __forceinline__ void sector_planes(const uint4 *sector, u64 x, u64 &hi, u64 &lo)
 {
-    uint4 p = sector[1];
+    uint4 p = sector_half(sector, 1);
     u64 keep = ~0ULL >> (63 - (u32)(x & 63));
     hi = ((u64)p.y << 32 | p.x) & keep;
     lo = ((u64)p.w << 32 | p.z) & keep;
@@ -92,7 +114,7 @@ __device__ __forceinline__ void sector_count4(const u32 *sectors, u64 x, u64 cnt
 {
     const u64 *super = (const u64 *)sectors + 4 * (x >> SECTOR_SUPER_SHIFT);
     const uint4 *sector = sector_at(sectors, x / SECTOR_ROWS);
-    uint4 before = sector[0];
+    uint4 before = sector_half(sector, 0);
     u64 hi, lo;
     sector_planes(sector, x, hi, lo);
     u32 high = __popcll(hi), low = __popcll(lo), both = __popcll(hi & lo);
@@ -119,7 +141,7 @@ __device__ __forceinline__ u64 sector_count(const u32 *sectors, u64 x, int c)
 {
     const u64 *super = (const u64 *)sectors + 4 * (x >> SECTOR_SUPER_SHIFT);
     const uint4 *sector = sector_at(sectors, x / SECTOR_ROWS);
-    uint4 before = sector[0];
+    uint4 before = sector_half(sector, 0);
     u64 hi, lo;
     sector_planes(sector, x, hi, lo);
     u64 keep = ~0ULL >> (63 - (u32)(x & 63));
@@ -131,7 +153,7 @@ __device__ __forceinline__ u64 sector_count(const u32 *sectors, u64 x, int c)
 // The base at position x.
 __device__ __forceinline__ int sector_base(const u32 *sectors, u64 x)
 {
-    uint4 p = sector_at(sectors, x / SECTOR_ROWS)[1];
+    uint4 p = sector_half(sector_at(sectors, x / SECTOR_ROWS), 1);
     u32 j = (u32)(x & 63);
     u64 hi = (u64)p.y << 32 | p.x, lo = (u64)p.w << 32 | p.z;
     return (int)((hi >> j & 1) << 1 | (lo >> j & 1));

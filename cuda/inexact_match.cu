@@ -47,8 +47,6 @@
 // and __syncwarp orders their memory as the block's barrier does for larger teams (defined here
 // for the reason above).
 #define ONE_WARP_TEAM (MAX_TEAM == LANES)
-// The most sums one team_prefix_n takes at once: each warp's share of the team's shared words.
-#define PREFIX_SUMS 4
 // The team kernel's blocks that must fit on an SM at once (-D, from the switches), which caps
 // its registers: more resident teams hide more of the lookups' latency. (Pass 1's are the
 // autotune grammar's launch-bounds patch.)
@@ -59,11 +57,6 @@
 // the D arrays (-D, from the switches; run_root_chain).
 #ifndef root_chain
 #define root_chain 0
-#endif
-// The team passes store a group's pushes in one pass over each lane's buffer, all their scores
-// at once (-D, from the switches; commit_known_scores).
-#ifndef commit_one_pass
-#define commit_one_pass 0
 #endif
 // A team's lanes take their level's next chain as soon as their own ends (level_refill, -D from
 // the switches for the team passes that use it: run_segment).
@@ -1341,6 +1334,19 @@ __device__ __forceinline__ LaneView lane_view(Entry *lane_bufs, int lane, int st
 #endif
 }
 
+// Stores a pushed entry, which the commit reads back: with occ_l1 3 marked last to leave L1.
+__device__ __forceinline__ void keep_in_l1(Entry *dst, const Entry &e)
+{
+#if occ_l1 == 3
+    const u64 *w = (const u64 *)&e;
+#pragma unroll
+    for (int j = 0; j < (int)(sizeof(Entry) / 8); ++j)
+        asm volatile("st.global.L1::evict_last.u64 [%0], %1;" : : "l"((u64 *)dst + j), "l"(w[j]) : "memory");
+#else
+    *dst = e;
+#endif
+}
+
 // Where a lane's chain puts its children: the lane's own buffer. With entries_limit_exact each
 // child keeps the pop of the chain that pushed it in its (otherwise unused) link.
 struct LaneBuffer {
@@ -1348,10 +1354,11 @@ struct LaneBuffer {
     int n, pop;
     __device__ void push(const Entry &e)
     {
-        buf[n] = e;
+        Entry x = e;
 #if entries_limit_exact
-        buf[n].next = pop;
+        x.next = pop;
 #endif
+        keep_in_l1(&buf[n], x);
         ++n;
     }
 };
@@ -1410,52 +1417,30 @@ __device__ int team_min(const Team &t, int x)
     return lowest;
 }
 
-// The sums of x[0..N) over the lanes before this one (`before`) and over the team (`all`): the N
-// sums share one exchange (for larger teams, its barriers).
-template <int N>
-__device__ void team_prefix_n(const Team &t, const int (&x)[N], int (&before)[N], int (&all)[N])
-{
-    int lane = t.lane % LANES, warp = t.lane / LANES;
-    int incl[N];
-#pragma unroll
-    for (int q = 0; q < N; ++q) {
-        incl[q] = x[q];
-        for (int d = 1; d < LANES; d <<= 1) {
-            int from = __shfl_up_sync(FULL_MASK, incl[q], d);
-            if (lane >= d) incl[q] += from;
-        }
-        before[q] = incl[q] - x[q];
-    }
-    if (ONE_WARP_TEAM) {
-#pragma unroll
-        for (int q = 0; q < N; ++q) all[q] = __shfl_sync(FULL_MASK, incl[q], LANES - 1);
-        __syncwarp();
-        return;
-    }
-    if (lane == LANES - 1) {
-#pragma unroll
-        for (int q = 0; q < N; ++q) t.shared[q * (MAX_TEAM / LANES) + warp] = incl[q];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int q = 0; q < N; ++q) {
-        all[q] = 0;
-        for (int w = 0; w < t.size / LANES; ++w) {
-            int v = t.shared[q * (MAX_TEAM / LANES) + w];
-            if (w < warp) before[q] += v;
-            all[q] += v;
-        }
-    }
-    __syncthreads();
-}
-
 // The sum of x over the lanes before this one; `all`: over the team.
 __device__ int team_prefix(const Team &t, int x, int &all)
 {
-    int xs[1] = {x}, before[1], alls[1];
-    team_prefix_n<1>(t, xs, before, alls);
-    all = alls[0];
-    return before[0];
+    int lane = t.lane % LANES, warp = t.lane / LANES;
+    int incl = x;
+    for (int d = 1; d < LANES; d <<= 1) {
+        int from = __shfl_up_sync(FULL_MASK, incl, d);
+        if (lane >= d) incl += from;
+    }
+    if (ONE_WARP_TEAM) {
+        all = __shfl_sync(FULL_MASK, incl, LANES - 1);
+        __syncwarp();
+        return incl - x;
+    }
+    if (lane == LANES - 1) t.shared[warp] = incl;
+    __syncthreads();
+    int before = 0;
+    all = 0;
+    for (int w = 0; w < t.size / LANES; ++w) {
+        if (w < warp) before += t.shared[w];
+        all += t.shared[w];
+    }
+    __syncthreads();
+    return before + incl - x;
 }
 
 // Lane `from`'s x, for every lane.
@@ -1614,82 +1599,18 @@ __device__ __forceinline__ int claim_chunks(Levels &lv, int s, int all, const Te
     return start;
 }
 
-// The scores a group's pushes have: a pop at `level` pushes children one mismatch, one gap
-// open or one gap extension worse (its matching child goes on in its chain, at `level`). Each
-// score appears once (-1 for a repeat).
-struct PushScores {
-    int s[3];
-};
-
-__device__ PushScores push_scores(int level, const GapOpt &opt)
-{
-    PushScores p = {{level + opt.s_mm, level + opt.s_gapo, level + opt.s_gape}};
-    if (p.s[1] == p.s[0]) p.s[1] = -1;
-    if (p.s[2] == p.s[0] || p.s[2] == p.s[1]) p.s[2] = -1;
-    return p;
-}
-
-// commit_pushes where every push of the group scores one of `ps` (a lane's n entries at `buf`):
-// each lane counts its entries of each score in one pass over its buffer, one prefix sum gives
-// it its place in each score's list, and a second pass stores them. The same places as one pass
-// and one prefix sum per score, with a team's barriers once instead of at every score. False,
-// having stored nothing, where an entry scores otherwise (the root's own entry).
-__device__ bool commit_known_scores(Levels &lv, int level, const PushScores &ps, const LaneView &buf, int n, const Team &t)
-{
-    int count[PREFIX_SUMS] = {0, 0, 0, 0};
-    for_each_score(buf, n, [&](int, int s) {
-        bool a = s == ps.s[0], b = s == ps.s[1], c = s == ps.s[2];
-        count[0] += a;
-        count[1] += b;
-        count[2] += c;
-        count[3] += !(a || b || c);
-    });
-    int pos[PREFIX_SUMS], all[PREFIX_SUMS];
-    team_prefix_n<PREFIX_SUMS>(t, count, pos, all);
-    if (all[3] > 0) return false;
-    make_room(lv, level, all[0] + all[1] + all[2], t);
-    bool kept[3];
-#pragma unroll
-    for (int q = 0; q < 3; ++q) {
-        kept[q] = ps.s[q] >= 0 && ps.s[q] <= lv.cap;
-        if (!kept[q]) {
-            lv.dropped += all[q];
-            continue;
-        }
-        lv.stored += all[q];
-        pos[q] += claim_chunks(lv, ps.s[q], all[q], t);
-    }
-    __syncthreads();
-    for_each_score(buf, n, [&](int j, int s) {
-#pragma unroll
-        for (int q = 0; q < 3; ++q)
-            if (kept[q] && s == ps.s[q]) *level_entry(lv, s, pos[q]++) = buf[j];
-    });
-    __syncthreads();
-    if (t.lane == 0) {
-#pragma unroll
-        for (int q = 0; q < 3; ++q)
-            if (kept[q]) lv.len[ps.s[q]] += all[q];
-    }
-    __syncthreads();
-    return true;
-}
-
 // Stores the pushes of lanes 0..n_lanes-1 (lane j's `n` entries in its buffer at bufs) in bwa's
 // order, lane after lane and each lane's in its order, while the search is at `level`: first
 // makes room, dropping the highest scores if the pool is short. A group's children take only a
 // few scores (the level plus a mismatch, a gap open or a gap extension), so the lanes store one
 // score at a time, all at once, lowest first: each lane's entries of that score go after those
 // of the lanes before it (a prefix sum of the lanes' counts).
-__device__ void commit_pushes(Levels &lv, int level, const GapOpt &opt, Entry *bufs, int stride, int n_lanes, int n, const Team &t)
+__device__ void commit_pushes(Levels &lv, int level, Entry *bufs, int stride, int n_lanes, int n, const Team &t)
 {
     if (t.lane >= n_lanes) n = 0;
-    LaneView buf = lane_view(bufs, t.lane, stride, 0, t);
-#if commit_one_pass
-    if (commit_known_scores(lv, level, push_scores(level, opt), buf, n, t)) return;
-#endif
     int total = team_sum(t, n);
     make_room(lv, level, total, t);
+    LaneView buf = lane_view(bufs, t.lane, stride, 0, t);
     int over_cap = 0;
     ScoreCount mine = lowest_push_score(buf, n, lv.cap, over_cap);
     over_cap = team_sum(t, over_cap);
@@ -1795,7 +1716,7 @@ __device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &
             goes_on = goes_on && outcome == STEP_EXPANDED;
         }
         int end = team_min(t, goes_on ? t.size : t.lane);
-        commit_pushes(lv, 0, r.opt, lane_bufs, stride, min(end + 1, t.size), mine.n, t);
+        commit_pushes(lv, 0, lane_bufs, stride, min(end + 1, t.size), mine.n, t);
         if (end == t.size) continue;
         int hitter = team_min(t, t.lane == end && outcome == STEP_HIT ? t.lane : t.size);
         return hitter < t.size ? record_team_hit(h, lv, 0, hitter, e, hk, hl, width, r, t) : SEARCH_GO;
@@ -1988,7 +1909,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 #endif
     {
         if (t.lane == 0) mine.push(make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
-        commit_pushes(lv, 0, opt, lane_bufs, stride, 1, mine.n, t);
+        commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, t);
     }
     while (true) {
         int level = lowest_level(lv, t);
@@ -2044,7 +1965,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                 return ENTRIES_LIMIT;
 #endif
             }
-            commit_pushes(lv, level, opt, lane_bufs, stride, committed, mine.n, t);
+            commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, t);
             lv.stored -= committed;
             next += committed;
             int needed_chunks = (n_chains - next + CHUNK - 1) / CHUNK;
@@ -2081,7 +2002,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
     int max_rounds, unsigned long long *__restrict__ resident_ns)
 {
     u64 started = global_ns();
-    __shared__ int team_shared[PREFIX_SUMS * MAX_TEAM / LANES];
+    __shared__ int team_shared[MAX_TEAM / LANES];
     Team t = {(int)threadIdx.x, (int)blockDim.x, team_shared};
     u64 w = blockIdx.x;
     Hit *hits = warp_hit_pool + w * warp_hits;

@@ -86,32 +86,16 @@ forced_paths() {
 
 # Occurrence sectors asked for ahead of their pops (occ_prefetch: the matching child's into L1
 # or L2, every child's into L2), with bwa's array too, small stacks, ancient DNA's options, -e
-# and -m 300: a hint, so the .sai must not move.
+# and -m 300; the sectors marked to leave L1 first or not kept there, and the pushes to stay
+# (occ_l1): hints, so the .sai must not move.
 prefetch_paths() {
     local sw
-    for sw in occ_prefetch=1 occ_prefetch=2 occ_prefetch=3 "occ_prefetch=3 occ_sectors=0"; do
+    for sw in occ_prefetch=1 occ_prefetch=2 occ_prefetch=3 "occ_prefetch=3 occ_sectors=0" occ_l1=1 occ_l1=2 occ_l1=3; do
         switch_cases "$sw"
     done
-    BCUDA_TEST_INEXACT_SWITCHES=occ_prefetch=3 BCUDA_TEST_STACKS=16,65536,262144 \
-        check ecoli536.fa "$(data_file ecoli536_art.fq)" -m 300
-}
-
-# A group's pushes stored in one pass over each lane's buffer (commit_one_pass: pass 3's teams,
-# then both team passes), with small pools that drop levels, -m 300, teams of one warp in both
-# passes, segments and interleaved buffers: the same entries in the same places, so the .sai
-# must not move.
-commit_paths() {
-    local sw ecoli_art
-    ecoli_art=$(data_file ecoli536_art.fq)
-    for sw in commit_one_pass=1 commit_one_pass=2; do
-        switch_cases "$sw"
-        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=16,2048,262144 check ecoli536.fa "$ecoli_art"
-        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+    for sw in occ_prefetch=3 occ_l1=3; do
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$(data_file ecoli536_art.fq)" -m 300
     done
-    BCUDA_TEST_INEXACT_SWITCHES="commit_one_pass=2 level_team_lanes=32 last_team_lanes=32" \
-        BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
-    BCUDA_TEST_INEXACT_SWITCHES="commit_one_pass=2 level_refill=1 lane_interleave=1" \
-        BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$(data_file sim250.fq)" -n 2
 }
 
 # The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the

@@ -35,7 +35,6 @@ mode_main() {
         exact_replay_paths
         proof_paths
         prefetch_paths
-        commit_paths
     fi
     log "identity failures: $FAILURES"
     if [ "$ALIGN" = --gpu ]; then

@@ -303,13 +303,12 @@ pub struct InexactSwitches {
     /// as 0.
     #[serde(default)]
     pub occ_prefetch: u32,
-    /// The team passes store a group of chains' pushes with one pass over each lane's buffer
-    /// and one prefix sum for all their scores (cuda/inexact_match.cu, `commit_known_scores`)
-    /// instead of a pass and a prefix sum per score: 0 in neither, 1 in pass 3's teams (each
-    /// prefix sum of a team of 1024 lanes waits at two barriers), 2 in both team passes. The
-    /// same entries in the same places. A tuned file from before it existed reads as 0.
+    /// How the search's occurrence sectors use L1 (cuda/bwt.cuh, `sector_half`): 0 as any load,
+    /// 1 marked first to evict, 2 not kept, 3 as 1 with the team passes' pushes marked last to
+    /// evict. The lookups land on random sectors, rarely read twice, while the push buffers are
+    /// read back by the commit. The same counts. A tuned file from before it existed reads as 0.
     #[serde(default)]
-    pub commit_one_pass: u32,
+    pub occ_l1: u32,
 }
 
 fn default_proof_extensions() -> u32 {
@@ -380,7 +379,7 @@ impl Default for InexactSwitches {
             proof_before_last: false,
             proof_extensions: default_proof_extensions(),
             occ_prefetch: 0,
-            commit_one_pass: 0,
+            occ_l1: 0,
         }
     }
 }
@@ -419,7 +418,7 @@ impl InexactSwitches {
         ("proof_before_last", &[0, 1]),
         ("proof_extensions", &[5_000, 20_000, 60_000]),
         ("occ_prefetch", &[0, 1, 2, 3]),
-        ("commit_one_pass", &[0, 1, 2]),
+        ("occ_l1", &[0, 1, 2, 3]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -439,8 +438,8 @@ impl InexactSwitches {
         if self.occ_prefetch > 3 {
             return Some("occ_prefetch must be 0 (off), 1 (L1), 2 (L2) or 3 (every child, L2)");
         }
-        if self.commit_one_pass > 2 {
-            return Some("commit_one_pass must be 0 (off), 1 (pass 3) or 2 (passes 2 and 3)");
+        if self.occ_l1 > 3 {
+            return Some("occ_l1 must be 0 (plain), 1 (evict first), 2 (no allocate) or 3 (1, pushes evict last)");
         }
         if self.level_max_rounds > i32::MAX as u32 {
             return Some("level_max_rounds must be under 2^31 (0: no limit)");
@@ -550,7 +549,7 @@ impl InexactSwitches {
             "proof_before_last" => self.proof_before_last = flag()?,
             "proof_extensions" => self.proof_extensions = n,
             "occ_prefetch" => self.occ_prefetch = n,
-            "commit_one_pass" => self.commit_one_pass = n,
+            "occ_l1" => self.occ_l1 = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -590,7 +589,7 @@ impl InexactSwitches {
             self.proof_before_last as u32,
             self.proof_extensions,
             self.occ_prefetch,
-            self.commit_one_pass,
+            self.occ_l1,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -632,9 +631,8 @@ impl InexactSwitches {
         if self.occ_prefetch > 0 {
             defines.push(format!("-Docc_prefetch={}", self.occ_prefetch));
         }
-        let last_only = team == self.last_team_lanes && team != self.level_team_lanes;
-        if self.commit_one_pass == 2 || (self.commit_one_pass == 1 && last_only) {
-            defines.push("-Dcommit_one_pass=1".to_string());
+        if self.occ_l1 > 0 {
+            defines.push(format!("-Docc_l1={}", self.occ_l1));
         }
         defines
     }
@@ -719,7 +717,7 @@ mod tests {
             proof_before_last: true,
             proof_extensions: 9,
             occ_prefetch: 2,
-            commit_one_pass: 2,
+            occ_l1: 3,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
