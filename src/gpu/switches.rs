@@ -304,9 +304,11 @@ pub struct InexactSwitches {
     #[serde(default)]
     pub occ_prefetch: u32,
     /// How the search's occurrence sectors use L1 (cuda/bwt.cuh, `sector_half`): 0 as any load,
-    /// 1 marked first to evict, 2 not kept, 3 as 1 with the team passes' pushes marked last to
-    /// evict. The lookups land on random sectors, rarely read twice, while the push buffers are
-    /// read back by the commit. The same counts. A tuned file from before it existed reads as 0.
+    /// 1 marked first to evict, 2 not kept, 3 (the default) as 1 with the team passes' pushes
+    /// marked last to evict. The lookups land on random sectors, rarely read twice, while the
+    /// push buffers are read back by the commit. The same counts; on the H100 at 3.1 Gbp, 3 took
+    /// GPU busy 5 % down in both regimes (bench/results/measurements.md, "Sectors that leave
+    /// L1 first"). A tuned file from before it existed reads as 0.
     #[serde(default)]
     pub occ_l1: u32,
 }
@@ -379,7 +381,7 @@ impl Default for InexactSwitches {
             proof_before_last: false,
             proof_extensions: default_proof_extensions(),
             occ_prefetch: 0,
-            occ_l1: 0,
+            occ_l1: 3,
         }
     }
 }
@@ -717,7 +719,7 @@ mod tests {
             proof_before_last: true,
             proof_extensions: 9,
             occ_prefetch: 2,
-            occ_l1: 3,
+            occ_l1: 2,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
@@ -750,7 +752,8 @@ mod tests {
                 "-Dheads_shared=0",
                 "-Droot_chain=1",
                 "-Docc_singleton=0",
-                "-Docc_sectors=1"
+                "-Docc_sectors=1",
+                "-Docc_l1=3"
             ]
         );
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
