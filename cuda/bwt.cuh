@@ -79,15 +79,16 @@ __device__ __forceinline__ void occ4(const u32 *__restrict__ words, u64 primary,
 #ifndef occ_l1
 #define occ_l1 0
 #endif
+#if occ_l1 == 1 || occ_l1 == 3
+#define SECTOR_LOAD "ld.global.nc.L1::evict_first.v4.u32"
+#elif occ_l1 == 2
+#define SECTOR_LOAD "ld.global.nc.L1::no_allocate.v4.u32"
+#endif
 __device__ __forceinline__ uint4 sector_half(const uint4 *sector, int h)
 {
-#if occ_l1 == 1 || occ_l1 == 3
+#ifdef SECTOR_LOAD
     uint4 v;
-    asm("ld.global.nc.L1::evict_first.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(sector + h));
-    return v;
-#elif occ_l1 == 2
-    uint4 v;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(sector + h));
+    asm(SECTOR_LOAD " {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(sector + h));
     return v;
 #else
     return sector[h];
