@@ -11,7 +11,9 @@ use bcuda_index::IntervalTable;
 
 use crate::aln_flags::{profile_reads, AlnFlags};
 use bcuda::sai::GapOptions;
-use bcuda::search::level_search::{level_search, GiveUp, GroupTrace, LevelCost, LevelFlags, RefillSegments, CHUNK};
+use bcuda::search::level_search::{
+    level_search, GiveUp, GroupTrace, LevelCost, LevelFlags, RefillSegments, CHUNK, PUSH_WINDOWS,
+};
 use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
 use bcuda::search::{align_read_with, prepare_read, ReadBuffers, Search};
 
@@ -416,6 +418,7 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
             done.iter().filter(|(p, _)| p.pops > 10_000).map(|(p, _)| p.pops).sum::<usize>()
         );
     }
+    print_push_windows(&profiles, &args.level_capacity);
     if let Some(seed) = args.refill {
         print_segment_ends(&profiles, &args.level_capacity, seed);
     }
@@ -453,6 +456,28 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         print_warp_packing(&profiles, &args)?;
     }
     Ok(())
+}
+
+/// The pushes that the level search's groups committed (the largest pool's, where the fewest
+/// searches give up), and the share of them beyond each window of a lane's first pushes: what
+/// pass 2's `push_window` would still read back from global memory.
+fn print_push_windows(profiles: &[ReadProfile], level_capacity: &[usize]) {
+    let Some(last) = level_capacity.len().checked_sub(1) else { return };
+    let costs: Vec<&LevelCost> = profiles.iter().filter_map(|p| p.level[last].as_ref().ok()).collect();
+    let pushes = costs.iter().map(|x| x.pushes).sum::<usize>();
+    let shares: Vec<String> = PUSH_WINDOWS
+        .iter()
+        .enumerate()
+        .map(|(j, w)| {
+            let past = costs.iter().map(|x| x.pushes_past[j]).sum::<usize>();
+            format!("{w}: {:.1} %", 100.0 * past as f64 / pushes.max(1) as f64)
+        })
+        .collect();
+    println!(
+        "pushes committed by groups of chains (pool {}): {pushes}; beyond a lane's first {}",
+        level_capacity[last],
+        shares.join(", ")
+    );
 }
 
 /// The replay of the level search's groups with several reads a warp, for every read, for the

@@ -164,9 +164,17 @@ pub struct LevelCost {
     pub pops: usize,
     pub critical_pops: usize,
     pub groups: usize,
+    /// The pushes that groups of chains committed, and how many of them lay beyond each of
+    /// [`PUSH_WINDOWS`] in their lane's buffer (a lane runs one chain a group): what a window of
+    /// each lane's first pushes in shared memory would leave to global memory.
+    pub pushes: usize,
+    pub pushes_past: [usize; PUSH_WINDOWS.len()],
     /// How the segments ended ([`RefillSegments`]; none without it).
     pub segment_ends: SegmentEnds,
 }
+
+/// Windows of a lane's first pushes whose overflow [`LevelCost`] counts.
+pub const PUSH_WINDOWS: [usize; 3] = [4, 8, 16];
 
 /// How many segments of chains ended each way ([`RefillSegments`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -330,6 +338,16 @@ impl Tally<'_> {
         self.cost.groups += 1;
     }
 
+    /// A group's committed runs' pushes, and those past each window of a lane's buffer.
+    fn pushes(&mut self, runs: &[ChainRun]) {
+        for run in runs {
+            self.cost.pushes += run.pushes.len();
+            for (past, window) in self.cost.pushes_past.iter_mut().zip(PUSH_WINDOWS) {
+                *past += run.pushes.len().saturating_sub(window);
+            }
+        }
+    }
+
     /// A group whose lanes ran chains of `chain_pops` pops over `critical_pops` pop-steps and
     /// committed the first `committed` of them.
     fn round(&mut self, chain_pops: &[usize], critical_pops: usize, committed: usize, level: usize, barrier: bool) {
@@ -481,7 +499,10 @@ pub fn level_search(
             let barrier = runs.last().is_some_and(|r| r.hit.is_some());
             match segments {
                 Some(_) => tally.segment(&round.chain_pops, round.critical_pops),
-                None => tally.round(&round.chain_pops, round.critical_pops, committed, level, barrier),
+                None => {
+                    tally.round(&round.chain_pops, round.critical_pops, committed, level, barrier);
+                    tally.pushes(runs);
+                }
             }
             // bwa checks -m before every pop: only a group that may reach it needs a look (a
             // segment ran only where it cannot).
@@ -537,6 +558,40 @@ mod tests {
         let ReadBuffers { width, seed_width, seq } = &mut buffers;
         let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
         level_search(&search, width, opt, lanes, chunks, flags, cost, None)
+    }
+
+    /// The pushes that groups commit are the chains' own, run with bwa's state: the same
+    /// whatever the lanes (the chains after a group's hit run again, uncounted), and fewer past
+    /// each larger window of a lane's buffer.
+    #[test]
+    fn committed_pushes_do_not_depend_on_the_lanes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000], &mut next);
+        let (_, bwt) = indexed(dir.path(), &genome);
+        let text: Vec<u8> = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
+        let (mut past_a_window, mut reads_with_pushes) = (0, 0);
+        for r in 0..60 {
+            let len = 30 + (next() % 70) as usize;
+            let read = read_with_edits(&text, len, r % 5 == 0, 7, &mut next);
+            let opt = batch_options(&GapOptions::default(), read.len());
+            let costs: Vec<LevelCost> = [1, 4, 32]
+                .iter()
+                .map(|&lanes| {
+                    let mut cost = LevelCost::default();
+                    level_hits(&bwt, &read, &opt, (lanes, 1 << 14), LevelFlags::default(), &mut cost).unwrap();
+                    cost
+                })
+                .collect();
+            for c in &costs[1..] {
+                assert_eq!((c.pushes, c.pushes_past), (costs[0].pushes, costs[0].pushes_past), "read {r} {read:?}");
+            }
+            let c = costs[0];
+            assert!(c.pushes >= c.pushes_past[0] && c.pushes_past.windows(2).all(|w| w[0] >= w[1]), "{c:?}");
+            reads_with_pushes += usize::from(c.pushes > 0);
+            past_a_window += usize::from(c.pushes_past[0] > 0);
+        }
+        assert!(reads_with_pushes > 30 && past_a_window > 0, "{reads_with_pushes} {past_a_window}");
     }
 
     /// Segments of chains (`level_refill`) give bwa's hits wherever they end: each seed ends
