@@ -18,7 +18,7 @@ use bcuda::sai::{AlnHit, GapOptions};
 use bcuda::search::no_hit::{base_interval, bounds, part_start, prepend, Bounds};
 use bcuda::search::pigeonhole::{any_within, within, Alignment, Budget, Col};
 use bcuda::search::replay::{reach, replay, CandidateTree, Link, Reached};
-use bcuda::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
+use bcuda::search::seeded::{both_strands, genome_with_repeats, indexed, read_with_edits, xorshift};
 use bcuda::search::stack::GapStack;
 use bcuda::search::{align_read_with, prepare_read, ReadBuffers, Search};
 use bcuda_index::Bwt;
@@ -129,7 +129,7 @@ fn genome(dir: &Path) -> (Bwt, PathBuf, Vec<u8>) {
     let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     let genome = genome_with_repeats(12_000, 100..600, &[3000, 6000, 9000], &mut next);
     let (fa, bwt) = indexed(dir, &genome);
-    let text = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
+    let text = both_strands(&genome);
     (bwt, bcuda_index::with_ext(&fa, ".bwt"), text)
 }
 

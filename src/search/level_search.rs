@@ -540,7 +540,7 @@ mod tests {
     use super::*;
 
     use crate::aln_options::batch_options;
-    use crate::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
+    use crate::search::seeded::{both_strands, genome_with_repeats, indexed, read_with_edits, xorshift};
     use crate::search::stack::GapStack;
     use crate::search::{align_read_with, prepare_read, ReadBuffers};
 
@@ -569,7 +569,7 @@ mod tests {
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000], &mut next);
         let (_, bwt) = indexed(dir.path(), &genome);
-        let text: Vec<u8> = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
+        let text = both_strands(&genome);
         let (mut past_a_window, mut reads_with_pushes) = (0, 0);
         for r in 0..60 {
             let len = 30 + (next() % 70) as usize;
@@ -606,7 +606,7 @@ mod tests {
         let mut next = xorshift(0x5851_f42d_4c95_7f2d);
         let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
         let (_, bwt) = indexed(dir.path(), &genome);
-        let text: Vec<u8> = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
+        let text = both_strands(&genome);
         let mut ends = SegmentEnds::default();
         let (mut finished, mut dropped_and_handed_on, mut gave_up_for_m) = (0, 0, 0);
         // Searches that finished after going on in groups, and of those, after segments too.

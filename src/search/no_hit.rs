@@ -391,7 +391,7 @@ impl Proof<'_> {
 mod tests {
     use super::*;
 
-    use crate::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
+    use crate::search::seeded::{both_strands, genome_with_repeats, indexed, read_with_edits, xorshift};
 
     /// A seeded genome of `len` bases with a repeated stretch (codes), indexed in `dir`.
     fn indexed_genome(dir: &std::path::Path, len: usize, next: &mut impl FnMut() -> u64) -> (Vec<u8>, Bwt) {
@@ -425,7 +425,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let (genome, bwt) = indexed_genome(dir.path(), 3000, &mut next);
-        let text: Vec<u8> = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
+        let text = both_strands(&genome);
         let (mut none, mut some) = (0, 0);
         for r in 0..240 {
             let len = 12 + (next() % 30) as usize;

@@ -331,7 +331,7 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     use crate::search::no_hit::bounds;
-    use crate::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
+    use crate::search::seeded::{both_strands, genome_with_repeats, indexed, read_with_edits, xorshift};
 
     /// The string an alignment matches.
     fn string_of(a: &Alignment) -> Vec<u8> {
@@ -389,7 +389,7 @@ mod tests {
         let genome =
             genome_with_repeats(genome_len, 200..500, &[genome_len / 4, genome_len / 2, 3 * genome_len / 4], &mut next);
         let (_, bwt) = indexed(dir.path(), &genome);
-        let text: Vec<u8> = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
+        let text = both_strands(&genome);
         for r in 0..reads {
             let len = lens.0 + (next() % lens.1) as usize;
             let read = read_with_edits(&text, len, r % 5 == 0, 6, &mut next);

@@ -192,7 +192,7 @@ mod tests {
     use crate::aln_options::batch_options;
     use crate::search::no_hit::bounds;
     use crate::search::pigeonhole::{within, Budget};
-    use crate::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
+    use crate::search::seeded::{both_strands, genome_with_repeats, indexed, read_with_edits, xorshift};
     use crate::search::stack::GapStack;
     use crate::search::{align_read_with, prepare_read, ReadBuffers};
 
@@ -205,7 +205,7 @@ mod tests {
         let mut next = xorshift(0x7e91_a5ed_0c4d_2b13);
         let genome = genome_with_repeats(8000, 200..500, &[2000, 4000, 6000], &mut next);
         let (_, bwt) = indexed(dir.path(), &genome);
-        let text: Vec<u8> = genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect();
+        let text = both_strands(&genome);
         let (mut with_hits, mut inexact, mut gapped) = (0, 0, 0);
         for r in 0..300 {
             let len = 25 + (next() % 60) as usize;

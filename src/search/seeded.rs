@@ -15,6 +15,12 @@ pub fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
     }
 }
 
+/// The genome's forward strand then its reverse complement (codes 0..=3): the text that reads
+/// are drawn from, as bwa's index holds both strands.
+pub fn both_strands(genome: &[u8]) -> Vec<u8> {
+    genome.iter().copied().chain(genome.iter().rev().map(|&c| 3 - c)).collect()
+}
+
 /// `len` random bases (codes 0..=3), with read[unit] copied over each position of `copies`,
 /// so that intervals hold several rows.
 pub fn genome_with_repeats(
