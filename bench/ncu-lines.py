@@ -38,21 +38,22 @@ def line_totals(path):
     with opener(path, "rt", newline="") as f:
         columns = None
         for row in csv.reader(f):
-            if any(METRICS[0][1] == cell for cell in row):
+            if METRICS[0][1] in row:
+                # A header: where the line number, each metric and each stall reason are.
                 columns = row
+                line_at = row.index("Line No")
+                metric_at = [row.index(name) if name in row else None for _, name in METRICS]
+                reason_at = [(i, c[len("stall_"):]) for i, c in enumerate(row)
+                             if c.startswith("stall_") and not c.endswith("(Not Issued)")]
                 continue
-            if columns is None or len(row) != len(columns):
+            if columns is None or len(row) != len(columns) or not row[line_at].strip().isdigit():
                 continue
-            line = next((row[i] for i, c in enumerate(columns) if c in ("Line No", "Line", "#")), "")
-            if not line.strip().isdigit():
-                continue
-            sums = totals[int(line)]
-            for m, (_, name) in enumerate(METRICS):
-                if name in columns:
-                    sums[m] += number(row[columns.index(name)])
-            for i, c in enumerate(columns):
-                if c.startswith("stall_") and not c.endswith("(Not Issued)"):
-                    reasons[int(line)][c[len("stall_"):]] += number(row[i])
+            line = int(row[line_at])
+            for m, i in enumerate(metric_at):
+                if i is not None:
+                    totals[line][m] += number(row[i])
+            for i, reason in reason_at:
+                reasons[line][reason] += number(row[i])
     if not totals:
         sys.exit(f"{path}: no CUDA source rows with '{METRICS[0][1]}' (export with --print-source cuda,sass)")
     return totals, reasons

@@ -460,7 +460,7 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
 
 /// The pushes that the level search's groups committed (the largest pool's, where the fewest
 /// searches give up), and the share of them beyond each window of a lane's first pushes: what
-/// pass 2's `push_window` would still read back from global memory.
+/// such a window in shared memory would still leave pass 2's commit to read from global memory.
 fn print_push_windows(profiles: &[ReadProfile], level_capacity: &[usize]) {
     let Some(last) = level_capacity.len().checked_sub(1) else { return };
     let costs: Vec<&LevelCost> = profiles.iter().filter_map(|p| p.level[last].as_ref().ok()).collect();

@@ -307,8 +307,9 @@ pub struct InexactSwitches {
     /// 1 marked first to evict, 2 not kept, 3 (the default) as 1 with the team passes' pushes
     /// marked last to evict. The lookups land on random sectors, rarely read twice, while the
     /// push buffers are read back by the commit. The same counts; on the H100 at 3.1 Gbp, 3 took
-    /// GPU busy 5 % down in both regimes (bench/results/measurements.md, "Sectors that leave
-    /// L1 first"). A tuned file from before it existed reads as 0.
+    /// GPU busy 5 % down in both regimes on 2M reads, and on 8M reads 5 % in ancient DNA and 1 %
+    /// at 100 bp (bench/results/measurements.md, "Steady state at 39ac6c4"). A tuned file from
+    /// before it existed reads as 0.
     #[serde(default)]
     pub occ_l1: u32,
 }
