@@ -418,7 +418,7 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
             done.iter().filter(|(p, _)| p.pops > 10_000).map(|(p, _)| p.pops).sum::<usize>()
         );
     }
-    print_push_windows(&profiles, &args.level_capacity);
+    print_push_windows(&profiles, &args.level_capacity, &opt);
     if let Some(seed) = args.refill {
         print_segment_ends(&profiles, &args.level_capacity, seed);
     }
@@ -461,7 +461,36 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
 /// The pushes that the level search's groups committed (the largest pool's, where the fewest
 /// searches give up), and the share of them beyond each window of a lane's first pushes: what
 /// such a window in shared memory would still leave pass 2's commit to read from global memory.
-fn print_push_windows(profiles: &[ReadProfile], level_capacity: &[usize]) {
+/// Of the pushes that groups commit, the gap children and those bwa never pops: above the
+/// read's last score, `best_score + s_mm` (every push of a read without a hit, or with `-N`,
+/// may be popped).
+fn print_never_popped(profiles: &[ReadProfile], last: usize, pushes: usize, opt: &GapOptions) {
+    let (mut gaps, mut gap_pops, mut above_cap, mut never) = (0, 0, 0, 0);
+    for p in profiles {
+        let Ok(cost) = &p.level[last] else { continue };
+        gaps += cost.gap_pushes;
+        gap_pops += cost.gap_pops;
+        above_cap += cost.pushes_above_cap;
+        let nonstop = opt.mode & bcuda::sai::MODE_NONSTOP != 0;
+        if let (Some(best), false) = (p.best, nonstop) {
+            never += cost.pushes_by_score.above(best as usize + opt.s_mm as usize);
+        }
+    }
+    let share = |n: u64| 100.0 * n as f64 / pushes.max(1) as f64;
+    println!(
+        "of the pushes committed by groups of chains: gap children {:.1} %, above bwa's last score (best + s_mm, never popped) {:.1} %, \
+         above the pool's cap when their group began (dropped by the commit) {:.1} %",
+        share(gaps as u64),
+        share(never),
+        share(above_cap as u64)
+    );
+    println!(
+        "pops that pushed gap children: {gap_pops}; a record a pop for them would store {:.1} % of the pushes' entries",
+        share((pushes - gaps + gap_pops) as u64)
+    );
+}
+
+fn print_push_windows(profiles: &[ReadProfile], level_capacity: &[usize], opt: &GapOptions) {
     let Some(last) = level_capacity.len().checked_sub(1) else { return };
     let costs: Vec<&LevelCost> = profiles.iter().filter_map(|p| p.level[last].as_ref().ok()).collect();
     let pushes = costs.iter().map(|x| x.pushes).sum::<usize>();
@@ -478,6 +507,7 @@ fn print_push_windows(profiles: &[ReadProfile], level_capacity: &[usize]) {
         level_capacity[last],
         shares.join(", ")
     );
+    print_never_popped(profiles, last, pushes, opt);
 }
 
 /// The replay of the level search's groups with several reads a warp, for every read, for the

@@ -25,7 +25,7 @@
 //! [`super::stack::BoundedStack`]) and the search is exact as long as it never needs them.
 
 use super::stack::Entry;
-use super::{n_stacks, AfterHit, HitList, Search, Step, Width};
+use super::{n_stacks, AfterHit, HitList, Search, Step, Width, STATE_M};
 use crate::sai::{AlnHit, GapOptions};
 
 /// Entries per chunk of the pool.
@@ -169,12 +169,47 @@ pub struct LevelCost {
     /// each lane's first pushes in shared memory would leave to global memory.
     pub pushes: usize,
     pub pushes_past: [usize; PUSH_WINDOWS.len()],
+    /// Of those pushes, the gap children (insertions and deletions), and the pushes by score:
+    /// bwa never pops an entry above its last score (`best_score + s_mm`), so these say how
+    /// many of the stored entries only ever count towards `-m`.
+    pub gap_pushes: usize,
+    pub pushes_by_score: ScoreCounts,
+    /// The committed pops that pushed gap children: one record a pop (its entry, the gap's
+    /// kind and which children exist) would stand for all of them.
+    pub gap_pops: usize,
+    /// The pushes above the pool's cap when their group began (the cap falls to `best_score
+    /// + s_mm` at the first hit, and when the pool is short): the commit drops them, so a lane
+    /// could count them at the push instead of storing them.
+    pub pushes_above_cap: usize,
     /// How the segments ended ([`RefillSegments`]; none without it).
     pub segment_ends: SegmentEnds,
 }
 
 /// Windows of a lane's first pushes whose overflow [`LevelCost`] counts.
 pub const PUSH_WINDOWS: [usize; 3] = [4, 8, 16];
+
+/// Counts per score, the last band holding every score from `SCORE_BANDS - 1` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScoreCounts(pub [u32; ScoreCounts::BANDS]);
+
+impl ScoreCounts {
+    pub const BANDS: usize = 64;
+
+    fn add(&mut self, score: usize) {
+        self.0[score.min(Self::BANDS - 1)] += 1;
+    }
+
+    /// How many scored more than `score` (exact for a score below the last band).
+    pub fn above(&self, score: usize) -> u64 {
+        self.0.iter().skip(score.saturating_add(1)).map(|&n| u64::from(n)).sum()
+    }
+}
+
+impl Default for ScoreCounts {
+    fn default() -> ScoreCounts {
+        ScoreCounts([0; Self::BANDS])
+    }
+}
 
 /// How many segments of chains ended each way ([`RefillSegments`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -339,11 +374,21 @@ impl Tally<'_> {
     }
 
     /// A group's committed runs' pushes, and those past each window of a lane's buffer.
-    fn pushes(&mut self, runs: &[ChainRun]) {
+    fn pushes(&mut self, runs: &[ChainRun], cap: usize) {
         for run in runs {
+            self.cost.pushes_above_cap += run.pushes.iter().filter(|e| e.score() > cap).count();
             self.cost.pushes += run.pushes.len();
             for (past, window) in self.cost.pushes_past.iter_mut().zip(PUSH_WINDOWS) {
                 *past += run.pushes.len().saturating_sub(window);
+            }
+            for e in &run.pushes {
+                self.cost.gap_pushes += usize::from(e.state != STATE_M);
+                self.cost.pushes_by_score.add(e.score());
+            }
+            let mut first = 0;
+            for &n in &run.pushes_at {
+                self.cost.gap_pops += usize::from(run.pushes[first..first + n].iter().any(|e| e.state != STATE_M));
+                first += n;
             }
         }
     }
@@ -501,7 +546,7 @@ pub fn level_search(
                 Some(_) => tally.segment(&round.chain_pops, round.critical_pops),
                 None => {
                     tally.round(&round.chain_pops, round.critical_pops, committed, level, barrier);
-                    tally.pushes(runs);
+                    tally.pushes(runs, levels.cap);
                 }
             }
             // bwa checks -m before every pop: only a group that may reach it needs a look (a
@@ -570,7 +615,7 @@ mod tests {
         let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000], &mut next);
         let (_, bwt) = indexed(dir.path(), &genome);
         let text = both_strands(&genome);
-        let (mut past_a_window, mut reads_with_pushes) = (0, 0);
+        let (mut past_a_window, mut reads_with_pushes, mut gap_pushes) = (0, 0, 0);
         for r in 0..60 {
             let len = 30 + (next() % 70) as usize;
             let read = read_with_edits(&text, len, r % 5 == 0, 7, &mut next);
@@ -584,14 +629,20 @@ mod tests {
                 })
                 .collect();
             for c in &costs[1..] {
-                assert_eq!((c.pushes, c.pushes_past), (costs[0].pushes, costs[0].pushes_past), "read {r} {read:?}");
+                let what = |c: &LevelCost| {
+                    (c.pushes, c.pushes_past, c.gap_pushes, c.gap_pops, c.pushes_by_score, c.pushes_above_cap)
+                };
+                assert_eq!(what(c), what(&costs[0]), "read {r} {read:?}");
             }
             let c = costs[0];
             assert!(c.pushes >= c.pushes_past[0] && c.pushes_past.windows(2).all(|w| w[0] >= w[1]), "{c:?}");
+            assert!(c.gap_pops <= c.gap_pushes && c.gap_pushes <= c.pushes, "{c:?}");
+            assert_eq!(c.pushes_by_score.above(0), c.pushes as u64, "{c:?}");
+            gap_pushes += c.gap_pushes;
             reads_with_pushes += usize::from(c.pushes > 0);
             past_a_window += usize::from(c.pushes_past[0] > 0);
         }
-        assert!(reads_with_pushes > 30 && past_a_window > 0, "{reads_with_pushes} {past_a_window}");
+        assert!(reads_with_pushes > 30 && past_a_window > 0 && gap_pushes > 0, "{reads_with_pushes} {past_a_window}");
     }
 
     /// Segments of chains (`level_refill`) give bwa's hits wherever they end: each seed ends
