@@ -69,6 +69,11 @@
 #ifndef occ_prefetch
 #define occ_prefetch 0
 #endif
+// Pushes above the pool's cap counted at the push instead of stored for the commit to drop,
+// in the groups whose pushes cannot take bwa's stack past -m (-D, from the switches).
+#ifndef drop_at_push
+#define drop_at_push 0
+#endif
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -1352,8 +1357,17 @@ __device__ __forceinline__ void keep_in_l1(Entry *dst, const Entry &e)
 struct LaneBuffer {
     LaneView buf;
     int n, pop;
+    // With drop_at_push, pushes above `cap` are only counted, in `dropped`: the commit would
+    // drop them (the cap never rises), and -m needs only their number.
+    int cap = 0x7fffffff, dropped = 0;
     __device__ void push(const Entry &e)
     {
+#if drop_at_push
+        if (entry_score(e) > cap) {
+            ++dropped;
+            return;
+        }
+#endif
         Entry x = e;
 #if entries_limit_exact
         x.next = pop;
@@ -1605,10 +1619,14 @@ __device__ __forceinline__ int claim_chunks(Levels &lv, int s, int all, const Te
 // few scores (the level plus a mismatch, a gap open or a gap extension), so the lanes store one
 // score at a time, all at once, lowest first: each lane's entries of that score go after those
 // of the lanes before it (a prefix sum of the lanes' counts).
-__device__ void commit_pushes(Levels &lv, int level, Entry *bufs, int stride, int n_lanes, int n, const Team &t)
+__device__ void commit_pushes(Levels &lv, int level, Entry *bufs, int stride, int n_lanes, int n, const Team &t, int pushed_all = -1)
 {
     if (t.lane >= n_lanes) n = 0;
     int total = team_sum(t, n);
+#if drop_at_push
+    // The lanes' pushes counted at the push: `pushed_all` holds them too.
+    if (pushed_all > total) lv.dropped += pushed_all - total;
+#endif
     make_room(lv, level, total, t);
     LaneView buf = lane_view(bufs, t.lane, stride, 0, t);
     int over_cap = 0;
@@ -1935,6 +1953,12 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
             int c = next + t.lane;
             mine.n = 0;
             mine.pop = 0;
+#if drop_at_push
+            // Where the group's pushes (at most a buffer a lane) cannot reach -m, entries_limit_inside
+            // is not needed, which is what reads the pushes one by one.
+            mine.dropped = 0;
+            mine.cap = (u64)lv.stored + lv.dropped + (u64)t.size * stride + 1 <= (u64)opt.max_entries ? lv.cap : 0x7fffffff;
+#endif
             bool hit = false;
             u64 hk = 0, hl = 0;
             Entry hit_entry;
@@ -1956,7 +1980,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
             int first_hit = team_min(t, hit ? t.lane : t.size);
             int committed = min(first_hit + 1, min(t.size, n_chains - next));
             // bwa checks -m before every pop: only a group that may reach it needs a look.
-            int pushed = team_sum(t, t.lane < committed ? mine.n : 0);
+            int pushed = team_sum(t, t.lane < committed ? mine.n + mine.dropped : 0);
             if (lv.stored + lv.dropped + pushed + 1 > (u32)opt.max_entries) {
 #if entries_limit_exact
                 // bwa stops before a pop of the group: the hits so far are its answer.
@@ -1965,7 +1989,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                 return ENTRIES_LIMIT;
 #endif
             }
-            commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, t);
+            commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, t, pushed);
             lv.stored -= committed;
             next += committed;
             int needed_chunks = (n_chains - next + CHUNK - 1) / CHUNK;

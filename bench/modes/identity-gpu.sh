@@ -98,6 +98,15 @@ prefetch_paths() {
     done
 }
 
+# Pushes above the pool's cap counted at the push (drop_at_push): the option sets of
+# switch_cases, small pools that drop scores and hand reads on, and -m 300, where groups near -m
+# store every push for entries_limit_inside.
+drop_paths() {
+    switch_cases drop_at_push=1
+    BCUDA_TEST_INEXACT_SWITCHES=drop_at_push=1 BCUDA_TEST_STACKS=16,4096,65536 check ecoli536.fa "$(data_file ecoli536_art.fq)"
+    BCUDA_TEST_INEXACT_SWITCHES=drop_at_push=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$(data_file ecoli536_art.fq)" -m 300
+}
+
 # The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the
 # search, the rest go on. Ancient-DNA reads of E. coli with half of them random (environmental
 # DNA), with ancient DNA's options, bwa's defaults and -e (gap extensions beyond -n); a limit of

@@ -35,6 +35,7 @@ mode_main() {
         exact_replay_paths
         proof_paths
         prefetch_paths
+        drop_paths
     fi
     log "identity failures: $FAILURES"
     if [ "$ALIGN" = --gpu ]; then

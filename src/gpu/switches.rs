@@ -312,6 +312,13 @@ pub struct InexactSwitches {
     /// before it existed reads as 0.
     #[serde(default)]
     pub occ_l1: u32,
+    /// The team passes' lanes count their pushes above the pool's cap instead of storing them
+    /// for the commit to drop (cuda/inexact_match.cu, `LaneBuffer::push`), in the groups whose
+    /// pushes cannot take bwa's stack past `-m`: the cap only falls (to `best_score + s_mm` at
+    /// the first hit, and where the pool is short), so those entries would be dropped, and `-m`
+    /// needs only their number. A tuned file from before it existed reads as off.
+    #[serde(default)]
+    pub drop_at_push: bool,
 }
 
 fn default_proof_extensions() -> u32 {
@@ -383,6 +390,7 @@ impl Default for InexactSwitches {
             proof_extensions: default_proof_extensions(),
             occ_prefetch: 0,
             occ_l1: 3,
+            drop_at_push: false,
         }
     }
 }
@@ -422,6 +430,7 @@ impl InexactSwitches {
         ("proof_extensions", &[5_000, 20_000, 60_000]),
         ("occ_prefetch", &[0, 1, 2, 3]),
         ("occ_l1", &[0, 1, 2, 3]),
+        ("drop_at_push", &[0, 1]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -553,6 +562,7 @@ impl InexactSwitches {
             "proof_extensions" => self.proof_extensions = n,
             "occ_prefetch" => self.occ_prefetch = n,
             "occ_l1" => self.occ_l1 = n,
+            "drop_at_push" => self.drop_at_push = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -593,6 +603,7 @@ impl InexactSwitches {
             self.proof_extensions,
             self.occ_prefetch,
             self.occ_l1,
+            self.drop_at_push as u32,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -636,6 +647,9 @@ impl InexactSwitches {
         }
         if self.occ_l1 > 0 {
             defines.push(format!("-Docc_l1={}", self.occ_l1));
+        }
+        if self.drop_at_push {
+            defines.push("-Ddrop_at_push=1".to_string());
         }
         defines
     }
@@ -721,6 +735,7 @@ mod tests {
             proof_extensions: 9,
             occ_prefetch: 2,
             occ_l1: 2,
+            drop_at_push: true,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
