@@ -177,9 +177,9 @@ pub struct LevelCost {
     /// The committed pops that pushed gap children: one record a pop (its entry, the gap's
     /// kind and which children exist) would stand for all of them.
     pub gap_pops: usize,
-    /// The pushes above the pool's cap when their group began (the cap falls to `best_score
-    /// + s_mm` at the first hit, and when the pool is short): the commit drops them, so a lane
-    /// could count them at the push instead of storing them.
+    /// The pushes above the pool's cap when their group began (the cap falls to
+    /// `best_score + s_mm` at the first hit, and when the pool is short): the commit drops
+    /// them, so a lane could count them at the push instead of storing them.
     pub pushes_above_cap: usize,
     /// How the segments ended ([`RefillSegments`]; none without it).
     pub segment_ends: SegmentEnds,
