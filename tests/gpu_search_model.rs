@@ -95,6 +95,25 @@ fn the_root_chain_on_all_lanes_gives_bwas_hits() {
     assert!(root * 2 < plain, "critical path {root} against {plain}");
 }
 
+/// Pushes above the pool's cap counted as dropped at the push (`--drop-at-push`, the kernels'
+/// `drop_at_push`): bwa's hits with a pool small enough to drop scores and hand reads on, and
+/// with `-m 300`, where groups near `-m` store every push; and, as the commit makes room only
+/// for the pushes it keeps, no more reads handed on than without.
+#[test]
+fn pushes_counted_at_the_push_give_bwas_hits() {
+    let extras: [&[&str]; 3] = [
+        &["--root-chain"],
+        &["--root-chain", "--drop-at-push"],
+        &["--root-chain", "--drop-at-push", "-m", "300", "--exact-entries-limit"],
+    ];
+    let reports = ecoli_profiles("4800,65536", "32", &extras);
+    for (extra, report) in extras.iter().zip(&reports) {
+        assert!(report.contains("every bounded search that finished gave bwa's hits"), "{extra:?}: {report}");
+    }
+    let handed_on = |report: &str| row(report, "level search", "4800")[0];
+    assert!(handed_on(&reports[1]) <= handed_on(&reports[0]), "{}\n{}", reports[0], reports[1]);
+}
+
 #[test]
 fn gpu_searches_give_bwas_hits_on_a_human_like_genome() {
     let dir = tempfile::tempdir().unwrap();

@@ -42,6 +42,10 @@ pub struct StackProfileArgs {
     /// intervals known before the search (the kernels' `root_chain`).
     #[arg(long)]
     pub root_chain: bool,
+    /// Pushes above the pool's cap counted as dropped instead of stored, in groups that cannot
+    /// reach `-m` (the kernels' `drop_at_push`).
+    #[arg(long)]
+    pub drop_at_push: bool,
     /// The level search runs each level's chains in segments (the kernels' `level_refill`)
     /// whose ends are drawn from this seed: at a drawn most chains, at a hit, or at a full
     /// push buffer inside a drawn chain (or a real one); from the first segment whose pushes
@@ -204,6 +208,7 @@ fn profile_read(
                 LevelFlags {
                     exact_entries_limit: args.exact_entries_limit,
                     root_chain: args.root_chain,
+                    drop_at_push: args.drop_at_push,
                     refill: args.refill.map(|seed| RefillSegments { seed }),
                 },
                 &mut cost,

@@ -129,6 +129,13 @@ impl Levels {
         self.cap = self.cap.min(cap);
     }
 
+    /// The pushes up to the cap; those above it are counted as dropped.
+    fn count_above_cap(&mut self, pushes: &[Entry]) -> Vec<Entry> {
+        let kept: Vec<Entry> = pushes.iter().filter(|e| e.score() <= self.cap).copied().collect();
+        self.dropped += pushes.len() - kept.len();
+        kept
+    }
+
     /// Stores a group's pushes (in order) while the current level is `level`: first makes room
     /// for them, dropping the highest scores if the pool is short.
     fn commit(&mut self, level: usize, pushes: &[&[Entry]]) {
@@ -285,10 +292,11 @@ pub fn lane_buffer_entries(len: usize) -> usize {
     9 * (len + 1)
 }
 
-/// Whether a segment of `lanes` lanes may run with `n_entries` entries on bwa's stack: its
-/// pushes, at most its lanes' buffers, cannot take the stack past `max_entries` (bwa's `-m`,
-/// checked before every pop), so no pop of it needs the count of entries before it.
-fn segment_fits(n_entries: usize, lanes: usize, len: usize, max_entries: i32) -> bool {
+/// Whether a round of `lanes` lanes (a segment, or a group) that starts with `n_entries`
+/// entries on bwa's stack cannot take it past `max_entries` (bwa's `-m`, checked before every
+/// pop): its pushes are at most its lanes' buffers, so no pop of it needs the count of
+/// entries before it.
+fn buffers_fit_under_m(n_entries: usize, lanes: usize, len: usize, max_entries: i32) -> bool {
     let most_pushed = lanes * lane_buffer_entries(len);
     (n_entries + most_pushed + 1) as u64 <= max_entries.max(0) as u64
 }
@@ -478,6 +486,10 @@ pub struct LevelFlags {
     /// the level goes on in groups (which find where `-m` stops, or give the read up, as
     /// `exact_entries_limit` says), and the next level starts with segments again.
     pub refill: Option<RefillSegments>,
+    /// In a group that cannot reach `-m`, the pushes above the pool's cap are counted as
+    /// dropped instead of stored (the GPU's `drop_at_push`: its lanes do not store them, so
+    /// the commit makes room only for the others).
+    pub drop_at_push: bool,
 }
 
 /// bwa's search of one read (as [`super::align_read_with`], after the D arrays) by
@@ -529,7 +541,7 @@ pub fn level_search(
         let (mut next, mut segments) = (0, draw.as_mut());
         while next < chains.len() {
             let n_entries = levels.stored + levels.dropped;
-            if segments.is_some() && !segment_fits(n_entries, lanes, search.seq.len(), opt.max_entries) {
+            if segments.is_some() && !buffers_fit_under_m(n_entries, lanes, search.seq.len(), opt.max_entries) {
                 segments = None;
                 tally.cost.segment_ends.levels_in_groups += 1;
             }
@@ -563,7 +575,16 @@ pub fn level_search(
                     return Ok(found.hits);
                 }
             }
-            let pushes: Vec<&[Entry]> = runs.iter().map(|r| &r.pushes[..]).collect();
+            let kept: Vec<Vec<Entry>>;
+            let pushes: Vec<&[Entry]> = if flags.drop_at_push
+                && segments.is_none()
+                && buffers_fit_under_m(n_entries, lanes, search.seq.len(), opt.max_entries)
+            {
+                kept = runs.iter().map(|r| levels.count_above_cap(&r.pushes)).collect();
+                kept.iter().map(|k| &k[..]).collect()
+            } else {
+                runs.iter().map(|r| &r.pushes[..]).collect()
+            };
             levels.commit(level, &pushes);
             levels.stored -= committed;
             next += committed;
@@ -643,6 +664,48 @@ mod tests {
             past_a_window += usize::from(c.pushes_past[0] > 0);
         }
         assert!(reads_with_pushes > 30 && past_a_window > 0 && gap_pushes > 0, "{reads_with_pushes} {past_a_window}");
+    }
+
+    /// Pushes above the cap counted at the push (`drop_at_push`) give bwa's hits, with pools
+    /// large and small (where the commit drops scores and reads are handed on) and with a `-m`
+    /// near enough that groups store every push for the exact `-m` rule; and as the commit
+    /// makes room only for the pushes it keeps, small pools hand on no more reads than without.
+    #[test]
+    fn drop_at_push_gives_bwas_hits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
+        let (_, bwt) = indexed(dir.path(), &genome);
+        let text = both_strands(&genome);
+        let (mut handed_on, mut finished, mut above_cap) = ([0; 2], [0; 2], 0);
+        for r in 0..120 {
+            let len = 30 + (next() % 50) as usize;
+            let read = read_with_edits(&text, len, r % 6 == 0, 7, &mut next);
+            for (lanes, chunks, max_entries) in
+                [(32, 1 << 14, 2_000_000), (32, 40, 2_000_000), (4, 40, 2_000_000), (8, 1 << 14, 150)]
+            {
+                let opt = batch_options(&GapOptions { max_entries, ..GapOptions::default() }, read.len());
+                let bwa =
+                    align_read_with(&bwt, None, &read, &opt, &mut GapStack::default(), &mut ReadBuffers::default())
+                        .expect("bwa's stack holds every entry");
+                for drop_at_push in [false, true] {
+                    let flags = LevelFlags { drop_at_push, exact_entries_limit: true, ..LevelFlags::default() };
+                    let mut cost = LevelCost::default();
+                    match level_hits(&bwt, &read, &opt, (lanes, chunks), flags, &mut cost) {
+                        Ok(hits) => {
+                            let case = format!("read {r} {read:?}, {lanes} lanes, {chunks} chunks, -m {max_entries}");
+                            assert_eq!(hits, bwa, "{case}, drop_at_push {drop_at_push}");
+                            finished[drop_at_push as usize] += 1;
+                        }
+                        Err(GiveUp::StackFull) => handed_on[drop_at_push as usize] += 1,
+                        Err(GiveUp::EntriesLimit) => panic!("exact_entries_limit finds where -m stops"),
+                    }
+                    above_cap += usize::from(drop_at_push) * cost.pushes_above_cap;
+                }
+            }
+        }
+        assert!(above_cap > 0 && handed_on[0] > 0, "{above_cap} {handed_on:?}");
+        assert!(handed_on[1] <= handed_on[0] && finished[1] >= finished[0], "{handed_on:?} {finished:?}");
     }
 
     /// Segments of chains (`level_refill`) give bwa's hits wherever they end: each seed ends
