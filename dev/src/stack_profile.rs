@@ -46,6 +46,10 @@ pub struct StackProfileArgs {
     /// reach `-m` (the kernels' `drop_at_push`).
     #[arg(long)]
     pub drop_at_push: bool,
+    /// Each pop's gap children stored as one record, expanded when the search reaches their
+    /// score (a model: no kernel does this yet).
+    #[arg(long)]
+    pub gap_records: bool,
     /// The level search runs each level's chains in segments (the kernels' `level_refill`)
     /// whose ends are drawn from this seed: at a drawn most chains, at a hit, or at a full
     /// push buffer inside a drawn chain (or a real one); from the first segment whose pushes
@@ -209,6 +213,7 @@ fn profile_read(
                     exact_entries_limit: args.exact_entries_limit,
                     root_chain: args.root_chain,
                     drop_at_push: args.drop_at_push,
+                    gap_records: args.gap_records,
                     refill: args.refill.map(|seed| RefillSegments { seed }),
                 },
                 &mut cost,
@@ -471,8 +476,11 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
 /// may be popped).
 fn print_never_popped(profiles: &[ReadProfile], last: usize, pushes: usize, opt: &GapOptions) {
     let (mut gaps, mut gap_pops, mut above_cap, mut never) = (0, 0, 0, 0);
+    let (mut records, mut expanded) = (0, 0);
     for p in profiles {
         let Ok(cost) = &p.level[last] else { continue };
+        records += cost.records;
+        expanded += cost.records_expanded;
         gaps += cost.gap_pushes;
         gap_pops += cost.gap_pops;
         above_cap += cost.pushes_above_cap;
@@ -493,6 +501,12 @@ fn print_never_popped(profiles: &[ReadProfile], last: usize, pushes: usize, opt:
         "pops that pushed gap children: {gap_pops}; a record a pop for them would store {:.1} % of the pushes' entries",
         share((pushes - gaps + gap_pops) as u64)
     );
+    if records > 0 {
+        println!(
+            "gap records stored: {records}; expanded: {expanded} ({:.1} %)",
+            100.0 * expanded as f64 / records as f64
+        );
+    }
 }
 
 fn print_push_windows(profiles: &[ReadProfile], level_capacity: &[usize], opt: &GapOptions) {

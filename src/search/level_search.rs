@@ -24,12 +24,12 @@
 //! if the pool is short, the highest scores are dropped (counted for `-m`, as in
 //! [`super::stack::BoundedStack`]) and the search is exact as long as it never needs them.
 
+use super::level_pool::{items_of, Levels};
 use super::stack::Entry;
 use super::{n_stacks, AfterHit, HitList, Search, Step, Width, STATE_M};
 use crate::sai::{AlnHit, GapOptions};
 
-/// Entries per chunk of the pool.
-pub const CHUNK: usize = 64;
+pub use super::level_pool::CHUNK;
 
 /// Why a level search gave up (the read goes to a larger pass, or the CPU).
 #[derive(Debug, PartialEq, Eq)]
@@ -102,66 +102,6 @@ fn entries_limit_inside(runs: &[ChainRun], n_entries: usize, max_entries: usize)
     false
 }
 
-/// The entries of each score in push order, in a pool of `chunks` chunks.
-struct Levels {
-    buckets: Vec<Vec<Entry>>,
-    free_chunks: usize,
-    /// Highest score stored; every dropped entry scores more.
-    cap: usize,
-    stored: usize,
-    dropped: usize,
-}
-
-impl Levels {
-    fn chunks_of(len: usize) -> usize {
-        len.div_ceil(CHUNK)
-    }
-
-    /// Drops the entries of every score above `cap`, freeing their chunks.
-    fn lower_cap(&mut self, cap: usize) {
-        for b in cap + 1..=self.cap.min(self.buckets.len() - 1) {
-            let len = self.buckets[b].len();
-            self.free_chunks += Self::chunks_of(len);
-            self.stored -= len;
-            self.dropped += len;
-            self.buckets[b].clear();
-        }
-        self.cap = self.cap.min(cap);
-    }
-
-    /// The pushes up to the cap; those above it are counted as dropped.
-    fn count_above_cap(&mut self, pushes: &[Entry]) -> Vec<Entry> {
-        let kept: Vec<Entry> = pushes.iter().filter(|e| e.score() <= self.cap).copied().collect();
-        self.dropped += pushes.len() - kept.len();
-        kept
-    }
-
-    /// Stores a group's pushes (in order) while the current level is `level`: first makes room
-    /// for them, dropping the highest scores if the pool is short.
-    fn commit(&mut self, level: usize, pushes: &[&[Entry]]) {
-        // Chunks the pushes may need: whole chunks for them, plus one part-filled chunk per
-        // score (as the GPU reserves them, without counting per score).
-        let need = pushes.iter().map(|p| p.len()).sum::<usize>().div_ceil(CHUNK) + self.buckets.len();
-        while self.free_chunks < need && self.cap > level {
-            match (level + 1..=self.cap).rev().find(|&b| !self.buckets[b].is_empty()) {
-                Some(highest) => self.lower_cap(highest - 1),
-                None => self.lower_cap(level),
-            }
-        }
-        for e in pushes.iter().flat_map(|p| p.iter()) {
-            let s = e.score();
-            if s > self.cap {
-                self.dropped += 1;
-                continue;
-            }
-            let before = Self::chunks_of(self.buckets[s].len());
-            self.buckets[s].push(*e);
-            self.free_chunks -= Self::chunks_of(self.buckets[s].len()) - before;
-            self.stored += 1;
-        }
-    }
-}
-
 /// What a level search cost: pops by all lanes (chains run again after a hit included), the
 /// pops on its critical path (per group of chains, its longest chain; per segment, the lanes'
 /// last to finish), and the groups or segments (the rounds that `level_max_rounds` counts on
@@ -188,6 +128,10 @@ pub struct LevelCost {
     /// `best_score + s_mm` at the first hit, and when the pool is short): the commit drops
     /// them, so a lane could count them at the push instead of storing them.
     pub pushes_above_cap: usize,
+    /// With [`LevelFlags::gap_records`]: the records stored, and those the search expanded
+    /// (each would cost the GPU a lookup of its parent's interval).
+    pub records: usize,
+    pub records_expanded: usize,
     /// How the segments ended ([`RefillSegments`]; none without it).
     pub segment_ends: SegmentEnds,
 }
@@ -442,7 +386,7 @@ fn root_chain(
     width: &mut [Width],
     levels: &mut Levels,
     found: &mut HitList,
-    lanes: usize,
+    (lanes, records): (usize, bool),
     tally: &mut Tally,
 ) -> bool {
     let entries: Vec<Entry> =
@@ -464,8 +408,8 @@ fn root_chain(
             }
         }
         let runs: Vec<&ChainRun> = pops[..committed].iter().map(|(run, _)| run).collect();
-        let pushes: Vec<&[Entry]> = runs.iter().map(|r| &r.pushes[..]).collect();
-        levels.commit(0, &pushes);
+        let items: Vec<_> = runs.iter().map(|r| items_of(&r.pushes, &r.pushes_at, records)).collect();
+        levels.commit(0, &items);
         if end.is_some() {
             return record_group_hit(runs.last().copied(), found, levels, 0, search, width);
         }
@@ -490,6 +434,10 @@ pub struct LevelFlags {
     /// dropped instead of stored (the GPU's `drop_at_push`: its lanes do not store them, so
     /// the commit makes room only for the others).
     pub drop_at_push: bool,
+    /// Each pop's gap children are stored as one record, expanded into them only when the
+    /// search reaches their score (a model of a kernel not built yet: what it would store, and
+    /// that bwa's order survives it).
+    pub gap_records: bool,
 }
 
 /// bwa's search of one read (as [`super::align_read_with`], after the D arrays) by
@@ -515,18 +463,34 @@ pub fn level_search(
     if search.too_many_ns(found.max_diff) {
         return Ok(found.hits);
     }
-    let n = n_stacks(batch_opt);
-    let mut levels = Levels { buckets: vec![Vec::new(); n], free_chunks: chunks, cap: n - 1, stored: 0, dropped: 0 };
+    let mut levels = Levels::new(n_stacks(batch_opt), chunks);
+    let done = search_levels(search, width, (lanes, flags), &mut levels, &mut found, &mut tally);
+    tally.cost.records += levels.records;
+    tally.cost.records_expanded += levels.expanded;
+    done.map(|()| found.hits)
+}
+
+/// The level search's loop over its levels, from the root (or the root's chain) on; `Ok` once
+/// it has bwa's hits in `found`.
+fn search_levels(
+    search: &Search,
+    width: &mut [Width],
+    (lanes, flags): (usize, LevelFlags),
+    levels: &mut Levels,
+    found: &mut HitList,
+    tally: &mut Tally,
+) -> Result<(), GiveUp> {
+    let opt = search.opt;
     if flags.root_chain && root_chain_fits(search.seq.len(), opt.max_entries) {
-        if root_chain(search, width, &mut levels, &mut found, lanes, &mut tally) {
-            return Ok(found.hits);
+        if root_chain(search, width, levels, found, (lanes, flags.gap_records), tally) {
+            return Ok(());
         }
     } else {
-        levels.commit(0, &[&[search.root()]]);
+        levels.commit(0, &[items_of(&[search.root()], &[1], false)]);
     }
     let mut draw = flags.refill.map(|r| r.draws(search.seq));
     loop {
-        let Some(level) = (0..=levels.cap).find(|&b| !levels.buckets[b].is_empty()) else {
+        let Some(level) = levels.lowest() else {
             if levels.dropped == 0 || found.ends_before(levels.cap as i32 + 1, opt) {
                 break;
             }
@@ -536,7 +500,7 @@ pub fn level_search(
             break;
         }
         // The level's chains, last pushed first: its chunks go back to the pool as they empty.
-        let chains: Vec<Entry> = levels.buckets[level].iter().rev().copied().collect();
+        let Some(chains) = levels.open(level) else { return Err(GiveUp::StackFull) };
         let mut held_chunks = Levels::chunks_of(chains.len());
         let (mut next, mut segments) = (0, draw.as_mut());
         while next < chains.len() {
@@ -572,33 +536,37 @@ pub fn level_search(
                 // bwa stops before a pop of this group: the hits so far are its answer (the
                 // group's own hit, at its last pop, comes after that stop).
                 if entries_limit_inside(runs, n_entries, opt.max_entries as usize) {
-                    return Ok(found.hits);
+                    return Ok(());
                 }
             }
-            let kept: Vec<Vec<Entry>>;
-            let pushes: Vec<&[Entry]> = if flags.drop_at_push
+            let drop_at_push = flags.drop_at_push
                 && segments.is_none()
-                && buffers_fit_under_m(n_entries, lanes, search.seq.len(), opt.max_entries)
-            {
-                kept = runs.iter().map(|r| levels.count_above_cap(&r.pushes)).collect();
-                kept.iter().map(|k| &k[..]).collect()
-            } else {
-                runs.iter().map(|r| &r.pushes[..]).collect()
-            };
-            levels.commit(level, &pushes);
+                && buffers_fit_under_m(n_entries, lanes, search.seq.len(), opt.max_entries);
+            let items: Vec<_> = runs
+                .iter()
+                .map(|r| {
+                    let items = items_of(&r.pushes, &r.pushes_at, flags.gap_records);
+                    if drop_at_push {
+                        levels.count_above_cap(items)
+                    } else {
+                        items
+                    }
+                })
+                .collect();
+            levels.commit(level, &items);
             levels.stored -= committed;
             next += committed;
             let needed_chunks = Levels::chunks_of(chains.len() - next);
             levels.free_chunks += held_chunks - needed_chunks;
             held_chunks = needed_chunks;
-            if record_group_hit(runs.last(), &mut found, &mut levels, level, search, width) {
-                return Ok(found.hits);
+            if record_group_hit(runs.last(), found, levels, level, search, width) {
+                return Ok(());
             }
         }
         levels.free_chunks += held_chunks;
-        levels.buckets[level].clear();
+        levels.close(level);
     }
-    Ok(found.hits)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -619,11 +587,24 @@ mod tests {
         flags: LevelFlags,
         cost: &mut LevelCost,
     ) -> Result<Vec<AlnHit>, GiveUp> {
+        level_traced(bwt, read, opt, (lanes, chunks), flags, cost, None)
+    }
+
+    /// [`level_hits`], with the groups of chains recorded in `trace`.
+    fn level_traced(
+        bwt: &bcuda_index::Bwt,
+        read: &[u8],
+        opt: &GapOptions,
+        (lanes, chunks): (usize, usize),
+        flags: LevelFlags,
+        cost: &mut LevelCost,
+        trace: Option<&mut Vec<GroupTrace>>,
+    ) -> Result<Vec<AlnHit>, GiveUp> {
         let mut buffers = ReadBuffers::default();
         let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
         let ReadBuffers { width, seed_width, seq } = &mut buffers;
         let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
-        level_search(&search, width, opt, lanes, chunks, flags, cost, None)
+        level_search(&search, width, opt, lanes, chunks, flags, cost, trace)
     }
 
     /// The pushes that groups commit are the chains' own, run with bwa's state: the same
@@ -706,6 +687,72 @@ mod tests {
         }
         assert!(above_cap > 0 && handed_on[0] > 0, "{above_cap} {handed_on:?}");
         assert!(handed_on[1] <= handed_on[0] && finished[1] >= finished[0], "{handed_on:?} {finished:?}");
+    }
+
+    /// Gap records (each pop's gap children stored as one, expanded when the search reaches
+    /// their score) give bwa's hits: with the root's chain, with pools small enough to drop
+    /// scores and to lack room for an expansion, with `-m` near, and with `drop_at_push`; and
+    /// where the pool holds everything, the very groups of chains, in the same order, as
+    /// without them. Most records are never expanded.
+    #[test]
+    fn gap_records_give_bwas_hits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut next = xorshift(0xd1b5_4a32_d192_ed03);
+        let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
+        let (_, bwt) = indexed(dir.path(), &genome);
+        let text = both_strands(&genome);
+        let (mut records, mut expanded, mut finished, mut handed_on) = (0, 0, 0, 0);
+        for r in 0..120 {
+            let len = 30 + (next() % 50) as usize;
+            let read = read_with_edits(&text, len, r % 6 == 0, 7, &mut next);
+            for (lanes, chunks, max_entries) in
+                [(32, 1 << 14, 2_000_000), (32, 40, 2_000_000), (4, 20, 2_000_000), (8, 1 << 14, 150)]
+            {
+                let opt = batch_options(&GapOptions { max_entries, ..GapOptions::default() }, read.len());
+                let bwa =
+                    align_read_with(&bwt, None, &read, &opt, &mut GapStack::default(), &mut ReadBuffers::default())
+                        .expect("bwa's stack holds every entry");
+                for (root_chain, drop_at_push) in [(false, false), (true, false), (true, true)] {
+                    let flags = LevelFlags {
+                        gap_records: true,
+                        root_chain,
+                        drop_at_push,
+                        exact_entries_limit: true,
+                        refill: None,
+                    };
+                    let (mut cost, mut trace) = (LevelCost::default(), Vec::new());
+                    let done = level_traced(&bwt, &read, &opt, (lanes, chunks), flags, &mut cost, Some(&mut trace));
+                    if chunks == 1 << 14 {
+                        let (mut plain_cost, mut plain_trace) = (LevelCost::default(), Vec::new());
+                        let plain = LevelFlags { gap_records: false, ..flags };
+                        let without = level_traced(
+                            &bwt,
+                            &read,
+                            &opt,
+                            (lanes, chunks),
+                            plain,
+                            &mut plain_cost,
+                            Some(&mut plain_trace),
+                        );
+                        assert_eq!(done, without, "read {r} {read:?}, {flags:?}");
+                        assert!(trace == plain_trace, "read {r} {read:?}, {flags:?}: other groups of chains");
+                    }
+                    match done {
+                        Ok(hits) => {
+                            let case = format!("read {r} {read:?}, {lanes} lanes, {chunks} chunks, -m {max_entries}");
+                            assert_eq!(hits, bwa, "{case}, {flags:?}");
+                            finished += 1;
+                        }
+                        Err(GiveUp::StackFull) => handed_on += 1,
+                        Err(GiveUp::EntriesLimit) => panic!("exact_entries_limit finds where -m stops"),
+                    }
+                    assert!(cost.records_expanded <= cost.records, "{cost:?}");
+                    (records, expanded) = (records + cost.records, expanded + cost.records_expanded);
+                }
+            }
+        }
+        assert!(finished > 1000 && handed_on > 0, "{finished} {handed_on}");
+        assert!(expanded > 0 && expanded * 2 < records, "{expanded} of {records}");
     }
 
     /// Segments of chains (`level_refill`) give bwa's hits wherever they end: each seed ends

@@ -6,6 +6,7 @@
 
 use bcuda_index::{Bwt, IntervalTable};
 
+mod level_pool;
 pub mod level_search;
 pub mod no_hit;
 pub mod pigeonhole;
