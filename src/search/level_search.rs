@@ -19,9 +19,9 @@
 //! segments end. A segment runs only where its pushes cannot take bwa's stack past `-m`; from
 //! the first that might, the level goes on in groups, which find where `-m` stops.
 //!
-//! Memory: the entries of each score live in chunks of [`CHUNK`] entries from a fixed pool.
-//! Before a group's (or segment's) pushes are stored, the chunks they may need are reserved;
-//! if the pool is short, the highest scores are dropped (counted for `-m`, as in
+//! Memory (`level_pool`): the entries of each score live in chunks of [`CHUNK`] items from a
+//! fixed pool. Before a group's (or segment's) pushes are stored, the chunks they may need are
+//! reserved; if the pool is short, the highest scores are dropped (counted for `-m`, as in
 //! [`super::stack::BoundedStack`]) and the search is exact as long as it never needs them.
 
 use super::level_pool::{items_of, Levels};
