@@ -578,19 +578,8 @@ mod tests {
     use crate::search::stack::GapStack;
     use crate::search::{align_read_with, prepare_read, ReadBuffers};
 
-    /// The level search of `read` as `bcuda-dev stack-profile` runs it.
-    fn level_hits(
-        bwt: &bcuda_index::Bwt,
-        read: &[u8],
-        opt: &GapOptions,
-        (lanes, chunks): (usize, usize),
-        flags: LevelFlags,
-        cost: &mut LevelCost,
-    ) -> Result<Vec<AlnHit>, GiveUp> {
-        level_traced(bwt, read, opt, (lanes, chunks), flags, cost, None)
-    }
-
-    /// [`level_hits`], with the groups of chains recorded in `trace`.
+    /// The level search of `read` as `bcuda-dev stack-profile` runs it, its groups of chains in
+    /// `trace` when one is given.
     fn level_traced(
         bwt: &bcuda_index::Bwt,
         read: &[u8],
@@ -626,7 +615,7 @@ mod tests {
                 .iter()
                 .map(|&lanes| {
                     let mut cost = LevelCost::default();
-                    level_hits(&bwt, &read, &opt, (lanes, 1 << 14), LevelFlags::default(), &mut cost).unwrap();
+                    level_traced(&bwt, &read, &opt, (lanes, 1 << 14), LevelFlags::default(), &mut cost, None).unwrap();
                     cost
                 })
                 .collect();
@@ -647,111 +636,112 @@ mod tests {
         assert!(reads_with_pushes > 30 && past_a_window > 0 && gap_pushes > 0, "{reads_with_pushes} {past_a_window}");
     }
 
-    /// Pushes above the cap counted at the push (`drop_at_push`) give bwa's hits, with pools
-    /// large and small (where the commit drops scores and reads are handed on) and with a `-m`
-    /// near enough that groups store every push for the exact `-m` rule; and as the commit
-    /// makes room only for the pushes it keeps, small pools hand on no more reads than without.
-    #[test]
-    fn drop_at_push_gives_bwas_hits() {
+    /// One read of [`for_each_case`] under one shape of the search, with bwa's hits.
+    struct Case<'a> {
+        bwt: &'a bcuda_index::Bwt,
+        read: &'a [u8],
+        opt: GapOptions,
+        shape: (usize, usize),
+        bwa: Vec<AlnHit>,
+        name: String,
+    }
+
+    impl Case<'_> {
+        /// The level search of the case with `flags`, its groups of chains in `trace`.
+        fn run(
+            &self,
+            flags: LevelFlags,
+            cost: &mut LevelCost,
+            trace: Option<&mut Vec<GroupTrace>>,
+        ) -> Result<Vec<AlnHit>, GiveUp> {
+            level_traced(self.bwt, self.read, &self.opt, self.shape, flags, cost, trace)
+        }
+    }
+
+    /// 120 reads (from 30 to 80 bases, a sixth from the repeat families) of a genome with
+    /// repeats, each under each `(lanes, chunks, -m)` of [`SHAPES`]: large pools, pools small
+    /// enough to drop scores and hand reads on, and a `-m` near enough that groups store every
+    /// push for the exact `-m` rule.
+    fn for_each_case(seed: u64, mut check: impl FnMut(&Case)) {
         let dir = tempfile::tempdir().unwrap();
-        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut next = xorshift(seed);
         let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
         let (_, bwt) = indexed(dir.path(), &genome);
         let text = both_strands(&genome);
-        let (mut handed_on, mut finished, mut above_cap) = ([0; 2], [0; 2], 0);
         for r in 0..120 {
             let len = 30 + (next() % 50) as usize;
             let read = read_with_edits(&text, len, r % 6 == 0, 7, &mut next);
-            for (lanes, chunks, max_entries) in
-                [(32, 1 << 14, 2_000_000), (32, 40, 2_000_000), (4, 40, 2_000_000), (8, 1 << 14, 150)]
-            {
+            for (lanes, chunks, max_entries) in SHAPES {
                 let opt = batch_options(&GapOptions { max_entries, ..GapOptions::default() }, read.len());
                 let bwa =
                     align_read_with(&bwt, None, &read, &opt, &mut GapStack::default(), &mut ReadBuffers::default())
                         .expect("bwa's stack holds every entry");
-                for drop_at_push in [false, true] {
-                    let flags = LevelFlags { drop_at_push, exact_entries_limit: true, ..LevelFlags::default() };
-                    let mut cost = LevelCost::default();
-                    match level_hits(&bwt, &read, &opt, (lanes, chunks), flags, &mut cost) {
-                        Ok(hits) => {
-                            let case = format!("read {r} {read:?}, {lanes} lanes, {chunks} chunks, -m {max_entries}");
-                            assert_eq!(hits, bwa, "{case}, drop_at_push {drop_at_push}");
-                            finished[drop_at_push as usize] += 1;
-                        }
-                        Err(GiveUp::StackFull) => handed_on[drop_at_push as usize] += 1,
-                        Err(GiveUp::EntriesLimit) => panic!("exact_entries_limit finds where -m stops"),
-                    }
-                    above_cap += usize::from(drop_at_push) * cost.pushes_above_cap;
-                }
+                let name = format!("read {r} {read:?}, {lanes} lanes, {chunks} chunks, -m {max_entries}");
+                check(&Case { bwt: &bwt, read: &read, opt, shape: (lanes, chunks), bwa, name });
             }
         }
-        assert!(above_cap > 0 && handed_on[0] > 0, "{above_cap} {handed_on:?}");
-        assert!(handed_on[1] <= handed_on[0] && finished[1] >= finished[0], "{handed_on:?} {finished:?}");
+    }
+
+    const SHAPES: [(usize, usize, i32); 4] =
+        [(32, 1 << 14, 2_000_000), (32, 40, 2_000_000), (4, 20, 2_000_000), (8, 1 << 14, 150)];
+
+    /// Tallies a case's outcome: bwa's hits where it finished (`[finished, handed on]`).
+    fn tally_outcome(case: &Case, done: Result<Vec<AlnHit>, GiveUp>, flags: LevelFlags, outcomes: &mut [usize; 2]) {
+        match done {
+            Ok(hits) => {
+                assert_eq!(hits, case.bwa, "{}, {flags:?}", case.name);
+                outcomes[0] += 1;
+            }
+            Err(GiveUp::StackFull) => outcomes[1] += 1,
+            Err(GiveUp::EntriesLimit) => panic!("exact_entries_limit finds where -m stops"),
+        }
+    }
+
+    /// Pushes above the cap counted at the push (`drop_at_push`) give bwa's hits in every case;
+    /// and as the commit makes room only for the pushes it keeps, small pools hand on no more
+    /// reads than without.
+    #[test]
+    fn drop_at_push_gives_bwas_hits() {
+        let (mut outcomes, mut above_cap) = ([[0; 2]; 2], 0);
+        for_each_case(0x9e37_79b9_7f4a_7c15, |case| {
+            for drop_at_push in [false, true] {
+                let flags = LevelFlags { drop_at_push, exact_entries_limit: true, ..LevelFlags::default() };
+                let mut cost = LevelCost::default();
+                tally_outcome(case, case.run(flags, &mut cost, None), flags, &mut outcomes[drop_at_push as usize]);
+                above_cap += usize::from(drop_at_push) * cost.pushes_above_cap;
+            }
+        });
+        let [without, with] = outcomes;
+        assert!(above_cap > 0 && without[1] > 0, "{above_cap} {without:?}");
+        assert!(with[1] <= without[1] && with[0] >= without[0], "{outcomes:?}");
     }
 
     /// Gap records (each pop's gap children stored as one, expanded when the search reaches
-    /// their score) give bwa's hits: with the root's chain, with pools small enough to drop
-    /// scores and to lack room for an expansion, with `-m` near, and with `drop_at_push`; and
-    /// where the pool holds everything, the very groups of chains, in the same order, as
-    /// without them. Most records are never expanded.
+    /// their score) give bwa's hits in every case, with the root's chain and with
+    /// `drop_at_push`; where the pool holds everything, the very groups of chains, in the same
+    /// order, as without them. Most records are never expanded.
     #[test]
     fn gap_records_give_bwas_hits() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut next = xorshift(0xd1b5_4a32_d192_ed03);
-        let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
-        let (_, bwt) = indexed(dir.path(), &genome);
-        let text = both_strands(&genome);
-        let (mut records, mut expanded, mut finished, mut handed_on) = (0, 0, 0, 0);
-        for r in 0..120 {
-            let len = 30 + (next() % 50) as usize;
-            let read = read_with_edits(&text, len, r % 6 == 0, 7, &mut next);
-            for (lanes, chunks, max_entries) in
-                [(32, 1 << 14, 2_000_000), (32, 40, 2_000_000), (4, 20, 2_000_000), (8, 1 << 14, 150)]
-            {
-                let opt = batch_options(&GapOptions { max_entries, ..GapOptions::default() }, read.len());
-                let bwa =
-                    align_read_with(&bwt, None, &read, &opt, &mut GapStack::default(), &mut ReadBuffers::default())
-                        .expect("bwa's stack holds every entry");
-                for (root_chain, drop_at_push) in [(false, false), (true, false), (true, true)] {
-                    let flags = LevelFlags {
-                        gap_records: true,
-                        root_chain,
-                        drop_at_push,
-                        exact_entries_limit: true,
-                        refill: None,
-                    };
-                    let (mut cost, mut trace) = (LevelCost::default(), Vec::new());
-                    let done = level_traced(&bwt, &read, &opt, (lanes, chunks), flags, &mut cost, Some(&mut trace));
-                    if chunks == 1 << 14 {
-                        let (mut plain_cost, mut plain_trace) = (LevelCost::default(), Vec::new());
-                        let plain = LevelFlags { gap_records: false, ..flags };
-                        let without = level_traced(
-                            &bwt,
-                            &read,
-                            &opt,
-                            (lanes, chunks),
-                            plain,
-                            &mut plain_cost,
-                            Some(&mut plain_trace),
-                        );
-                        assert_eq!(done, without, "read {r} {read:?}, {flags:?}");
-                        assert!(trace == plain_trace, "read {r} {read:?}, {flags:?}: other groups of chains");
-                    }
-                    match done {
-                        Ok(hits) => {
-                            let case = format!("read {r} {read:?}, {lanes} lanes, {chunks} chunks, -m {max_entries}");
-                            assert_eq!(hits, bwa, "{case}, {flags:?}");
-                            finished += 1;
-                        }
-                        Err(GiveUp::StackFull) => handed_on += 1,
-                        Err(GiveUp::EntriesLimit) => panic!("exact_entries_limit finds where -m stops"),
-                    }
-                    assert!(cost.records_expanded <= cost.records, "{cost:?}");
-                    (records, expanded) = (records + cost.records, expanded + cost.records_expanded);
+        let (mut outcomes, mut records, mut expanded) = ([0; 2], 0, 0);
+        for_each_case(0xd1b5_4a32_d192_ed03, |case| {
+            for (root_chain, drop_at_push) in [(false, false), (true, false), (true, true)] {
+                let flags =
+                    LevelFlags { gap_records: true, root_chain, drop_at_push, exact_entries_limit: true, refill: None };
+                let (mut cost, mut trace) = (LevelCost::default(), Vec::new());
+                let done = case.run(flags, &mut cost, Some(&mut trace));
+                if case.shape.1 == 1 << 14 {
+                    let plain = LevelFlags { gap_records: false, ..flags };
+                    let mut plain_trace = Vec::new();
+                    let without = case.run(plain, &mut LevelCost::default(), Some(&mut plain_trace));
+                    assert_eq!(done, without, "{}, {flags:?}", case.name);
+                    assert!(trace == plain_trace, "{}, {flags:?}: other groups of chains", case.name);
                 }
+                tally_outcome(case, done, flags, &mut outcomes);
+                assert!(cost.records_expanded <= cost.records, "{cost:?}");
+                (records, expanded) = (records + cost.records, expanded + cost.records_expanded);
             }
-        }
-        assert!(finished > 1000 && handed_on > 0, "{finished} {handed_on}");
+        });
+        assert!(outcomes[0] > 1000 && outcomes[1] > 0, "{outcomes:?}");
         assert!(expanded > 0 && expanded * 2 < records, "{expanded} of {records}");
     }
 
@@ -793,7 +783,7 @@ mod tests {
                     let refill = Some(RefillSegments { seed });
                     let flags = LevelFlags { refill, exact_entries_limit, ..LevelFlags::default() };
                     let mut cost = LevelCost::default();
-                    match level_hits(&bwt, &read, &opt, (lanes, chunks), flags, &mut cost) {
+                    match level_traced(&bwt, &read, &opt, (lanes, chunks), flags, &mut cost, None) {
                         Ok(hits) => {
                             let case = format!("read {r} {read:?}, {lanes} lanes, {chunks} chunks, -m {max_entries}");
                             assert_eq!(hits, bwa, "{case}, seed {seed}");
