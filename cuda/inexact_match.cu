@@ -74,6 +74,12 @@
 #ifndef drop_at_push
 #define drop_at_push 0
 #endif
+// The team passes store each pop's gap children as one record, expanded into them when the
+// search reaches their score (-D, from the switches, for the team kernels; level_pool.rs models
+// it). Most gap children score above the last score bwa pops, so most records never are.
+#ifndef gap_records
+#define gap_records 0
+#endif
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -142,6 +148,17 @@ __device__ __forceinline__ int state_of(const Entry &e) { return entry_diffs(e) 
 __device__ __forceinline__ int n_ins_of(const Entry &e) { return entry_gaps(e) & 0x3ff; }
 __device__ __forceinline__ int n_del_of(const Entry &e) { return entry_gaps(e) >> 10 & 0x3ff; }
 __device__ __forceinline__ int last_diff_pos_of(const Entry &e) { return entry_gaps(e) >> 20; }
+// A gap record (gap_records) keeps its parent's fields, its children's score and, in info's bits
+// 16-20 (free: i takes 16), which children exist: bit 0 the insertion, bit 1 + c the deletion by
+// base c. Its i is the parent's after the step (the insertion's; the deletions' is i + 1).
+#define RECORD_SHIFT 16
+__device__ __forceinline__ int record_mask(const Entry &e) { return (e.info >> RECORD_SHIFT) & 0x1f; }
+// The entries an item of a level stands for: its children for a record, else 1.
+__device__ __forceinline__ int item_entries(const Entry &e)
+{
+    int mask = record_mask(e);
+    return mask ? __popc(mask) : 1;
+}
 
 // Pass 1's stack of one thread. With the switch stack_interleave (-D) the threads' stacks lie
 // side by side, slot j of every thread together, so the threads of a warp at the same depth
@@ -215,6 +232,18 @@ __device__ Entry make_entry(const GapOpt &opt, int i, u64 k, u64 l, int n_mm, in
     return e;
 }
 
+#if gap_records
+// The record of a pop's gap children (gap_records): the parent's fields after the step, the
+// children's score (their gap counts: child_gapo, child_gape) and which of them exist.
+__device__ Entry gap_record(const GapOpt &opt, int i, u64 k, u64 l, int n_mm, int n_gapo, int n_gape, int n_ins, int n_del,
+    int state, int child_gapo, int child_gape, int mask)
+{
+    Entry e = make_entry(opt, i, k, l, n_mm, n_gapo, n_gape, n_ins, n_del, state, false);
+    e.info = (u32)aln_score(n_mm, child_gapo, child_gape, opt) << 21 | (u32)mask << RECORD_SHIFT | (u32)i;
+    return e;
+}
+#endif
+
 __device__ void stack_push(Stack &st, const Entry &child)
 {
     int score = entry_score(child);
@@ -260,6 +289,7 @@ __device__ Entry stack_pop(Stack &st)
 
 // Where step() puts the children: the bounded stack (one thread per read).
 struct StackSink {
+    enum { records = 0 }; // step pushes gap children one by one
     Stack &st;
     __device__ void push(const Entry &e) { stack_push(st, e); }
 };
@@ -678,6 +708,53 @@ __device__ bool too_many_ns(const Read &r, int max_diff)
 // differences left and the D arrays, and expands it, pushing its children in bwa's order into
 // `sink` but for the one that matches the read's next base (bwa pushes it last, so it is
 // popped next), which goes to `matching`. On a hit, [hk, hl] is its SA interval.
+#if gap_records
+// The gap children that step pushes one by one, as one record (the same rules: an insertion and a
+// deletion per child interval where a gap opens, the gap's extension in state I or D).
+template <class Sink>
+__device__ void push_gap_record(const Read &r, int i, u64 k, u64 l, const Extensions &ext, const Entry &e, int max_diff, Sink &sink)
+{
+    const GapOpt &opt = r.opt;
+    int n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
+    int n_ins = n_ins_of(e), n_del = n_del_of(e);
+    int dels = 0;
+    for (int c = 0; c < 4; ++c) dels |= (ext.k[c] <= ext.l[c]) << (1 + c);
+    int mask = 0, child_gapo = n_gapo, child_gape = n_gape;
+    if (state == STATE_M && n_gapo < opt.max_gapo) {
+        mask = 1 | dels;
+        child_gapo = n_gapo + 1;
+    } else if (state == STATE_I && n_gape < opt.max_gape) {
+        mask = 1;
+        child_gape = n_gape + 1;
+    } else if (state == STATE_D && n_gape < opt.max_gape && (n_gape + n_gapo < max_diff || l - k + 1 < (u64)opt.max_del_occ)) {
+        mask = dels;
+        child_gape = n_gape + 1;
+    }
+    if (mask) sink.push(gap_record(opt, i, k, l, n_mm, n_gapo, n_gape, n_ins, n_del, state, child_gapo, child_gape, mask));
+}
+
+// A record's children in push order, each to out(child): its parent's extensions looked up again
+// for the deletions.
+template <class Out>
+__device__ void expand_record(const Read &r, const Entry &rec, Out out)
+{
+    const GapOpt &opt = r.opt;
+    u64 k = entry_k(rec), l = entry_l(rec);
+    int i = entry_i(rec), mask = record_mask(rec);
+    int n_mm = n_mm_of(rec), n_gapo = n_gapo_of(rec), n_gape = n_gape_of(rec), state = state_of(rec);
+    int n_ins = n_ins_of(rec), n_del = n_del_of(rec);
+    int gapo = state == STATE_M ? n_gapo + 1 : n_gapo, gape = state == STATE_M ? n_gape : n_gape + 1;
+    if (mask & 1) out(make_entry(opt, i, k, l, n_mm, gapo, gape, n_ins + 1, n_del, STATE_I, true));
+    if (mask >> 1) {
+        Extensions ext;
+        bwt_extensions(r, k, l, ext);
+        for (int c = 0; c < 4; ++c) {
+            if (mask >> (1 + c) & 1) out(make_entry(opt, i + 1, ext.k[c], ext.l[c], n_mm, gapo, gape, n_ins, n_del + 1, STATE_D, true));
+        }
+    }
+}
+#endif
+
 template <class Sink>
 __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *width, Sink &sink, u64 &hk, u64 &hl,
     Entry &matching, bool &has_matching)
@@ -755,6 +832,11 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     bool child_holds = holds_string && matched + 1 < r.interval_depth;
     int gaps = (opt.mode & MODE_LOGGAP) ? int_log2(n_gape + n_gapo) / 2 + 1 : n_gapo + n_gape;
     if (allow_diff && i >= opt.indel_end_skip + gaps && r.len - i >= opt.indel_end_skip + gaps) {
+#if gap_records
+        if (Sink::records) {
+            push_gap_record(r, i, field, l, ext, e, max_diff, sink);
+        } else
+#endif
         if (state == STATE_M) {
             if (n_gapo < opt.max_gapo) {
                 sink.push(make_entry(opt, i, field, l, n_mm, n_gapo + 1, n_gape, n_ins + 1, n_del, STATE_I, true));
@@ -1171,6 +1253,7 @@ __device__ u32 tree_child(const Read &r, const TreeNode *tree, u32 parent, const
 // Where step() puts the children in the replay: only the tree's, each in its node's slot (a
 // node is pushed at most once), on its score's list.
 struct TreeSink {
+    enum { records = 0 }; // step pushes gap children one by one
     const Read &r;
     const TreeNode *tree;
     Entry *entries;
@@ -1355,18 +1438,23 @@ __device__ __forceinline__ void keep_in_l1(Entry *dst, const Entry &e)
 // Where a lane's chain puts its children: the lane's own buffer. With entries_limit_exact each
 // child keeps the pop of the chain that pushed it in its (otherwise unused) link.
 struct LaneBuffer {
+    enum { records = gap_records }; // step pushes a pop's gap children as one record
     LaneView buf;
     int n, pop;
     // With drop_at_push, pushes above `cap` are only counted, in `dropped`: the commit would
-    // drop them (the cap never rises), and -m needs only their number.
-    int cap = 0x7fffffff, dropped = 0;
+    // drop them (the cap never rises), and -m needs only their number. With gap_records, `n`
+    // counts items and `entries` the entries they stand for.
+    int cap = 0x7fffffff, dropped = 0, entries = 0;
     __device__ void push(const Entry &e)
     {
 #if drop_at_push
         if (entry_score(e) > cap) {
-            ++dropped;
+            dropped += gap_records ? item_entries(e) : 1;
             return;
         }
+#endif
+#if gap_records
+        entries += item_entries(e);
 #endif
         Entry x = e;
 #if entries_limit_exact
@@ -1619,13 +1707,21 @@ __device__ __forceinline__ int claim_chunks(Levels &lv, int s, int all, const Te
 // few scores (the level plus a mismatch, a gap open or a gap extension), so the lanes store one
 // score at a time, all at once, lowest first: each lane's entries of that score go after those
 // of the lanes before it (a prefix sum of the lanes' counts).
-__device__ void commit_pushes(Levels &lv, int level, Entry *bufs, int stride, int n_lanes, int n, const Team &t, int pushed_all = -1)
+__device__ void commit_pushes(Levels &lv, int level, Entry *bufs, int stride, int n_lanes, int n, const Team &t, int pushed_all = -1, int entries = 0)
 {
     if (t.lane >= n_lanes) n = 0;
     int total = team_sum(t, n);
+#if gap_records
+    // The entries the lanes' items stand for (`entries`, this lane's): what -m counts. The pool
+    // counts items; the team passes use stored and dropped only as their sum and dropped's
+    // being 0, so a record dropped as an item keeps both right.
+    int stored_entries = team_sum(t, t.lane < n_lanes ? entries : 0);
+#else
+    int stored_entries = total;
+#endif
 #if drop_at_push
     // The lanes' pushes counted at the push: `pushed_all` holds them too.
-    if (pushed_all > total) lv.dropped += pushed_all - total;
+    if (pushed_all > stored_entries) lv.dropped += pushed_all - stored_entries;
 #endif
     make_room(lv, level, total, t);
     LaneView buf = lane_view(bufs, t.lane, stride, 0, t);
@@ -1633,7 +1729,7 @@ __device__ void commit_pushes(Levels &lv, int level, Entry *bufs, int stride, in
     ScoreCount mine = lowest_push_score(buf, n, lv.cap, over_cap);
     over_cap = team_sum(t, over_cap);
     lv.dropped += over_cap;
-    lv.stored += total - over_cap;
+    lv.stored += stored_entries - over_cap;
     for (int s = team_min(t, mine.score); s != 0x7fffffff; s = team_min(t, mine.score)) {
         int all;
         int pos = team_prefix(t, mine.score == s ? mine.count : 0, all);
@@ -1661,7 +1757,8 @@ __device__ bool entries_limit_inside(u32 n_entries, const LaneBuffer &mine, int 
 {
     bool mine_counts = t.lane < committed;
     int all;
-    u64 n = n_entries + team_prefix(t, mine_counts ? mine.n - 1 : 0, all); // at least 1: its chain's first entry
+    int pushes = gap_records ? mine.entries : mine.n;
+    u64 n = n_entries + team_prefix(t, mine_counts ? pushes - 1 : 0, all); // at least 1: its chain's first entry
     int crossed = t.size;
     int j = 0;
     for (int p = 0; mine_counts && p < mine.pop; ++p) {
@@ -1671,7 +1768,7 @@ __device__ bool entries_limit_inside(u32 n_entries, const LaneBuffer &mine, int 
         }
         int pushed = 0;
         while (j < mine.n && mine.buf[j].next == p) {
-            ++pushed;
+            pushed += gap_records ? item_entries(mine.buf[j]) : 1;
             ++j;
         }
         n = n - 1 + pushed + (p + 1 < mine.pop ? 1 : 0);
@@ -1734,7 +1831,7 @@ __device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &
             goes_on = goes_on && outcome == STEP_EXPANDED;
         }
         int end = team_min(t, goes_on ? t.size : t.lane);
-        commit_pushes(lv, 0, lane_bufs, stride, min(end + 1, t.size), mine.n, t);
+        commit_pushes(lv, 0, lane_bufs, stride, min(end + 1, t.size), mine.n, t, -1, mine.entries);
         if (end == t.size) continue;
         int hitter = team_min(t, t.lane == end && outcome == STEP_HIT ? t.lane : t.size);
         return hitter < t.size ? record_team_hit(h, lv, 0, hitter, e, hk, hl, width, r, t) : SEARCH_GO;
@@ -1906,6 +2003,61 @@ __device__ int run_level_segments(const Read &r, Width *width, Levels &lv, int l
 // The search of one read by one team; STACK_FULL when it needs dropped entries or more than
 // `max_rounds` groups of chains (0: no limit; a larger team then takes the read), ENTRIES_LIMIT
 // when bwa's -m may stop it inside a group of chains (the CPU takes the read).
+#if gap_records
+// Where chunk slot `slot` of a level's row of the table points: entry pos of the chunks from
+// `slot` on.
+__device__ __forceinline__ Entry *row_entry(const Levels &lv, const int *row, int slot, int pos)
+{
+    return lv.pool + (u64)row[slot + pos / CHUNK] * CHUNK + pos % CHUNK;
+}
+
+// Expands the records among level s's items into their children in their place (bwa's order)
+// before its chains run, so that its chains are its entries, as without records: fresh chunks
+// take the entries, then the items' chunks go back. False where the pool cannot hold them even
+// with every score above the level dropped (the read goes on to a larger pass).
+__device__ bool expand_level(const Read &r, Levels &lv, int s, const Team &t)
+{
+    int n = lv.len[s];
+    int entries = 0;
+    for (int j = t.lane; j < n; j += t.size) entries += item_entries(*level_entry(lv, s, j));
+    int all = team_sum(t, entries);
+    if (all == n) return true;
+    int old_chunks = (n + CHUNK - 1) / CHUNK, need = (all + CHUNK - 1) / CHUNK;
+    make_room(lv, s, all, t);
+    if (lv.free_top < need) return false;
+    int *row = lv.table + s * lv.max_chunks;
+    for (int j = t.lane; j < need; j += t.size) row[old_chunks + j] = lv.free_chunks[lv.free_top - 1 - j];
+    lv.free_top -= need;
+    __syncthreads();
+    // The items in order, a team's worth at a time, each writing its entries at its place.
+    for (int j0 = 0, base = 0; j0 < n; j0 += t.size) {
+        int j = j0 + t.lane, count = 0;
+        Entry item;
+        if (j < n) {
+            item = *level_entry(lv, s, j);
+            count = item_entries(item);
+        }
+        int sum, pos = base + team_prefix(t, count, sum);
+        if (j < n && record_mask(item)) expand_record(r, item, [&](const Entry &child) { *row_entry(lv, row, old_chunks, pos++) = child; });
+        else if (j < n) *row_entry(lv, row, old_chunks, pos) = item;
+        base += sum;
+    }
+    __syncthreads();
+    // The items' chunks go back; the new ones move to the row's start.
+    for (int j = t.lane; j < old_chunks; j += t.size) lv.free_chunks[lv.free_top + j] = row[j];
+    lv.free_top += old_chunks;
+    for (int j0 = 0; j0 < need; j0 += t.size) {
+        int v = j0 + t.lane < need ? row[old_chunks + j0 + t.lane] : 0;
+        __syncthreads();
+        if (j0 + t.lane < need) row[j0 + t.lane] = v;
+        __syncthreads();
+    }
+    if (t.lane == 0) lv.len[s] = all;
+    __syncthreads();
+    return true;
+}
+#endif
+
 __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const ulonglong2 *root, int max_rounds, const Team &t)
 {
     const GapOpt &opt = r.opt;
@@ -1927,7 +2079,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 #endif
     {
         if (t.lane == 0) mine.push(make_entry(opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
-        commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, t);
+        commit_pushes(lv, 0, lane_bufs, stride, 1, mine.n, t, -1, mine.entries);
     }
     while (true) {
         int level = lowest_level(lv, t);
@@ -1937,6 +2089,9 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
         }
         if (lv.stored + lv.dropped > (u32)opt.max_entries || ends_before(h, level, opt)) break;
         int first = 0; // the level's first chain not yet committed
+#if gap_records
+        if (!expand_level(r, lv, level, t)) return STACK_FULL;
+#endif
 #if level_refill
         bool level_done = false;
         int ended = run_level_segments(r, width, lv, level, h, lane_bufs, stride, &team_segment, max_rounds, rounds, first, level_done, t);
@@ -1953,6 +2108,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
             int c = next + t.lane;
             mine.n = 0;
             mine.pop = 0;
+            mine.entries = 0;
 #if drop_at_push
             // Where the group's pushes (at most a buffer a lane) cannot reach -m, entries_limit_inside
             // is not needed, which is what reads the pushes one by one.
@@ -1980,7 +2136,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
             int first_hit = team_min(t, hit ? t.lane : t.size);
             int committed = min(first_hit + 1, min(t.size, n_chains - next));
             // bwa checks -m before every pop: only a group that may reach it needs a look.
-            int pushed = team_sum(t, t.lane < committed ? mine.n + mine.dropped : 0);
+            int pushed = team_sum(t, t.lane < committed ? (gap_records ? mine.entries : mine.n) + mine.dropped : 0);
             if (lv.stored + lv.dropped + pushed + 1 > (u32)opt.max_entries) {
 #if entries_limit_exact
                 // bwa stops before a pop of the group: the hits so far are its answer.
@@ -1989,7 +2145,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                 return ENTRIES_LIMIT;
 #endif
             }
-            commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, t, pushed);
+            commit_pushes(lv, level, lane_bufs, stride, committed, mine.n, t, pushed, mine.entries);
             lv.stored -= committed;
             next += committed;
             int needed_chunks = (n_chains - next + CHUNK - 1) / CHUNK;

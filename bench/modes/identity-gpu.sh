@@ -107,6 +107,18 @@ drop_paths() {
     BCUDA_TEST_INEXACT_SWITCHES=drop_at_push=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$(data_file ecoli536_art.fq)" -m 300
 }
 
+# Gap records (gap_records): each pop's gap children stored as one item and expanded when the
+# search reaches their score. The option sets of switch_cases (-o 2 -e 3 reaches gap scores),
+# small pools (records dropped, levels that cannot expand: hand-ons), -m 300 (the exact -m rule
+# counting a record's children), and without drop_at_push.
+records_paths() {
+    switch_cases gap_records=1
+    switch_cases "gap_records=1 drop_at_push=0"
+    BCUDA_TEST_INEXACT_SWITCHES=gap_records=1 BCUDA_TEST_STACKS=16,4096,65536 check ecoli536.fa "$(data_file ecoli536_art.fq)"
+    BCUDA_TEST_INEXACT_SWITCHES=gap_records=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$(data_file ecoli536_art.fq)" -m 300
+    BCUDA_TEST_INEXACT_SWITCHES=gap_records=1 BCUDA_TEST_STACKS=64,4096 check ecoli536.fa "$(data_file sim250.fq)" -n 2 -o 2 -e 4
+}
+
 # The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the
 # search, the rest go on. Ancient-DNA reads of E. coli with half of them random (environmental
 # DNA), with ancient DNA's options, bwa's defaults and -e (gap extensions beyond -n); a limit of

@@ -36,6 +36,7 @@ mode_main() {
         proof_paths
         prefetch_paths
         drop_paths
+        records_paths
     fi
     log "identity failures: $FAILURES"
     if [ "$ALIGN" = --gpu ]; then

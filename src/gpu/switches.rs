@@ -322,6 +322,13 @@ pub struct InexactSwitches {
     /// file from before it existed reads as off.
     #[serde(default)]
     pub drop_at_push: bool,
+    /// The team passes store each pop's gap children as one record, expanded into them when the
+    /// search reaches their score (cuda/inexact_match.cu, `push_gap_record`, `expand_level`;
+    /// modelled by src/search/level_pool.rs): most gap children score above the last score bwa
+    /// pops. Not with segments or the interval table. A tuned file from before it existed reads
+    /// as off.
+    #[serde(default)]
+    pub gap_records: bool,
 }
 
 fn default_proof_extensions() -> u32 {
@@ -394,6 +401,7 @@ impl Default for InexactSwitches {
             occ_prefetch: 0,
             occ_l1: 3,
             drop_at_push: true,
+            gap_records: false,
         }
     }
 }
@@ -434,6 +442,7 @@ impl InexactSwitches {
         ("occ_prefetch", &[0, 1, 2, 3]),
         ("occ_l1", &[0, 1, 2, 3]),
         ("drop_at_push", &[0, 1]),
+        ("gap_records", &[0, 1]),
     ];
 
     /// Why these values cannot run, if they cannot.
@@ -449,6 +458,9 @@ impl InexactSwitches {
         }
         if self.proof_extensions == 0 {
             return Some("proof_extensions must be at least 1");
+        }
+        if self.gap_records && (self.level_refill || self.last_refill || self.interval_depth > 0) {
+            return Some("gap_records: not with level_refill, last_refill or the interval table");
         }
         if self.occ_prefetch > 3 {
             return Some("occ_prefetch must be 0 (off), 1 (L1), 2 (L2) or 3 (every child, L2)");
@@ -566,6 +578,7 @@ impl InexactSwitches {
             "occ_prefetch" => self.occ_prefetch = n,
             "occ_l1" => self.occ_l1 = n,
             "drop_at_push" => self.drop_at_push = flag()?,
+            "gap_records" => self.gap_records = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -607,6 +620,7 @@ impl InexactSwitches {
             self.occ_prefetch,
             self.occ_l1,
             self.drop_at_push as u32,
+            self.gap_records as u32,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -653,6 +667,9 @@ impl InexactSwitches {
         }
         if self.drop_at_push {
             defines.push("-Ddrop_at_push=1".to_string());
+        }
+        if self.gap_records {
+            defines.push("-Dgap_records=1".to_string());
         }
         defines
     }
@@ -739,6 +756,7 @@ mod tests {
             occ_prefetch: 2,
             occ_l1: 2,
             drop_at_push: false,
+            gap_records: true,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
