@@ -1566,6 +1566,9 @@ struct Levels {
     int *table; // n_buckets x max_chunks: each score's chunks, in order
     int *free_chunks; // a stack of free chunk ids
     int *len; // entries per score
+#if gap_records
+    int *with_records; // per score: whether a record was stored there since it was last expanded
+#endif
     int max_chunks, n_buckets;
     int free_top, cap, stored;
     u32 dropped;
@@ -1672,8 +1675,13 @@ __device__ ScoreCount lowest_push_score(const LaneView &buf, int n, int cap, int
 __device__ int store_score(Levels &lv, int s, int pos, const LaneView &buf, int n, ScoreCount &next)
 {
     for_each_score(buf, n, [&](int j, int e) {
-        if (e == s) *level_entry(lv, s, pos++) = buf[j];
-        else if (e > s && e <= lv.cap) keep_lowest(next, e);
+        if (e == s) {
+            Entry x = buf[j];
+#if gap_records
+            if (record_mask(x)) lv.with_records[s] = 1;
+#endif
+            *level_entry(lv, s, pos++) = x;
+        } else if (e > s && e <= lv.cap) keep_lowest(next, e);
     });
     return pos;
 }
@@ -2017,6 +2025,9 @@ __device__ __forceinline__ Entry *row_entry(const Levels &lv, const int *row, in
 // with every score above the level dropped (the read goes on to a larger pass).
 __device__ bool expand_level(const Read &r, Levels &lv, int s, const Team &t)
 {
+    if (!lv.with_records[s]) return true;
+    __syncthreads();
+    if (t.lane == 0) lv.with_records[s] = 0;
     int n = lv.len[s];
     int entries = 0;
     for (int j = t.lane; j < n; j += t.size) entries += item_entries(*level_entry(lv, s, j));
@@ -2068,6 +2079,9 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
     lv.dropped = 0;
     for (int j = t.lane; j < lv.max_chunks; j += t.size) lv.free_chunks[j] = j;
     for (int b = t.lane; b < lv.n_buckets; b += t.size) lv.len[b] = 0;
+#if gap_records
+    for (int b = t.lane; b < lv.n_buckets; b += t.size) lv.with_records[b] = 0;
+#endif
     __syncthreads();
     LaneBuffer mine = {lane_view(lane_bufs, t.lane, stride, 0, t), 0, 0};
     int rounds = 0;
@@ -2190,13 +2204,17 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
     Width *width = width_pool + w * (max_len + 1);
     Width *seed_width = seed_width_pool + w * (max_len + 1);
     u8 *seq = seq_pool + w * max_len;
-    // Per team: the chunk table, the free chunks and the lengths, one after the other.
-    int *ints = int_pool + w * ((u64)n_buckets * max_chunks + max_chunks + n_buckets);
+    // Per team: the chunk table, the free chunks, the lengths and (gap_records) the scores with
+    // records, one after the other (the host allocates room for all four).
+    int *ints = int_pool + w * ((u64)n_buckets * max_chunks + max_chunks + (gap_records ? 2 : 1) * n_buckets);
     Levels lv;
     lv.pool = entry_pool + w * (u64)max_chunks * CHUNK;
     lv.table = ints;
     lv.free_chunks = ints + (u64)n_buckets * max_chunks;
     lv.len = lv.free_chunks + max_chunks;
+#if gap_records
+    lv.with_records = lv.len + n_buckets;
+#endif
     lv.max_chunks = max_chunks;
     lv.n_buckets = n_buckets;
     int stride = 9 * (max_len + 1); // pushes of one chain: at most 9 per pop, one pop per base

@@ -97,7 +97,7 @@ pub fn bytes_per_searcher(
             let chunks = entries / CHUNK;
             entries * entry_bytes
                 + read
-                + 4 * (n_buckets * chunks + chunks + n_buckets)
+                + 4 * (n_buckets * chunks + chunks + 2 * n_buckets)
                 + team * lane_buffer_entries(max_len) * entry_bytes
                 + WARP_HITS * HIT_BYTES
         }
@@ -230,7 +230,8 @@ impl Scratchpad {
             PassKind::Warp => {
                 let chunks = e / CHUNK;
                 (
-                    n * (b * chunks + chunks + b),
+                    // The chunk table, the free chunks, the lengths and the scores with gap records.
+                    n * (b * chunks + chunks + 2 * b),
                     n * pass.team * lane_buffer_entries(m) * entry_bytes,
                     n * WARP_HITS * HIT_BYTES,
                 )
