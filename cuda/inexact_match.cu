@@ -704,10 +704,6 @@ __device__ bool too_many_ns(const Read &r, int max_diff)
     return n_amb > max_diff;
 }
 
-// One pop of bwt_match_gap's loop after its cut-offs (Search::step): checks entry e against the
-// differences left and the D arrays, and expands it, pushing its children in bwa's order into
-// `sink` but for the one that matches the read's next base (bwa pushes it last, so it is
-// popped next), which goes to `matching`. On a hit, [hk, hl] is its SA interval.
 #if gap_records
 // The gap children that step pushes one by one, as one record (the same rules: an insertion and a
 // deletion per child interval where a gap opens, the gap's extension in state I or D).
@@ -755,6 +751,10 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 }
 #endif
 
+// One pop of bwt_match_gap's loop after its cut-offs (Search::step): checks entry e against the
+// differences left and the D arrays, and expands it, pushing its children in bwa's order into
+// `sink` but for the one that matches the read's next base (bwa pushes it last, so it is
+// popped next), which goes to `matching`. On a hit, [hk, hl] is its SA interval.
 template <class Sink>
 __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *width, Sink &sink, u64 &hk, u64 &hl,
     Entry &matching, bool &has_matching)
@@ -2008,9 +2008,6 @@ __device__ int run_level_segments(const Read &r, Width *width, Levels &lv, int l
 }
 #endif
 
-// The search of one read by one team; STACK_FULL when it needs dropped entries or more than
-// `max_rounds` groups of chains (0: no limit; a larger team then takes the read), ENTRIES_LIMIT
-// when bwa's -m may stop it inside a group of chains (the CPU takes the read).
 #if gap_records
 // Where chunk slot `slot` of a level's row of the table points: entry pos of the chunks from
 // `slot` on.
@@ -2069,6 +2066,9 @@ __device__ bool expand_level(const Read &r, Levels &lv, int s, const Team &t)
 }
 #endif
 
+// The search of one read by one team; STACK_FULL when it needs dropped entries or more than
+// `max_rounds` groups of chains (0: no limit; a larger team then takes the read), ENTRIES_LIMIT
+// when bwa's -m may stop it inside a group of chains (the CPU takes the read).
 __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const ulonglong2 *root, int max_rounds, const Team &t)
 {
     const GapOpt &opt = r.opt;
