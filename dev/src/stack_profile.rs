@@ -468,15 +468,13 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
     Ok(())
 }
 
-/// The pushes that the level search's groups committed (the largest pool's, where the fewest
-/// searches give up), and the share of them beyond each window of a lane's first pushes: what
-/// such a window in shared memory would still leave pass 2's commit to read from global memory.
 /// Of the pushes that groups commit, the gap children and those bwa never pops: above the
 /// read's last score, `best_score + s_mm` (every push of a read without a hit, or with `-N`,
 /// may be popped).
 fn print_never_popped(profiles: &[ReadProfile], last: usize, pushes: usize, opt: &GapOptions) {
     let (mut gaps, mut gap_pops, mut above_cap, mut never) = (0, 0, 0, 0);
     let (mut records, mut expanded) = (0, 0);
+    let nonstop = opt.mode & bcuda::sai::MODE_NONSTOP != 0;
     for p in profiles {
         let Ok(cost) = &p.level[last] else { continue };
         records += cost.records;
@@ -484,7 +482,6 @@ fn print_never_popped(profiles: &[ReadProfile], last: usize, pushes: usize, opt:
         gaps += cost.gap_pushes;
         gap_pops += cost.gap_pops;
         above_cap += cost.pushes_above_cap;
-        let nonstop = opt.mode & bcuda::sai::MODE_NONSTOP != 0;
         if let (Some(best), false) = (p.best, nonstop) {
             never += cost.pushes_by_score.above(best as usize + opt.s_mm as usize);
         }
@@ -509,6 +506,9 @@ fn print_never_popped(profiles: &[ReadProfile], last: usize, pushes: usize, opt:
     }
 }
 
+/// The pushes that the level search's groups committed (the largest pool's, where the fewest
+/// searches give up), and the share of them beyond each window of a lane's first pushes: what
+/// such a window in shared memory would still leave pass 2's commit to read from global memory.
 fn print_push_windows(profiles: &[ReadProfile], level_capacity: &[usize], opt: &GapOptions) {
     let Some(last) = level_capacity.len().checked_sub(1) else { return };
     let costs: Vec<&LevelCost> = profiles.iter().filter_map(|p| p.level[last].as_ref().ok()).collect();

@@ -38,22 +38,33 @@ impl Item {
     }
 }
 
+/// A run's pushes, `pushes_at[p]` of them by its pop `p`, pop by pop.
+pub(super) fn by_pop<'a>(pushes: &'a [Entry], pushes_at: &'a [usize]) -> impl Iterator<Item = &'a [Entry]> {
+    pushes_at.iter().scan(0, move |first, &n| {
+        let pop = &pushes[*first..*first + n];
+        *first += n;
+        Some(pop)
+    })
+}
+
+/// How many of a pop's pushes are gap children: step pushes them before its mismatches.
+pub(super) fn gap_children(pop: &[Entry]) -> usize {
+    pop.iter().take_while(|e| e.state != STATE_M).count()
+}
+
 /// A run's pushes (`pushes_at[p]` of them by its pop `p`) as items: with `records`, each pop's
-/// gap children (pushed before its mismatches) as one.
+/// gap children as one.
 pub(super) fn items_of(pushes: &[Entry], pushes_at: &[usize], records: bool) -> Vec<Item> {
     if !records {
         return pushes.iter().map(|&e| Item::One(e)).collect();
     }
     let mut items = Vec::new();
-    let mut first = 0;
-    for &n in pushes_at {
-        let pop = &pushes[first..first + n];
-        let gaps = pop.iter().take_while(|e| e.state != STATE_M).count();
+    for pop in by_pop(pushes, pushes_at) {
+        let gaps = gap_children(pop);
         if gaps > 0 {
             items.push(Item::Gaps(pop[..gaps].to_vec()));
         }
         items.extend(pop[gaps..].iter().map(|&e| Item::One(e)));
-        first += n;
     }
     items
 }
@@ -118,22 +129,22 @@ impl Levels {
 
     /// Stores a group's items (each lane's in order, lane after lane) while the current level
     /// is `level`: first makes room for them, dropping the highest scores if the pool is short.
-    pub fn commit(&mut self, level: usize, lanes: &[Vec<Item>]) {
+    pub fn commit(&mut self, level: usize, lanes: Vec<Vec<Item>>) {
         // Chunks the items may need: whole chunks for them, plus one part-filled chunk per
         // score (as the GPU reserves them, without counting per score).
         let need = lanes.iter().map(Vec::len).sum::<usize>().div_ceil(CHUNK) + self.buckets.len();
         self.make_room(level, need);
-        for item in lanes.iter().flatten() {
+        for item in lanes.into_iter().flatten() {
             let s = item.score();
             if s > self.cap {
                 self.dropped += item.entries();
                 continue;
             }
             let before = Self::chunks_of(self.buckets[s].len());
-            self.buckets[s].push(item.clone());
-            self.free_chunks -= Self::chunks_of(self.buckets[s].len()) - before;
             self.stored += item.entries();
             self.records += usize::from(matches!(item, Item::Gaps(_)));
+            self.buckets[s].push(item);
+            self.free_chunks -= Self::chunks_of(self.buckets[s].len()) - before;
         }
     }
 

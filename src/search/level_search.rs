@@ -24,7 +24,7 @@
 //! reserved; if the pool is short, the highest scores are dropped (counted for `-m`, as in
 //! [`super::stack::BoundedStack`]) and the search is exact as long as it never needs them.
 
-use super::level_pool::{items_of, Levels};
+use super::level_pool::{by_pop, gap_children, items_of, Levels};
 use super::stack::Entry;
 use super::{n_stacks, AfterHit, HitList, Search, Step, Width, STATE_M};
 use crate::sai::{AlnHit, GapOptions};
@@ -328,20 +328,16 @@ impl Tally<'_> {
     /// A group's committed runs' pushes, and those past each window of a lane's buffer.
     fn pushes(&mut self, runs: &[ChainRun], cap: usize) {
         for run in runs {
-            self.cost.pushes_above_cap += run.pushes.iter().filter(|e| e.score() > cap).count();
             self.cost.pushes += run.pushes.len();
             for (past, window) in self.cost.pushes_past.iter_mut().zip(PUSH_WINDOWS) {
                 *past += run.pushes.len().saturating_sub(window);
             }
             for e in &run.pushes {
                 self.cost.gap_pushes += usize::from(e.state != STATE_M);
+                self.cost.pushes_above_cap += usize::from(e.score() > cap);
                 self.cost.pushes_by_score.add(e.score());
             }
-            let mut first = 0;
-            for &n in &run.pushes_at {
-                self.cost.gap_pops += usize::from(run.pushes[first..first + n].iter().any(|e| e.state != STATE_M));
-                first += n;
-            }
+            self.cost.gap_pops += by_pop(&run.pushes, &run.pushes_at).filter(|pop| gap_children(pop) > 0).count();
         }
     }
 
@@ -409,7 +405,7 @@ fn root_chain(
         }
         let runs: Vec<&ChainRun> = pops[..committed].iter().map(|(run, _)| run).collect();
         let items: Vec<_> = runs.iter().map(|r| items_of(&r.pushes, &r.pushes_at, records)).collect();
-        levels.commit(0, &items);
+        levels.commit(0, items);
         if end.is_some() {
             return record_group_hit(runs.last().copied(), found, levels, 0, search, width);
         }
@@ -486,7 +482,7 @@ fn search_levels(
             return Ok(());
         }
     } else {
-        levels.commit(0, &[items_of(&[search.root()], &[1], false)]);
+        levels.commit(0, vec![items_of(&[search.root()], &[1], false)]);
     }
     let mut draw = flags.refill.map(|r| r.draws(search.seq));
     loop {
@@ -553,7 +549,7 @@ fn search_levels(
                     }
                 })
                 .collect();
-            levels.commit(level, &items);
+            levels.commit(level, items);
             levels.stored -= committed;
             next += committed;
             let needed_chunks = Levels::chunks_of(chains.len() - next);
