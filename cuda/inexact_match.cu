@@ -2026,10 +2026,15 @@ __device__ bool expand_level(const Read &r, Levels &lv, int s, const Team &t)
     __syncthreads();
     if (t.lane == 0) lv.with_records[s] = 0;
     int n = lv.len[s];
-    int entries = 0;
-    for (int j = t.lane; j < n; j += t.size) entries += item_entries(*level_entry(lv, s, j));
+    int entries = 0, records = 0;
+    for (int j = t.lane; j < n; j += t.size) {
+        Entry item = *level_entry(lv, s, j);
+        entries += item_entries(item);
+        records += record_mask(item) != 0;
+    }
     int all = team_sum(t, entries);
-    if (all == n) return true;
+    // Not all == n: a record of one child (a gap's extension) is no entry either.
+    if (team_sum(t, records) == 0) return true;
     int old_chunks = (n + CHUNK - 1) / CHUNK, need = (all + CHUNK - 1) / CHUNK;
     make_room(lv, s, all, t);
     if (lv.free_top < need) return false;
