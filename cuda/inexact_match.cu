@@ -2009,17 +2009,11 @@ __device__ int run_level_segments(const Read &r, Width *width, Levels &lv, int l
 #endif
 
 #if gap_records
-// Where chunk slot `slot` of a level's row of the table points: entry pos of the chunks from
-// `slot` on.
-__device__ __forceinline__ Entry *row_entry(const Levels &lv, const int *row, int slot, int pos)
-{
-    return lv.pool + (u64)row[slot + pos / CHUNK] * CHUNK + pos % CHUNK;
-}
-
 // Expands the records among level s's items into their children in their place (bwa's order)
-// before its chains run, so that its chains are its entries, as without records: fresh chunks
-// take the entries, then the items' chunks go back. False where the pool cannot hold them even
-// with every score above the level dropped (the read goes on to a larger pass).
+// before its chains run, so that its chains are its entries, as without records. In place: the
+// level takes only the chunks its entries add, so a pool that holds a search without records
+// holds it with them. False where the pool cannot hold them even with every score above the
+// level dropped (the read goes on to a larger pass).
 __device__ bool expand_level(const Read &r, Levels &lv, int s, const Team &t)
 {
     if (!lv.with_records[s]) return true;
@@ -2035,34 +2029,26 @@ __device__ bool expand_level(const Read &r, Levels &lv, int s, const Team &t)
     int all = team_sum(t, entries);
     // Not all == n: a record of one child (a gap's extension) is no entry either.
     if (team_sum(t, records) == 0) return true;
-    int old_chunks = (n + CHUNK - 1) / CHUNK, need = (all + CHUNK - 1) / CHUNK;
-    make_room(lv, s, all, t);
-    if (lv.free_top < need) return false;
-    int *row = lv.table + s * lv.max_chunks;
-    for (int j = t.lane; j < need; j += t.size) row[old_chunks + j] = lv.free_chunks[lv.free_top - 1 - j];
-    lv.free_top -= need;
+    make_room(lv, s, all - n, t);
+    if (lv.free_top < (all + CHUNK - 1) / CHUNK - (n + CHUNK - 1) / CHUNK) return false;
+    claim_chunks(lv, s, all - n, t);
     __syncthreads();
-    // The items in order, a team's worth at a time, each writing its entries at its place.
-    for (int j0 = 0, base = 0; j0 < n; j0 += t.size) {
+    // Item j's entries go from E(j) on, the entries of the items before it: E(j) >= j. So the
+    // items are taken from the last, a team's worth at a time, all read before any is written:
+    // the writes then land on items already read or on free places.
+    for (int j0 = (n - 1) / t.size * t.size, end = all; j0 >= 0; j0 -= t.size) {
         int j = j0 + t.lane, count = 0;
         Entry item;
         if (j < n) {
             item = *level_entry(lv, s, j);
             count = item_entries(item);
         }
-        int sum, pos = base + team_prefix(t, count, sum);
-        if (j < n && record_mask(item)) expand_record(r, item, [&](const Entry &child) { *row_entry(lv, row, old_chunks, pos++) = child; });
-        else if (j < n) *row_entry(lv, row, old_chunks, pos) = item;
-        base += sum;
-    }
-    __syncthreads();
-    // The items' chunks go back; the new ones move to the row's start.
-    for (int j = t.lane; j < old_chunks; j += t.size) lv.free_chunks[lv.free_top + j] = row[j];
-    lv.free_top += old_chunks;
-    for (int j0 = 0; j0 < need; j0 += t.size) {
-        int v = j0 + t.lane < need ? row[old_chunks + j0 + t.lane] : 0;
+        int sum, before = team_prefix(t, count, sum);
         __syncthreads();
-        if (j0 + t.lane < need) row[j0 + t.lane] = v;
+        int pos = end - sum + before;
+        if (j < n && record_mask(item)) expand_record(r, item, [&](const Entry &child) { *level_entry(lv, s, pos++) = child; });
+        else if (j < n) *level_entry(lv, s, pos) = item;
+        end -= sum;
         __syncthreads();
     }
     if (t.lane == 0) lv.len[s] = all;
