@@ -32,7 +32,7 @@ forced_paths() {
     BCUDA_TEST_INEXACT_SWITCHES=compact_entry=0 check lambda.fa "$lambda_art" -o 2 -e 3
     # The interval table: none, shallow (most mismatch and gap paths cross its edge), the
     # default and deep, with ancient DNA's options too (-l 1024 -n 0.01 -o 2).
-    for sw in interval_depth=0 interval_depth=4 interval_depth=12 interval_depth=14; do
+    for sw in interval_depth=0 "interval_depth=4 gap_records=0" "interval_depth=12 gap_records=0" "interval_depth=14 gap_records=0"; do
         switch_cases "$sw"
     done
     # Pass 2 hands every read with more than one group of chains on to pass 3.
@@ -51,15 +51,15 @@ forced_paths() {
     # levels and hand reads on, -m 300 (a segment that may cross it hands its read on), one
     # group a read, ancient DNA's options and -e.
     for stacks in 16,2048,262144 16,65536,262144; do
-        BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$ecoli_art"
-        BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$sim250" -n 2
+        BCUDA_TEST_INEXACT_SWITCHES="level_refill=1 gap_records=0" BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$ecoli_art"
+        BCUDA_TEST_INEXACT_SWITCHES="level_refill=1 gap_records=0" BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$sim250" -n 2
     done
-    BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
-    BCUDA_TEST_INEXACT_SWITCHES="level_refill=1 level_max_rounds=1" BCUDA_TEST_STACKS=16,65536,262144 \
+    BCUDA_TEST_INEXACT_SWITCHES="level_refill=1 gap_records=0" BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+    BCUDA_TEST_INEXACT_SWITCHES="level_refill=1 level_max_rounds=1 gap_records=0" BCUDA_TEST_STACKS=16,65536,262144 \
         check ecoli536.fa "$ecoli_art"
-    BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
-    BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 check lambda.fa "$lambda_art" -o 2 -e 3
-    summary_line "GPU kernels" level_refill=1 BCUDA_TEST_INEXACT_SWITCHES=level_refill=1 \
+    BCUDA_TEST_INEXACT_SWITCHES="level_refill=1 gap_records=0" check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_INEXACT_SWITCHES="level_refill=1 gap_records=0" check lambda.fa "$lambda_art" -o 2 -e 3
+    summary_line "GPU kernels" level_refill=1 BCUDA_TEST_INEXACT_SWITCHES="level_refill=1 gap_records=0" \
         BCUDA_TEST_STACKS=16,2048,262144 -- "$ecoli_art"
     # Occurrence counts from sectors (occ_sectors), with one-row intervals read once, small
     # stacks, ancient DNA's options, -e and -m 300.
@@ -77,7 +77,7 @@ forced_paths() {
     # pushes' pops, entries_limit_exact), segments, ancient DNA's options.
     BCUDA_TEST_INEXACT_SWITCHES=lane_interleave=1 BCUDA_TEST_STACKS=16,2048,262144 check ecoli536.fa "$ecoli_art"
     BCUDA_TEST_INEXACT_SWITCHES=lane_interleave=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
-    BCUDA_TEST_INEXACT_SWITCHES="lane_interleave=1 level_refill=1 last_refill=1" BCUDA_TEST_STACKS=16,65536,262144 \
+    BCUDA_TEST_INEXACT_SWITCHES="lane_interleave=1 level_refill=1 last_refill=1 gap_records=0" BCUDA_TEST_STACKS=16,65536,262144 \
         check ecoli536.fa "$sim250" -n 2
     BCUDA_TEST_INEXACT_SWITCHES=lane_interleave=1 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
     # Three batches in flight, small batches: the same .sai on every batch.
@@ -107,16 +107,17 @@ drop_paths() {
     BCUDA_TEST_INEXACT_SWITCHES=drop_at_push=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$(data_file ecoli536_art.fq)" -m 300
 }
 
-# Gap records (gap_records): each pop's gap children stored as one item and expanded when the
-# search reaches their score. The option sets of switch_cases (-o 2 -e 3 reaches gap scores),
-# small pools (records dropped, levels that cannot expand: hand-ons), -m 300 (the exact -m rule
-# counting a record's children), and without drop_at_push.
+# Gap records (gap_records, on by default): each pop's gap children stored as one item and
+# expanded when the search reaches their score. Off, on without drop_at_push, small pools
+# (records dropped, levels that cannot expand: hand-ons), -m 300 (the exact -m rule counting a
+# record's children), and -o 2 -e 4 (gap extensions without -e's gap counting).
 records_paths() {
-    switch_cases gap_records=1
+    switch_cases gap_records=0
     switch_cases "gap_records=1 drop_at_push=0"
     BCUDA_TEST_INEXACT_SWITCHES=gap_records=1 BCUDA_TEST_STACKS=16,4096,65536 check ecoli536.fa "$(data_file ecoli536_art.fq)"
     BCUDA_TEST_INEXACT_SWITCHES=gap_records=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$(data_file ecoli536_art.fq)" -m 300
     BCUDA_TEST_INEXACT_SWITCHES=gap_records=1 BCUDA_TEST_STACKS=64,4096 check ecoli536.fa "$(data_file sim250.fq)" -n 2 -o 2 -e 4
+    BCUDA_TEST_INEXACT_SWITCHES=gap_records=1 BCUDA_TEST_STACKS=16,2048,65536 check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
 }
 
 # The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the
@@ -151,7 +152,7 @@ exact_replay_paths() {
     switch_cases "$sw"
     BCUDA_TEST_INEXACT_SWITCHES=$sw check ecoli536.fa "$ecoli_art" -m 300
     BCUDA_TEST_INEXACT_SWITCHES="$sw occ_sectors=0" check ecoli536.fa "$ecoli_art"
-    BCUDA_TEST_INEXACT_SWITCHES="$sw interval_depth=10" check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES="$sw interval_depth=10 gap_records=0" check ecoli536.fa "$ecoli_art"
     BCUDA_TEST_INEXACT_SWITCHES="$sw scratch_sets=2" BCUDA_TEST_BATCH_READS=4096 check ecoli536.fa "$ecoli_art"
     summary_line "GPU kernels" exact_replay=1 BCUDA_TEST_INEXACT_SWITCHES=$sw -- "$ecoli_art"
 }

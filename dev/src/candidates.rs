@@ -282,7 +282,7 @@ fn level_critical_path(search: &Search, width: &[Width], opt: &GapOptions) -> u6
         root_chain: true,
         refill: None,
         drop_at_push: true,
-        gap_records: false,
+        gap_records: true,
     };
     let done = level_search(search, &mut width.to_vec(), opt, LANES, 2_000_000 / CHUNK, flags, &mut cost, None);
     done.map_or(0, |_| cost.critical_pops as u64)

@@ -325,8 +325,10 @@ pub struct InexactSwitches {
     /// The team passes store each pop's gap children as one record, expanded into them when the
     /// search reaches their score (cuda/inexact_match.cu, `push_gap_record`, `expand_level`;
     /// modelled by src/search/level_pool.rs): most gap children score above the last score bwa
-    /// pops. Not with segments or the interval table. A tuned file from before it existed reads
-    /// as off.
+    /// pops. Not with segments or the interval table. On by default: on the H100 at 3.1 Gbp,
+    /// 2M reads a regime, GPU busy 15 % lower in ancient DNA and 10 % at 100 bp
+    /// (bench/results/measurements.md, "Gap records"). A tuned file from before it existed
+    /// reads as off.
     #[serde(default)]
     pub gap_records: bool,
 }
@@ -401,7 +403,7 @@ impl Default for InexactSwitches {
             occ_prefetch: 0,
             occ_l1: 3,
             drop_at_push: true,
-            gap_records: false,
+            gap_records: true,
         }
     }
 }
@@ -756,7 +758,7 @@ mod tests {
             occ_prefetch: 2,
             occ_l1: 2,
             drop_at_push: false,
-            gap_records: true,
+            gap_records: false,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
@@ -791,7 +793,8 @@ mod tests {
                 "-Docc_singleton=0",
                 "-Docc_sectors=1",
                 "-Docc_l1=3",
-                "-Ddrop_at_push=1"
+                "-Ddrop_at_push=1",
+                "-Dgap_records=1"
             ]
         );
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
