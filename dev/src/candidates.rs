@@ -277,13 +277,8 @@ fn profile_read(bwt: &Bwt, read: &[u8], opt: &GapOptions, args: &CandidatesArgs)
 /// finishes; 0 where it gives the read up).
 fn level_critical_path(search: &Search, width: &[Width], opt: &GapOptions) -> u64 {
     let mut cost = LevelCost::default();
-    let flags = LevelFlags {
-        exact_entries_limit: true,
-        root_chain: true,
-        refill: None,
-        drop_at_push: true,
-        gap_records: true,
-    };
+    let flags =
+        LevelFlags { exact_entries_limit: true, root_chain: true, refill: None, drop_at_push: true, gap_records: true };
     let done = level_search(search, &mut width.to_vec(), opt, LANES, 2_000_000 / CHUNK, flags, &mut cost, None);
     done.map_or(0, |_| cost.critical_pops as u64)
 }

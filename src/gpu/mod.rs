@@ -767,9 +767,7 @@ mod tests {
         ];
         for (name, values) in InexactSwitches::DOMAINS {
             for v in *values {
-                let mut s = InexactSwitches::default();
-                s.set(&format!("{name}={v}")).unwrap();
-                inexact.push(s);
+                inexact.push(InexactSwitches::default_with(&format!("{name}={v}")));
             }
         }
         let mut seen = std::collections::HashSet::new();

@@ -538,6 +538,18 @@ impl InexactSwitches {
         }
     }
 
+    /// The defaults with one switch set from `name=value`, and gap records off where that
+    /// switch excludes them (segments, the interval table): each value as it can run.
+    #[cfg(test)]
+    pub(crate) fn default_with(assignment: &str) -> InexactSwitches {
+        let mut s = InexactSwitches::default();
+        s.set(assignment).unwrap();
+        if s.level_refill || s.last_refill || s.interval_depth > 0 {
+            s.gap_records = false;
+        }
+        s
+    }
+
     /// Sets one switch from `name=value` (booleans as 0/1).
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
         let (name, value) = assignment.split_once('=').ok_or_else(|| format!("'{assignment}': expected name=value"))?;
@@ -715,15 +727,14 @@ mod tests {
     fn inexact_switches_set_by_name_and_defaults_are_in_the_domains() {
         let d = InexactSwitches::default();
         assert_eq!(d.illegal(), None);
-        let mut s = d.clone();
         assert!(InexactSwitches { last_team_lanes: 2048, ..d.clone() }.illegal().is_some());
         for (name, values) in InexactSwitches::DOMAINS {
             for v in *values {
-                s.set(&format!("{name}={v}")).unwrap();
-                assert_eq!(s.illegal(), None, "{name}={v}");
+                assert_eq!(InexactSwitches::default_with(&format!("{name}={v}")).illegal(), None, "{name}={v}");
             }
-            s.set(&format!("{name}={}", values[0])).unwrap();
         }
+        let segments_with_records = InexactSwitches { level_refill: true, ..d.clone() };
+        assert!(segments_with_records.illegal().is_some());
         let mut back = InexactSwitches {
             block_w: 0,
             first_entries: 0,
@@ -775,6 +786,7 @@ mod tests {
             t.set(&format!("{name}={v}")).unwrap();
             assert_eq!(t, d);
         }
+        let mut s = d.clone();
         assert!(s.set("occ_ldg=2").is_err() && s.set("nope=1").is_err());
         assert_eq!(
             d.defines(64),
