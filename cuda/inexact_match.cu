@@ -2027,7 +2027,8 @@ __device__ bool expand_level(const Read &r, Levels &lv, int s, const Team &t)
         records += record_mask(item) != 0;
     }
     int all = team_sum(t, entries);
-    // Not all == n: a record of one child (a gap's extension) is no entry either.
+    // Records counted, not entries against items: a record of one child (a gap's extension)
+    // adds no entry, yet it must become its child.
     if (team_sum(t, records) == 0) return true;
     make_room(lv, s, all - n, t);
     if (lv.free_top < (all + CHUNK - 1) / CHUNK - (n + CHUNK - 1) / CHUNK) return false;
