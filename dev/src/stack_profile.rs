@@ -47,7 +47,7 @@ pub struct StackProfileArgs {
     #[arg(long)]
     pub drop_at_push: bool,
     /// Each pop's gap children stored as one record, expanded when the search reaches their
-    /// score (a model: no kernel does this yet).
+    /// score (the kernels' `gap_records`).
     #[arg(long)]
     pub gap_records: bool,
     /// The level search runs each level's chains in segments (the kernels' `level_refill`)

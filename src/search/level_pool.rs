@@ -78,7 +78,7 @@ pub(super) struct Levels {
     /// Entries stored (a record counts its children) and dropped: what `-m` counts.
     pub stored: usize,
     pub dropped: usize,
-    /// Records stored and expanded (the GPU would look up each expanded one's intervals).
+    /// Records stored and expanded (the GPU looks up each expanded one's intervals).
     pub records: usize,
     pub expanded: usize,
 }

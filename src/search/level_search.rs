@@ -129,7 +129,7 @@ pub struct LevelCost {
     /// them, so a lane could count them at the push instead of storing them.
     pub pushes_above_cap: usize,
     /// With [`LevelFlags::gap_records`]: the records stored, and those the search expanded
-    /// (each would cost the GPU a lookup of its parent's interval).
+    /// (each costs the GPU a lookup of its parent's interval).
     pub records: usize,
     pub records_expanded: usize,
     /// How the segments ended ([`RefillSegments`]; none without it).
@@ -431,8 +431,8 @@ pub struct LevelFlags {
     /// the commit makes room only for the others).
     pub drop_at_push: bool,
     /// Each pop's gap children are stored as one record, expanded into them only when the
-    /// search reaches their score (a model of a kernel not built yet: what it would store, and
-    /// that bwa's order survives it).
+    /// search reaches their score (the GPU's `gap_records`, expanded in `expand_level`: what
+    /// it stores, and that bwa's order survives it).
     pub gap_records: bool,
 }
 
