@@ -461,7 +461,7 @@ impl InexactSwitches {
         if self.proof_extensions == 0 {
             return Some("proof_extensions must be at least 1");
         }
-        if self.gap_records && (self.level_refill || self.last_refill || self.interval_depth > 0) {
+        if self.gap_records && self.excludes_gap_records() {
             return Some("gap_records: not with level_refill, last_refill or the interval table");
         }
         if self.occ_prefetch > 3 {
@@ -544,10 +544,15 @@ impl InexactSwitches {
     pub(crate) fn default_with(assignment: &str) -> InexactSwitches {
         let mut s = InexactSwitches::default();
         s.set(assignment).unwrap();
-        if s.level_refill || s.last_refill || s.interval_depth > 0 {
-            s.gap_records = false;
-        }
+        s.gap_records &= !s.excludes_gap_records();
         s
+    }
+
+    /// Whether a switch is on that gap records cannot run with: segments (`commit_segment`
+    /// counts each stored item as one entry) or the interval table (an entry may hold its
+    /// string where a record needs its parent's interval).
+    fn excludes_gap_records(&self) -> bool {
+        self.level_refill || self.last_refill || self.interval_depth > 0
     }
 
     /// Sets one switch from `name=value` (booleans as 0/1).
