@@ -120,6 +120,29 @@ records_paths() {
     BCUDA_TEST_INEXACT_SWITCHES=gap_records=1 BCUDA_TEST_STACKS=16,2048,65536 check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
 }
 
+# A middle team pass (mid_team_lanes) between pass 2 and the last: teams of 128 (and of 64, at
+# 8 an SM) on the option sets of switch_cases; four forced pools small enough that pass 2 hands
+# reads to the middle pass and it hands some on to the last, with -m 300 (bwa's -m reached in the
+# middle pass), -n 2 and ancient DNA's options; and pass 2 handing on every read after one group
+# (level_max_rounds=1), which the middle pass does not do.
+middle_paths() {
+    local ecoli_art sw stacks=16,2048,8192,262144
+    ecoli_art=$(data_file ecoli536_art.fq)
+    switch_cases mid_team_lanes=128
+    switch_cases "mid_team_lanes=64 mid_teams_per_sm=8"
+    for sw in mid_team_lanes=128 "mid_team_lanes=256 mid_teams_per_sm=2"; do
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$ecoli_art"
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$ecoli_art" -m 300
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=$stacks check ecoli536.fa "$(data_file sim250.fq)" -n 2
+        BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=16,1024,4096,65536 check ecoli536.fa "$(data_file sim36.fq)" \
+            -l 1024 -n 0.01 -o 2
+    done
+    BCUDA_TEST_INEXACT_SWITCHES="mid_team_lanes=128 level_max_rounds=1" BCUDA_TEST_STACKS=16,65536,131072,262144 \
+        check ecoli536.fa "$ecoli_art"
+    summary_line "GPU kernels" "middle pass, stacks $stacks" BCUDA_TEST_INEXACT_SWITCHES=mid_team_lanes=128 \
+        BCUDA_TEST_STACKS=$stacks -- "$ecoli_art"
+}
+
 # The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the
 # search, the rest go on. Ancient-DNA reads of E. coli with half of them random (environmental
 # DNA), with ancient DNA's options, bwa's defaults and -e (gap extensions beyond -n); a limit of

@@ -37,6 +37,7 @@ mode_main() {
         prefetch_paths
         drop_paths
         records_paths
+        middle_paths
     fi
     log "identity failures: $FAILURES"
     if [ "$ALIGN" = --gpu ]; then

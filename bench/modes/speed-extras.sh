@@ -3,13 +3,13 @@
 
 # The reads the GPU left to the CPU (named by the timeline), profiled on the CPU: bwa's pops
 # and stack peak, and whether the team search's model (src/search/level_search.rs) with
-# pass 3's team and pool holds them.
+# the last pass's team and pool holds them.
 profile_left_to_cpu() {
     local pool i lanes capacity
-    pool=$(grep -o 'pass 3 [^;]*teams of [0-9]* threads with [0-9]* entries' "$W/$BEST.summary" | head -1)
+    pool=$(grep -o 'pass [34] [^;]*teams of [0-9]* threads with [0-9]* entries' "$W/$BEST.summary" | tail -1)
     for i in $(grep -o 'reads aligned there: reads [0-9, ]*' "$W/$BEST.summary" | grep -o '[0-9][0-9]*' | head -3); do
         sed -n "$((4 * i + 1)),$((4 * i + 4))p" "$W/reads.fq" > "$W/left.fq"
-        log "read $i left to the CPU ($(head -1 "$W/left.fq")), profiled with ${pool:-pass 3 not run}:"
+        log "read $i left to the CPU ($(head -1 "$W/left.fq")), profiled with ${pool:-no last pass run}:"
         [ -n "$pool" ] || continue
         lanes=$(echo "$pool" | sed 's/.*teams of \([0-9]*\).*/\1/')
         capacity=$(echo "$pool" | sed 's/.* with \([0-9]*\) entries/\1/')

@@ -7,11 +7,13 @@
 //! bounded stack and a pop budget, so the many short searches run at full width; a read that
 //! needs more is listed for pass 2 (`inexact_level`), where a team of threads (a warp) searches
 //! one read, its lanes running the chains of a score level together (see
-//! src/search/level_search.rs), with a pool of entries per team. Pass 3 is pass 2 with fewer,
-//! larger teams (a block of `last_team_lanes` threads: its reads' levels hold thousands of
-//! chains) and pools as large as bwa's `-m` lets a search grow (when memory permits), so no read
-//! is left to the CPU but for those that reach bwa's `-m` limit. Threads and warps take reads
-//! from a queue, so each pass's time follows its work rather than its longest read.
+//! src/search/level_search.rs), with a pool of entries per team. The last pass is pass 2 with
+//! fewer, larger teams (a block of `last_team_lanes` threads: its reads' levels hold thousands
+//! of chains) and pools as large as bwa's `-m` lets a search grow (when memory permits), so no
+//! read is left to the CPU but for those that reach bwa's `-m` limit. A middle pass
+//! (`mid_team_lanes`) may stand between them: teams of a size between, several an SM, with
+//! pools that hold most of what pass 2 hands on. Threads and teams take reads from a queue, so
+//! each pass's time follows its work rather than its longest read.
 
 use std::sync::Arc;
 
@@ -32,9 +34,9 @@ const WIDTH_BYTES: usize = 16;
 pub const LANES: usize = 32;
 pub const CHUNK: usize = crate::search::level_search::CHUNK;
 
-/// Pass 1: threads per SM; pass 3: teams per SM (its pools get what bwa's `-m` needs). Pass
-/// 1's stack entries and pop budget, pass 2's warps per SM and pool entries, and the threads
-/// per team of passes 2 and 3 are tuning switches ([`InexactSwitches`]: 512 entries, 2048
+/// Pass 1: threads per SM; the last pass: teams per SM (its pools get what bwa's `-m` needs).
+/// Pass 1's stack entries and pop budget, pass 2's warps per SM and pool entries, the middle
+/// pass's shape, and the threads per team of the team passes are tuning switches ([`InexactSwitches`]: 512 entries, 2048
 /// pops, 16 warps, 32,768 entries, teams of 32 and 1024 threads by default, measured on the
 /// H100).
 const FIRST_THREADS_PER_SM: usize = 1024;
@@ -110,14 +112,25 @@ pub fn pass_bytes(pass: &Pass, max_len: usize, n_buckets: usize, entry_bytes: us
     pass.searchers() * bytes_per_searcher(pass.kind, pass.entries, pass.team, max_len, n_buckets, entry_bytes)
 }
 
+/// What a pass is for: pass 1's threads, pass 2's teams, the middle pass's (when the
+/// switches ask for one) and the last pass's, whose pools hold what bwa's `-m` allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    First,
+    Level,
+    Middle,
+    Last,
+}
+
 /// The passes for a GPU with `sms` SMs and `budget` bytes of scratch, for reads up to
 /// `max_len`, `n_buckets` scores and bwa's `-m` of `max_entries`, shaped by the switches `sw`
-/// (block width, pass 1's stack entries, pass 2's warps per SM). `entries` overrides the
-/// stack sizes (the device checks force small stacks this way; warp pools are rounded to whole
-/// chunks). Each pass gets at most an even share of what the passes before it left (a third of
-/// the budget for pass 1, half the rest for pass 2, the rest for pass 3: the first two need
-/// far less than their share, pass 3's pools for bwa's `-m` far more); a warp pass whose pools
-/// would be no larger than the one before is left out.
+/// (block width, pass 1's stack entries, each team pass's teams per SM, threads per team and
+/// pool). `entries` overrides the stack sizes (the device checks force small stacks this way;
+/// one to four sizes: pass 1's, pass 2's, then the last pass's, the middle pass's before it when
+/// there are four; warp pools are rounded to whole chunks). Each pass gets at most an even share
+/// of what the passes before it left (the last pass the rest: the others need far less than their
+/// share, the last pass's pools for bwa's `-m` far more); a team pass whose pools would be no
+/// larger than the one before is left out.
 pub fn plan(
     sms: usize,
     budget: usize,
@@ -127,52 +140,17 @@ pub fn plan(
     sw: &InexactSwitches,
     entries: Option<&[usize]>,
 ) -> Result<Vec<Pass>> {
-    let block_w = sw.block_w as usize;
     let last = (max_entries + entries_beyond_max(n_buckets, sw.last_team_lanes as usize)).next_multiple_of(CHUNK);
-    let wanted: Vec<usize> = match entries {
-        Some(e) => e.to_vec(),
-        None => vec![sw.first_entries as usize, (sw.level_entries as usize).min(last), last],
-    };
-    let sms = sms.max(1);
+    let wanted = wanted_passes(sw, last, entries)?;
     let mut passes: Vec<Pass> = Vec::new();
     let mut left = budget;
-    for (p, &want) in wanted.iter().enumerate().take(3) {
-        let share = left / (wanted.len().min(3) - p);
-        let pass = if p == 0 {
-            // Pass 1 keeps its threads and gives up entries when memory is short.
-            let threads = sms * FIRST_THREADS_PER_SM;
-            let fixed = bytes_per_searcher(PassKind::Thread, 0, 1, max_len, n_buckets, sw.entry_bytes());
-            Pass {
-                kind: PassKind::Thread,
-                threads,
-                entries: want.min((share / threads).saturating_sub(fixed) / sw.entry_bytes()),
-                team: 1,
-            }
-        } else {
-            // Team passes keep their pools and give up teams (down to one).
-            let want = want.next_multiple_of(CHUNK);
-            // Pass 2: level_warps_per_sm warps' worth of teams per SM.
-            let (per_sm, team) = if p == 1 {
-                let team = sw.level_team_lanes as usize;
-                ((sw.level_warps_per_sm as usize * LANES / team).max(1), team)
-            } else {
-                (LAST_TEAMS_PER_SM, sw.last_team_lanes as usize)
-            };
-            let most = if p == 1 { sms * per_sm } else { (sms * per_sm * sw.last_teams_percent as usize / 100).max(1) };
-            let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets, sw.entry_bytes()))
-                .min(most);
-            Pass { kind: PassKind::Warp, threads: teams * team, entries: want, team }
-        };
-        // A thread pass runs whole blocks; a team is a block.
-        let threads = match pass.kind {
-            PassKind::Thread if pass.threads >= block_w => pass.threads / block_w * block_w,
-            _ => pass.threads,
-        };
+    for (p, &(role, want)) in wanted.iter().enumerate() {
+        let share = left / (wanted.len() - p);
+        let pass = pass_within(role, want, share, sms.max(1), (max_len, n_buckets), sw);
         let smaller = passes.last().is_some_and(|prev| prev.kind == PassKind::Warp && pass.entries <= prev.entries);
-        if threads == 0 || pass.entries == 0 || smaller {
+        if pass.threads == 0 || pass.entries == 0 || smaller {
             continue;
         }
-        let pass = Pass { threads, ..pass };
         left = left.saturating_sub(pass_bytes(&pass, max_len, n_buckets, sw.entry_bytes()));
         passes.push(pass);
     }
@@ -180,6 +158,59 @@ pub fn plan(
         bail!("no GPU memory for the inexact search's stacks ({budget} bytes free for them)");
     }
     Ok(passes)
+}
+
+/// The passes the switches (or the forced stack sizes) ask for, with their stack entries; the
+/// last pass's pools are `last` entries.
+fn wanted_passes(sw: &InexactSwitches, last: usize, entries: Option<&[usize]>) -> Result<Vec<(Role, usize)>> {
+    let level = (sw.level_entries as usize).min(last);
+    Ok(match entries {
+        Some(&[first]) => vec![(Role::First, first)],
+        Some(&[first, level]) => vec![(Role::First, first), (Role::Level, level)],
+        Some(&[first, level, last]) => vec![(Role::First, first), (Role::Level, level), (Role::Last, last)],
+        Some(&[first, level, mid, last]) if sw.mid_team_lanes > 0 => {
+            vec![(Role::First, first), (Role::Level, level), (Role::Middle, mid), (Role::Last, last)]
+        }
+        Some(e) => bail!("{} forced stack sizes: one to three, or four with a middle pass (mid_team_lanes)", e.len()),
+        None if sw.mid_team_lanes > 0 => vec![
+            (Role::First, sw.first_entries as usize),
+            (Role::Level, level),
+            (Role::Middle, (sw.mid_entries as usize).min(last)),
+            (Role::Last, last),
+        ],
+        None => vec![(Role::First, sw.first_entries as usize), (Role::Level, level), (Role::Last, last)],
+    })
+}
+
+/// One pass of `role` wanting `want` stack entries, within `share` bytes: pass 1 keeps its
+/// threads (whole blocks) and gives up entries; a team pass keeps its pools and gives up teams.
+fn pass_within(
+    role: Role,
+    want: usize,
+    share: usize,
+    sms: usize,
+    (max_len, n_buckets): (usize, usize),
+    sw: &InexactSwitches,
+) -> Pass {
+    let entry_bytes = sw.entry_bytes();
+    if role == Role::First {
+        let (threads, block_w) = (sms * FIRST_THREADS_PER_SM, sw.block_w as usize);
+        let fixed = bytes_per_searcher(PassKind::Thread, 0, 1, max_len, n_buckets, entry_bytes);
+        let entries = want.min((share / threads).saturating_sub(fixed) / entry_bytes);
+        let threads = if threads >= block_w { threads / block_w * block_w } else { threads };
+        return Pass { kind: PassKind::Thread, threads, entries, team: 1 };
+    }
+    let want = want.next_multiple_of(CHUNK);
+    let (most, team) = match role {
+        Role::Level => {
+            let team = sw.level_team_lanes as usize;
+            (sms * (sw.level_warps_per_sm as usize * LANES / team).max(1), team)
+        }
+        Role::Middle => (sms * sw.mid_teams_per_sm as usize, sw.mid_team_lanes as usize),
+        _ => ((sms * LAST_TEAMS_PER_SM * sw.last_teams_percent as usize / 100).max(1), sw.last_team_lanes as usize),
+    };
+    let teams = (share / bytes_per_searcher(PassKind::Warp, want, team, max_len, n_buckets, entry_bytes)).min(most);
+    Pass { kind: PassKind::Warp, threads: teams * team, entries: want, team }
 }
 
 /// Scratch of one pass, kept across batches. Left uninitialised: the kernels write every cell
@@ -338,6 +369,26 @@ mod tests {
         assert_eq!(p[1].threads, 132 * 4 * 32);
         assert_eq!((p[2].team, p[2].threads), (64, 132 * 64));
         assert!(p[0].threads.is_multiple_of(256), "{p:?}");
+    }
+
+    /// A middle pass stands between pass 2 and the last: its teams per SM and pools from the
+    /// switches, the last pass as without it; with a small -m neither team pass after pass 2 is
+    /// larger, so both are left out.
+    #[test]
+    fn a_middle_pass_stands_between_pass_2_and_the_last() {
+        let sw = InexactSwitches { mid_team_lanes: 128, ..InexactSwitches::default() };
+        let p = plan(132, 40 * GB, 100, 68, 2_000_000, &sw, None).unwrap();
+        let without = plan(132, 40 * GB, 100, 68, 2_000_000, &InexactSwitches::default(), None).unwrap();
+        assert_eq!(p.len(), 4, "{p:?}");
+        assert_eq!(p[2], Pass { kind: PassKind::Warp, threads: 132 * 4 * 128, entries: 131072, team: 128 });
+        assert_eq!((&p[..2], p[3]), (&without[..2], without[2]));
+        assert!(total(&p) <= 40 * GB, "{}", total(&p));
+        assert_eq!(plan(132, 40 * GB, 100, 68, 1000, &sw, None).unwrap().len(), 2);
+        let forced = plan(132, 40 * GB, 100, 68, 2_000_000, &sw, Some(&[16, 2048, 16384, 262144])).unwrap();
+        let shape: Vec<_> = forced.iter().map(|x| (x.entries, x.team)).collect();
+        assert_eq!(shape, [(16, 1), (2048, 32), (16384, 128), (262144, 1024)]);
+        let no_middle = InexactSwitches::default();
+        assert!(plan(132, 40 * GB, 100, 68, 2_000_000, &no_middle, Some(&[16, 2048, 16384, 262144])).is_err());
     }
 
     #[test]

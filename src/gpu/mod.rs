@@ -58,7 +58,7 @@ const MEMORY_MARGIN: usize = 4 << 30;
 /// Share of the remaining free memory the passes' stacks may take.
 const SCRATCH_SHARE: f64 = 0.8;
 /// Most passes of the inexact search (see [`inexact`]).
-const MAX_PASSES: usize = 3;
+const MAX_PASSES: usize = 4;
 /// Hit slots per read; a read with more goes on to the warp passes (see [`inexact::WARP_HITS`]).
 pub const HITS_PER_READ: usize = 16;
 /// Per batch, the room for the hits of reads with more than HITS_PER_READ (their list is

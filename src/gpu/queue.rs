@@ -367,8 +367,8 @@ impl GpuAligner {
         let next_queue = lists.queues.slice(list(next)..list(next + 1));
         let next_counters = lists.counters.slice(counter(next)..counter(next) + 2);
         // Pass 2 hands its longest searches on after `level_max_rounds` groups of chains;
-        // the last pass has no such limit.
-        let max_rounds = if p == last { 0 } else { self.inexact_switches.level_max_rounds as i32 };
+        // the passes after it have no such limit.
+        let max_rounds = if p == 1 && p != last { self.inexact_switches.level_max_rounds as i32 } else { 0 };
         let mut launch = stream.launch_builder(kernel);
         args.push(&mut launch, scratch, &size);
         let lookup_count = lists.lookups.slice(p..p + 1);

@@ -162,6 +162,20 @@ pub struct InexactSwitches {
     /// kernel on the H100). A tuned file from before it existed reads as 0.
     #[serde(default)]
     pub level_max_rounds: u32,
+    /// A middle team pass between pass 2 and the last: teams of this many threads (0: none),
+    /// `mid_teams_per_sm` of them an SM (the launch bounds' minimum blocks of its kernel), each
+    /// with a pool of `mid_entries`. The last pass's pools hold what bwa's `-m` lets a search
+    /// grow to, so it runs one large team an SM, whose lanes wait at their barriers for the
+    /// longest chain of each group; most reads pass 2 hands on fit far smaller pools, where
+    /// teams of 128 pop in twice the share of their lane-steps and several reads share an SM
+    /// (`bench/results/cpu-2c/team-lanes.txt`). A size of its own: not pass 2's or the last
+    /// pass's. A tuned file from before it existed reads as none.
+    #[serde(default)]
+    pub mid_team_lanes: u32,
+    #[serde(default = "default_mid_teams_per_sm")]
+    pub mid_teams_per_sm: u32,
+    #[serde(default = "default_mid_entries")]
+    pub mid_entries: u32,
     /// Read BWT blocks through `__ldg`, 16 bytes at a time.
     pub occ_ldg: bool,
     /// Rows k-1 and l in one 128-row block: read the block once for both counts.
@@ -363,6 +377,14 @@ fn default_last_team_lanes() -> u32 {
     1024
 }
 
+fn default_mid_teams_per_sm() -> u32 {
+    4
+}
+
+fn default_mid_entries() -> u32 {
+    1 << 17
+}
+
 impl Default for InexactSwitches {
     /// The fastest settings measured on an H100 with the 1 Gbp human-like benchmark, each kept
     /// only where it beat the one before beyond the noise, with the same `.sai`; how each was
@@ -378,6 +400,9 @@ impl Default for InexactSwitches {
             level_team_lanes: 32,
             last_team_lanes: default_last_team_lanes(),
             level_max_rounds: 0,
+            mid_team_lanes: 0,
+            mid_teams_per_sm: default_mid_teams_per_sm(),
+            mid_entries: default_mid_entries(),
             occ_ldg: false,
             occ_same_block: false,
             occ_unroll: true,
@@ -419,6 +444,9 @@ impl InexactSwitches {
         ("level_team_lanes", &[32, 64, 128]),
         ("last_team_lanes", &[32, 64, 128, 256, 512, 1024]),
         ("level_max_rounds", &[0, 64, 128, 256, 512, 1024, 4096]),
+        ("mid_team_lanes", &[0, 64, 128, 256]),
+        ("mid_teams_per_sm", &[2, 4, 8]),
+        ("mid_entries", &[65536, 131072, 262144]),
         ("occ_ldg", &[0, 1]),
         ("occ_same_block", &[0, 1]),
         ("occ_unroll", &[0, 1]),
@@ -496,6 +524,28 @@ impl InexactSwitches {
                 return Some("level_team_lanes and last_team_lanes must be multiples of 32 up to 1024");
             }
         }
+        self.illegal_middle()
+    }
+
+    /// Why the middle pass's values cannot run, if they cannot. Its kernel is compiled with
+    /// launch bounds of its own, so its teams are of a size no other pass runs.
+    fn illegal_middle(&self) -> Option<&'static str> {
+        let lanes = self.mid_team_lanes;
+        if lanes == 0 {
+            return None;
+        }
+        if !lanes.is_multiple_of(32) || lanes > 1024 {
+            return Some("mid_team_lanes must be 0 (no middle pass) or a multiple of 32 up to 1024");
+        }
+        if lanes == self.level_team_lanes || lanes == self.last_team_lanes {
+            return Some("mid_team_lanes must differ from level_team_lanes and last_team_lanes");
+        }
+        if !(1..=32).contains(&self.mid_teams_per_sm) || lanes * self.mid_teams_per_sm > 2048 {
+            return Some("mid_teams_per_sm must be in 1..=32, its threads at most an SM's 2048");
+        }
+        if self.mid_entries < 1024 {
+            return Some("mid_entries must be at least 1024 (a chain's pushes, in 64-entry chunks)");
+        }
         None
     }
 
@@ -572,6 +622,9 @@ impl InexactSwitches {
             "level_team_lanes" => self.level_team_lanes = n,
             "last_team_lanes" => self.last_team_lanes = n,
             "level_max_rounds" => self.level_max_rounds = n,
+            "mid_team_lanes" => self.mid_team_lanes = n,
+            "mid_teams_per_sm" => self.mid_teams_per_sm = n,
+            "mid_entries" => self.mid_entries = n,
             "occ_ldg" => self.occ_ldg = flag()?,
             "occ_same_block" => self.occ_same_block = flag()?,
             "occ_unroll" => self.occ_unroll = flag()?,
@@ -614,6 +667,9 @@ impl InexactSwitches {
             self.level_team_lanes,
             self.last_team_lanes,
             self.level_max_rounds,
+            self.mid_team_lanes,
+            self.mid_teams_per_sm,
+            self.mid_entries,
             self.occ_ldg as u32,
             self.occ_same_block as u32,
             self.occ_unroll as u32,
@@ -667,6 +723,9 @@ impl InexactSwitches {
         if self.level_min_blocks > 0 && team == self.level_team_lanes {
             defines.push(format!("-DLEVEL_MIN_BLOCKS={}", self.level_min_blocks));
         }
+        if self.mid_team_lanes > 0 && team == self.mid_team_lanes {
+            defines.push(format!("-DLEVEL_MIN_BLOCKS={}", self.mid_teams_per_sm));
+        }
         let refill =
             (self.level_refill && team == self.level_team_lanes) || (self.last_refill && team == self.last_team_lanes);
         if refill {
@@ -694,11 +753,14 @@ impl InexactSwitches {
     }
 
     /// The inexact kernels are compiled once per team size of the team passes (pass 2's first:
-    /// its compilation also gives pass 1's kernel): each size's defines.
+    /// its compilation also gives pass 1's kernel; then the middle pass's, then the last's):
+    /// each size's defines.
     pub fn modules(&self) -> Vec<(u32, Vec<String>)> {
         let mut teams = vec![self.level_team_lanes];
-        if self.last_team_lanes != self.level_team_lanes {
-            teams.push(self.last_team_lanes);
+        for team in [self.mid_team_lanes, self.last_team_lanes] {
+            if team > 0 && !teams.contains(&team) {
+                teams.push(team);
+            }
         }
         teams.into_iter().map(|t| (t, self.defines(t))).collect()
     }
@@ -749,6 +811,9 @@ mod tests {
             level_team_lanes: 0,
             last_team_lanes: 0,
             level_max_rounds: 7,
+            mid_team_lanes: 96,
+            mid_teams_per_sm: 3,
+            mid_entries: 5,
             occ_ldg: true,
             occ_same_block: true,
             occ_unroll: true,
@@ -816,6 +881,15 @@ mod tests {
         );
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
         assert_eq!(teams, [32, 1024], "pass 2's team kernel, then pass 3's");
+        let middle = InexactSwitches { mid_team_lanes: 128, ..d.clone() };
+        let teams: Vec<u32> = middle.modules().iter().map(|m| m.0).collect();
+        assert_eq!(teams, [32, 128, 1024], "pass 2's, the middle pass's, the last's");
+        assert!(middle.defines(128).contains(&"-DLEVEL_MIN_BLOCKS=4".to_string()));
+        assert!(!middle.defines(1024).iter().any(|d| d.starts_with("-DLEVEL_MIN_BLOCKS")));
+        for clash in [32, 1024, 48] {
+            assert!(InexactSwitches { mid_team_lanes: clash, ..d.clone() }.illegal().is_some(), "{clash}");
+        }
+        assert!(InexactSwitches { mid_teams_per_sm: 32, ..middle.clone() }.illegal().is_some(), "4096 threads an SM");
         assert_eq!(
             InexactSwitches { last_team_lanes: 32, ..d.clone() }.modules().len(),
             1,

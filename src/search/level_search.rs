@@ -741,6 +741,47 @@ mod tests {
         assert!(expanded > 0 && expanded * 2 < records, "{expanded} of {records}");
     }
 
+    /// The team passes one after the other, as the GPU runs them (src/gpu/inexact.rs, `plan`):
+    /// a read whose pool is short starts again in the next pass, with larger teams and pools.
+    /// Pools small enough that pass 2 hands reads to a middle pass of teams of 128 and it hands
+    /// some on to the last give bwa's hits for every read, whichever pass finishes it.
+    #[test]
+    fn passes_of_growing_teams_give_bwas_hits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut next = xorshift(0x2f4a_9c1e_07b3_5d61);
+        let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
+        let (_, bwt) = indexed(dir.path(), &genome);
+        let text = both_strands(&genome);
+        let flags = LevelFlags {
+            gap_records: true,
+            root_chain: true,
+            drop_at_push: true,
+            exact_entries_limit: true,
+            refill: None,
+        };
+        let passes = [(32, 48), (128, 64), (1024, 1 << 14)];
+        let mut finished_by = [0; 3];
+        for r in 0..150 {
+            let len = 30 + (next() % 60) as usize;
+            let read = read_with_edits(&text, len, r % 4 == 0, 7, &mut next);
+            let opt = batch_options(&GapOptions::default(), read.len());
+            let bwa = align_read_with(&bwt, None, &read, &opt, &mut GapStack::default(), &mut ReadBuffers::default())
+                .expect("bwa's stack holds every entry");
+            let finished = passes.iter().enumerate().find_map(|(p, &shape)| {
+                let done = level_traced(&bwt, &read, &opt, shape, flags, &mut LevelCost::default(), None);
+                match done {
+                    Ok(hits) => Some((p, hits)),
+                    Err(GiveUp::StackFull) => None,
+                    Err(GiveUp::EntriesLimit) => panic!("exact_entries_limit finds where -m stops"),
+                }
+            });
+            let (p, hits) = finished.unwrap_or_else(|| panic!("read {r}: the last pass's pool holds bwa's -m"));
+            assert_eq!(hits, bwa, "read {r} {read:?}, finished by pass {}", p + 2);
+            finished_by[p] += 1;
+        }
+        assert!(finished_by.iter().all(|&n| n > 0), "reads finished by passes 2, middle, last: {finished_by:?}");
+    }
+
     /// Segments of chains (`level_refill`) give bwa's hits wherever they end: each seed ends
     /// them elsewhere (at drawn caps, at hits and at full buffers, all of which happen here),
     /// with one lane and with many, with pools small enough to drop scores, and with a `-m`
