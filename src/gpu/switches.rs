@@ -169,7 +169,10 @@ pub struct InexactSwitches {
     /// longest chain of each group; most reads pass 2 hands on fit far smaller pools, where
     /// teams of 128 pop in twice the share of their lane-steps and several reads share an SM
     /// (`bench/results/cpu-2c/team-lanes.txt`). A size of its own: not pass 2's or the last
-    /// pass's. A tuned file from before it existed reads as none.
+    /// pass's. None by default: on the H200 at 3.1 Gbp it made 100 bp 27 % slower and left
+    /// ancient DNA within its noise, as the last pass's time is that of its heaviest reads
+    /// (bench/results/measurements.md, "A middle team pass"). A tuned file from before it
+    /// existed reads as none.
     #[serde(default)]
     pub mid_team_lanes: u32,
     #[serde(default = "default_mid_teams_per_sm")]
