@@ -36,9 +36,9 @@ pub const CHUNK: usize = crate::search::level_search::CHUNK;
 
 /// Pass 1: threads per SM; the last pass: teams per SM (its pools get what bwa's `-m` needs).
 /// Pass 1's stack entries and pop budget, pass 2's warps per SM and pool entries, the middle
-/// pass's shape, and the threads per team of the team passes are tuning switches ([`InexactSwitches`]: 512 entries, 2048
-/// pops, 16 warps, 32,768 entries, teams of 32 and 1024 threads by default, measured on the
-/// H100).
+/// pass's shape, and the threads per team of the team passes are tuning switches
+/// ([`InexactSwitches`]: 512 entries, 2048 pops, 16 warps, 32,768 entries, teams of 32 and 1024
+/// threads by default, no middle pass, measured on the H100).
 const FIRST_THREADS_PER_SM: usize = 1024;
 const LAST_TEAMS_PER_SM: usize = 1;
 /// Entries a team's pool may need beyond bwa's `-m`: the search stops once it holds more than
