@@ -632,6 +632,17 @@ mod tests {
         assert!(reads_with_pushes > 30 && past_a_window > 0 && gap_pushes > 0, "{reads_with_pushes} {past_a_window}");
     }
 
+    /// The genome the level search's checks share: 20 kbp with repeat families at four places,
+    /// indexed in a directory of its own (kept while its index is read), its text on both
+    /// strands, and the generator, seeded with `seed`, that drew it (the reads are drawn next).
+    fn repeat_families(seed: u64) -> (tempfile::TempDir, bcuda_index::Bwt, Vec<u8>, impl FnMut() -> u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut next = xorshift(seed);
+        let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
+        let (_, bwt) = indexed(dir.path(), &genome);
+        (dir, bwt, both_strands(&genome), next)
+    }
+
     /// One read of [`for_each_case`] under one shape of the search, with bwa's hits.
     struct Case<'a> {
         bwt: &'a bcuda_index::Bwt,
@@ -659,11 +670,7 @@ mod tests {
     /// enough to drop scores and hand reads on, and a `-m` near enough that groups store every
     /// push for the exact `-m` rule.
     fn for_each_case(seed: u64, mut check: impl FnMut(&Case)) {
-        let dir = tempfile::tempdir().unwrap();
-        let mut next = xorshift(seed);
-        let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
-        let (_, bwt) = indexed(dir.path(), &genome);
-        let text = both_strands(&genome);
+        let (_dir, bwt, text, mut next) = repeat_families(seed);
         for r in 0..120 {
             let len = 30 + (next() % 50) as usize;
             let read = read_with_edits(&text, len, r % 6 == 0, 7, &mut next);
@@ -747,11 +754,7 @@ mod tests {
     /// some on to the last give bwa's hits for every read, whichever pass finishes it.
     #[test]
     fn passes_of_growing_teams_give_bwas_hits() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut next = xorshift(0x2f4a_9c1e_07b3_5d61);
-        let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
-        let (_, bwt) = indexed(dir.path(), &genome);
-        let text = both_strands(&genome);
+        let (_dir, bwt, text, mut next) = repeat_families(0x2f4a_9c1e_07b3_5d61);
         let flags = LevelFlags {
             gap_records: true,
             root_chain: true,
@@ -790,11 +793,7 @@ mod tests {
     /// segment's room), groups either finding where `-m` stops or giving the read up.
     #[test]
     fn segments_give_bwas_hits_wherever_they_end() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut next = xorshift(0x5851_f42d_4c95_7f2d);
-        let genome = genome_with_repeats(20_000, 1000..1600, &[5000, 9000, 13_000, 17_000], &mut next);
-        let (_, bwt) = indexed(dir.path(), &genome);
-        let text = both_strands(&genome);
+        let (_dir, bwt, text, mut next) = repeat_families(0x5851_f42d_4c95_7f2d);
         let mut ends = SegmentEnds::default();
         let (mut finished, mut dropped_and_handed_on, mut gave_up_for_m) = (0, 0, 0);
         // Searches that finished after going on in groups, and of those, after segments too.
