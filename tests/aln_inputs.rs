@@ -134,3 +134,43 @@ fn a_bad_record_in_a_later_file_is_named_in_that_file() {
     let err = bcuda_fails(&["aln", "--quiet", reads.to_str().unwrap(), &bad]);
     assert!(err.contains("is not an index"), "{err}");
 }
+
+/// `aln` with `BCUDA_TEST_*` batch hooks set (bwa batches of `batch` reads, `joined` a batch).
+fn aln_in_batches(prefix: &Path, reads: &str, options: &[&str], batch: usize, joined: usize) -> Vec<u8> {
+    let mut args = vec!["aln", "--quiet", "--cpu"];
+    args.extend(options);
+    args.extend([prefix.to_str().unwrap(), reads]);
+    let out = bcuda_command()
+        .args(&args)
+        .env("BCUDA_TEST_BATCH_READS", batch.to_string())
+        .env("BCUDA_TEST_JOINED_BATCHES", joined.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "bcuda {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// Joins of bwa batches keep bwa's answers: reads of one length (every batch has bwa's
+/// options) give bwa's .sai, and batches of 30 and 100 bases under `-o 3` (joins end where the
+/// cap on gap opens changes: src/aln/joined.rs's tests say where) give the batches' one by one,
+/// every read in order.
+#[test]
+fn joined_batches_keep_each_batchs_answers() {
+    let Inputs { dir, prefix, reads } = inputs();
+    let p = prefix.to_str().unwrap();
+    let reads = reads.to_str().unwrap();
+    assert!(aln_in_batches(&prefix, reads, &[], 1000, 3) == bwa(&["aln", p, reads]), "joined: not bwa's .sai");
+    let short = dir.path().join("short.fq");
+    simulate_reads(&data("lambda.fa"), 30, 3000, 11, &short);
+    let (long, short) =
+        (std::fs::read_to_string(dir.path().join("reads.fq")).unwrap(), std::fs::read_to_string(short).unwrap());
+    let block =
+        |text: &str, i: usize| -> String { text.lines().skip(4000 * i).take(4000).map(|l| format!("{l}\n")).collect() };
+    let mixed: String =
+        [block(&short, 0), block(&long, 0), block(&long, 1), block(&short, 1), block(&short, 2), block(&long, 2)]
+            .concat();
+    let mixed = write(&dir.path().join("mixed.fq"), mixed.as_bytes());
+    let one_by_one = aln_in_batches(&prefix, &mixed, &["-o", "3"], 1000, 1);
+    assert!(one_by_one.len() > 6000 * 4);
+    assert!(aln_in_batches(&prefix, &mixed, &["-o", "3"], 1000, 4) == one_by_one, "joined: other answers");
+}

@@ -61,9 +61,16 @@ const SCRATCH_SHARE: f64 = 0.8;
 const MAX_PASSES: usize = 4;
 /// Hit slots per read; a read with more goes on to the warp passes (see [`inexact::WARP_HITS`]).
 pub const HITS_PER_READ: usize = 16;
-/// Per batch, the room for the hits of reads with more than HITS_PER_READ (their list is
-/// copied there; beyond it, or beyond inexact::WARP_HITS, the CPU takes the read).
+/// The room for the hits of reads with more than HITS_PER_READ (their list is copied there;
+/// beyond it, or beyond inexact::WARP_HITS, the CPU takes the read): a hit per read of the
+/// batch, and never less than this. Short reads of repeats have long lists: a fixed room left
+/// 4-read batches' worth of ancient-DNA reads to the CPU.
 const LONG_HITS: usize = 1 << 18;
+
+/// The long hits' room, in hits, of a batch of `n_gpu` inexact reads.
+fn long_hits_room(n_gpu: usize) -> usize {
+    LONG_HITS.max(n_gpu)
+}
 
 pub const BWT_CUH: &str = include_str!("../../cuda/bwt.cuh");
 pub const EXACT_MATCH_CU: &str = include_str!("../../cuda/exact_match.cu");
@@ -680,7 +687,7 @@ impl GpuAligner {
             n_hits: slot.n_hits.read(n_gpu)?,
             hits: slot.hits.read(n_gpu * HITS_PER_READ * 3)?,
             hits_per_read: HITS_PER_READ,
-            long_hits: slot.long_hits.read(LONG_HITS * 3)?,
+            long_hits: slot.long_hits.read(long_hits_room(n_gpu) * 3)?,
             long_offsets: slot.long_offsets.read(n_gpu)?,
         };
         let hits = answers.to_hits(&batch);

@@ -17,7 +17,7 @@ use super::slot::{
     BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
     RESIDENCE_AT,
 };
-use super::{buffers, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, LONG_HITS, MAX_PASSES};
+use super::{buffers, long_hits_room, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, MAX_PASSES};
 
 /// The arguments of inexact_search but for the scratchpad and the queues.
 struct SearchArgs<'a> {
@@ -125,7 +125,7 @@ impl GpuAligner {
         stream.memset_zeros(counters)?;
         let lookups = slot.lookups.reserve(&stream, N_KERNEL_COUNTS)?;
         stream.memset_zeros(lookups)?;
-        let long_hits = slot.long_hits.reserve(&stream, LONG_HITS * 3)?;
+        let long_hits = slot.long_hits.reserve(&stream, long_hits_room(n_gpu) * 3)?;
         let long_offsets = slot.long_offsets.reserve(&stream, n_gpu)?;
         if self.poison {
             buffers::poison(&stream, n_hits)?;
@@ -374,7 +374,7 @@ impl GpuAligner {
         let lookup_count = lists.lookups.slice(p..p + 1);
         launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
         let long_count = lists.counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
-        let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, LONG_HITS as u32);
+        let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, long_hits_room(lists.list_len) as u32);
         if scratch.pass.kind == PassKind::Warp {
             launch
                 .arg(&scratch.hits)
@@ -528,7 +528,7 @@ fn fetch_answers(slot: &mut Slot, n: usize, n_gpu: usize) -> Result<()> {
     slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
     slot.counters.fetch(&stream, N_COUNTERS)?;
     slot.lookups.fetch(&stream, N_KERNEL_COUNTS)?;
-    slot.long_hits.fetch(&stream, LONG_HITS * 3)?;
+    slot.long_hits.fetch(&stream, long_hits_room(n_gpu) * 3)?;
     slot.long_offsets.fetch(&stream, n_gpu)?;
     Ok(())
 }
