@@ -14,13 +14,6 @@ pub(crate) fn batch_reads() -> Option<usize> {
     std::env::var("BCUDA_TEST_BATCH_READS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0)
 }
 
-/// `BCUDA_TEST_JOINED_BATCHES=N`: bwa batches a batch of `aln`'s pipeline may join, on the
-/// GPU or the CPU (sweeps, and the CPU check that joins keep bwa's answers). `None` when unset,
-/// not a number, or 0.
-pub(crate) fn joined_batches() -> Option<usize> {
-    std::env::var("BCUDA_TEST_JOINED_BATCHES").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0)
-}
-
 /// `BCUDA_TEST_INEXACT_SWITCHES="name=value ..."` (spaces or commas between): the inexact
 /// kernels' switches, set over their defaults (bench/run identity times `aln` with each).
 pub(crate) fn inexact_switches() -> Result<InexactSwitches> {

@@ -143,21 +143,6 @@ middle_paths() {
         BCUDA_TEST_STACKS=$stacks -- "$ecoli_art"
 }
 
-# Joins of bwa batches on the GPU (src/aln/joined.rs; bwa batches made small so that a run
-# has many joins, growing from one batch to the most) against the CPU's batches one by one:
-# ancient DNA's reads of mixed lengths with its options, small pools, -m 300, 100 bp reads, and
-# the most joined set to 2 and 16 (the CPU's run joins as many: the joins' own check is in CI,
-# tests/aln_inputs.rs).
-joined_paths() {
-    local ecoli_art sim36
-    ecoli_art=$(data_file ecoli536_art.fq) sim36=$(data_file sim36.fq)
-    BCUDA_TEST_BATCH_READS=4096 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
-    BCUDA_TEST_BATCH_READS=4096 BCUDA_TEST_STACKS=16,2048,262144 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
-    BCUDA_TEST_BATCH_READS=8192 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
-    BCUDA_TEST_BATCH_READS=8192 BCUDA_TEST_JOINED_BATCHES=2 check ecoli536.fa "$ecoli_art"
-    BCUDA_TEST_BATCH_READS=2048 BCUDA_TEST_JOINED_BATCHES=16 check ecoli536.fa "$sim36" -l 1024 -o 3
-}
-
 # The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the
 # search, the rest go on. Ancient-DNA reads of E. coli with half of them random (environmental
 # DNA), with ancient DNA's options, bwa's defaults and -e (gap extensions beyond -n); a limit of

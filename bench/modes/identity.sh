@@ -38,7 +38,6 @@ mode_main() {
         drop_paths
         records_paths
         middle_paths
-        joined_paths
     fi
     log "identity failures: $FAILURES"
     if [ "$ALIGN" = --gpu ]; then
@@ -56,7 +55,6 @@ check() {
     local prefix=$1 reads=$2 hooks
     shift 2
     hooks=${BCUDA_TEST_STACKS:+ stacks $BCUDA_TEST_STACKS}${BCUDA_TEST_INEXACT_SWITCHES:+ switches $BCUDA_TEST_INEXACT_SWITCHES}
-    hooks+=${BCUDA_TEST_BATCH_READS:+ batch $BCUDA_TEST_BATCH_READS}${BCUDA_TEST_JOINED_BATCHES:+ joined $BCUDA_TEST_JOINED_BATCHES}
     $B aln --cpu --quiet -t "$T" "$@" "$W/$prefix" "$reads" > "$W/cpu.sai"
     if [ "$ALIGN" = --cpu ]; then
         "$BWA" aln -t "$T" "$@" "$W/$prefix" "$reads" > "$W/other.sai" 2> "$W/other.err"

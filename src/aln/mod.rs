@@ -4,7 +4,6 @@
 mod complete;
 pub mod dealer;
 pub mod gpus;
-mod joined;
 mod report;
 mod stages;
 pub mod timeline;
@@ -30,18 +29,12 @@ pub const CPU_BATCH: usize = 0x40000;
 /// parsed and packed while the GPUs open.
 const BATCHES_PER_GPU: usize = 2;
 
-/// bwa batches a batch of the pipeline may join on a GPU (see [`joined`]): a larger launch
-/// spends less of each pass in its tail of heavy reads.
-const GPU_JOINED: usize = 4;
-
-/// The pipeline's batches: bwa's, or [`crate::test_hooks::batch_reads`] (sweeps of the
-/// pipeline's fill and drain against its per-batch cost; other batches than bwa's may change
-/// the answers for reads of mixed lengths, by the cap on gap opens above), joined by
-/// [`GPU_JOINED`] where a GPU aligns them and one by one on the CPU, or as
-/// [`crate::test_hooks::joined_batches`] says.
-fn batch_sizes(gpu: bool) -> stages::BatchSizes {
-    let joined = crate::test_hooks::joined_batches().unwrap_or(if gpu { GPU_JOINED } else { 1 });
-    stages::BatchSizes { bwa_batch: crate::test_hooks::batch_reads().unwrap_or(CPU_BATCH), joined }
+/// Reads per batch: [`CPU_BATCH`], or [`crate::test_hooks::batch_reads`] (sweeps of the
+/// pipeline's fill and drain against its per-batch cost). Other batches than bwa's may change
+/// the answers for reads of mixed lengths (the cap on gap opens above), so the batch is never
+/// smaller by default, not even the first (which would start the GPU sooner).
+fn batch_reads() -> usize {
+    crate::test_hooks::batch_reads().unwrap_or(CPU_BATCH)
 }
 
 /// The index and the read files of `aln`'s positional arguments: `[INDEX] READS` as every
@@ -223,9 +216,9 @@ pub fn align<W: Write + Send>(
     // later on it keeps as far ahead of the GPUs.
     let pack_ahead = opening.is_some().then(|| BATCHES_PER_GPU * gpus::expected_count(args));
     let (read_tx, read_rx) = std::sync::mpsc::sync_channel::<Result<Parsed>>(pack_ahead.unwrap_or(2) - 1);
-    let batches = batch_sizes(opening.is_some());
+    let batch_reads = batch_reads();
     let (spent_tx, spent_rx) = std::sync::mpsc::sync_channel(stages::SPARE_BATCHES);
-    let parser = std::thread::spawn(move || stages::parse(readers, batches, &opt, pack_ahead, read_tx, spent_rx));
+    let parser = std::thread::spawn(move || stages::parse(readers, batch_reads, &opt, pack_ahead, read_tx, spent_rx));
     let mut gpus = std::thread::scope(|s| {
         // The BWT's pages mapped in while the GPUs open, so that its copy does not stop at
         // every page (it spent 0.10-0.13 s on 1 GB before, 0.10 s after: a small gain).

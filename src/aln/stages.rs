@@ -16,7 +16,6 @@ use anyhow::{bail, Result};
 
 use super::complete::complete_on_cpu;
 use super::dealer::{self, Finished, InOrder, Share};
-use super::joined::Joiner;
 use super::timeline;
 use crate::gpu::{GpuAligner, HostBatch};
 use crate::progress::Progress;
@@ -55,13 +54,6 @@ pub struct Run<'a> {
     pub spent: SyncSender<ReadBatch>,
 }
 
-/// The pipeline's batches: bwa's batch (its reads), and how many of them a batch may join.
-#[derive(Clone, Copy, Debug)]
-pub struct BatchSizes {
-    pub bwa_batch: usize,
-    pub joined: usize,
-}
-
 /// Batches written that wait for the parser to read into them. The pipeline holds a bounded
 /// number of batches, each going round from the parser to the writer, so a few suffice: one
 /// more finds the channel full and is freed.
@@ -75,11 +67,11 @@ pub struct Aligned {
     pub shares: Vec<Share>,
 }
 
-/// Batch `seq`: the next join of its end's bwa batches (the ends take turns; none at the end
-/// of the input) read into `reads`, with the position reached in all the inputs together.
-fn read_batch(readers: &mut [ReadBatchReader], joiner: &mut Joiner, seq: u64, reads: ReadBatch) -> Result<Parsed> {
-    let end = seq as usize % readers.len();
-    let reads = joiner.next(&mut readers[end], end, reads)?;
+/// Batch `seq`: the next batch of up to `n` reads of its end (the ends take turns; none at
+/// the end of the input) read into `reads`, with the position reached in all the inputs
+/// together.
+fn read_batch(readers: &mut [ReadBatchReader], seq: u64, n: usize, mut reads: ReadBatch) -> Result<Parsed> {
+    readers[seq as usize % readers.len()].next_batch_into(&mut reads, n)?;
     Ok(Parsed { gpu_input: None, reads, position: readers.iter().map(|r| r.position().0).sum() })
 }
 
@@ -88,23 +80,22 @@ fn ends_input(batch: &Result<Parsed>) -> bool {
     matches!(batch, Ok(b) if b.reads.is_empty()) || batch.is_err()
 }
 
-/// The parser: joins of bwa batches (`batches`: their size and the most a join takes) until
-/// the input ends (the empty batch or an error is sent last), each read into a batch the
-/// writer is done with when there is one; the first `pack_ahead` batches are packed for the
-/// GPU in the default layout. Returns the time it worked.
+/// The parser: batches of `batch_reads` reads until the input ends (the empty batch or an
+/// error is sent last), each read into a batch the writer is done with when there is one;
+/// the first `pack_ahead` batches are packed for the GPU in the default layout. Returns the
+/// time it worked.
 pub fn parse(
     mut readers: Vec<ReadBatchReader>,
-    batches: BatchSizes,
+    batch_reads: usize,
     opt: &GapOptions,
     pack_ahead: Option<usize>,
     tx: SyncSender<Result<Parsed>>,
     spent: Receiver<ReadBatch>,
 ) -> Duration {
     let mut busy = Duration::ZERO;
-    let mut joiner = Joiner::new(readers.len(), batches.bwa_batch, batches.joined, opt);
     for seq in 0u64.. {
         let t = Instant::now();
-        let mut batch = read_batch(&mut readers, &mut joiner, seq, spent.try_recv().unwrap_or_default());
+        let mut batch = read_batch(&mut readers, seq, batch_reads, spent.try_recv().unwrap_or_default());
         timeline::mark(seq, "parsed");
         let done = ends_input(&batch);
         if let (Ok(b), false, Some(ahead)) = (&mut batch, done, pack_ahead) {

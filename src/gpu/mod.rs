@@ -63,8 +63,8 @@ const MAX_PASSES: usize = 4;
 pub const HITS_PER_READ: usize = 16;
 /// The room for the hits of reads with more than HITS_PER_READ (their list is copied there;
 /// beyond it, or beyond inexact::WARP_HITS, the CPU takes the read): a hit per read of the
-/// batch, and never less than this. Short reads of repeats have long lists: a fixed room left
-/// 4-read batches' worth of ancient-DNA reads to the CPU.
+/// batch, and never less than this. Short reads of repeats have long lists: with a fixed room,
+/// batches larger than bwa's (`BCUDA_TEST_BATCH_READS`) left ancient-DNA reads to the CPU.
 const LONG_HITS: usize = 1 << 18;
 
 /// The long hits' room, in hits, of a batch of `n_gpu` inexact reads.

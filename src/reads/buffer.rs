@@ -133,21 +133,6 @@ impl ReadBatch {
         }));
     }
 
-    /// Moves the reads from `at` on (none when `at` is past the end) into a new batch.
-    pub fn split_off(&mut self, at: usize) -> ReadBatch {
-        let mut tail = ReadBatch::default();
-        if at >= self.len() {
-            return tail;
-        }
-        tail.extend_from(self, at..self.len());
-        let cut = self.start_of(at);
-        self.names.truncate(cut.name);
-        self.codes.truncate(cut.codes);
-        self.quals.truncate(cut.qual);
-        self.ends.truncate(at);
-        tail
-    }
-
     /// Moves the first `n` reads (at most all) to the end of `into`.
     pub(super) fn move_front(&mut self, n: usize, into: &mut ReadBatch) {
         let n = n.min(self.len());
@@ -256,18 +241,6 @@ mod tests {
         assert_eq!(some, expected);
         some.extend_from(&all, 1..1);
         assert_eq!(some, expected);
-    }
-
-    #[test]
-    fn a_split_batch_is_its_two_ranges() {
-        let all = batch(&READS, ReadOptions::default());
-        for at in 0..=READS.len() + 1 {
-            let mut head = all.clone();
-            let tail = head.split_off(at);
-            let at = at.min(READS.len());
-            assert_eq!(head, batch(&READS[..at], ReadOptions::default()), "at {at}");
-            assert_eq!(tail, batch(&READS[at..], ReadOptions::default()), "at {at}");
-        }
     }
 
     /// aln's reads: the codes and aligned lengths alone, as in a whole read.
