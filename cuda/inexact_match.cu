@@ -2248,17 +2248,26 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
 
 // The first pass's queue: the reads without an exact match (k > l, or an N: k = l = 0) first,
 // then the rest, each group in any order. read_of[j] is inexact read j's index in the batch
-// (exact_match's k and l are per batch read). queue_counters[0] becomes n. With `replayed`
+// (exact_match's k and l are per batch read). With `root_intervals` (root_order) the whole
+// read's interval is its root chain's last (read_widths', after read j's D array; an N gives
+// k > l) and exact_k, exact_l are not read. queue_counters[0] becomes n. With `replayed`
 // (candidates.cu's state of each read: REPLAY_PENDING where inexact_replay takes it) those reads
 // are left out and the others appended in any order: inexact_replay appends the ones it hands on.
 extern "C" __global__ void inexact_order(const u64 *__restrict__ exact_k, const u64 *__restrict__ exact_l,
+    const ulonglong2 *__restrict__ root_intervals, const u64 *__restrict__ code_start, const u16 *__restrict__ read_len,
     const u32 *__restrict__ read_of, u32 n, const u8 *__restrict__ replayed, u32 *__restrict__ queue,
     u32 *__restrict__ order_counters, u32 *__restrict__ queue_counters)
 {
     u32 j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
-    u32 b = read_of[j];
-    bool exact = occurs_whole(exact_k[b], exact_l[b]);
+    bool exact;
+    if (root_intervals) {
+        ulonglong2 whole = root_intervals[code_start[j] + j + read_len[j]];
+        exact = occurs_whole(whole.x, whole.y);
+    } else {
+        u32 b = read_of[j];
+        exact = occurs_whole(exact_k[b], exact_l[b]);
+    }
     if (replayed) {
         atomicAdd(&order_counters[exact ? 1 : 0], 1);
         if (replayed[j] != REPLAY_PENDING) queue[atomicAdd(&queue_counters[0], 1)] = j;

@@ -143,6 +143,21 @@ middle_paths() {
         BCUDA_TEST_STACKS=$stacks -- "$ecoli_art"
 }
 
+# Pass 1's order from the root chains, exact_match not run (root_order): bwa's option sets
+# (gzip, mixed lengths, -N, -R, -m), small stacks, with the no-hit pass (which reads the same
+# order), and with the replay (which needs exact_match, so it runs).
+root_order_paths() {
+    local sw=root_order=1 ecoli_art
+    ecoli_art=$(data_file ecoli536_art.fq)
+    BCUDA_TEST_INEXACT_SWITCHES=$sw option_sets
+    BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$(data_file sim36.fq)" \
+        -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_INEXACT_SWITCHES="$sw no_hit_budget=100000" check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_INEXACT_SWITCHES="$sw exact_replay=1" check ecoli536.fa "$ecoli_art"
+    summary_line "GPU kernels" root_order=1 BCUDA_TEST_INEXACT_SWITCHES=$sw -- "$ecoli_art"
+}
+
 # The no-hit pass (no_hit_budget): reads it proves to have no alignment get 0 hits without the
 # search, the rest go on. Ancient-DNA reads of E. coli with half of them random (environmental
 # DNA), with ancient DNA's options, bwa's defaults and -e (gap extensions beyond -n); a limit of

@@ -38,6 +38,7 @@ mode_main() {
         drop_paths
         records_paths
         middle_paths
+        root_order_paths
     fi
     log "identity failures: $FAILURES"
     if [ "$ALIGN" = --gpu ]; then

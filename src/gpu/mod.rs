@@ -692,13 +692,17 @@ impl GpuAligner {
         };
         let hits = answers.to_hits(&batch);
         let (hits_full, entries_limit) = answers.given_up();
-        let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
         let counters = slot.counters.read(N_COUNTERS)?;
         let lookups = slot.lookups.read(N_KERNEL_COUNTS)?;
         let blocks_per_sm: Vec<f64> =
             (0..self.passes.len()).map(|p| self.pass_blocks_per_sm(p, batch.n_buckets)).collect();
         let t = &mut self.totals;
-        t.exact_reads += k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count();
+        t.exact_reads += if self.inexact_switches.orders_by_root() {
+            counters[ORDER_COUNTERS + 1] as usize // the reads the GPU searches that occur whole
+        } else {
+            let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
+            k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count()
+        };
         t.exact_ms += events[0].elapsed_ms(&events[1])?;
         let widths_ms = events[2].elapsed_ms(&events[3])?;
         t.widths_ms += widths_ms;

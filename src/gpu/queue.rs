@@ -109,7 +109,14 @@ impl GpuAligner {
         let stream = slot.stream.clone();
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
         self.poison_scratch(&stream, set)?;
-        let mut events = Vec::from(self.queue_exact(slot, b, exact_f)?);
+        // With root_order the root chains give pass 1's order, and exact_match is not run.
+        let by_root = self.inexact_switches.orders_by_root();
+        let exact_events = if by_root {
+            [timing_event(&stream)?, timing_event(&stream)?]
+        } else {
+            self.queue_exact(slot, b, exact_f)?
+        };
+        let mut events = Vec::from(exact_events);
 
         let opt_words: [u32; 16] = bytemuck::cast(b.opt);
         let d_opt = slot.opt.put(&stream, &opt_words)?;
@@ -146,9 +153,9 @@ impl GpuAligner {
             .map(|kn| BatchReplay::mark(kn, &mut slot.replay, &stream, &batch, entry_bytes))
             .transpose()?;
         let replayed = replay.as_ref().map_or(0, |r| r.status);
-        if n_gpu > 0 {
-            let list = if no_hit.is_some() { NO_HIT_LIST } else { 0 };
-            self.launch_order(&stream, &batch, queues, counters, (list, replayed))?;
+        let list = if no_hit.is_some() { NO_HIT_LIST } else { 0 };
+        if n_gpu > 0 && !by_root {
+            self.launch_order(&stream, &batch, (queues, counters), (list, replayed), None)?;
         }
         // The D arrays: each read's (its length + 1 cells, after those of the reads before it),
         // then each seed's (reads longer than the seed; seed_stride cells each).
@@ -175,6 +182,9 @@ impl GpuAligner {
             self.launch_widths(&stream, d_opt, &batch, outputs)?;
         }
         events.push(timing_event(&stream)?);
+        if n_gpu > 0 && by_root {
+            self.launch_order(&stream, &batch, (queues, counters), (list, replayed), Some(root_intervals))?;
+        }
         if let Some(r) = &mut replay {
             r.queue_ladder(&mut slot.replay, &stream, &batch)?;
         }
@@ -211,7 +221,7 @@ impl GpuAligner {
         for (pass, free) in self.passes.iter_mut().zip(free_events) {
             pass.sets[set].free = Some(free);
         }
-        fetch_answers(slot, n, n_gpu)?;
+        fetch_answers(slot, if by_root { 0 } else { n }, n_gpu)?;
         let replay_events = replay.map(|r| r.finish(&mut slot.replay, &stream)).transpose()?;
         Ok((events, no_hit_events, replay_events, proof_events))
     }
@@ -299,15 +309,15 @@ impl GpuAligner {
     }
 
     /// inexact_order: the queue of list `list` (pass 1's, or the no-hit pass's), the reads
-    /// without an exact match first; `replayed` (0: none) the replay's marks, whose reads it
-    /// leaves out.
+    /// without an exact match first, by exact_match's intervals or by the root chains'
+    /// (`root`); `replayed` (0: none) the replay's marks, whose reads it leaves out.
     fn launch_order(
         &self,
         stream: &Arc<CudaStream>,
         batch: &BatchOnGpu,
-        queues: &mut CudaSlice<u32>,
-        counters: &CudaSlice<u32>,
+        (queues, counters): (&mut CudaSlice<u32>, &CudaSlice<u32>),
         (list, replayed): (usize, u64),
+        root: Option<&CudaSlice<u64>>,
     ) -> Result<()> {
         let n_gpu = batch.n;
         let cfg = LaunchConfig {
@@ -323,7 +333,14 @@ impl GpuAligner {
         let count_at = if list == 0 { 0 } else { NO_HIT_COUNTERS };
         let (order_counters, queue_counters) =
             (counters.slice(ORDER_COUNTERS..), counters.slice(count_at..count_at + 2));
-        launch.arg(&k).arg(&l).arg(batch.read_of).arg(&n32).arg(&replayed).arg(&mut q).arg(&order_counters);
+        launch.arg(&k).arg(&l);
+        let no_root = 0u64; // a null pointer: exact_match's intervals
+        match root {
+            Some(r) => launch.arg(r),
+            None => launch.arg(&no_root),
+        };
+        launch.arg(batch.starts).arg(batch.lens);
+        launch.arg(batch.read_of).arg(&n32).arg(&replayed).arg(&mut q).arg(&order_counters);
         launch.arg(&queue_counters);
         // SAFETY: argument order and types match inexact_order's signature.
         unsafe { launch.launch(cfg) }.context("launching inexact_order")?;
@@ -519,7 +536,8 @@ impl GpuAligner {
     }
 }
 
-/// The batch's answers copied back to the host (read after the stream's last event).
+/// The batch's answers copied back to the host (read after the stream's last event); `n`
+/// exact_match intervals (0 where it did not run).
 fn fetch_answers(slot: &mut Slot, n: usize, n_gpu: usize) -> Result<()> {
     let stream = slot.stream.clone();
     slot.k.fetch(&stream, n)?;

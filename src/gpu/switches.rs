@@ -241,6 +241,14 @@ pub struct InexactSwitches {
     /// A tuned file from before it existed reads as off.
     #[serde(default)]
     pub root_chain: bool,
+    /// Pass 1's queue puts the reads that occur whole last by the root chain's interval of the
+    /// whole read (`read_widths` computes it), and `exact_match`, whose answer is the same
+    /// interval, does not run. Only with `root_chain` and without `exact_replay` (which reads
+    /// exact_match's intervals); elsewhere exact_match runs as before. The order alone changes
+    /// nothing of the answers. A host-side value. A tuned file from before it existed reads as
+    /// off.
+    #[serde(default)]
+    pub root_order: bool,
     /// An interval of one suffix-array row takes the counts before that row from the row's
     /// own block (less the row's base) instead of reading a second block: the same intervals.
     /// Off: on the H100 at 1 Gbp it moved neither pass (pass 2 -0.5 to -3 %, GPU busy within
@@ -418,6 +426,7 @@ impl Default for InexactSwitches {
             last_teams_percent: default_last_teams_percent(),
             level_min_blocks: 16,
             root_chain: true,
+            root_order: false,
             occ_singleton: false,
             level_refill: false,
             last_refill: false,
@@ -462,6 +471,7 @@ impl InexactSwitches {
         ("last_teams_percent", &[25, 50, 75, 100]),
         ("level_min_blocks", &[0, 14, 16, 20, 24, 32]),
         ("root_chain", &[0, 1]),
+        ("root_order", &[0, 1]),
         ("occ_singleton", &[0, 1]),
         ("level_refill", &[0, 1]),
         ("last_refill", &[0, 1]),
@@ -477,6 +487,12 @@ impl InexactSwitches {
         ("drop_at_push", &[0, 1]),
         ("gap_records", &[0, 1]),
     ];
+
+    /// Whether pass 1's order comes from the root chains (`root_order` where it applies), so
+    /// that exact_match does not run.
+    pub fn orders_by_root(&self) -> bool {
+        self.root_order && self.root_chain && !self.exact_replay
+    }
 
     /// Why these values cannot run, if they cannot.
     pub fn illegal(&self) -> Option<&'static str> {
@@ -640,6 +656,7 @@ impl InexactSwitches {
             "last_teams_percent" => self.last_teams_percent = n,
             "level_min_blocks" => self.level_min_blocks = n,
             "root_chain" => self.root_chain = flag()?,
+            "root_order" => self.root_order = flag()?,
             "occ_singleton" => self.occ_singleton = flag()?,
             "occ_sectors" => self.occ_sectors = flag()?,
             "scratch_sets" => self.scratch_sets = n,
@@ -685,6 +702,7 @@ impl InexactSwitches {
             self.last_teams_percent,
             self.level_min_blocks,
             self.root_chain as u32,
+            self.root_order as u32,
             self.occ_singleton as u32,
             self.level_refill as u32,
             self.last_refill as u32,
@@ -803,6 +821,13 @@ mod tests {
                 assert_eq!(InexactSwitches::default_with(&format!("{name}={v}")).illegal(), None, "{name}={v}");
             }
         }
+        let by_root = InexactSwitches { root_order: true, ..d.clone() };
+        assert!(by_root.orders_by_root() && !d.orders_by_root());
+        assert!(!InexactSwitches { root_chain: false, ..by_root.clone() }.orders_by_root(), "no root chains to read");
+        assert!(
+            !InexactSwitches { exact_replay: true, ..by_root.clone() }.orders_by_root(),
+            "the replay reads exact_match's"
+        );
         let segments_with_records = InexactSwitches { level_refill: true, ..d.clone() };
         assert!(segments_with_records.illegal().is_some());
         let mut back = InexactSwitches {
@@ -829,6 +854,7 @@ mod tests {
             last_teams_percent: 1,
             level_min_blocks: 5,
             root_chain: false,
+            root_order: true,
             occ_singleton: false,
             level_refill: false,
             last_refill: false,
