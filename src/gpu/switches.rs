@@ -245,8 +245,10 @@ pub struct InexactSwitches {
     /// whole read (`read_widths` computes it), and `exact_match`, whose answer is the same
     /// interval, does not run. Only with `root_chain` and without `exact_replay` (which reads
     /// exact_match's intervals); elsewhere exact_match runs as before. The order alone changes
-    /// nothing of the answers. A host-side value. A tuned file from before it existed reads as
-    /// off.
+    /// nothing of the answers. Off: on the H200 at 3.1 Gbp (8M reads) GPU busy fell 1-2 % at
+    /// 100 bp and under 1 % in ancient DNA, about the runs' spread (bench/results/measurements.md),
+    /// and off, `aln` runs the exact_match autotune tunes. A host-side value. A tuned file from
+    /// before it existed reads as off.
     #[serde(default)]
     pub root_order: bool,
     /// An interval of one suffix-array row takes the counts before that row from the row's
