@@ -109,14 +109,8 @@ impl GpuAligner {
         let stream = slot.stream.clone();
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
         self.poison_scratch(&stream, set)?;
-        // With root_order the root chains give pass 1's order, and exact_match is not run.
         let by_root = self.inexact_switches.orders_by_root();
-        let exact_events = if by_root {
-            [timing_event(&stream)?, timing_event(&stream)?]
-        } else {
-            self.queue_exact(slot, b, exact_f)?
-        };
-        let mut events = Vec::from(exact_events);
+        let mut events = Vec::from(self.queue_exact(slot, b, exact_f)?);
 
         let opt_words: [u32; 16] = bytemuck::cast(b.opt);
         let d_opt = slot.opt.put(&stream, &opt_words)?;
@@ -290,9 +284,12 @@ impl GpuAligner {
     }
 
     /// exact_match on the batch's reads: their codes copied to the GPU, then the kernel between
-    /// the two events returned.
+    /// the two events returned; with `root_order` neither (the root chains give pass 1's order).
     fn queue_exact(&self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction) -> Result<[CudaEvent; 2]> {
         let stream = &slot.stream;
+        if self.inexact_switches.orders_by_root() {
+            return Ok([timing_event(stream)?, timing_event(stream)?]);
+        }
         let reads = slot.exact_words.put(stream, &b.exact_words)?;
         let starts = slot.exact_starts.put(stream, &b.exact_starts)?;
         let lens = slot.lens.put(stream, &b.lens)?;

@@ -794,6 +794,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_root_chains_give_pass_1s_order_only_where_exact_match_is_not_needed() {
+        let d = InexactSwitches::default();
+        let by_root = InexactSwitches { root_order: true, ..d.clone() };
+        assert!(by_root.orders_by_root() && !d.orders_by_root());
+        assert!(!InexactSwitches { root_chain: false, ..by_root.clone() }.orders_by_root(), "no root chains to read");
+        assert!(
+            !InexactSwitches { exact_replay: true, ..by_root.clone() }.orders_by_root(),
+            "the replay reads exact_match's"
+        );
+    }
+
+    #[test]
     fn compact_entries_give_way_to_32_byte_ones_on_a_genome_too_large_for_them() {
         let d = InexactSwitches::default();
         assert!(d.compact_entry);
@@ -823,13 +835,6 @@ mod tests {
                 assert_eq!(InexactSwitches::default_with(&format!("{name}={v}")).illegal(), None, "{name}={v}");
             }
         }
-        let by_root = InexactSwitches { root_order: true, ..d.clone() };
-        assert!(by_root.orders_by_root() && !d.orders_by_root());
-        assert!(!InexactSwitches { root_chain: false, ..by_root.clone() }.orders_by_root(), "no root chains to read");
-        assert!(
-            !InexactSwitches { exact_replay: true, ..by_root.clone() }.orders_by_root(),
-            "the replay reads exact_match's"
-        );
         let segments_with_records = InexactSwitches { level_refill: true, ..d.clone() };
         assert!(segments_with_records.illegal().is_some());
         let mut back = InexactSwitches {
