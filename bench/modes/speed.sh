@@ -37,7 +37,8 @@ human_like_benchmark() { # SIZE READS
     run_bwa
     speed_rows
     middle=$(middle_rate "$W/$BEST.summary")
-    log "middle half of the batches: $middle reads/s ($(awk -v m="$middle" -v n="$N_READS" -v b="$BWA_S" \
+    # bwa's rate is over the reads it aligned (BWA_N, the first of them in the steady state).
+    log "middle half of the batches: $middle reads/s ($(awk -v m="$middle" -v n="$BWA_N" -v b="$BWA_S" \
         'BEGIN {if (m + 0 > 0) printf "%.1fx", m / (n / b); else print "NA"}') bwa's rate)"
     profile_left_to_cpu
     [ -z "${GPUS:-}" ] || multi_gpu_rows
