@@ -184,6 +184,8 @@ pub fn apply(g: &Grammar, patches: &[Patch]) -> String {
         let Some(mut t) = text[i].clone() else { continue };
         if let (Some((init, cond, step)), Some(orig), true) = (&for_override[i], for_parts(&line.kind), is_loop) {
             let header = format!("for ({}; {}; {})", orig.0, orig.1, orig.2);
+            // An empty condition (copied from a `for (;;)`) runs until the guard stops it.
+            let cond = if cond.trim().is_empty() { "true" } else { cond.as_str() };
             let guarded = format!("for ({init}; ({cond}) && gi_guard{guard}++ < {LOOP_GUARD}u; {step})");
             t = t.replacen(&header, &guarded, 1);
             guard += 1;

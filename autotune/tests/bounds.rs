@@ -233,3 +233,17 @@ fn guarding_is_deterministic() {
     }
     assert!(g.lines.iter().any(|l| matches!(l.kind, LineKind::For { .. })));
 }
+
+/// A loop given the empty condition of a `for (;;)` runs until its guard stops it: `()` would
+/// not compile.
+#[test]
+fn an_empty_condition_copied_into_a_loop_becomes_true() {
+    let src = "__device__ void f(int *x)\n{\n    for (;;) {\n        if (x[0]) break;\n    }\n    for (int i = 0; i < 4; ++i) x[i] = 0;\n}\n";
+    let g = Grammar::parse(src);
+    let (endless, counted) = (line_of(&g, "for (;;)"), line_of(&g, "for (int i = 0;"));
+    let p = Patch::ForPart { line: counted, from: endless, part: ForPart::Cond };
+    assert!(p.valid(&g));
+    let out = apply(&g, &[p]);
+    let line = out.lines().find(|l| l.contains("for (int i = 0;")).unwrap();
+    assert!(line.contains("(true) && gi_guard") && !line.contains("()"), "{line}");
+}
