@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::grammar::{identifiers, Grammar, LineKind};
 
 /// Iterations after which any loop of a variant stops: twice the longest loop the kernels
-/// run by design (reads of up to 4096 bases). Added by `apply`, so no patch can remove it.
+/// run by design (reads of up to 4096 bases). Added by `apply`, so no patch can remove it;
+/// `for (;;)` loops, endless by design, keep none.
 pub const LOOP_GUARD: u32 = 8192;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -171,7 +172,9 @@ pub fn apply(g: &Grammar, patches: &[Patch]) -> String {
     let mut guard = 0;
     let mut in_signature = false;
     for (i, line) in g.lines.iter().enumerate() {
-        let is_loop = text[i].is_some() && for_parts(&line.kind).is_some();
+        // A `for (;;)` (pass 1's pop loop, the replay's) runs longer than the guard by design
+        // and keeps none.
+        let is_loop = text[i].is_some() && for_parts(&line.kind).is_some_and(|(_, cond, _)| !cond.trim().is_empty());
         if is_loop {
             // The guard counts iterations in a variable declared before the loop (and before
             // any #pragma, which must stand right before the loop).

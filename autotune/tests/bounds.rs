@@ -234,8 +234,8 @@ fn guarding_is_deterministic() {
     assert!(g.lines.iter().any(|l| matches!(l.kind, LineKind::For { .. })));
 }
 
-/// A loop given the empty condition of a `for (;;)` runs until its guard stops it: `()` would
-/// not compile.
+/// A loop given the empty condition of a `for (;;)` runs until its guard stops it (`()` would
+/// not compile); the `for (;;)` itself, endless by design, has no guard.
 #[test]
 fn an_empty_condition_copied_into_a_loop_becomes_true() {
     let src = "__device__ void f(int *x)\n{\n    for (;;) {\n        if (x[0]) break;\n    }\n    for (int i = 0; i < 4; ++i) x[i] = 0;\n}\n";
@@ -246,4 +246,5 @@ fn an_empty_condition_copied_into_a_loop_becomes_true() {
     let out = apply(&g, &[p]);
     let line = out.lines().find(|l| l.contains("for (int i = 0;")).unwrap();
     assert!(line.contains("(true) && gi_guard") && !line.contains("()"), "{line}");
+    assert_eq!(out.matches("unsigned int gi_guard").count(), 1, "the for (;;) keeps no guard:\n{out}");
 }
