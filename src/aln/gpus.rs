@@ -278,6 +278,7 @@ pub fn share_lines(gpus: &[GpuAligner], shares: &[Share]) -> Vec<String> {
                 kernels_s
             );
             line += &sm_shares(gpu, s.busy.as_secs_f64());
+            line += &host_times(gpu);
             if s.failed > 0 {
                 line += &format!("; {} failed batches aligned on the CPU", s.failed);
             }
@@ -287,6 +288,17 @@ pub fn share_lines(gpus: &[GpuAligner], shares: &[Share]) -> Vec<String> {
             line
         })
         .collect()
+}
+
+/// What the thread that feeds the GPU spent on its batches (see
+/// [`crate::gpu::BatchTimes::host`]), e.g. "; host: queueing 0.31 s (uploads 0.12 s), waiting
+/// 3.40 s, answers 0.52 s".
+fn host_times(gpu: &GpuAligner) -> String {
+    let h = gpu.totals.host;
+    format!(
+        "; host: queueing {:.2} s (uploads {:.2} s), waiting {:.2} s, answers {:.2} s",
+        h.queue_s, h.upload_s, h.wait_s, h.answers_s
+    )
 }
 
 /// What each pass of the inexact search held of the GPU's SMs over its busy time (the blocks'

@@ -131,6 +131,20 @@ pub struct BatchTimes {
     /// Batches where a round of the proof outgrew its room (the reads that lost a branch to it
     /// went on to the last pass).
     pub proof_overflows: usize,
+    /// The host's time on the batches: queueing them (of which copying their inputs into the
+    /// staging buffers and queueing the copies), waiting for their kernels, and turning the
+    /// answers into hits. One thread does all of it for a GPU, so it paces the GPU when it
+    /// takes longer per batch than the kernels do.
+    pub host: HostTimes,
+}
+
+/// See [`BatchTimes::host`].
+#[derive(Clone, Copy, Default, Debug)]
+pub struct HostTimes {
+    pub queue_s: f64,
+    pub upload_s: f64,
+    pub wait_s: f64,
+    pub answers_s: f64,
 }
 
 impl BatchTimes {
@@ -635,6 +649,7 @@ impl GpuAligner {
             self.size_passes(ml, n_buckets, batch.opt.max_entries.max(0) as usize)?;
         }
         // Round robin: the dealer collects in submit order, at most one batch per slot.
+        let started = std::time::Instant::now();
         let slot_index = self.next_slot;
         self.next_slot = (self.next_slot + 1) % self.slots.len();
         // Out of self while it is filled, so the launches can borrow the index.
@@ -643,6 +658,7 @@ impl GpuAligner {
         let queued = self.queue(&mut slot, &batch, &exact_f, set);
         self.slots[slot_index] = Some(slot);
         let (events, no_hit_events, replay_events, proof_events) = queued?;
+        self.totals.host.queue_s += started.elapsed().as_secs_f64();
         Ok(InFlight { slot: slot_index, batch, events, no_hit_events, replay_events, proof_events })
     }
 
@@ -683,6 +699,10 @@ impl GpuAligner {
         let InFlight { slot, batch, events, no_hit_events, replay_events, proof_events } = flight;
         let slot = self.slots[slot].as_ref().expect("slots are put back after use");
         let (n, n_gpu) = (batch.n, batch.gpu_reads.len());
+        let waited = std::time::Instant::now();
+        slot.stream.synchronize()?;
+        self.totals.host.wait_s += waited.elapsed().as_secs_f64();
+        let answering = std::time::Instant::now();
         let answers = GpuAnswers {
             n_hits: slot.n_hits.read(n_gpu)?,
             hits: slot.hits.read(n_gpu * HITS_PER_READ * 3)?,
@@ -749,6 +769,7 @@ impl GpuAligner {
         t.entries_limit_reads += entries_limit;
         t.not_taken_reads += n - n_gpu;
         t.batches += 1;
+        t.host.answers_s += answering.elapsed().as_secs_f64();
         Ok((batch, hits))
     }
 }
