@@ -297,21 +297,27 @@ fn host_times(gpu: &GpuAligner) -> String {
     let h = gpu.totals.host;
     format!(
         "; host: queueing {:.2} s (uploads {:.2} s), waiting {:.2} s, answers {:.2} s",
-        h.queue_s, h.upload_s, h.wait_s, h.answers_s
+        h.queue_s,
+        gpu.upload_s(),
+        h.wait_s,
+        h.answers_s
     )
 }
 
 /// What each pass of the inexact search held of the GPU's SMs over its busy time (the blocks'
 /// time on their SMs, see [`crate::gpu::BatchTimes::pass_sm_s`]), e.g. "; SMs held: pass 1
-/// 3 %, pass 2 61 %, pass 3 24 %".
+/// 3 %, pass 2 61 %, pass 3 24 %, by no pass 12 %".
 fn sm_shares(gpu: &GpuAligner, busy_s: f64) -> String {
     let (capacity, passes) = (gpu.sms() as f64 * busy_s, gpu.passes().len());
     if capacity <= 0.0 || passes == 0 {
         return String::new();
     }
-    let shares: Vec<String> =
-        (0..passes).map(|p| format!("pass {} {:.0} %", p + 1, 100.0 * gpu.totals.pass_sm_s[p] / capacity)).collect();
-    format!("; SMs held: {}", shares.join(", "))
+    let share = |p: usize| 100.0 * gpu.totals.pass_sm_s[p] / capacity;
+    let shares: Vec<String> = (0..passes).map(|p| format!("pass {} {:.0} %", p + 1, share(p))).collect();
+    // The rest: exact_match, the D arrays and the order (not timed per block), the hand-over
+    // between passes, and the GPU idle.
+    let rest = (100.0 - (0..passes).map(share).sum::<f64>()).max(0.0);
+    format!("; SMs held: {}, by no pass {rest:.0} %", shares.join(", "))
 }
 
 /// Releases each GPU's memory and context on a thread of its own: one after another, several

@@ -11,16 +11,19 @@ use cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, Pinne
 pub struct Upload<T: DeviceRepr> {
     host: Option<PinnedHostSlice<T>>,
     dev: Option<CudaSlice<T>>,
+    /// The host's time in [`Upload::put`], for aln's summary.
+    pub busy_s: f64,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
     pub fn new() -> Self {
-        Upload { host: None, dev: None }
+        Upload { host: None, dev: None, busy_s: 0.0 }
     }
 
     /// Queues the copy of `data` to the device on `stream`. Waits only if this buffer's
     /// previous copy (two batches ago) has not finished.
     pub fn put(&mut self, stream: &Arc<CudaStream>, data: &[T]) -> Result<&CudaSlice<T>> {
+        let started = std::time::Instant::now();
         let need = data.len().max(1);
         if self.host.as_ref().is_none_or(|h| h.len() < need) {
             let capacity = need + need / 8;
@@ -35,7 +38,8 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
         let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("allocated above") };
         host.as_mut_slice()?[..data.len()].copy_from_slice(data);
         stream.memcpy_htod(host, dev)?;
-        Ok(dev)
+        self.busy_s += started.elapsed().as_secs_f64();
+        Ok(self.dev.as_ref().expect("allocated above"))
     }
 }
 

@@ -132,8 +132,8 @@ pub struct BatchTimes {
     /// went on to the last pass).
     pub proof_overflows: usize,
     /// The host's time on the batches: queueing them (of which copying their inputs into the
-    /// staging buffers and queueing the copies), waiting for their kernels, and turning the
-    /// answers into hits. One thread does all of it for a GPU, so it paces the GPU when it
+    /// staging buffers and queueing the copies: [`GpuAligner::upload_s`]), waiting for their
+    /// kernels, and turning the answers into hits. One thread does all of it for a GPU, so it paces the GPU when it
     /// takes longer per batch than the kernels do.
     pub host: HostTimes,
 }
@@ -142,7 +142,6 @@ pub struct BatchTimes {
 #[derive(Clone, Copy, Default, Debug)]
 pub struct HostTimes {
     pub queue_s: f64,
-    pub upload_s: f64,
     pub wait_s: f64,
     pub answers_s: f64,
 }
@@ -660,6 +659,12 @@ impl GpuAligner {
         let (events, no_hit_events, replay_events, proof_events) = queued?;
         self.totals.host.queue_s += started.elapsed().as_secs_f64();
         Ok(InFlight { slot: slot_index, batch, events, no_hit_events, replay_events, proof_events })
+    }
+
+    /// The host's time copying the batches' inputs into the staging buffers and queueing the
+    /// copies (part of [`HostTimes::queue_s`]).
+    pub fn upload_s(&self) -> f64 {
+        self.slots.iter().flatten().map(Slot::upload_s).sum()
     }
 
     /// Plans the passes from the free GPU memory (see [`inexact::plan`]) and allocates their

@@ -110,8 +110,8 @@ impl GpuAligner {
         let (n, n_gpu) = (b.n, b.gpu_reads.len());
         self.poison_scratch(&stream, set)?;
         let by_root = self.inexact_switches.orders_by_root();
-        let uploading = std::time::Instant::now();
         let mut events = Vec::from(self.queue_exact(slot, b, exact_f)?);
+
         let opt_words: [u32; 16] = bytemuck::cast(b.opt);
         let d_opt = slot.opt.put(&stream, &opt_words)?;
         let codes = slot.codes.put(&stream, &b.codes)?;
@@ -119,13 +119,13 @@ impl GpuAligner {
         let gpu_lens = slot.gpu_lens.put(&stream, &b.gpu_lens)?;
         let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
-        self.totals.host.upload_s += uploading.elapsed().as_secs_f64();
         let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
         let hits = slot.hits.reserve(&stream, n_gpu * HITS_PER_READ * 3)?;
         let queues = slot.queues.reserve(&stream, n_gpu.max(1) * N_LISTS)?;
-        let (counters, lookups) =
-            (slot.counters.reserve(&stream, N_COUNTERS)?, slot.lookups.reserve(&stream, N_KERNEL_COUNTS)?);
-        (stream.memset_zeros(counters)?, stream.memset_zeros(lookups)?);
+        let counters = slot.counters.reserve(&stream, N_COUNTERS)?;
+        stream.memset_zeros(counters)?;
+        let lookups = slot.lookups.reserve(&stream, N_KERNEL_COUNTS)?;
+        stream.memset_zeros(lookups)?;
         let long_hits = slot.long_hits.reserve(&stream, long_hits_room(n_gpu) * 3)?;
         let long_offsets = slot.long_offsets.reserve(&stream, n_gpu)?;
         if self.poison {

@@ -51,6 +51,16 @@ pub(super) struct Slot {
     pub(super) proof: CandidateBuffers,
 }
 
+impl Slot {
+    /// The host's time copying the batches' inputs into the staging buffers and queueing
+    /// their copies.
+    pub(super) fn upload_s(&self) -> f64 {
+        let inputs = [self.exact_words.busy_s, self.exact_starts.busy_s, self.lens.busy_s, self.opt.busy_s];
+        let reads = [self.codes.busy_s, self.starts.busy_s, self.gpu_lens.busy_s, self.max_diffs.busy_s];
+        inputs.iter().chain(&reads).sum::<f64>() + self.read_of.busy_s
+    }
+}
+
 /// A batch on the GPU (its slot's buffers, filled for it) with the BWT it is searched in, as
 /// inexact_order, read_widths, the passes, the no-hit pass, the replay's rung and the proof
 /// before the last pass read it: built once a batch, each takes its part.
