@@ -609,6 +609,18 @@ struct Read {
     int interval_depth;
 };
 
+// Whether an entry that has matched `matched` bases holds its string in k's place (under the
+// interval table's depth). Gap records keep their parent's interval, not its string, so a kernel
+// built with them has no table (InexactSwitches::illegal) and leaves the table's paths out.
+__device__ __forceinline__ bool holds_string_at(const Read &r, int matched)
+{
+#if gap_records
+    return false;
+#else
+    return matched < r.interval_depth;
+#endif
+}
+
 // The read's options and arrays once prepared (prepare_read).
 __device__ Read read_view(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const ulonglong2 *intervals, int interval_depth,
     GapOpt opt, int len, int read_max_diff, const Width *seed_width, const u8 *seq, u64 &lookups)
@@ -768,7 +780,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     int n_ins = n_ins_of(e), n_del = n_del_of(e);
     // An entry that has matched fewer bases than the table's depth holds its string in k's place.
     int matched = r.len - i - n_ins + n_del;
-    bool holds_string = matched < r.interval_depth;
+    bool holds_string = holds_string_at(r, matched);
     u64 field = k;
     int m = max_diff - (n_mm + n_gapo);
     if (gape_counts) m -= n_gape;
@@ -829,7 +841,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
 #if occ_prefetch
     prefetch_children(r, ext, base, allow_diff);
 #endif
-    bool child_holds = holds_string && matched + 1 < r.interval_depth;
+    bool child_holds = holds_string && holds_string_at(r, matched + 1);
     int gaps = (opt.mode & MODE_LOGGAP) ? int_log2(n_gape + n_gapo) / 2 + 1 : n_gapo + n_gape;
     if (allow_diff && i >= opt.indel_end_skip + gaps && r.len - i >= opt.indel_end_skip + gaps) {
 #if gap_records
@@ -1228,7 +1240,7 @@ struct TreeNode {
 __device__ __forceinline__ int entry_base(const Read &r, const Entry &e)
 {
     u64 k = entry_k(e);
-    if (r.len - entry_i(e) - n_ins_of(e) + n_del_of(e) < r.interval_depth) return (int)(k & 3);
+    if (holds_string_at(r, r.len - entry_i(e) - n_ins_of(e) + n_del_of(e))) return (int)(k & 3);
     int c = 0;
     while (c < 3 && k > r.l2[c + 1]) ++c;
     return c;
@@ -1286,7 +1298,7 @@ __device__ bool chain_step(const Read &r, const Entry &e, int max_diff, const Wi
     int &next, Entry &matching, bool &has_matching)
 {
     int i = entry_i(e), m = max_diff;
-    if (i == 0 || m <= 0 || r.len - i < r.interval_depth) return false;
+    if (i == 0 || m <= 0 || holds_string_at(r, r.len - i)) return false;
     has_matching = false;
     next = STEP_DONE;
     if (m < width[i - 1].bid) return true;
@@ -1809,7 +1821,7 @@ __device__ int record_team_hit(HitList &h, Levels &lv, int level, int hitter, co
 // (the interval table), else k.
 __device__ u64 root_field(const Read &r, int d, u64 k)
 {
-    if (d >= r.interval_depth) return k;
+    if (!holds_string_at(r, d)) return k;
     u64 w = 0;
     for (int j = 0; j < d; ++j) w = 4 * w + r.seq[r.len - 1 - j];
     return w;
