@@ -11,6 +11,7 @@ mod input_bench;
 mod kernel_resources;
 mod no_hit;
 mod pop_order;
+mod prune_bound;
 mod replay;
 mod stack_profile;
 mod synth_genome;
@@ -54,6 +55,8 @@ enum Command {
     KernelResources(kernel_resources::KernelResourcesArgs),
     /// How many reads a proof of no alignment within max_diff edits answers, and its lookups.
     NoHit(no_hit::NoHitArgs),
+    /// Whether bwa's search finds its hits when bounded from the start by its first hit's top2 limit.
+    PruneBound(prune_bound::PruneBoundArgs),
     /// Profile the search's stack per read and check the GPU's bounded stack on the CPU.
     StackProfile(stack_profile::StackProfileArgs),
     /// Writes a seeded synthetic genome (FASTA, stdout) for benchmarks.
@@ -72,6 +75,7 @@ fn run() -> Result<()> {
         Command::InputBench(args) => input_bench::run(args),
         Command::KernelResources(args) => kernel_resources::run(args),
         Command::NoHit(args) => no_hit::run(args),
+        Command::PruneBound(args) => prune_bound::run(args),
         Command::StackProfile(args) => stack_profile::run(args),
         Command::SynthGenome(args) => synth_genome::run(args),
         Command::VariantTuned(args) => variant_tuned::run(args),

@@ -1,0 +1,310 @@
+//! `bcuda-dev prune-bound`: whether bwa's search finds the same hits when it starts with the
+//! difference bound its first hit sets. bwa's search (bwt_match_gap) runs with the read's full
+//! `max_diff` until its first hit (diffs d*), then with `min(d* + 1, max_diff)`. Each read is
+//! searched as bwa does (the oracle), then again from the start with `g = min(d* + 1, max_diff)`
+//! (d* from the oracle; every other rule, bwa's stack, its cut-offs and its `-m`, unchanged),
+//! and the two are compared: pops, the stack's peak, and the hits (same list, same order). The
+//! oracle's counting copy of the search is checked against [`align_read`] on every read.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use bcuda::aln::CPU_BATCH;
+use bcuda::aln_options::batch_options;
+use bcuda::reads::{ReadBatchReader, ReadOptions};
+use bcuda::sai::{AlnHit, GapOptions, MODE_GAPE};
+use bcuda::search::stack::{Entry, GapStack, Next, SearchStack};
+use bcuda::search::{align_read, n_stacks, prepare_read, AfterHit, HitList, ReadBuffers, Scratch, Search, Step, Width};
+use rayon::prelude::*;
+
+use crate::aln_flags::AlnFlags;
+use crate::stack_profile::percentile;
+
+#[derive(clap::Args, Debug)]
+pub struct PruneBoundArgs {
+    pub prefix: PathBuf,
+    pub reads: PathBuf,
+    #[command(flatten)]
+    pub aln: AlnFlags,
+    /// Profile at most this many reads.
+    #[arg(long)]
+    pub max_reads: Option<usize>,
+    /// Also check that the pruned search pops a subsequence of bwa's pops (same entries, same
+    /// relative order), keeping every pop of both searches.
+    #[arg(long)]
+    pub check_order: bool,
+    /// Reads with other hits to print in full.
+    #[arg(long, default_value_t = 5)]
+    pub show: usize,
+}
+
+/// One search's cost and hits.
+#[derive(Clone, Default)]
+struct Run {
+    hits: Vec<AlnHit>,
+    pops: usize,
+    /// Pops up to and including the one that found the first hit (all of them without a hit).
+    before_hit: usize,
+    /// The most entries bwa's `-m` test saw (the stack and the held matching child).
+    peak: usize,
+    /// The search ended at bwa's `-m`.
+    stopped_by_m: bool,
+    /// Every entry popped and stepped, in order (with `--check-order`).
+    popped: Option<Vec<Entry>>,
+}
+
+/// bwt_match_gap (src/search/mod.rs's `match_gap`) on bwa's own stack, starting with
+/// `max_diff` differences allowed instead of the read's full limit, counting its pops and its
+/// stack. The first hit's cut-off stays bwa's: `min(d* + 1, search.opt.max_diff)`.
+fn search_from(search: &Search, width: &mut [Width], batch_opt: &GapOptions, max_diff: i32, keep: bool) -> Run {
+    let opt = search.opt;
+    let mut found = HitList::new(opt);
+    found.max_diff = max_diff;
+    let mut run = Run { popped: keep.then(Vec::new), ..Run::default() };
+    if search.too_many_ns(max_diff) {
+        return run;
+    }
+    let mut stack = GapStack::default();
+    stack.reset(n_stacks(batch_opt));
+    stack.push(search.root());
+    let mut held = None;
+    while stack.n_entries() + held.is_some() as usize > 0 {
+        let n = stack.n_entries() + held.is_some() as usize;
+        run.peak = run.peak.max(n);
+        if n > opt.max_entries as usize {
+            run.stopped_by_m = true;
+            break;
+        }
+        let e = match held.take() {
+            Some(e) => e,
+            None => match stack.pop() {
+                Next::Entry(e) => e,
+                Next::Dropped(_) | Next::OutOfPops => unreachable!("bwa's stack holds every entry"),
+            },
+        };
+        run.pops += 1;
+        if found.ends_before(e.score() as i32, opt) {
+            break;
+        }
+        // The pop that ends the search is left out: it is the top of its score's list, which
+        // the entries the pruned search never pushed can change.
+        if let Some(popped) = &mut run.popped {
+            popped.push(e);
+        }
+        match search.step(&e, found.max_diff, width, &mut |child| stack.push(child)) {
+            Step::Done => {}
+            Step::Hit(k, l) => match found.record(&e, k, l, width, search.bwt.seq_len(), opt) {
+                AfterHit::Go => {}
+                AfterHit::FirstHit(_) => run.before_hit = run.pops,
+                AfterHit::Stop => break,
+            },
+            Step::Expanded(matching) => held = matching,
+        }
+    }
+    if found.hits.is_empty() {
+        run.before_hit = run.pops;
+    }
+    run.hits = found.hits;
+    run
+}
+
+/// A hit's differences as bwa's top2 rule counts them.
+fn diffs(h: &AlnHit, opt: &GapOptions) -> i32 {
+    let gape = if opt.mode & MODE_GAPE != 0 { h.n_gape as i32 } else { 0 };
+    h.n_mm as i32 + h.n_gapo as i32 + gape
+}
+
+/// One read: bwa's search, and the search bounded from the start (None without a hit: the
+/// bound is then the full limit, the same search).
+struct ReadResult {
+    name: String,
+    /// The first hit's differences (None: no hit).
+    d_star: Option<i32>,
+    /// The read's full limit and the bound `g` the pruned search started with.
+    full: i32,
+    g: i32,
+    bwa: Run,
+    pruned: Option<Run>,
+    /// More N bases than `g` but not more than the full limit.
+    ns_over_g: bool,
+    /// With `--check-order`: whether the pruned search's pops are a subsequence of bwa's.
+    in_order: Option<bool>,
+}
+
+/// Whether `sub` is a subsequence of `all`.
+fn is_subsequence(sub: &[Entry], all: &[Entry]) -> bool {
+    let mut rest = all.iter();
+    sub.iter().all(|e| rest.any(|a| a == e))
+}
+
+impl ReadResult {
+    fn differs(&self) -> bool {
+        self.pruned.as_ref().is_some_and(|p| p.hits != self.bwa.hits)
+    }
+    fn pruned_or_bwa(&self) -> &Run {
+        self.pruned.as_ref().unwrap_or(&self.bwa)
+    }
+}
+
+fn profile_read(
+    bwt: &bcuda_index::Bwt,
+    name: &str,
+    read: &[u8],
+    batch_opt: &GapOptions,
+    check_order: bool,
+) -> Result<ReadResult> {
+    let mut buffers = ReadBuffers::default();
+    let oracle = align_read(bwt, read, batch_opt, &mut Scratch::default());
+    let (local, use_seed) = prepare_read(bwt, read, batch_opt, &mut buffers);
+    let ReadBuffers { width, seed_width, seq } = &mut buffers;
+    let fresh = width.clone();
+    let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
+    let full = local.max_diff;
+    let mut bwa = search_from(&search, width, batch_opt, full, check_order);
+    if bwa.hits != oracle {
+        bail!("{name}: the counting copy of bwa's search gave other hits than align_read");
+    }
+    let d_star = bwa.hits.first().map(|h| diffs(h, &local));
+    let g = d_star.map_or(full, |d| (d + 1).min(full));
+    let ns_over_g = search.too_many_ns(g) && !search.too_many_ns(full);
+    let mut pruned = d_star.map(|_| {
+        let mut width = fresh;
+        search_from(&search, &mut width, batch_opt, g, check_order)
+    });
+    let in_order = match (&bwa.popped, pruned.as_ref().map(|p| &p.popped)) {
+        (Some(all), Some(Some(sub))) => Some(is_subsequence(sub, all)),
+        (Some(_), None) => Some(true),
+        _ => None,
+    };
+    bwa.popped = None;
+    if let Some(p) = &mut pruned {
+        p.popped = None;
+    }
+    Ok(ReadResult { name: name.to_string(), d_star, full, g, bwa, pruned, ns_over_g, in_order })
+}
+
+/// Every read of `args.reads` (their aligned part) profiled with the options aln sets per batch.
+fn profile_reads(bwt: &bcuda_index::Bwt, args: &PruneBoundArgs) -> Result<Vec<ReadResult>> {
+    let opt = args.aln.gap_options()?;
+    let mut reader = ReadBatchReader::open(&args.reads, ReadOptions::default())?;
+    let limit = args.max_reads.unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    while out.len() < limit {
+        let batch = reader.next_batch(CPU_BATCH.min(limit - out.len()))?;
+        if batch.is_empty() {
+            break;
+        }
+        let batch_opt = batch_options(&opt, batch.iter().map(|r| r.len).max().unwrap_or(0));
+        let done: Result<Vec<ReadResult>> =
+            batch.par_iter().map(|r| profile_read(bwt, r.name, r.aligned(), &batch_opt, args.check_order)).collect();
+        out.extend(done?);
+    }
+    Ok(out)
+}
+
+/// The table by d*: reads, pops of both searches, and the reads whose hits differ.
+fn print_by_d_star(results: &[ReadResult]) {
+    println!("d*\treads\tbwa pops\tbwa pops to 1st hit\tpruned pops\tpruned/bwa\treads with other hits");
+    let labels = ["0", "1", "2", "3", ">=4", "no hit"];
+    let mut all = (0, 0, 0, 0, 0);
+    for (row, label) in labels.iter().enumerate() {
+        let rows: Vec<&ReadResult> = results.iter().filter(|r| d_star_row(r.d_star) == row).collect();
+        let bwa: usize = rows.iter().map(|r| r.bwa.pops).sum();
+        let first: usize = rows.iter().map(|r| r.bwa.before_hit).sum();
+        let pruned: usize = rows.iter().map(|r| r.pruned_or_bwa().pops).sum();
+        let differ = rows.iter().filter(|r| r.differs()).count();
+        println!("{label}\t{}\t{bwa}\t{first}\t{pruned}\t{:.3}\t{differ}", rows.len(), ratio(pruned, bwa));
+        all = (all.0 + rows.len(), all.1 + bwa, all.2 + first, all.3 + pruned, all.4 + differ);
+    }
+    let (n, bwa, first, pruned, differ) = all;
+    println!("all\t{n}\t{bwa}\t{first}\t{pruned}\t{:.3}\t{differ}", ratio(pruned, bwa));
+    let with_hit: Vec<&ReadResult> = results.iter().filter(|r| r.d_star.is_some()).collect();
+    let bwa: usize = with_hit.iter().map(|r| r.bwa.pops).sum();
+    let pruned: usize = with_hit.iter().map(|r| r.pruned_or_bwa().pops).sum();
+    println!("reads with a hit\t{}\t{bwa}\t\t{pruned}\t{:.3}", with_hit.len(), ratio(pruned, bwa));
+}
+
+/// The table's row of a read's d*: 0 to 3, 4 or more, no hit.
+fn d_star_row(d_star: Option<i32>) -> usize {
+    d_star.map_or(5, |d| d.clamp(0, 4) as usize)
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    a as f64 / b.max(1) as f64
+}
+
+/// The stack peaks of both searches (the pruned one's: bwa's for reads without a hit).
+fn print_peaks(results: &[ReadResult]) {
+    println!("stack peak (entries, as -m counts)\tmax\tp99.9\tp99\treads > 2000000\treads > 222222\tstopped by -m");
+    type Pick = fn(&ReadResult) -> &Run;
+    let searches: [(&str, Pick); 2] = [("bwa", |r| &r.bwa), ("pruned", |r| r.pruned_or_bwa())];
+    for (label, run) in searches {
+        let mut peaks: Vec<usize> = results.iter().map(|r| run(r).peak).collect();
+        peaks.sort_unstable();
+        let over = |limit: usize| peaks.iter().filter(|&&p| p > limit).count();
+        let by_m = results.iter().filter(|r| run(r).stopped_by_m).count();
+        println!(
+            "{label}\t{}\t{}\t{}\t{}\t{}\t{by_m}",
+            percentile(&peaks, 1.0),
+            percentile(&peaks, 0.999),
+            percentile(&peaks, 0.99),
+            over(2_000_000),
+            over(222_222)
+        );
+    }
+}
+
+fn print_hits(label: &str, hits: &[AlnHit]) {
+    println!("  {label}: {} hits", hits.len());
+    for h in hits {
+        println!(
+            "    mm {} gapo {} gape {} ins {} del {} score {} [{}, {}]",
+            h.n_mm, h.n_gapo, h.n_gape, h.n_ins, h.n_del, h.score, h.k, h.l
+        );
+    }
+}
+
+pub fn run(args: PruneBoundArgs) -> Result<()> {
+    let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
+    let results = profile_reads(&bwt, &args)?;
+    let ns = results.iter().filter(|r| r.ns_over_g).count();
+    let limits: std::collections::BTreeSet<i32> = results.iter().map(|r| r.full).collect();
+    println!(
+        "{} reads; full max_diff {limits:?}; pruned search from g = min(d*+1, full) for the reads with a hit \
+         (without one g = full: bwa's search); reads with more Ns than g but not than full: {ns}",
+        results.len()
+    );
+    print_by_d_star(&results);
+    print_peaks(&results);
+    if args.check_order {
+        let out = results.iter().filter(|r| r.in_order == Some(false)).count();
+        println!("reads whose pruned pops are not a subsequence of bwa's pops: {out}");
+    }
+    for r in results.iter().filter(|r| r.bwa.stopped_by_m || r.pruned_or_bwa().stopped_by_m) {
+        let p = r.pruned_or_bwa();
+        println!(
+            "stopped by -m: {}: d* {:?}, {} hits; bwa pops {} peak {} (-m: {}); pruned pops {} peak {} (-m: {})",
+            r.name,
+            r.d_star,
+            r.bwa.hits.len(),
+            r.bwa.pops,
+            r.bwa.peak,
+            r.bwa.stopped_by_m,
+            p.pops,
+            p.peak,
+            p.stopped_by_m
+        );
+    }
+    let differ: Vec<&ReadResult> = results.iter().filter(|r| r.differs()).collect();
+    println!("reads whose hits differ: {}", differ.len());
+    for r in differ.iter().take(args.show) {
+        let p = r.pruned.as_ref().expect("a read that differs was searched again");
+        println!(
+            "{}: d* {:?}, full {}, g {}; bwa pops {} peak {} (-m: {}), pruned pops {} peak {} (-m: {})",
+            r.name, r.d_star, r.full, r.g, r.bwa.pops, r.bwa.peak, r.bwa.stopped_by_m, p.pops, p.peak, p.stopped_by_m
+        );
+        print_hits("bwa", &r.bwa.hits);
+        print_hits("pruned", &p.hits);
+    }
+    Ok(())
+}
