@@ -36,6 +36,36 @@ pub struct PruneBoundArgs {
     /// Reads with other hits to print in full.
     #[arg(long, default_value_t = 5)]
     pub show: usize,
+    /// A speculative ladder to cost (repeatable): the guesses g tried in turn on reads that do
+    /// not occur whole, e.g. `2,3`, or `full` for none; reads that occur whole try g = 1 first,
+    /// and every read ends with bwa's full search.
+    #[arg(long, value_parser = parse_ladder)]
+    pub ladder: Vec<Ladder>,
+}
+
+/// The guesses of a speculative ladder for the reads that do not occur whole.
+#[derive(Clone, Debug)]
+pub struct Ladder(Vec<i32>);
+
+fn parse_ladder(s: &str) -> Result<Ladder, String> {
+    if s == "full" {
+        return Ok(Ladder(Vec::new()));
+    }
+    let rungs: Result<Vec<i32>, _> = s.split(',').map(|g| g.trim().parse::<i32>()).collect();
+    match rungs {
+        Ok(r) if r.iter().all(|&g| g >= 1) => Ok(Ladder(r)),
+        _ => Err(format!("a ladder is `full` or guesses of 1 or more separated by commas, not {s:?}")),
+    }
+}
+
+impl std::fmt::Display for Ladder {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "g = 1 for reads that occur whole, else ")?;
+        for g in &self.0 {
+            write!(f, "g = {g}, then ")?;
+        }
+        write!(f, "full")
+    }
 }
 
 /// One search's cost and hits.
@@ -51,12 +81,25 @@ struct Run {
     stopped_by_m: bool,
     /// Every entry popped and stepped, in order (with `--check-order`).
     popped: Option<Vec<Entry>>,
+    /// A speculative search (see [`search_from`]) that proved nothing: it stopped there.
+    rejected: bool,
 }
 
 /// bwt_match_gap (src/search/mod.rs's `match_gap`) on bwa's own stack, starting with
 /// `max_diff` differences allowed instead of the read's full limit, counting its pops and its
 /// stack. The first hit's cut-off stays bwa's: `min(d* + 1, search.opt.max_diff)`.
-fn search_from(search: &Search, width: &mut [Width], batch_opt: &GapOptions, max_diff: i32, keep: bool) -> Run {
+/// `guess`: a speculative search, which is bwa's only if its first hit has fewer than
+/// `max_diff` differences and scores below `s_mm (max_diff + 1)` (a hit with more differences
+/// scores at least that much, so none comes first in bwa's search); it stops, rejected, at a
+/// first hit that does not, or before one at a pop scoring `s_mm (max_diff + 1)` or more (pops
+/// score no less than the pops before them, and a hit scores what the entry that found it does).
+fn search_from(
+    search: &Search,
+    width: &mut [Width],
+    batch_opt: &GapOptions,
+    max_diff: i32,
+    (keep, guess): (bool, bool),
+) -> Run {
     let opt = search.opt;
     let mut found = HitList::new(opt);
     found.max_diff = max_diff;
@@ -83,6 +126,10 @@ fn search_from(search: &Search, width: &mut [Width], batch_opt: &GapOptions, max
             },
         };
         run.pops += 1;
+        if guess && found.hits.is_empty() && e.score() as i32 >= opt.s_mm * (max_diff + 1) {
+            run.rejected = true;
+            break;
+        }
         if found.ends_before(e.score() as i32, opt) {
             break;
         }
@@ -95,7 +142,14 @@ fn search_from(search: &Search, width: &mut [Width], batch_opt: &GapOptions, max
             Step::Done => {}
             Step::Hit(k, l) => match found.record(&e, k, l, width, search.bwt.seq_len(), opt) {
                 AfterHit::Go => {}
-                AfterHit::FirstHit(_) => run.before_hit = run.pops,
+                AfterHit::FirstHit(_) => {
+                    run.before_hit = run.pops;
+                    let h = &found.hits[0];
+                    if guess && (diffs(h, opt) >= max_diff || h.score as i32 >= opt.s_mm * (max_diff + 1)) {
+                        run.rejected = true;
+                        break;
+                    }
+                }
                 AfterHit::Stop => break,
             },
             Step::Expanded(matching) => held = matching,
@@ -103,6 +157,7 @@ fn search_from(search: &Search, width: &mut [Width], batch_opt: &GapOptions, max
     }
     if found.hits.is_empty() {
         run.before_hit = run.pops;
+        run.rejected = guess;
     }
     run.hits = found.hits;
     run
@@ -129,6 +184,97 @@ struct ReadResult {
     ns_over_g: bool,
     /// With `--check-order`: whether the pruned search's pops are a subsequence of bwa's.
     in_order: Option<bool>,
+    /// The read's cost under each `--ladder`.
+    ladders: Vec<LadderCost>,
+    /// bwa's best hit is in a class whose stack provably stays under `-m` (see [`m_safe`]).
+    m_safe: bool,
+}
+
+/// One read's cost under a speculative ladder.
+#[derive(Clone, Copy, Default)]
+struct LadderCost {
+    /// Pops of every attempt: those rejected, and the accepted one or bwa's full search.
+    pops: usize,
+    /// Pops of the attempts rejected.
+    wasted: usize,
+    /// A guess was accepted (the read did not need bwa's full search).
+    by_guess: bool,
+    /// The accepted guess found other hits than bwa's search (must not happen).
+    differs: bool,
+}
+
+/// A guess's search on one read.
+#[derive(Clone, Copy)]
+struct Attempt {
+    g: i32,
+    pops: usize,
+    accepted: bool,
+    differs: bool,
+}
+
+/// A read's cost under `ladder`: g = 1 if it occurs whole, else the ladder's guesses, each
+/// searched from the start until one is accepted; guesses of the full limit or more are bwa's
+/// full search, which ends the ladder.
+fn ladder_cost(
+    ladder: &Ladder,
+    whole: bool,
+    full: i32,
+    bwa: &Run,
+    attempt: &mut impl FnMut(i32) -> Attempt,
+) -> LadderCost {
+    let guesses = if whole { &[1][..] } else { &ladder.0[..] };
+    let mut cost = LadderCost::default();
+    for &g in guesses.iter().take_while(|&&g| g < full) {
+        let a = attempt(g);
+        cost.pops += a.pops;
+        if a.accepted {
+            (cost.by_guess, cost.differs) = (true, a.differs);
+            return cost;
+        }
+        cost.wasted += a.pops;
+    }
+    cost.pops += bwa.pops;
+    cost
+}
+
+/// Every ladder's cost on one read, each guess searched once (`fresh`: the read's D array).
+fn ladder_costs(
+    search: &Search,
+    fresh: &[Width],
+    batch_opt: &GapOptions,
+    ladders: &[Ladder],
+    bwa: &Run,
+) -> Vec<LadderCost> {
+    let whole = search.root_intervals().len() == search.seq.len() + 1;
+    let mut tried: Vec<Attempt> = Vec::new();
+    let mut attempt = |g: i32| {
+        if let Some(a) = tried.iter().find(|a| a.g == g) {
+            return *a;
+        }
+        let run = search_from(search, &mut fresh.to_vec(), batch_opt, g, (false, true));
+        let a = Attempt { g, pops: run.pops, accepted: !run.rejected, differs: !run.rejected && run.hits != bwa.hits };
+        tried.push(a);
+        a
+    };
+    ladders.iter().map(|l| ladder_cost(l, whole, search.opt.max_diff, bwa, &mut attempt)).collect()
+}
+
+/// The longest read occurring whole whose bwa stack cannot pass `max_entries` (bwa's `-m`),
+/// as src/gpu/exact_replay.rs's `max_len_for`: 1 + 8 (len + 1)(3 len + 1) entries at most.
+fn whole_read_max_len(max_entries: i32) -> usize {
+    let fits = |len: u64| 8 * (len + 1) * (3 * len + 1) < max_entries.max(0) as u64;
+    (0..512u64).take_while(|&len| fits(len + 1)).count()
+}
+
+/// Whether bwa's best hit puts the read in a class where a search bounded from the start is
+/// exact with respect to `-m` (docs/gpu-search.md): best score 0 or `s_mm` on reads of up to
+/// [`whole_read_max_len`] bases, or `2 s_mm` on reads of up to 55 bases without N (bwa's
+/// default `-m`).
+fn m_safe(bwa: &Run, seq: &[u8], opt: &GapOptions) -> bool {
+    let Some(best) = bwa.hits.first() else { return false };
+    let (score, len) = (best.score as i32, seq.len());
+    let one = (score == 0 || score == opt.s_mm) && len <= whole_read_max_len(opt.max_entries);
+    one || (score == 2 * opt.s_mm && len <= 55 && seq.iter().all(|&c| c < 4))
 }
 
 /// Whether `sub` is a subsequence of `all`.
@@ -151,7 +297,7 @@ fn profile_read(
     name: &str,
     read: &[u8],
     batch_opt: &GapOptions,
-    check_order: bool,
+    (check_order, ladders): (bool, &[Ladder]),
 ) -> Result<ReadResult> {
     let mut buffers = ReadBuffers::default();
     let oracle = align_read(bwt, read, batch_opt, &mut Scratch::default());
@@ -160,7 +306,7 @@ fn profile_read(
     let fresh = width.clone();
     let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
     let full = local.max_diff;
-    let mut bwa = search_from(&search, width, batch_opt, full, check_order);
+    let mut bwa = search_from(&search, width, batch_opt, full, (check_order, false));
     if bwa.hits != oracle {
         bail!("{name}: the counting copy of bwa's search gave other hits than align_read");
     }
@@ -168,8 +314,8 @@ fn profile_read(
     let g = d_star.map_or(full, |d| (d + 1).min(full));
     let ns_over_g = search.too_many_ns(g) && !search.too_many_ns(full);
     let mut pruned = d_star.map(|_| {
-        let mut width = fresh;
-        search_from(&search, &mut width, batch_opt, g, check_order)
+        let mut width = fresh.clone();
+        search_from(&search, &mut width, batch_opt, g, (check_order, false))
     });
     let in_order = match (&bwa.popped, pruned.as_ref().map(|p| &p.popped)) {
         (Some(all), Some(Some(sub))) => Some(is_subsequence(sub, all)),
@@ -180,7 +326,9 @@ fn profile_read(
     if let Some(p) = &mut pruned {
         p.popped = None;
     }
-    Ok(ReadResult { name: name.to_string(), d_star, full, g, bwa, pruned, ns_over_g, in_order })
+    let ladders = ladder_costs(&search, &fresh, batch_opt, ladders, &bwa);
+    let m_safe = m_safe(&bwa, seq, &local);
+    Ok(ReadResult { name: name.to_string(), d_star, full, g, bwa, pruned, ns_over_g, in_order, ladders, m_safe })
 }
 
 /// Every read of `args.reads` (their aligned part) profiled with the options aln sets per batch.
@@ -195,8 +343,10 @@ fn profile_reads(bwt: &bcuda_index::Bwt, args: &PruneBoundArgs) -> Result<Vec<Re
             break;
         }
         let batch_opt = batch_options(&opt, batch.iter().map(|r| r.len).max().unwrap_or(0));
-        let done: Result<Vec<ReadResult>> =
-            batch.par_iter().map(|r| profile_read(bwt, r.name, r.aligned(), &batch_opt, args.check_order)).collect();
+        let done: Result<Vec<ReadResult>> = batch
+            .par_iter()
+            .map(|r| profile_read(bwt, r.name, r.aligned(), &batch_opt, (args.check_order, &args.ladder)))
+            .collect();
         out.extend(done?);
     }
     Ok(out)
@@ -254,6 +404,42 @@ fn print_peaks(results: &[ReadResult]) {
     }
 }
 
+/// One row of a ladder's table: reads, bwa's pops, the ladder's, what it wasted, the reads a
+/// guess answered and those it answered with other hits than bwa's.
+fn print_ladder_row<'a>(label: &str, rows: impl Iterator<Item = &'a ReadResult>, i: usize) -> (usize, usize) {
+    let (mut n, mut bwa, mut pops, mut wasted, mut by_guess, mut differ) = (0, 0, 0, 0, 0, 0);
+    for r in rows {
+        let c = &r.ladders[i];
+        (n, bwa, pops, wasted) = (n + 1, bwa + r.bwa.pops, pops + c.pops, wasted + c.wasted);
+        (by_guess, differ) = (by_guess + c.by_guess as usize, differ + c.differs as usize);
+    }
+    println!("{label}\t{n}\t{bwa}\t{pops}\t{:.3}\t{wasted}\t{by_guess}\t{differ}", ratio(pops, bwa));
+    (n, differ)
+}
+
+/// Each `--ladder`'s cost by d*, on the reads of the `-m`-safe classes, and on the reads a
+/// guess answered outside them.
+fn print_ladders(results: &[ReadResult], ladders: &[Ladder]) {
+    for (i, ladder) in ladders.iter().enumerate() {
+        println!("speculative ladder: {ladder} (-m ignored)");
+        println!(
+            "d*\treads\tbwa pops\tladder pops\tladder/bwa\twasted pops\tanswered by a guess\treads with other hits"
+        );
+        for (row, label) in ["0", "1", "2", "3", ">=4", "no hit"].iter().enumerate() {
+            print_ladder_row(label, results.iter().filter(|r| d_star_row(r.d_star) == row), i);
+        }
+        let (_, differ) = print_ladder_row("all", results.iter(), i);
+        print_ladder_row("-m-safe classes", results.iter().filter(|r| r.m_safe), i);
+        let outside = |r: &&ReadResult| !r.m_safe && r.ladders[i].by_guess;
+        print_ladder_row("answered by a guess, not -m-safe", results.iter().filter(outside), i);
+        if differ > 0 {
+            println!("MISMATCH: {differ} reads whose accepted guess found other hits than bwa's search");
+        } else {
+            println!("reads whose accepted guess found other hits than bwa's: 0");
+        }
+    }
+}
+
 fn print_hits(label: &str, hits: &[AlnHit]) {
     println!("  {label}: {} hits", hits.len());
     for h in hits {
@@ -306,5 +492,6 @@ pub fn run(args: PruneBoundArgs) -> Result<()> {
         print_hits("bwa", &r.bwa.hits);
         print_hits("pruned", &p.hits);
     }
+    print_ladders(&results, &args.ladder);
     Ok(())
 }
