@@ -131,18 +131,20 @@ pub struct BatchTimes {
     /// Batches where a round of the proof outgrew its room (the reads that lost a branch to it
     /// went on to the last pass).
     pub proof_overflows: usize,
-    /// The host's time on the batches: queueing them (of which copying their inputs into the
-    /// staging buffers and queueing the copies: [`GpuAligner::upload_s`]), waiting for their
-    /// kernels, and turning the answers into hits. One thread does all of it for a GPU, so it paces the GPU when it
-    /// takes longer per batch than the kernels do.
+    /// The host's time on the batches. One thread does all of it for a GPU, so it would pace
+    /// the GPU if it took longer per batch than the kernels do.
     pub host: HostTimes,
 }
 
 /// See [`BatchTimes::host`].
 #[derive(Clone, Copy, Default, Debug)]
 pub struct HostTimes {
+    /// Queueing the batches: their inputs copied into the staging buffers and their copies
+    /// queued ([`GpuAligner::upload_s`]), then their kernels.
     pub queue_s: f64,
+    /// Waiting for a batch's kernels and copies to finish before reading its answers.
     pub wait_s: f64,
+    /// Turning the answers into hits and adding up the batch's counters.
     pub answers_s: f64,
 }
 
