@@ -268,13 +268,14 @@ fn whole_read_max_len(max_entries: i32) -> usize {
 
 /// Whether bwa's best hit puts the read in a class where a search bounded from the start is
 /// exact with respect to `-m` (docs/gpu-search.md): best score 0 or `s_mm` on reads of up to
-/// [`whole_read_max_len`] bases, or `2 s_mm` on reads of up to 55 bases without N (bwa's
-/// default `-m`).
+/// [`whole_read_max_len`] bases, or `2 s_mm` on reads of up to 55 bases without N where a gap
+/// open costs more than `3 s_mm` (with `-m` of at least bwa's default, 2,000,000).
 fn m_safe(bwa: &Run, seq: &[u8], opt: &GapOptions) -> bool {
     let Some(best) = bwa.hits.first() else { return false };
     let (score, len) = (best.score as i32, seq.len());
     let one = (score == 0 || score == opt.s_mm) && len <= whole_read_max_len(opt.max_entries);
-    one || (score == 2 * opt.s_mm && len <= 55 && seq.iter().all(|&c| c < 4))
+    let two_ok = opt.max_entries >= 2_000_000 && opt.s_gapo > 3 * opt.s_mm;
+    one || (two_ok && score == 2 * opt.s_mm && len <= 55 && seq.iter().all(|&c| c < 4))
 }
 
 /// Whether `sub` is a subsequence of `all`.
