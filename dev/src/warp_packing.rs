@@ -191,6 +191,26 @@ pub fn replay(reads: &[&[GroupTrace]], lanes: usize, reads_per_warp: usize, deal
     }
 }
 
+/// One read a warp as the level search runs it, with each chain's pops taken two at a time
+/// (a pop and its matching child's from one lookup of counts of base pairs; docs/gpu-search.md,
+/// "Two bases a lookup"): the rounds' steps and the pops' lookups, each as (one base, two bases).
+/// A chain of p pops waits on ceil(p / 2) lookups.
+pub fn two_pops_a_lookup(reads: &[&[GroupTrace]], lanes: usize) -> ((u64, u64), (u64, u64)) {
+    let (mut steps, mut lookups) = ((0, 0), (0, 0));
+    for group in reads.iter().flat_map(|groups| groups.iter()) {
+        let committed = &group.chain_pops[..group.committed.min(group.chain_pops.len())];
+        let last = group.chain_pops.len().min(committed.len().div_ceil(lanes.max(1)) * lanes.max(1));
+        for round in group.chain_pops[..last].chunks(lanes.max(1)) {
+            let pairs = |p: u32| u64::from(p.div_ceil(2));
+            steps.0 += round.iter().copied().max().map_or(0, u64::from);
+            steps.1 += round.iter().copied().map(pairs).max().unwrap_or(0);
+            lookups.0 += round.iter().map(|&p| u64::from(p)).sum::<u64>();
+            lookups.1 += round.iter().map(|&p| pairs(p)).sum::<u64>();
+        }
+    }
+    (steps, lookups)
+}
+
 /// A bound of another kind, for comparison: one read a warp, but a lane that ends its chain
 /// takes the level's next chain at once (each lane keeping its pushes to commit in bwa's
 /// order), up to the next hit. A run of a read's groups of one level up to a barrier
@@ -257,6 +277,12 @@ pub fn print_table(label: &str, reads: &[&[GroupTrace]], lanes: usize, reads_per
             println!();
         }
     }
+    let ((steps, paired_steps), (lookups, paired_lookups)) = two_pops_a_lookup(reads, lanes);
+    println!(
+        "two pops a lookup (one read a warp): steps {steps} -> {paired_steps} ({:.3}), lookups {lookups} -> {paired_lookups} ({:.3})",
+        paired_steps as f64 / steps.max(1) as f64,
+        paired_lookups as f64 / lookups.max(1) as f64
+    );
     let refill = refill_within_level(reads, lanes);
     print!("bound: 1\tlanes refilled within a level (no waste)\t{}\t-\t{}", refill.rounds, refill.pops);
     for &c in overheads {
@@ -272,6 +298,17 @@ mod tests {
 
     fn group(chain_pops: &[u32], committed: usize) -> GroupTrace {
         GroupTrace { chain_pops: chain_pops.to_vec(), committed, level: 1, barrier: committed < chain_pops.len() }
+    }
+
+    #[test]
+    fn two_pops_a_lookup_halves_each_chain_rounded_up() {
+        // Two lanes: rounds [3, 1] and [4, 9] (the chain after the last committed one shares its
+        // round and runs, wasted, as in `replay`); the one after that would not run.
+        let g = [group(&[3, 1, 4, 9, 7], 3)];
+        let reads: Vec<&[GroupTrace]> = vec![&g];
+        assert_eq!(two_pops_a_lookup(&reads, 2), ((3 + 9, 2 + 5), (3 + 1 + 4 + 9, 2 + 1 + 2 + 5)));
+        let base = replay(&reads, 2, 1, Deal::OldestFirst);
+        assert_eq!((base.lane_steps, base.pops), (12, 17));
     }
 
     #[test]
