@@ -55,9 +55,19 @@ impl Slot {
     /// The host's time copying the batches' inputs into the staging buffers and queueing
     /// their copies.
     pub(super) fn upload_s(&self) -> f64 {
-        let inputs = [self.exact_words.busy_s, self.exact_starts.busy_s, self.lens.busy_s, self.opt.busy_s];
-        let reads = [self.codes.busy_s, self.starts.busy_s, self.gpu_lens.busy_s, self.max_diffs.busy_s];
-        inputs.iter().chain(&reads).sum::<f64>() + self.read_of.busy_s
+        [
+            self.exact_words.busy_s,
+            self.exact_starts.busy_s,
+            self.lens.busy_s,
+            self.opt.busy_s,
+            self.codes.busy_s,
+            self.starts.busy_s,
+            self.gpu_lens.busy_s,
+            self.max_diffs.busy_s,
+            self.read_of.busy_s,
+        ]
+        .iter()
+        .sum()
     }
 }
 
