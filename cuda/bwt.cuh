@@ -110,6 +110,17 @@ __device__ __forceinline__ void sector_planes(const uint4 *sector, u64 x, u64 &h
     lo = ((u64)p.w << 32 | p.z) & keep;
 }
 
+// Counts of every base from a superblock's bases, the counts before a sector and its planes
+// (up to the position counted, n of them).
+__device__ __forceinline__ void planes_count4(const u64 *super, uint4 before, u64 hi, u64 lo, u32 n, u64 cnt[4])
+{
+    u32 high = __popcll(hi), low = __popcll(lo), both = __popcll(hi & lo);
+    cnt[0] = super[0] + before.x + (n - high - low + both);
+    cnt[1] = super[1] + before.y + (low - both);
+    cnt[2] = super[2] + before.z + (high - both);
+    cnt[3] = super[3] + before.w + both;
+}
+
 // Occurrences of every base at positions 0..=x.
 __device__ __forceinline__ void sector_count4(const u32 *sectors, u64 x, u64 cnt[4])
 {
@@ -118,12 +129,7 @@ __device__ __forceinline__ void sector_count4(const u32 *sectors, u64 x, u64 cnt
     uint4 before = sector_half(sector, 0);
     u64 hi, lo;
     sector_planes(sector, x, hi, lo);
-    u32 high = __popcll(hi), low = __popcll(lo), both = __popcll(hi & lo);
-    u32 n = (u32)(x & 63) + 1;
-    cnt[0] = super[0] + before.x + (n - high - low + both);
-    cnt[1] = super[1] + before.y + (low - both);
-    cnt[2] = super[2] + before.z + (high - both);
-    cnt[3] = super[3] + before.w + both;
+    planes_count4(super, before, hi, lo, (u32)(x & 63) + 1, cnt);
 }
 
 // Occurrences of every base in BWT rows 0..=k ($ excluded; k == ~0 gives zeros), as occ4 counts
@@ -158,4 +164,59 @@ __device__ __forceinline__ int sector_base(const u32 *sectors, u64 x)
     u32 j = (u32)(x & 63);
     u64 hi = (u64)p.y << 32 | p.x, lo = (u64)p.w << 32 | p.z;
     return (int)((hi >> j & 1) << 1 | (lo >> j & 1));
+}
+
+// ---- Pair sectors (occ_pairs): counts of pairs of bases, so that one lookup gives an
+// interval's extensions two bases deep. Position p's pair is (x, y): x its base, y the base of
+// the row its LF leads to (row LF(p) = l2[x] + its count of x; none, $, where that is the
+// primary row). The rows of x·w are the LFs of w's rows of base x, in their order, so
+//   occ(y, l2[x] + occ(x, k)) = PAIR_BEFORE(x, y) + pairs (x, y) in rows 0..=k,
+// with PAIR_BEFORE(x, y) = occ(y, l2[x]): the interval of y·x·w from w's rows k - 1 and l.
+// They follow the sectors in the same array:
+//   32 x u64  PAIR_BEFORE at 4x + y; the position whose pair has no second base; its base;
+//   SECTOR_SUPERS x 16 u64  the superblocks' bases of the pairs' counts (at 4x + y);
+//   per sector, for each first base x, 32 bytes: the two planes of the sector's second bases
+//   (as a sector's; the position without one holds A), then 4 x u32 counts of (x, y) before
+//   the sector less its superblock's base. A lookup reads its sector and x's 32 bytes.
+// Built by cuda/occ_sectors.cu after the sectors.
+#define PAIR_HEADER 32
+#define PAIR_DOLLAR 16
+
+// The pairs' header: after the sectors of a BWT of seq_len positions.
+__device__ __forceinline__ const u64 *pair_header(const u32 *sectors, u64 seq_len)
+{
+    return (const u64 *)(sectors + 8 * SECTOR_SUPERS + 8 * ((seq_len + SECTOR_ROWS - 1) / SECTOR_ROWS));
+}
+
+// First base x's 32 bytes of sector s (as 16-byte halves: planes, then counts).
+__device__ __forceinline__ const uint4 *pair_part(const u64 *head, u64 s, int x)
+{
+    return (const uint4 *)(head + PAIR_HEADER + 16 * SECTOR_SUPERS) + 2 * (4 * s + x);
+}
+
+// Occurrences of every base at positions 0..=p, and of the pairs (x, y) for every y there.
+__device__ __forceinline__ void sector_pair_count4(const u32 *sectors, u64 seq_len, u64 p, int x, u64 cnt[4], u64 pairs[4])
+{
+    const u64 *head = pair_header(sectors, seq_len);
+    const uint4 *sector = sector_at(sectors, p / SECTOR_ROWS), *part = pair_part(head, p / SECTOR_ROWS, x);
+    uint4 before = sector_half(sector, 0), second = sector_half(part, 0), before2 = sector_half(part, 1);
+    u64 hi, lo;
+    sector_planes(sector, p, hi, lo);
+    planes_count4((const u64 *)sectors + 4 * (p >> SECTOR_SUPER_SHIFT), before, hi, lo, (u32)(p & 63) + 1, cnt);
+    // The positions of base x up to p, and their second bases' planes there.
+    u64 of_x = (x & 2 ? hi : ~hi) & (x & 1 ? lo : ~lo) & (~0ULL >> (63 - (u32)(p & 63)));
+    u64 hi2 = ((u64)second.y << 32 | second.x) & of_x, lo2 = ((u64)second.w << 32 | second.z) & of_x;
+    planes_count4(head + PAIR_HEADER + 16 * (p >> SECTOR_SUPER_SHIFT) + 4 * x, before2, hi2, lo2, __popcll(of_x), pairs);
+    u64 dollar = head[PAIR_DOLLAR];
+    if (dollar <= p && dollar / SECTOR_ROWS == p / SECTOR_ROWS && (u64)x == head[PAIR_DOLLAR + 1]) pairs[0] -= 1;
+}
+
+// sector_pair_count4 over BWT rows 0..=k ($ excluded; k == ~0 gives zeros), as sector_occ4.
+__device__ __forceinline__ void sector_pair_occ4(const u32 *sectors, u64 seq_len, u64 primary, u64 k, int x, u64 cnt[4], u64 pairs[4])
+{
+    if (k == ~0ULL) {
+        for (int c = 0; c < 4; ++c) cnt[c] = pairs[c] = 0;
+        return;
+    }
+    sector_pair_count4(sectors, seq_len, k - (k >= primary ? 1 : 0), x, cnt, pairs);
 }

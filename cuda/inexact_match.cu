@@ -80,6 +80,13 @@
 #ifndef gap_records
 #define gap_records 0
 #endif
+// Which searches chain pops two at a time from the pair sectors (occ_pairs): 1 the teams of
+// one warp (pass 2); 2 pass 1 too; 3 every team (pass 3's hold fewer registers a thread).
+#ifndef occ_pairs
+#define occ_pairs 0
+#endif
+#define PAIRS_IN_TEAMS (occ_pairs >= 3 || (occ_pairs >= 1 && ONE_WARP_TEAM))
+#define PAIRS_IN_PASS_1 (occ_pairs >= 2)
 
 // gap_opt_t, field for field (fnr is carried as a float's bits).
 struct GapOpt {
@@ -662,6 +669,31 @@ __device__ __forceinline__ void bwt_extensions(const Read &r, u64 k, u64 l, Exte
     }
 }
 
+// The matching child's extensions, found by its parent's lookup from the pair sectors
+// (occ_pairs, bwt.cuh): a chain then waits on one lookup for every two pops. The caller pops
+// the matching child next, passing these back.
+struct Chained {
+    Extensions ext;
+    bool known;
+};
+
+// bwt_extensions of w = [k, l], and of x·w (the matching child's, x < 4) from the same rows.
+__device__ __forceinline__ void bwt_pair_extensions(const Read &r, u64 k, u64 l, int x, Extensions &ext, Extensions &child)
+{
+    u64 cnt_k[4], cnt_l[4], pairs_k[4], pairs_l[4];
+    sector_pair_occ4(r.words, r.seq_len, r.primary, k - 1, x, cnt_k, pairs_k);
+    sector_pair_occ4(r.words, r.seq_len, r.primary, l, x, cnt_l, pairs_l);
+    *r.lookups += 2;
+    const u64 *before = pair_header(r.words, r.seq_len) + 4 * x;
+    for (int c = 0; c < 4; ++c) {
+        ext.k[c] = r.l2[c] + cnt_k[c] + 1;
+        ext.l[c] = r.l2[c] + cnt_l[c];
+        u64 start = r.l2[c] + before[c];
+        child.k[c] = start + pairs_k[c] + 1;
+        child.l[c] = start + pairs_l[c];
+    }
+}
+
 // Where level d of the interval table starts (4 + 16 + ... + 4^(d-1) intervals before it).
 __device__ __forceinline__ u64 table_level(int d) { return ((1ULL << (2 * d)) - 4) / 3; }
 
@@ -767,13 +799,17 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 // differences left and the D arrays, and expands it, pushing its children in bwa's order into
 // `sink` but for the one that matches the read's next base (bwa pushes it last, so it is
 // popped next), which goes to `matching`. On a hit, [hk, hl] is its SA interval.
-template <class Sink>
+// With PAIRS, `chain` holds e's extensions where its parent found them, and gets its matching
+// child's where this pop can find them too (a compile-time choice: the chain's registers).
+template <bool PAIRS, class Sink>
 __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *width, Sink &sink, u64 &hk, u64 &hl,
-    Entry &matching, bool &has_matching)
+    Entry &matching, bool &has_matching, Chained &chain)
 {
     const GapOpt &opt = r.opt;
     bool gape_counts = (opt.mode & MODE_GAPE) != 0;
     has_matching = false;
+    bool known = PAIRS && chain.known;
+    chain.known = false;
     u64 k = entry_k(e), l = entry_l(e);
     int i = entry_i(e);
     int n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
@@ -825,19 +861,37 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         // the kernels of larger teams: in pass 1 and pass 2's one-warp teams it was slower on
         // the H100 (their registers and the D array's load before the BWT's).
         if (base > 3) return STEP_EXPANDED;
-        u64 ok, ol;
-        *r.lookups += occ_pair(r.words, r.primary, k - 1, l, base, ok, ol);
-        u64 nk = r.l2[base] + ok + 1, nl = r.l2[base] + ol;
+        u64 nk, nl;
+        if (known) {
+            nk = pick4(chain.ext.k, base);
+            nl = pick4(chain.ext.l, base);
+        } else if (PAIRS && i > 0) {
+            Extensions ext;
+            bwt_pair_extensions(r, k, l, base, ext, chain.ext);
+            chain.known = true;
+            nk = pick4(ext.k, base);
+            nl = pick4(ext.l, base);
+        } else {
+            u64 ok, ol;
+            *r.lookups += occ_pair(r.words, r.primary, k - 1, l, base, ok, ol);
+            nk = r.l2[base] + ok + 1;
+            nl = r.l2[base] + ol;
+        }
         if (nk <= nl) {
             matching = make_entry(opt, i, nk, nl, n_mm, n_gapo, n_gape, n_ins, n_del, STATE_M, false);
             has_matching = true;
         }
+        chain.known = chain.known && has_matching;
         return STEP_EXPANDED;
     }
 #endif
     Extensions ext;
     if (holds_string) string_extensions(r, matched, field, ext);
-    else bwt_extensions(r, k, l, ext);
+    else if (known) ext = chain.ext;
+    else if (PAIRS && base < 4 && i > 0) {
+        bwt_pair_extensions(r, k, l, base, ext, chain.ext);
+        chain.known = true;
+    } else bwt_extensions(r, k, l, ext);
 #if occ_prefetch
     prefetch_children(r, ext, base, allow_diff);
 #endif
@@ -887,7 +941,18 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
             has_matching = true;
         }
     }
+    chain.known = chain.known && has_matching;
     return STEP_EXPANDED;
+}
+
+// step without a chain's extensions.
+template <class Sink>
+__device__ __forceinline__ int step(const Read &r, const Entry &e, int max_diff, const Width *width, Sink &sink, u64 &hk, u64 &hl,
+    Entry &matching, bool &has_matching)
+{
+    Chained none;
+    none.known = false;
+    return step<false>(r, e, max_diff, width, sink, hk, hl, matching, has_matching, none);
 }
 
 // The hits found so far and the cut-offs they set (HitList in src/search/mod.rs).
@@ -963,6 +1028,7 @@ struct Search {
     HitList h;
     Entry e; // the matching child of the last pop, held in registers (held != 0)
     int held;
+    Chained chain; // the held child's extensions, where its parent found them
 };
 
 __device__ int search_start(const Read &r, Search &s)
@@ -970,6 +1036,7 @@ __device__ int search_start(const Read &r, Search &s)
     if (too_many_ns(r, s.h.max_diff)) return 0;
     stack_push(s.st, make_entry(r.opt, r.len, 0, r.seq_len, 0, 0, 0, 0, 0, STATE_M, false));
     s.held = 0;
+    s.chain.known = false;
     return SEARCH_GO;
 }
 
@@ -990,13 +1057,16 @@ __device__ int search_pop(const Read &r, Width *width, Search &s)
     }
     if (++st.pops > st.max_pops) return STACK_FULL; // guard
     if (s.held) s.held = 0;
-    else s.e = stack_pop(st);
+    else {
+        s.e = stack_pop(st);
+        s.chain.known = false;
+    }
     if (ends_before(h, entry_score(s.e), opt)) return h.n_aln;
     u64 hk, hl;
     Entry matching;
     bool has_matching;
     StackSink sink = {st};
-    int next = step(r, s.e, h.max_diff, width, sink, hk, hl, matching, has_matching);
+    int next = step<PAIRS_IN_PASS_1>(r, s.e, h.max_diff, width, sink, hk, hl, matching, has_matching, s.chain);
     if (next == STEP_HIT) {
         int after = record_hit(h, s.e, hk, hl, width, r.seq_len, opt);
         if (after == HITS_FULL) return HITS_FULL;
@@ -1907,6 +1977,8 @@ __device__ int run_segment(const Read &r, Width *width, Levels &lv, int level, i
         Entry e = *level_entry(lv, level, n_chains - 1 - (next + q));
         int start = mine.n;
         bool hits = false, dropped = false;
+        Chained chain;
+        chain.known = false;
         while (true) {
             if (mine.n + 9 > stride || q >= *end) {
                 dropped = true;
@@ -1915,7 +1987,7 @@ __device__ int run_segment(const Read &r, Width *width, Levels &lv, int level, i
             Entry matching;
             bool has_matching;
             u64 hk = 0, hl = 0;
-            int next_step = step(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching);
+            int next_step = step<PAIRS_IN_TEAMS>(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching, chain);
             if (next_step == STEP_HIT) {
                 hits = true;
                 hit = {q, e, hk, hl};
@@ -2138,10 +2210,12 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
             Entry hit_entry;
             if (c < n_chains) {
                 Entry e = *level_entry(lv, level, n_chains - 1 - c);
+                Chained chain;
+                chain.known = false;
                 while (true) {
                     Entry matching;
                     bool has_matching;
-                    int next_step = step(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching);
+                    int next_step = step<PAIRS_IN_TEAMS>(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching, chain);
                     ++mine.pop;
                     if (next_step == STEP_HIT) {
                         hit = true;

@@ -120,6 +120,20 @@ records_paths() {
     BCUDA_TEST_INEXACT_SWITCHES=gap_records=1 BCUDA_TEST_STACKS=16,2048,65536 check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
 }
 
+# Chains two pops a lookup from the pair sectors (occ_pairs): pass 2 alone, passes 1 and 2,
+# every pass; every pass with small stacks (passes 2 and 3 take most reads, some go on to the
+# CPU), with -m 300, long reads and ancient DNA's options; and with segments (level_refill).
+pairs_paths() {
+    local ecoli_art
+    ecoli_art=$(data_file ecoli536_art.fq)
+    for v in 1 2 3; do switch_cases occ_pairs=$v; done
+    BCUDA_TEST_INEXACT_SWITCHES=occ_pairs=3 BCUDA_TEST_STACKS=16,4096,65536 check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES=occ_pairs=3 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+    BCUDA_TEST_INEXACT_SWITCHES=occ_pairs=3 BCUDA_TEST_STACKS=64,4096 check ecoli536.fa "$(data_file sim250.fq)" -n 2 -o 2 -e 4
+    BCUDA_TEST_INEXACT_SWITCHES=occ_pairs=3 BCUDA_TEST_STACKS=16,2048,65536 check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
+    switch_cases "occ_pairs=3 level_refill=1 gap_records=0"
+}
+
 # A middle team pass (mid_team_lanes) between pass 2 and the last: teams of 128 (and of 64, at
 # 8 an SM) on the option sets of switch_cases; four forced pools small enough that pass 2 hands
 # reads to the middle pass and it hands some on to the last, with -m 300 (bwa's -m reached in the

@@ -37,6 +37,7 @@ mode_main() {
         prefetch_paths
         drop_paths
         records_paths
+        pairs_paths
         middle_paths
         root_order_paths
     fi

@@ -37,7 +37,11 @@ fn the_sectors_give_bwas_counts_at_every_row() {
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
             let text = String::from_utf8(out.stdout).unwrap();
             let rows = 2 * size + 1;
-            assert!(text.ends_with(&format!("rows {rows} mismatches 0\n")), "{}: {text}", host.display());
+            assert!(
+                text.ends_with(&format!("rows {rows} mismatches 0 pair mismatches 0\n")),
+                "{}: {text}",
+                host.display()
+            );
         }
     }
 }

@@ -159,7 +159,11 @@ fn start_up_line(first: &GpuAligner, busy: &StageBusy, index_load: Duration) -> 
         st.context_s,
         st.kernels_s,
         if st.kernels_cached { "from the kernel cache" } else { "compiled with NVRTC, cached for the next run" },
-        if st.occ_sectors { "on" } else { "off" },
+        match (st.occ_sectors, st.occ_pairs) {
+            (true, true) => "on, with pairs",
+            (true, false) => "on",
+            _ => "off",
+        },
         st.interval_depth,
         st.copy_s,
         st.scratch_s

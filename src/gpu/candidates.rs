@@ -354,7 +354,7 @@ impl CandidateSearch {
         let l2 = stream.clone_htod(&bwt.l2())?;
         if sectors {
             let on_gpu = GpuBwt { words: &words, primary: bwt.primary(), seq_len: bwt.seq_len(), l2: &l2 };
-            words = occ_sectors::build(ctx, &stream, arch, &on_gpu)?;
+            words = occ_sectors::build(ctx, &stream, arch, &on_gpu, false)?;
         }
         Ok(CandidateSearch { stream, kernels, words, l2, primary: bwt.primary(), round_times: false })
     }

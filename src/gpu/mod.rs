@@ -194,6 +194,8 @@ pub struct GpuAligner {
     intervals: GpuIntervals,
     /// The BWT in occurrence sectors, which the search counts from with `occ_sectors`.
     sectors: Option<CudaSlice<u32>>,
+    /// Whether the sectors hold the pairs' counts after them (`occ_pairs`).
+    sector_pairs: bool,
     primary: u64,
     seq_len: u64,
     switches: Switches,
@@ -316,6 +318,7 @@ impl GpuAligner {
             l2,
             intervals,
             sectors: None,
+            sector_pairs: false,
             primary: bwt.primary(),
             seq_len: bwt.seq_len(),
             switches,
@@ -346,12 +349,16 @@ impl GpuAligner {
         };
         // Where memory is short the search counts from bwa's array (compiled below): the
         // start-up's switches give way quietly (aln's start-up line says whether sectors are on).
-        fitted.occ_sectors &= aligner.sectors_unfit()?.is_none();
-        aligner.place_sectors(fitted.occ_sectors)?;
+        if fitted.occ_pairs > 0 && aligner.sectors_unfit(true)?.is_some() {
+            fitted.occ_pairs = 0;
+        }
+        fitted.occ_sectors &= aligner.sectors_unfit(false)?.is_none();
+        aligner.place_sectors(fitted.occ_sectors, fitted.occ_pairs > 0)?;
         aligner.stream.synchronize()?;
         startup.copy_s = t.elapsed().as_secs_f64();
         startup.interval_depth = aligner.intervals.depth;
         startup.occ_sectors = aligner.sectors.is_some();
+        startup.occ_pairs = aligner.sector_pairs;
         aligner.startup = startup;
         // Loading the inexact kernels loads the candidates' too.
         if fitted != aligner.inexact_switches {
@@ -412,7 +419,7 @@ impl GpuAligner {
             self.intervals =
                 interval_table::build(&self.ctx, &self.stream, self.arch, &on_gpu, switches.interval_depth)?;
         }
-        self.place_sectors(switches.occ_sectors)?;
+        self.place_sectors(switches.occ_sectors, switches.occ_pairs > 0)?;
         self.inexact = kernels;
         self.no_hit = no_hit;
         self.first_max_pops = switches.first_max_pops as i32;
@@ -442,24 +449,33 @@ impl GpuAligner {
         self.ctx.synchronize()?;
         self.passes.clear();
         self.ctx.synchronize()?;
-        if switches.occ_sectors && self.sectors.is_none() {
-            if let Some(why) = self.sectors_unfit()? {
+        let pairs = switches.occ_pairs > 0;
+        if switches.occ_sectors && (self.sectors.is_none() || pairs != self.sector_pairs) {
+            if let Some(why) = self.sectors_unfit(pairs)? {
                 bail!("inexact kernel switches: {why}");
             }
         }
         Ok(())
     }
 
-    /// Why the occurrence sectors do not fit the GPU's free memory now, if they do not.
-    fn sectors_unfit(&self) -> Result<Option<String>> {
-        Ok(occ_sectors::unfit_for(self.seq_len, self.ctx.mem_get_info()?.0 as u64))
+    /// Why the occurrence sectors (with the pairs' counts: `pairs`) do not fit the GPU's free
+    /// memory now, if they do not.
+    /// Sectors in place count as free: a rebuild frees them first.
+    fn sectors_unfit(&self, pairs: bool) -> Result<Option<String>> {
+        let in_place = self.sectors.as_ref().map_or(0, |s| s.len() as u64 * 4);
+        Ok(occ_sectors::unfit_for(self.seq_len, pairs, self.ctx.mem_get_info()?.0 as u64 + in_place))
     }
 
-    /// Builds the occurrence sectors (`on`) or frees them, where they are not so already.
-    fn place_sectors(&mut self, on: bool) -> Result<()> {
-        if on != self.sectors.is_some() {
+    /// Builds the occurrence sectors (`on`, with the pairs' counts: `pairs`) or frees them,
+    /// where they are not so already.
+    fn place_sectors(&mut self, on: bool, pairs: bool) -> Result<()> {
+        let pairs = on && pairs;
+        if on != self.sectors.is_some() || pairs != self.sector_pairs {
+            self.sectors = None;
             let on_gpu = GpuBwt { words: &self.words, primary: self.primary, seq_len: self.seq_len, l2: &self.l2 };
-            self.sectors = on.then(|| occ_sectors::build(&self.ctx, &self.stream, self.arch, &on_gpu)).transpose()?;
+            self.sectors =
+                on.then(|| occ_sectors::build(&self.ctx, &self.stream, self.arch, &on_gpu, pairs)).transpose()?;
+            self.sector_pairs = pairs;
         }
         Ok(())
     }

@@ -53,6 +53,8 @@ pub struct StartupTimes {
     pub interval_depth: i32,
     /// Whether the search counts from the occurrence sectors (`occ_sectors`, where they fit).
     pub occ_sectors: bool,
+    /// Whether the sectors hold the pairs' counts (`occ_pairs`, where they fit).
+    pub occ_pairs: bool,
     /// Allocating the inexact passes' scratch (at the first batch, again after a failed one).
     pub scratch_s: f64,
 }
@@ -128,6 +130,7 @@ impl OpenGpu {
             copy_s: 0.0,
             interval_depth: 0,
             occ_sectors: false,
+            occ_pairs: false,
             scratch_s: 0.0,
         };
         Ok(OpenGpu {

@@ -358,6 +358,14 @@ pub struct InexactSwitches {
     /// reads as off.
     #[serde(default)]
     pub gap_records: bool,
+    /// Beside the occurrence sectors, counts of pairs of bases (cuda/bwt.cuh, "Pair sectors";
+    /// built at start-up by cuda/occ_sectors.cu, 128 bytes per 64 rows): a pop's lookup gives
+    /// its matching child's extensions too, so that a chain waits on one lookup for every two
+    /// pops. Which searches chain so: 1 pass 2's teams of one warp, 2 pass 1 too, 3 every pass
+    /// (0: none, and no pairs built). Only with `occ_sectors`. A tuned file from before it
+    /// existed reads as off.
+    #[serde(default)]
+    pub occ_pairs: u32,
 }
 
 fn default_proof_extensions() -> u32 {
@@ -443,6 +451,7 @@ impl Default for InexactSwitches {
             occ_l1: 3,
             drop_at_push: true,
             gap_records: true,
+            occ_pairs: 0,
         }
     }
 }
@@ -488,6 +497,7 @@ impl InexactSwitches {
         ("occ_l1", &[0, 1, 2, 3]),
         ("drop_at_push", &[0, 1]),
         ("gap_records", &[0, 1]),
+        ("occ_pairs", &[0, 1, 2, 3]),
     ];
 
     /// Whether pass 1's order comes from the root chains (`root_order` where it applies), so
@@ -512,6 +522,12 @@ impl InexactSwitches {
         }
         if self.gap_records && self.excludes_gap_records() {
             return Some("gap_records: not with level_refill, last_refill or the interval table");
+        }
+        if self.occ_pairs > 3 {
+            return Some("occ_pairs must be 0 (off), 1 (pass 2), 2 (passes 1 and 2) or 3 (every pass)");
+        }
+        if self.occ_pairs > 0 && !self.occ_sectors {
+            return Some("occ_pairs: only with occ_sectors");
         }
         if self.occ_prefetch > 3 {
             return Some("occ_prefetch must be 0 (off), 1 (L1), 2 (L2) or 3 (every child, L2)");
@@ -605,6 +621,7 @@ impl InexactSwitches {
             compact_entry: self.compact_entry && fits,
             no_hit_budget: if fits { self.no_hit_budget } else { 0 },
             occ_sectors: self.occ_sectors && fits,
+            occ_pairs: if fits { self.occ_pairs } else { 0 },
             ..self.clone()
         }
     }
@@ -673,6 +690,7 @@ impl InexactSwitches {
             "occ_l1" => self.occ_l1 = n,
             "drop_at_push" => self.drop_at_push = flag()?,
             "gap_records" => self.gap_records = flag()?,
+            "occ_pairs" => self.occ_pairs = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -719,6 +737,7 @@ impl InexactSwitches {
             self.occ_l1,
             self.drop_at_push as u32,
             self.gap_records as u32,
+            self.occ_pairs,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -771,6 +790,9 @@ impl InexactSwitches {
         }
         if self.gap_records {
             defines.push("-Dgap_records=1".to_string());
+        }
+        if self.occ_pairs > 0 {
+            defines.push(format!("-Docc_pairs={}", self.occ_pairs));
         }
         defines
     }
@@ -876,6 +898,7 @@ mod tests {
             occ_l1: 2,
             drop_at_push: false,
             gap_records: false,
+            occ_pairs: 3,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
