@@ -220,3 +220,26 @@ __device__ __forceinline__ void sector_pair_occ4(const u32 *sectors, u64 seq_len
     }
     sector_pair_count4(sectors, seq_len, k - (k >= primary ? 1 : 0), x, cnt, pairs);
 }
+
+// Pairs (x, y) at positions 0..=p: the sector's bases and x's 32 bytes.
+__device__ __forceinline__ u64 sector_pair_count(const u32 *sectors, u64 seq_len, u64 p, int x, int y)
+{
+    const u64 *head = pair_header(sectors, seq_len);
+    const uint4 *part = pair_part(head, p / SECTOR_ROWS, x);
+    uint4 second = sector_half(part, 0), before2 = sector_half(part, 1);
+    u64 hi, lo;
+    sector_planes(sector_at(sectors, p / SECTOR_ROWS), p, hi, lo);
+    u64 hi2 = (u64)second.y << 32 | second.x, lo2 = (u64)second.w << 32 | second.z;
+    u64 of_xy = (x & 2 ? hi : ~hi) & (x & 1 ? lo : ~lo) & (y & 2 ? hi2 : ~hi2) & (y & 1 ? lo2 : ~lo2);
+    u32 own = y == 0 ? before2.x : y == 1 ? before2.y : y == 2 ? before2.z : before2.w;
+    u64 n = head[PAIR_HEADER + 16 * (p >> SECTOR_SUPER_SHIFT) + 4 * x + y] + own + __popcll(of_xy & (~0ULL >> (63 - (u32)(p & 63))));
+    u64 dollar = head[PAIR_DOLLAR];
+    if (y == 0 && dollar <= p && dollar / SECTOR_ROWS == p / SECTOR_ROWS && (u64)x == head[PAIR_DOLLAR + 1]) n -= 1;
+    return n;
+}
+
+// sector_pair_count over BWT rows 0..=k ($ excluded; k == ~0 gives 0).
+__device__ __forceinline__ u64 sector_pair_occ(const u32 *sectors, u64 seq_len, u64 primary, u64 k, int x, int y)
+{
+    return k == ~0ULL ? 0 : sector_pair_count(sectors, seq_len, k - (k >= primary ? 1 : 0), x, y);
+}

@@ -555,10 +555,26 @@ __device__ void cal_width(const u32 *words, u64 primary, u64 seq_len, const u64 
     cells[n] = pack_width(0, bid + 1);
 }
 
-__device__ bool extend_exact(const u32 *words, u64 primary, const u64 *l2, const u8 *s, int n, u64 &k0, u64 &l0, u64 &lookups)
+__device__ bool extend_exact(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *s, int n, u64 &k0, u64 &l0, u64 &lookups)
 {
     u64 k = k0, l = l0;
-    for (int i = n - 1; i >= 0; --i) {
+    int i = n - 1;
+#if occ_pairs
+    // Two bases a lookup from the pair sectors: y·x·w's interval from w's rows (bwt.cuh). Where
+    // x·w is empty no row of w has pair (x, y), so y·x·w is empty too.
+    const u64 *before = pair_header(words, seq_len);
+    for (; i >= 1; i -= 2) {
+        int x = s[i], y = s[i - 1];
+        if (x > 3 || y > 3) return false;
+        u64 start = l2[y] + before[4 * x + y];
+        u64 nk = start + sector_pair_occ(words, seq_len, primary, k - 1, x, y) + 1;
+        l = start + sector_pair_occ(words, seq_len, primary, l, x, y);
+        k = nk;
+        lookups += 2;
+        if (k > l) return false;
+    }
+#endif
+    for (; i >= 0; --i) {
         int c = s[i];
         if (c > 3) return false;
         u64 ok, ol;
@@ -837,7 +853,15 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     // A hit: the whole read consumed, or the rest must match exactly.
     if (i == 0 || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))) {
         if (holds_string) k = string_k(r, matched, field);
-        if (i > 0 && !extend_exact(r.words, r.primary, r.l2, r.seq, i, k, l, *r.lookups)) return STEP_DONE;
+        if (known && i > 0) {
+            // The first base's interval is among e's extensions.
+            int c = r.seq[--i];
+            if (c > 3) return STEP_DONE;
+            k = pick4(chain.ext.k, c);
+            l = pick4(chain.ext.l, c);
+            if (k > l) return STEP_DONE;
+        }
+        if (i > 0 && !extend_exact(r.words, r.primary, r.seq_len, r.l2, r.seq, i, k, l, *r.lookups)) return STEP_DONE;
         hk = k;
         hl = l;
         return STEP_HIT;

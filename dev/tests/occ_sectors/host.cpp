@@ -39,6 +39,7 @@ static u64 pair_mismatches(const BwtFile &bwt, const std::vector<u32> &sectors)
             u64 lf = bwt.l2[x] + occ(bwt.words.data(), primary, k, x);
             for (int y = 0; y < 4; ++y) {
                 bool same = pairs[y] == counted[x][y] && cnt[y] == want[y]
+                    && sector_pair_occ(sectors.data(), seq_len, primary, k, x, y) == counted[x][y]
                     && head[4 * x + y] + pairs[y] == occ(bwt.words.data(), primary, lf, y);
                 if (!same && mismatches++ < 5) printf("row %llu pair %d%d: %llu, counted %llu\n", k, x, y, pairs[y], counted[x][y]);
             }
