@@ -1226,10 +1226,19 @@ __device__ __forceinline__ u64 global_ns()
     return t;
 }
 
-__device__ __forceinline__ void add_residence(u64 started, unsigned long long *resident_ns)
+// residence[0] sums the blocks' times on their SMs; [1] and [2] keep the launch's first start (as
+// its complement, so that counters set to zero take it by atomicMax) and its last end: how much
+// of its span a launch's blocks held tells its tail, where the blocks that drew the longest
+// reads run on while the rest have ended.
+__device__ __forceinline__ void add_residence(u64 started, unsigned long long *residence)
 {
     __syncthreads();
-    if (threadIdx.x == 0) atomicAdd(resident_ns, (unsigned long long)(global_ns() - started));
+    if (threadIdx.x == 0) {
+        u64 ended = global_ns();
+        atomicAdd(residence, (unsigned long long)(ended - started));
+        atomicMax(residence + 1, (unsigned long long)~started);
+        atomicMax(residence + 2, (unsigned long long)ended);
+    }
 }
 
 // Pass 1: each thread takes the next read of `queue` (queue_counters[1] counts those taken, up

@@ -317,7 +317,22 @@ fn sm_shares(gpu: &GpuAligner, busy_s: f64) -> String {
     // The rest: exact_match, the D arrays and the order (not timed per block), the hand-over
     // between passes, and the GPU idle.
     let rest = (100.0 - (0..passes).map(share).sum::<f64>()).max(0.0);
-    format!("; SMs held: {}, by no pass {rest:.0} %", shares.join(", "))
+    format!("; SMs held: {}, by no pass {rest:.0} %{}", shares.join(", "), launch_fill(gpu))
+}
+
+/// What each pass's launches held of the SMs over their spans (first block's start to last
+/// block's end), e.g. "; over their launches' spans: pass 1 80 %, pass 2 45 %, pass 3 90 %":
+/// under 100 % where the blocks that drew the longest reads run on after the rest have ended.
+fn launch_fill(gpu: &GpuAligner) -> String {
+    let t = &gpu.totals;
+    let fills: Vec<String> = (0..gpu.passes().len())
+        .filter(|&p| t.pass_span_s[p] > 0.0)
+        .map(|p| format!("pass {} {:.0} %", p + 1, 100.0 * t.pass_sm_s[p] / (gpu.sms() as f64 * t.pass_span_s[p])))
+        .collect();
+    if fills.is_empty() {
+        return String::new();
+    }
+    format!("; over their launches' spans: {}", fills.join(", "))
 }
 
 /// Releases each GPU's memory and context on a thread of its own: one after another, several

@@ -48,7 +48,7 @@ use interval_table::{GpuBwt, GpuIntervals};
 use no_hit::NoHitKernels;
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present, resource_usage};
 pub use open::{gpu_model, warm_kernel_cache, OpenGpu, StartupTimes};
-use slot::{Slot, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, ORDER_COUNTERS, RESIDENCE_AT};
+use slot::{Slot, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, ORDER_COUNTERS, RESIDENCE_AT, RESIDENCE_COUNTS};
 pub use switches::{InexactSwitches, Switches};
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
@@ -70,6 +70,13 @@ const LONG_HITS: usize = 1 << 18;
 /// The long hits' room, in hits, of a batch of `n_gpu` inexact reads.
 fn long_hits_room(n_gpu: usize) -> usize {
     LONG_HITS.max(n_gpu)
+}
+
+/// Pass p's residence counts of a batch (`add_residence` in cuda/inexact_match.cu): its blocks'
+/// nanoseconds on their SMs, the complement of its first block's start, its last block's end.
+fn residence(kernel_counts: &[u64], p: usize) -> [u64; RESIDENCE_COUNTS] {
+    let at = RESIDENCE_AT + RESIDENCE_COUNTS * p;
+    [kernel_counts[at], kernel_counts[at + 1], kernel_counts[at + 2]]
 }
 
 pub const BWT_CUH: &str = include_str!("../../cuda/bwt.cuh");
@@ -102,6 +109,9 @@ pub struct BatchTimes {
     /// each block counted as the share of an SM it takes (1 / the blocks an SM holds at once).
     /// Kernel times overlap across batches; this adds up to at most the SMs times the time.
     pub pass_sm_s: [f64; MAX_PASSES],
+    /// Each pass's launches from their first block's start to their last block's end, summed:
+    /// against [`BatchTimes::pass_sm_s`], the share of the SMs a launch held over its span.
+    pub pass_span_s: [f64; MAX_PASSES],
     pub batches: usize,
     /// The batch (from 0) in which pass 1 gave up on its reads, with the reads it had
     /// finished and handed on by the end of that batch (see `GpuAligner::adapt_first_pass`).
@@ -758,7 +768,9 @@ impl GpuAligner {
             t.pass_ms[p] += ms;
             t.pass_reads[p] += counters[2 * p] as usize;
             t.pass_lookups[p] += lookups[p];
-            t.pass_sm_s[p] += lookups[RESIDENCE_AT + p] as f64 * 1e-9 / blocks_per_sm.get(p).copied().unwrap_or(1.0);
+            let [held_ns, first_start, last_end] = residence(&lookups, p);
+            t.pass_sm_s[p] += held_ns as f64 * 1e-9 / blocks_per_sm.get(p).copied().unwrap_or(1.0);
+            t.pass_span_s[p] += last_end.saturating_sub(!first_start) as f64 * 1e-9;
         }
         let mut no_hit_line = String::new();
         if let Some([start, end]) = &no_hit_events {

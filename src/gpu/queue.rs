@@ -15,7 +15,7 @@ use super::no_hit::{self, NO_HIT_LIST};
 use super::proof_pass::{self, ProofInputs};
 use super::slot::{
     BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
-    RESIDENCE_AT,
+    RESIDENCE_AT, RESIDENCE_COUNTS,
 };
 use super::{buffers, long_hits_room, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, MAX_PASSES};
 
@@ -399,7 +399,8 @@ impl GpuAligner {
                 .arg(lists.long_offsets)
                 .arg(&max_rounds);
         }
-        let resident_ns = lists.lookups.slice(RESIDENCE_AT + p..RESIDENCE_AT + p + 1);
+        let at = RESIDENCE_AT + RESIDENCE_COUNTS * p;
+        let resident_ns = lists.lookups.slice(at..at + RESIDENCE_COUNTS);
         launch.arg(&resident_ns);
         // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
         unsafe { launch.launch(cfg) }.context("launching the inexact search")?;

@@ -109,11 +109,14 @@ pub(super) const NO_HIT_COUNTERS: usize = ORDER_COUNTERS + 2;
 pub(super) const LONG_HITS_COUNTER: usize = NO_HIT_COUNTERS + 4;
 pub(super) const N_COUNTERS: usize = LONG_HITS_COUNTER + 1;
 /// The lists of [`Slot::queues`], and the counts of [`Slot::lookups`]: each list's lookups,
-/// then each pass's block residence (nanoseconds its blocks stayed on their SMs, summed).
+/// then each pass's block residence, RESIDENCE_COUNTS a pass (nanoseconds its blocks stayed on
+/// their SMs, summed; the complement of its launch's first start; its last end, on the GPU's
+/// clock).
 pub(super) const N_LISTS: usize = MAX_PASSES + 2;
 pub(super) const N_LOOKUP_COUNTS: usize = MAX_PASSES + 2;
 pub(super) const RESIDENCE_AT: usize = N_LOOKUP_COUNTS;
-pub(super) const N_KERNEL_COUNTS: usize = RESIDENCE_AT + MAX_PASSES;
+pub(super) const RESIDENCE_COUNTS: usize = 3;
+pub(super) const N_KERNEL_COUNTS: usize = RESIDENCE_AT + RESIDENCE_COUNTS * MAX_PASSES;
 
 impl Slot {
     pub(super) fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
