@@ -768,7 +768,7 @@ impl GpuAligner {
             t.pass_ms[p] += ms;
             t.pass_reads[p] += counters[2 * p] as usize;
             t.pass_lookups[p] += lookups[p];
-            let [held_ns, first_start, last_end] = residence(&lookups, p);
+            let [held_ns, first_start, last_end] = residence(lookups, p);
             t.pass_sm_s[p] += held_ns as f64 * 1e-9 / blocks_per_sm.get(p).copied().unwrap_or(1.0);
             t.pass_span_s[p] += last_end.saturating_sub(!first_start) as f64 * 1e-9;
         }
