@@ -37,11 +37,11 @@ fn grammar_types_the_kernel_lines() {
     );
     // Preprocessor lines and signatures are never edited.
     assert!(g.lines.iter().filter(|l| l.text.trim_start().starts_with('#')).all(|l| l.kind == LineKind::Fixed));
-    // Scope: search_pop's `next` exists only after its declaration, `int next = step(...);`.
+    // Scope: search_pop's `next` exists only after its declaration, `int next = step<...>(...);`.
     let uses_next = line_of(&g, "if (next == STEP_HIT) {");
     let declared = (0..uses_next)
         .rev()
-        .find(|&i| g.lines[i].text.trim().starts_with("int next = step("))
+        .find(|&i| g.lines[i].text.trim().starts_with("int next = step<"))
         .expect("search_pop declares next");
     let before = line_of(&g, "bool has_matching;");
     assert!(before < declared && g.fits(uses_next, declared + 1));
