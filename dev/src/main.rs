@@ -9,6 +9,7 @@ mod dealer_sim;
 mod gpu_bench;
 mod input_bench;
 mod kernel_resources;
+mod launch_tail;
 mod no_hit;
 mod pop_order;
 mod prune_bound;

@@ -14,7 +14,7 @@ use bcuda::sai::GapOptions;
 use bcuda::search::level_search::{
     level_search, GiveUp, GroupTrace, LevelCost, LevelFlags, RefillSegments, CHUNK, PUSH_WINDOWS,
 };
-use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack};
+use bcuda::search::stack::{BoundedStack, Entry, GapStack, Next, SearchStack, StackState};
 use bcuda::search::{align_read_with, prepare_read, ReadBuffers, Search};
 
 #[derive(clap::Args, Debug)]
@@ -60,9 +60,10 @@ pub struct StackProfileArgs {
     #[arg(long)]
     pub max_reads: Option<usize>,
     /// Also write one line per read to this file (TSV): bwa's pops and stack peak, the size of
-    /// exact_match's interval (0: none), and per level-search pool its groups of chains and
-    /// critical-path pops (NA where it gave up): how well what the GPU knows before the search
-    /// predicts its cost.
+    /// exact_match's interval (0: none), the first bounded stack's pops, entries and lowest
+    /// score where it gave up (NA where it finished), and per level-search pool its groups of
+    /// chains and critical-path pops (NA where it gave up): how well what the GPU knows before
+    /// the search, or when pass 1 hands a read on, predicts its cost.
     #[arg(long)]
     pub per_read: Option<PathBuf>,
     /// The GPU's algorithms take the intervals of strings of fewer bases than this from an
@@ -78,6 +79,15 @@ pub struct StackProfileArgs {
     /// Commit costs of a round of that replay, in pop-steps, comma-separated.
     #[arg(long, default_value = "0,2,4", value_delimiter = ',')]
     pub warp_overhead: Vec<u64>,
+    /// Replay pass 2's launch of a batch on this many teams (the GPU's: its SMs x
+    /// `level_warps_per_sm`; an H200's 132 x 16 = 2112) in several queue orders
+    /// (dev/src/launch_tail.rs): the reads pass 1's first bounded stack hands on and the first
+    /// level-search pool finishes, each costing its critical-path pops.
+    #[arg(long)]
+    pub launch_tail: Option<usize>,
+    /// Reads per batch for `--launch-tail` (bwa's batch).
+    #[arg(long, default_value_t = 262_144)]
+    pub batch_reads: usize,
     /// Check that bwa pops every entry in the order its ancestry gives (dev/src/pop_order.rs)
     /// and count the pops that do not.
     #[arg(long)]
@@ -162,6 +172,9 @@ struct ReadProfile {
     replay: Option<(bool, usize)>,
     peak: usize,
     bounded: Vec<Option<usize>>,
+    /// The first bounded stack's state where it gave up (None: it finished): what the GPU's
+    /// first pass knows of a read it hands on.
+    handed_on: Option<StackState>,
     /// Per level-search pool size: its cost, or why it gave up.
     level: Vec<Result<LevelCost, GiveUp>>,
     /// The groups of chains of the last pool's level search (when `--warp-reads` asks).
@@ -180,9 +193,14 @@ fn profile_read(
     let mut oracle = Counting::default();
     let hits = align_read_with(bwt, None, read, opt, &mut oracle, &mut buffers).expect("bwa's stack holds every entry");
     let mut bounded = Vec::new();
+    let mut handed_on = None;
     for &capacity in capacities {
         let mut stack = BoundedStack::with_max_pops(capacity, args.max_pops);
-        bounded.push(match align_read_with(bwt, intervals, read, opt, &mut stack, &mut buffers) {
+        let found = align_read_with(bwt, intervals, read, opt, &mut stack, &mut buffers);
+        if found.is_err() && bounded.is_empty() {
+            handed_on = Some(stack.state());
+        }
+        bounded.push(match found {
             Ok(h) if h == hits => Some(stack.peak_stored),
             Ok(h) => {
                 bail!(
@@ -250,6 +268,7 @@ fn profile_read(
         replay,
         peak: oracle.peak,
         bounded,
+        handed_on,
         level,
         groups,
     })
@@ -292,13 +311,17 @@ fn pops_out_of_order(
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
     use std::io::Write;
     let mut out = bcuda_output::Output::file(path)?;
-    write!(out, "read\tpops\tpeak\texact_interval")?;
+    write!(out, "read\tpops\tpeak\texact_interval\tpass1_pops\tpass1_entries\tpass1_best")?;
     for c in level_capacities {
         write!(out, "\tgroups_{c}\tcritical_pops_{c}")?;
     }
     writeln!(out)?;
     for (i, p) in profiles.iter().enumerate() {
         write!(out, "{i}\t{}\t{}\t{}", p.pops, p.peak, p.exact)?;
+        match p.handed_on {
+            Some(s) => write!(out, "\t{}\t{}\t{}", s.pops, s.entries, s.best)?,
+            None => write!(out, "\tNA\tNA\tNA")?,
+        }
         for level in &p.level {
             match level {
                 Ok(cost) => write!(out, "\t{}\t{}", cost.groups, cost.critical_pops)?,
@@ -309,6 +332,15 @@ fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capaci
     }
     out.commit()?;
     Ok(())
+}
+
+/// The reads pass 1's first bounded stack hands on and the first level-search pool finishes:
+/// their critical-path pops there, and the entries pass 1 held when it handed them on.
+fn pass_two_reads(profiles: &[ReadProfile]) -> Vec<crate::launch_tail::PassRead> {
+    let reached = profiles.iter().filter_map(|p| Some((p.handed_on?, p.level.first()?.as_ref().ok()?)));
+    reached
+        .map(|(s, cost)| crate::launch_tail::PassRead { cost: cost.critical_pops as u64, weight: s.entries as u64 })
+        .collect()
 }
 
 /// How the segments of the searches that finished ended, and how many of their levels went on
@@ -429,6 +461,9 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         );
     }
     print_push_windows(&profiles, &args.level_capacity, &opt);
+    if let Some(teams) = args.launch_tail {
+        crate::launch_tail::print(&pass_two_reads(&profiles), n, args.batch_reads, teams);
+    }
     if let Some(seed) = args.refill {
         print_segment_ends(&profiles, &args.level_capacity, seed);
     }

@@ -112,6 +112,14 @@ const NO_ENTRY: i32 = -1;
 
 /// A pool of `capacity` entries linked into one LIFO list per score (the GPU's layout), which
 /// keeps only entries scoring at most `cap` and counts the others.
+/// A bounded stack's pops, entries and lowest score stored ([`BoundedStack::state`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StackState {
+    pub pops: usize,
+    pub entries: usize,
+    pub best: usize,
+}
+
 pub struct BoundedStack {
     pool: Vec<Entry>,
     next: Vec<i32>,
@@ -135,6 +143,13 @@ impl BoundedStack {
     /// A stack of `capacity` entries that gives up after `max_pops` pops.
     pub fn with_max_pops(capacity: usize, max_pops: usize) -> BoundedStack {
         BoundedStack { max_pops, ..BoundedStack::new(capacity) }
+    }
+
+    /// What the stack holds when its search gives up, which is what the GPU's first pass knows
+    /// of a read it hands on: its pops (at most `max_pops` + 1), its entries (stored and
+    /// dropped) and the lowest score stored.
+    pub fn state(&self) -> StackState {
+        StackState { pops: self.pops, entries: self.n_entries(), best: self.best }
     }
 
     pub fn new(capacity: usize) -> BoundedStack {
