@@ -1169,11 +1169,19 @@ __device__ void count_for_rule(unsigned long long *rule, bool handed_on)
 
 // A read's answer from pass 1: its hit count, or STACK_FULL / HITS_FULL, and then it goes on
 // to the next pass (a read with more hits than its slots too: the team passes keep long hit
-// lists).
-__device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *next_counters, unsigned long long *rule)
+// lists). With level_order, a read handed on leaves its weight beside it in next_weights: the
+// entries its stack held (stored, held and dropped), what pass 1 knows of how long the read's
+// search in pass 2 will be (order_by_weight).
+__device__ void record_answer(u32 id, int n, const Search &s, int *n_hits, u32 *next_queue, u32 *next_counters, u32 *next_weights, unsigned long long *rule)
 {
     bool handed_on = n == STACK_FULL || n == HITS_FULL;
-    if (handed_on) next_queue[atomicAdd(&next_counters[0], 1)] = id;
+    if (handed_on) {
+        u32 at = atomicAdd(&next_counters[0], 1);
+        next_queue[at] = id;
+#if level_order
+        next_weights[at] = (u32)s.st.stored + (u32)s.held + s.st.dropped;
+#endif
+    }
     n_hits[id] = n;
     count_for_rule(rule, handed_on);
 }
@@ -1245,8 +1253,9 @@ __device__ __forceinline__ void add_residence(u64 started, unsigned long long *r
 // to queue_counters[0]) until none is left, and searches it with its own bounded stack of
 // `entries_per_thread` entries and at most `max_pops` pops (1 once aln's `rule` has tripped,
 // above). A read that needs more is appended
-// to `next_queue` (next_counters[0] counts them) for inexact_level; n_hits is negative (STACK_FULL,
-// HITS_FULL) for a read without an answer.
+// to `next_queue` (next_counters[0] counts them) for inexact_level, with level_order its weight
+// at the same place of `next_weights`; n_hits is negative (STACK_FULL, HITS_FULL) for a read
+// without an answer.
 extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const ulonglong2 *__restrict__ intervals, int interval_depth,
@@ -1257,7 +1266,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets, int max_pops, unsigned long long *rule,
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
     const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
-    unsigned long long *__restrict__ lookup_count, unsigned long long *__restrict__ resident_ns)
+    u32 *__restrict__ next_weights, unsigned long long *__restrict__ lookup_count, unsigned long long *__restrict__ resident_ns)
 {
     u64 started = global_ns();
     u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -1287,7 +1296,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             int first = search_start(r, s);
             phase = PHASE_SEARCH;
             if (first != SEARCH_GO) {
-                record_answer(id, first, n_hits, next_queue, next_counters, rule);
+                record_answer(id, first, s, n_hits, next_queue, next_counters, next_weights, rule);
                 phase = PHASE_IDLE;
             }
             continue;
@@ -1296,7 +1305,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
         int n = search_pop(r, width, s);
         if (n == SEARCH_GO && rule_stops(s, rule)) n = STACK_FULL;
         if (n == SEARCH_GO) continue;
-        record_answer(id, n, n_hits, next_queue, next_counters, rule);
+        record_answer(id, n, s, n_hits, next_queue, next_counters, next_weights, rule);
         phase = PHASE_IDLE;
     }
 #else
@@ -1312,7 +1321,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             n = search_pop(r, width, s);
             if (n == SEARCH_GO && rule_stops(s, rule)) n = STACK_FULL;
         }
-        record_answer(id, n, n_hits, next_queue, next_counters, rule);
+        record_answer(id, n, s, n_hits, next_queue, next_counters, next_weights, rule);
     }
 #endif
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
@@ -2395,4 +2404,45 @@ extern "C" __global__ void inexact_order(const u64 *__restrict__ exact_k, const 
     if (exact) queue[n - 1 - atomicAdd(&order_counters[1], 1)] = j;
     else queue[atomicAdd(&order_counters[0], 1)] = j;
     if (j == 0) queue_counters[0] = n;
+}
+
+// level_order: a team pass lasts until its last team ends, and a team takes the next read of
+// the queue when its own ends, so a heavy read taken late makes the launch's tail while most
+// SMs wait. order_by_weight sorts the queue heaviest first by the weights pass 1 left beside
+// it (dev/src/launch_tail.rs replays the launches this gives), in buckets of ORDER_BUCKET_BITS
+// bits below a weight's highest bit; the reads of a bucket in any order. One block: a pass's
+// queue holds at most a batch's reads. `ordered` is scratch of the queue's length (the next
+// pass's queue, empty until this pass runs); the queue is sorted in place.
+#define ORDER_BUCKET_BITS 4
+#define ORDER_BUCKETS (32 << ORDER_BUCKET_BITS)
+
+__device__ __forceinline__ u32 weight_bucket(u32 w)
+{
+    if (w < (1u << ORDER_BUCKET_BITS)) return w;
+    int octave = 31 - __clz(w);
+    return ((u32)(octave - ORDER_BUCKET_BITS + 1) << ORDER_BUCKET_BITS) + ((w >> (octave - ORDER_BUCKET_BITS)) & ((1u << ORDER_BUCKET_BITS) - 1));
+}
+
+extern "C" __global__ void __launch_bounds__(1024) order_by_weight(u32 *__restrict__ queue, const u32 *__restrict__ queue_counters,
+    const u32 *__restrict__ weights, u32 *__restrict__ ordered)
+{
+    __shared__ u32 start[ORDER_BUCKETS];
+    u32 n = queue_counters[0];
+    for (u32 b = threadIdx.x; b < ORDER_BUCKETS; b += blockDim.x) start[b] = 0;
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) atomicAdd(&start[weight_bucket(weights[i])], 1u);
+    __syncthreads();
+    // Each bucket's first place, the heaviest bucket first.
+    if (threadIdx.x == 0) {
+        u32 sum = 0;
+        for (int b = ORDER_BUCKETS - 1; b >= 0; --b) {
+            u32 count = start[b];
+            start[b] = sum;
+            sum += count;
+        }
+    }
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) ordered[atomicAdd(&start[weight_bucket(weights[i])], 1u)] = queue[i];
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) queue[i] = ordered[i];
 }

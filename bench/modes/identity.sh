@@ -39,6 +39,7 @@ mode_main() {
         records_paths
         pairs_paths
         middle_paths
+        order_paths
         root_order_paths
     fi
     log "identity failures: $FAILURES"

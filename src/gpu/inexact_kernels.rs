@@ -13,12 +13,14 @@ use cudarc::driver::{CudaContext, CudaFunction};
 use super::nvrtc::{compile_cached, is_cached, Image};
 use super::switches::InexactSwitches;
 
-/// The D arrays, pass 1's kernel, the queue order, the replay, and the team kernel for each team size.
+/// The D arrays, pass 1's kernel, the queue orders, the replay, and the team kernel for each team size.
 #[derive(Clone)]
 pub struct InexactKernels {
     pub widths: CudaFunction,
     pub search: CudaFunction,
     pub order: CudaFunction,
+    /// Pass 2's queue heaviest first (`level_order`).
+    pub order_by_weight: CudaFunction,
     /// bwa's search kept to the candidates' trees (the reads that occur whole, `exact_replay`).
     pub replay: CudaFunction,
     level: HashMap<u32, CudaFunction>,
@@ -55,6 +57,7 @@ impl InexactKernels {
                         widths: module.load_function("read_widths")?,
                         search: module.load_function("inexact_search")?,
                         order: module.load_function("inexact_order")?,
+                        order_by_weight: module.load_function("order_by_weight")?,
                         replay: module.load_function("inexact_replay")?,
                         level: HashMap::from([(team, level)]),
                     })

@@ -15,7 +15,7 @@ use super::no_hit::{self, NO_HIT_LIST};
 use super::proof_pass::{self, ProofInputs};
 use super::slot::{
     BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
-    RESIDENCE_AT, RESIDENCE_COUNTS,
+    RESIDENCE_AT, RESIDENCE_COUNTS, WEIGHT_LIST,
 };
 use super::{buffers, long_hits_room, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, MAX_PASSES};
 
@@ -386,7 +386,12 @@ impl GpuAligner {
         let mut launch = stream.launch_builder(kernel);
         args.push(&mut launch, scratch, &size);
         let lookup_count = lists.lookups.slice(p..p + 1);
-        launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
+        launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters);
+        let weights = lists.queues.slice(list(WEIGHT_LIST)..list(WEIGHT_LIST + 1));
+        if scratch.pass.kind == PassKind::Thread {
+            launch.arg(&weights);
+        }
+        launch.arg(&lookup_count);
         let long_count = lists.counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
         let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, long_hits_room(lists.list_len) as u32);
         if scratch.pass.kind == PassKind::Warp {
@@ -451,10 +456,28 @@ impl GpuAligner {
         if let Some(r) = replay.filter(|_| p == 0) {
             self.launch_replay(stream, set, (args, lists), replay_bufs, r)?;
         }
+        if p == 1 && self.inexact_switches.level_order && self.passes[0].first().pass.kind == PassKind::Thread {
+            self.launch_weight_order(stream, lists)?;
+        }
         if p > 0 && p + 1 == self.passes.len() {
             return self.queue_proof(stream, (args, lists, p), proof_bufs);
         }
         Ok(None)
+    }
+
+    /// With `level_order`, pass 2's queue heaviest first by the weights pass 1 left beside it
+    /// (order_by_weight, one block), sorted through pass 3's queue, which fills only once pass 2
+    /// runs.
+    fn launch_weight_order(&self, stream: &Arc<CudaStream>, lists: &PassLists) -> Result<()> {
+        let list = |p: usize| lists.queues.slice(p * lists.list_len..(p + 1) * lists.list_len);
+        let (queue, weights, ordered) = (list(1), list(WEIGHT_LIST), list(2));
+        let counters = lists.counters.slice(2..4); // pass 2's (queued, taken)
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+        let mut launch = stream.launch_builder(&self.inexact.order_by_weight);
+        launch.arg(&queue).arg(&counters).arg(&weights).arg(&ordered);
+        // SAFETY: argument order and types match order_by_weight's signature.
+        unsafe { launch.launch(cfg) }.context("launching order_by_weight")?;
+        Ok(())
     }
 
     /// With `proof_before_last`, the no-hit proof on the queue of pass `p` (the last), between

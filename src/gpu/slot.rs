@@ -34,9 +34,9 @@ pub(super) struct Slot {
     pub(super) l: Download<u64>,
     pub(super) n_hits: Download<i32>,
     pub(super) hits: Download<u64>,
-    /// The passes' read queues, one after the other (`MAX_PASSES + 2` lists of the batch's
-    /// inexact reads: each pass's, the reads left to the CPU, and the no-hit pass's), and their
-    /// counters.
+    /// The passes' read queues, one after the other (`N_LISTS` lists of the batch's inexact
+    /// reads: each pass's, the reads left to the CPU, the no-hit pass's, and the weights pass 1
+    /// leaves beside pass 2's queue, [`WEIGHT_LIST`]), and their counters.
     pub(super) queues: Download<u32>,
     pub(super) counters: Download<u32>,
     /// Occurrence lookups (BWT blocks read) of each pass, then of read_widths, then of the
@@ -112,7 +112,9 @@ pub(super) const N_COUNTERS: usize = LONG_HITS_COUNTER + 1;
 /// then each pass's block residence, RESIDENCE_COUNTS a pass (nanoseconds its blocks stayed on
 /// their SMs, summed; the complement of its launch's first start; its last end, on the GPU's
 /// clock).
-pub(super) const N_LISTS: usize = MAX_PASSES + 2;
+pub(super) const N_LISTS: usize = MAX_PASSES + 3;
+/// With `level_order`, the weight of each read of pass 2's queue, at its place there.
+pub(super) const WEIGHT_LIST: usize = MAX_PASSES + 2;
 pub(super) const N_LOOKUP_COUNTS: usize = MAX_PASSES + 2;
 pub(super) const RESIDENCE_AT: usize = N_LOOKUP_COUNTS;
 pub(super) const RESIDENCE_COUNTS: usize = 3;

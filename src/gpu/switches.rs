@@ -366,6 +366,15 @@ pub struct InexactSwitches {
     /// existed reads as off.
     #[serde(default)]
     pub occ_pairs: u32,
+    /// Pass 2's queue sorted heaviest first before pass 2 runs (`order_by_weight` in
+    /// cuda/inexact_match.cu), by the entries pass 1's stack held when it handed each read on:
+    /// a team pass lasts until its last team ends, and a heavy read taken late makes that
+    /// tail. The CPU replay of pass 2's launches (`bcuda-dev stack-profile --launch-tail`,
+    /// bench/results/cpu-2c/launch-tail.txt) gives spans 0.82 (100 bp) and 0.67 (ancient DNA)
+    /// of the order pass 1 hands them on in; off until measured on a GPU. A tuned file from
+    /// before it existed reads as off.
+    #[serde(default)]
+    pub level_order: bool,
 }
 
 fn default_proof_extensions() -> u32 {
@@ -452,6 +461,7 @@ impl Default for InexactSwitches {
             drop_at_push: true,
             gap_records: true,
             occ_pairs: 0,
+            level_order: false,
         }
     }
 }
@@ -498,6 +508,7 @@ impl InexactSwitches {
         ("drop_at_push", &[0, 1]),
         ("gap_records", &[0, 1]),
         ("occ_pairs", &[0, 1, 2, 3]),
+        ("level_order", &[0, 1]),
     ];
 
     /// Whether pass 1's order comes from the root chains (`root_order` where it applies), so
@@ -691,6 +702,7 @@ impl InexactSwitches {
             "drop_at_push" => self.drop_at_push = flag()?,
             "gap_records" => self.gap_records = flag()?,
             "occ_pairs" => self.occ_pairs = n,
+            "level_order" => self.level_order = flag()?,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -738,6 +750,7 @@ impl InexactSwitches {
             self.drop_at_push as u32,
             self.gap_records as u32,
             self.occ_pairs,
+            self.level_order as u32,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -793,6 +806,9 @@ impl InexactSwitches {
         }
         if self.occ_pairs > 0 {
             defines.push(format!("-Docc_pairs={}", self.occ_pairs));
+        }
+        if self.level_order {
+            defines.push("-Dlevel_order=1".to_string());
         }
         defines
     }
@@ -899,6 +915,7 @@ mod tests {
             drop_at_push: false,
             gap_records: false,
             occ_pairs: 3,
+            level_order: true,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
