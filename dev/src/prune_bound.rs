@@ -3,8 +3,9 @@
 //! `max_diff` until its first hit (diffs d*), then with `min(d* + 1, max_diff)`. Each read is
 //! searched as bwa does (the oracle), then again from the start with `g = min(d* + 1, max_diff)`
 //! (d* from the oracle; every other rule, bwa's stack, its cut-offs and its `-m`, unchanged),
-//! and the two are compared: pops, the stack's peak, and the hits (same list, same order). The
-//! oracle's counting copy of the search is checked against [`align_read`] on every read.
+//! and the two are compared: pops, the stack's peak, and the hits (same list, same order). Both
+//! are the library's search ([`match_gap`]) on a stack that counts and watches it; the oracle's
+//! hits are checked against [`align_read`] on every read.
 
 use std::path::PathBuf;
 
@@ -13,12 +14,12 @@ use bcuda::aln::CPU_BATCH;
 use bcuda::aln_options::batch_options;
 use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::{AlnHit, GapOptions, MODE_GAPE};
-use bcuda::search::stack::{Entry, GapStack, Next, SearchStack};
-use bcuda::search::{align_read, n_stacks, prepare_read, AfterHit, HitList, ReadBuffers, Scratch, Search, Step, Width};
+use bcuda::search::stack::{Entry, Next, SearchStack};
+use bcuda::search::{align_read, match_gap, prepare_read, ReadBuffers, Scratch, Search, StackFull, Width};
 use rayon::prelude::*;
 
 use crate::aln_flags::AlnFlags;
-use crate::stack_profile::percentile;
+use crate::stack_profile::{percentile, Counting};
 
 #[derive(clap::Args, Debug)]
 pub struct PruneBoundArgs {
@@ -85,14 +86,102 @@ struct Run {
     rejected: bool,
 }
 
-/// bwt_match_gap (src/search/mod.rs's `match_gap`) on bwa's own stack, starting with
-/// `max_diff` differences allowed instead of the read's full limit, counting its pops and its
-/// stack. The first hit's cut-off stays bwa's: `min(d* + 1, search.opt.max_diff)`.
+/// bwa's stack ([`Counting`] its pops and its first hit) watching [`match_gap`] for
+/// [`search_from`]: the most entries bwa's `-m` test saw, whether `-m` stopped the search,
+/// every entry stepped (with `--check-order`), and a speculative search's rejection, which
+/// ends the search: the stack then has no more pops to give.
+struct Profiled<'a> {
+    counting: Counting,
+    opt: &'a GapOptions,
+    /// The search's starting bound, and whether it is a speculative one (a guess).
+    max_diff: i32,
+    guess: bool,
+    /// Hits so far, as the last turn began.
+    hits: usize,
+    peak: usize,
+    stopped_by_m: bool,
+    popped: Option<Vec<Entry>>,
+    /// The entry stepped last: at the first hit, the one that found it.
+    last: Entry,
+    rejected: bool,
+}
+
+impl Profiled<'_> {
+    /// A guess is proved wrong by a pop or a first hit scoring this much.
+    fn reject_score(&self) -> i32 {
+        self.opt.s_mm * (self.max_diff + 1)
+    }
+}
+
+impl SearchStack for Profiled<'_> {
+    fn reset(&mut self, n_stacks: usize) {
+        self.counting.reset(n_stacks);
+        (self.hits, self.peak, self.stopped_by_m, self.rejected) = (0, 0, false, false);
+        if let Some(popped) = &mut self.popped {
+            popped.clear();
+        }
+    }
+    fn push(&mut self, e: Entry) {
+        self.counting.push(e);
+    }
+    /// A guess's search stops, rejected, before a first hit at a pop scoring
+    /// [`Profiled::reject_score`] or more (the pop counts).
+    fn pop(&mut self) -> Next {
+        if self.rejected {
+            return Next::OutOfPops;
+        }
+        let next = self.counting.pop();
+        if let Next::Entry(e) = &next {
+            if self.guess && self.hits == 0 && e.score() as i32 >= self.reject_score() {
+                self.rejected = true;
+                return Next::OutOfPops;
+            }
+        }
+        next
+    }
+    fn pop_held(&mut self) -> bool {
+        !self.rejected && self.counting.pop_held()
+    }
+    fn n_entries(&self) -> usize {
+        self.counting.n_entries()
+    }
+    /// The first hit (found by the entry stepped last): a guess's search stops, rejected, if it
+    /// has `max_diff` differences or more, or scores [`Profiled::reject_score`] or more.
+    fn pop_no_more_than(&mut self, score: i32) {
+        self.counting.pop_no_more_than(score);
+        let e = &self.last;
+        let gape = if self.opt.mode & MODE_GAPE != 0 { e.n_gape as i32 } else { 0 };
+        let d = e.n_mm as i32 + e.n_gapo as i32 + gape;
+        if self.guess && (d >= self.max_diff || e.score() as i32 >= self.reject_score()) {
+            self.rejected = true;
+        }
+    }
+    fn turn(&mut self, n_entries: usize, hits: usize) {
+        if !self.rejected {
+            self.peak = self.peak.max(n_entries);
+            self.stopped_by_m |= n_entries > self.opt.max_entries as usize;
+            self.hits = hits;
+        }
+    }
+    /// The pop that ends the search is not stepped, so not kept: it is the top of its score's
+    /// list, which the entries the pruned search never pushed can change.
+    fn expanding(&mut self, e: &Entry) {
+        self.last = *e;
+        if let Some(popped) = &mut self.popped {
+            popped.push(*e);
+        }
+    }
+}
+
+/// [`match_gap`] (bwt_match_gap) on bwa's own stack, starting with `max_diff` differences
+/// allowed instead of the read's full limit, counting its pops and its stack. The first hit's
+/// cut-off stays bwa's: `min(d* + 1, search.opt.max_diff)`.
 /// `guess`: a speculative search, which is bwa's only if its first hit has fewer than
 /// `max_diff` differences and scores below `s_mm (max_diff + 1)` (a hit with more differences
 /// scores at least that much, so none comes first in bwa's search); it stops, rejected, at a
 /// first hit that does not, or before one at a pop scoring `s_mm (max_diff + 1)` or more (pops
 /// score no less than the pops before them, and a hit scores what the entry that found it does).
+/// A rejected search's hits are left out (it proved nothing).
 fn search_from(
     search: &Search,
     width: &mut [Width],
@@ -100,67 +189,39 @@ fn search_from(
     max_diff: i32,
     (keep, guess): (bool, bool),
 ) -> Run {
-    let opt = search.opt;
-    let mut found = HitList::new(opt);
-    found.max_diff = max_diff;
-    let mut run = Run { popped: keep.then(Vec::new), ..Run::default() };
+    let popped = keep.then(Vec::new);
+    // A read with more Ns than `max_diff` is not searched, and counts as answered.
     if search.too_many_ns(max_diff) {
-        return run;
+        return Run { popped, ..Run::default() };
     }
-    let mut stack = GapStack::default();
-    stack.reset(n_stacks(batch_opt));
-    stack.push(search.root());
-    let mut held = None;
-    while stack.n_entries() + held.is_some() as usize > 0 {
-        let n = stack.n_entries() + held.is_some() as usize;
-        run.peak = run.peak.max(n);
-        if n > opt.max_entries as usize {
-            run.stopped_by_m = true;
-            break;
-        }
-        let e = match held.take() {
-            Some(e) => e,
-            None => match stack.pop() {
-                Next::Entry(e) => e,
-                Next::Dropped(_) | Next::OutOfPops => unreachable!("bwa's stack holds every entry"),
-            },
-        };
-        run.pops += 1;
-        if guess && found.hits.is_empty() && e.score() as i32 >= opt.s_mm * (max_diff + 1) {
-            run.rejected = true;
-            break;
-        }
-        if found.ends_before(e.score() as i32, opt) {
-            break;
-        }
-        // The pop that ends the search is left out: it is the top of its score's list, which
-        // the entries the pruned search never pushed can change.
-        if let Some(popped) = &mut run.popped {
-            popped.push(e);
-        }
-        match search.step(&e, found.max_diff, width, &mut |child| stack.push(child)) {
-            Step::Done => {}
-            Step::Hit(k, l) => match found.record(&e, k, l, width, search.bwt.seq_len(), opt) {
-                AfterHit::Go => {}
-                AfterHit::FirstHit(_) => {
-                    run.before_hit = run.pops;
-                    let h = &found.hits[0];
-                    if guess && (diffs(h, opt) >= max_diff || h.score as i32 >= opt.s_mm * (max_diff + 1)) {
-                        run.rejected = true;
-                        break;
-                    }
-                }
-                AfterHit::Stop => break,
-            },
-            Step::Expanded(matching) => held = matching,
-        }
+    let opt = search.opt;
+    let mut stack = Profiled {
+        counting: Counting::default(),
+        opt,
+        max_diff,
+        guess,
+        hits: 0,
+        peak: 0,
+        stopped_by_m: false,
+        popped,
+        last: Entry::default(),
+        rejected: false,
+    };
+    let hits = match (match_gap(search, width, batch_opt, &mut stack, max_diff), stack.rejected) {
+        (_, true) => Vec::new(),
+        (Ok(hits), false) => hits,
+        (Err(StackFull), false) => unreachable!("bwa's stack holds every entry"),
+    };
+    let pops = stack.counting.pops;
+    Run {
+        before_hit: if hits.is_empty() { pops } else { stack.counting.before_hit.unwrap_or(0) },
+        rejected: stack.rejected || (guess && hits.is_empty()),
+        hits,
+        pops,
+        peak: stack.peak,
+        stopped_by_m: stack.stopped_by_m,
+        popped: stack.popped,
     }
-    if found.hits.is_empty() {
-        run.before_hit = run.pops;
-        run.rejected = guess;
-    }
-    run.hits = found.hits;
-    run
 }
 
 /// A hit's differences as bwa's top2 rule counts them.
@@ -309,7 +370,7 @@ fn profile_read(
     let full = local.max_diff;
     let mut bwa = search_from(&search, width, batch_opt, full, (check_order, false));
     if bwa.hits != oracle {
-        bail!("{name}: the counting copy of bwa's search gave other hits than align_read");
+        bail!("{name}: bwa's search on the profiling stack gave other hits than align_read");
     }
     let d_star = bwa.hits.first().map(|h| diffs(h, &local));
     let g = d_star.map_or(full, |d| (d + 1).min(full));

@@ -139,7 +139,7 @@ pub fn align_read_with<S: SearchStack>(
     let (local, use_seed) = prepare_read(bwt, read, opt, buffers);
     let ReadBuffers { width, seed_width, seq } = buffers;
     let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals };
-    match_gap(&search, width, opt, stack)
+    match_gap(&search, width, opt, stack, local.max_diff)
 }
 
 /// The read's D arrays and reverse complement as bwa prepares them (see [`align_read_with`]),
@@ -533,14 +533,21 @@ pub fn n_stacks(batch_opt: &GapOptions) -> usize {
 
 /// bwt_match_gap: best-first search of `seq` (the read's reverse complement) allowing
 /// mismatches and gaps within `opt`'s limits. `batch_opt` sizes the stack as bwa does.
-fn match_gap<S: SearchStack>(
+/// `max_diff`: the differences allowed until the first hit (bwa's: `search.opt.max_diff`);
+/// the first hit's cut-off stays bwa's, `min(d* + 1, search.opt.max_diff)`.
+///
+/// Public so that profiles (`bcuda-dev prune-bound`) run this very search, with a lower
+/// starting bound and a stack that watches it through [`SearchStack`]'s hooks.
+pub fn match_gap<S: SearchStack>(
     search: &Search,
     width: &mut [Width],
     batch_opt: &GapOptions,
     stack: &mut S,
+    max_diff: i32,
 ) -> Result<Vec<AlnHit>, StackFull> {
     let (bwt, opt) = (search.bwt, search.opt);
     let mut found = HitList::new(opt);
+    found.max_diff = max_diff;
     if search.too_many_ns(found.max_diff) {
         return Ok(found.hits);
     }
@@ -549,8 +556,13 @@ fn match_gap<S: SearchStack>(
     // The matching child of the last pop is held, not pushed: bwa pushes it last at its
     // parent's score, the lowest stored, so it is the next pop (its -m still counts it).
     let mut held: Option<Entry> = None;
-    while stack.n_entries() + held.is_some() as usize > 0 {
-        if stack.n_entries() + held.is_some() as usize > opt.max_entries as usize {
+    loop {
+        let n_entries = stack.n_entries() + held.is_some() as usize;
+        if n_entries == 0 {
+            break;
+        }
+        stack.turn(n_entries, found.hits.len());
+        if n_entries > opt.max_entries as usize {
             break;
         }
         let e = match held.take() {
@@ -566,6 +578,7 @@ fn match_gap<S: SearchStack>(
         if found.ends_before(e.score() as i32, opt) {
             break;
         }
+        stack.expanding(&e);
         match search.step(&e, found.max_diff, width, &mut |child| stack.push(child)) {
             Step::Done => {}
             Step::Hit(k, l) => match found.record(&e, k, l, width, bwt.seq_len(), opt) {

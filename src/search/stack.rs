@@ -60,6 +60,12 @@ pub trait SearchStack {
     fn n_entries(&self) -> usize;
     /// The search will pop no entry scoring more than `score`: the stack may drop them.
     fn pop_no_more_than(&mut self, _score: i32) {}
+    /// A turn of the search's loop begins, with `n_entries` entries (the held one included, as
+    /// bwa's `-m` counts them) and `hits` hits so far. For profiles; the stacks ignore it.
+    fn turn(&mut self, _n_entries: usize, _hits: usize) {}
+    /// Entry `e`, just popped, passed the search's cut-offs and is stepped now. For profiles;
+    /// the stacks ignore it.
+    fn expanding(&mut self, _e: &Entry) {}
 }
 
 /// bwa's gap_stack_t: every entry is kept.
