@@ -181,7 +181,8 @@ impl SearchStack for Profiled<'_> {
 /// scores at least that much, so none comes first in bwa's search); it stops, rejected, at a
 /// first hit that does not, or before one at a pop scoring `s_mm (max_diff + 1)` or more (pops
 /// score no less than the pops before them, and a hit scores what the entry that found it does).
-/// A rejected search's hits are left out (it proved nothing).
+/// A rejected search's hits are left out (it proved nothing). A read with more N bases than
+/// `max_diff` is not searched (no pops, no hits): a guess on it is rejected.
 fn search_from(
     search: &Search,
     width: &mut [Width],
@@ -189,11 +190,6 @@ fn search_from(
     max_diff: i32,
     (keep, guess): (bool, bool),
 ) -> Run {
-    let popped = keep.then(Vec::new);
-    // A read with more Ns than `max_diff` is not searched, and counts as answered.
-    if search.too_many_ns(max_diff) {
-        return Run { popped, ..Run::default() };
-    }
     let opt = search.opt;
     let mut stack = Profiled {
         counting: Counting::default(),
@@ -203,7 +199,7 @@ fn search_from(
         hits: 0,
         peak: 0,
         stopped_by_m: false,
-        popped,
+        popped: keep.then(Vec::new),
         last: Entry::default(),
         rejected: false,
     };
