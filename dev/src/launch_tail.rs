@@ -1,11 +1,11 @@
 //! A team pass's launch and its tail, replayed on the CPU: each team takes the next read of the
 //! pass's queue when its own ends (as inexact_level does), so the launch lasts until its last
 //! team ends, and while the heaviest reads run on a few teams the rest of the SMs wait. The
-//! order of the queue decides that tail. This replays one launch of pass 2 on `teams` teams
-//! (each read costs its critical-path pops in the level search) for several queue orders: as
-//! pass 1 hands the reads on, heavy first by what pass 1 knows of a read when it hands it on
-//! (its stack's entries, the kernels' `level_order`), and longest first by the true cost
-//! (the bound no order known beforehand beats).
+//! order of the queue decides that tail. This replays one launch of a team pass on `teams`
+//! teams (each read costs its critical-path pops in the level search) for several queue orders:
+//! as the pass before hands the reads on, heavy first by what that pass knows of a read when it
+//! hands it on (for pass 2, pass 1's stack entries: the kernels' `level_order`), and longest
+//! first by the true cost (the bound no order known beforehand beats).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -13,12 +13,13 @@ use std::collections::BinaryHeap;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// One read that reaches pass 2: its cost there and what pass 1 knew of it.
+/// One read that reaches a team pass: its cost there and what the pass before knew of it.
 #[derive(Clone, Copy, Debug)]
 pub struct PassRead {
     /// Critical-path pops of its level search.
     pub cost: u64,
-    /// Pass 1's stack entries (stored and dropped) where it handed the read on.
+    /// What the pass before knew of the read where it handed it on (for pass 2, pass 1's
+    /// stack entries, stored and dropped).
     pub weight: u64,
 }
 
@@ -94,14 +95,23 @@ pub fn replay(reads: &[PassRead], reads_per_launch: usize, teams: usize, launche
     out
 }
 
-/// Prints the replay for a batch of `batch_reads` reads, of which `reads.len()` of `all_reads`
-/// reach pass 2.
-pub fn print(reads: &[PassRead], all_reads: usize, batch_reads: usize, teams: usize) {
+/// The launch replayed: which pass, what its reads' weight is, and its teams.
+pub struct Launch<'a> {
+    pub pass: &'a str,
+    pub weight: &'a str,
+    pub teams: usize,
+}
+
+/// Prints the replay of `launch` for a batch of `batch_reads` reads, of which `reads.len()`
+/// of `all_reads` reach the pass.
+pub fn print(launch: &Launch, reads: &[PassRead], all_reads: usize, batch_reads: usize) {
     let per_launch = (batch_reads as f64 * reads.len() as f64 / all_reads.max(1) as f64).round() as usize;
+    let (pass, teams) = (launch.pass, launch.teams);
     println!(
-        "launch tail: pass 2's launch of a {batch_reads}-read batch ({per_launch} reads reach it, \
-         sampled from {} of {all_reads}) on {teams} teams, 8 launches",
-        reads.len()
+        "launch tail: {pass}'s launch of a {batch_reads}-read batch ({per_launch} reads reach it, \
+         sampled from {} of {all_reads}) on {teams} teams, 8 launches; weight: {}",
+        reads.len(),
+        launch.weight
     );
     println!("queue order\tspan (of as handed on)\tteams' fill of the span");
     for (name, r) in ORDERS.iter().zip(replay(reads, per_launch, teams, 8)) {

@@ -33,6 +33,10 @@ pub struct StackProfileArgs {
     /// Lanes of the level search's team (pass 2 runs 32, pass 3 `last_team_lanes`).
     #[arg(long, default_value_t = 32)]
     pub lanes: usize,
+    /// Lanes of the last pool's level search, when it stands for pass 3 (`last_team_lanes`,
+    /// 1024); default `--lanes`.
+    #[arg(long)]
+    pub last_lanes: Option<usize>,
     #[command(flatten)]
     pub aln: AlnFlags,
     /// The level search finds where bwa's `-m` stops a group of chains instead of giving up.
@@ -88,6 +92,11 @@ pub struct StackProfileArgs {
     /// Reads per batch for `--launch-tail` (bwa's batch).
     #[arg(long, default_value_t = 262_144)]
     pub batch_reads: usize,
+    /// With `--launch-tail` and two pools or more, also replay pass 3's launch on this many
+    /// teams (the GPU's SMs): the reads the first pool gives up on and the last finishes, by
+    /// what the first pool's search spent before it gave up.
+    #[arg(long, default_value_t = 132)]
+    pub last_teams: usize,
     /// Check that bwa pops every entry in the order its ancestry gives (dev/src/pop_order.rs)
     /// and count the pops that do not.
     #[arg(long)]
@@ -177,6 +186,9 @@ struct ReadProfile {
     handed_on: Option<StackState>,
     /// Per level-search pool size: its cost, or why it gave up.
     level: Vec<Result<LevelCost, GiveUp>>,
+    /// Per pool size, the cost spent up to the end or to where it gave up: what a team pass
+    /// knows of a read it hands on.
+    level_spent: Vec<LevelCost>,
     /// The groups of chains of the last pool's level search (when `--warp-reads` asks).
     groups: Vec<GroupTrace>,
 }
@@ -188,7 +200,7 @@ fn profile_read(
     opt: &GapOptions,
     args: &StackProfileArgs,
 ) -> Result<ReadProfile> {
-    let (capacities, level_capacities) = (&args.capacity, &args.level_capacity);
+    let capacities = &args.capacity;
     let mut buffers = ReadBuffers::default();
     let mut oracle = Counting::default();
     let hits = align_read_with(bwt, None, read, opt, &mut oracle, &mut buffers).expect("bwa's stack holds every entry");
@@ -212,43 +224,7 @@ fn profile_read(
             Err(_) => None,
         });
     }
-    let mut level = Vec::new();
-    let mut groups = Vec::new();
-    for (c, &capacity) in level_capacities.iter().enumerate() {
-        let trace = (!args.warp_reads.is_empty() && c + 1 == level_capacities.len()).then_some(&mut groups);
-        let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
-        let ReadBuffers { width, seed_width, seq } = &mut buffers;
-        let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals };
-        let mut cost = LevelCost::default();
-        level.push(
-            match level_search(
-                &search,
-                width,
-                opt,
-                args.lanes,
-                capacity / CHUNK,
-                LevelFlags {
-                    exact_entries_limit: args.exact_entries_limit,
-                    root_chain: args.root_chain,
-                    drop_at_push: args.drop_at_push,
-                    gap_records: args.gap_records,
-                    refill: args.refill.map(|seed| RefillSegments { seed }),
-                },
-                &mut cost,
-                trace,
-            ) {
-                Ok(h) if h == hits => Ok(cost),
-                Ok(h) => {
-                    bail!(
-                        "the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}",
-                        h.len(),
-                        hits.len()
-                    )
-                }
-                Err(why) => Err(why),
-            },
-        );
-    }
+    let LevelSearches { level, level_spent, groups } = level_searches(bwt, intervals, read, opt, &hits, args)?;
     let exact =
         crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
     let pops_before_hit = oracle.before_hit.unwrap_or(oracle.pops);
@@ -270,8 +246,58 @@ fn profile_read(
         bounded,
         handed_on,
         level,
+        level_spent,
         groups,
     })
+}
+
+/// The level search of one read with each pool size of `--level-capacity`.
+struct LevelSearches {
+    level: Vec<Result<LevelCost, GiveUp>>,
+    level_spent: Vec<LevelCost>,
+    groups: Vec<GroupTrace>,
+}
+
+fn level_searches(
+    bwt: &bcuda_index::Bwt,
+    intervals: Option<&IntervalTable>,
+    read: &[u8],
+    opt: &GapOptions,
+    hits: &[bcuda::sai::AlnHit],
+    args: &StackProfileArgs,
+) -> Result<LevelSearches> {
+    let mut buffers = ReadBuffers::default();
+    let mut out = LevelSearches { level: Vec::new(), level_spent: Vec::new(), groups: Vec::new() };
+    for (c, &capacity) in args.level_capacity.iter().enumerate() {
+        let trace = (!args.warp_reads.is_empty() && c + 1 == args.level_capacity.len()).then_some(&mut out.groups);
+        let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
+        let ReadBuffers { width, seed_width, seq } = &mut buffers;
+        let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals };
+        let mut cost = LevelCost::default();
+        let flags = LevelFlags {
+            exact_entries_limit: args.exact_entries_limit,
+            root_chain: args.root_chain,
+            drop_at_push: args.drop_at_push,
+            gap_records: args.gap_records,
+            refill: args.refill.map(|seed| RefillSegments { seed }),
+        };
+        let last = c + 1 == args.level_capacity.len();
+        let lanes = if last { args.last_lanes.unwrap_or(args.lanes) } else { args.lanes };
+        let found = level_search(&search, width, opt, lanes, capacity / CHUNK, flags, &mut cost, trace);
+        out.level.push(match found {
+            Ok(h) if h == hits => Ok(cost),
+            Ok(h) => {
+                bail!(
+                    "the level search with {capacity} entries gave {} hits where bwa's gives {}: {h:?} vs {hits:?}",
+                    h.len(),
+                    hits.len()
+                )
+            }
+            Err(why) => Err(why),
+        });
+        out.level_spent.push(cost);
+    }
+    Ok(out)
 }
 
 /// Whether the hits replayed from the read's candidate paths are bwa's, and the entries on
@@ -334,13 +360,34 @@ fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capaci
     Ok(())
 }
 
-/// The reads pass 1's first bounded stack hands on and the first level-search pool finishes:
-/// their critical-path pops there, and the entries pass 1 held when it handed them on.
-fn pass_two_reads(profiles: &[ReadProfile]) -> Vec<crate::launch_tail::PassRead> {
+/// `--launch-tail`: pass 2's launch (the reads pass 1's first bounded stack hands on and the
+/// first pool finishes, weighed by the entries pass 1 held), then with two pools or more pass
+/// 3's (the reads the first pool gives up on and the last finishes, weighed by what the first
+/// pool's search spent).
+fn print_launch_tails(profiles: &[ReadProfile], teams: usize, args: &StackProfileArgs) {
+    use crate::launch_tail::{print, Launch, PassRead};
+    let (n, batch) = (profiles.len(), args.batch_reads);
     let reached = profiles.iter().filter_map(|p| Some((p.handed_on?, p.level.first()?.as_ref().ok()?)));
-    reached
-        .map(|(s, cost)| crate::launch_tail::PassRead { cost: cost.critical_pops as u64, weight: s.entries as u64 })
-        .collect()
+    let pass_two: Vec<PassRead> =
+        reached.map(|(s, cost)| PassRead { cost: cost.critical_pops as u64, weight: s.entries as u64 }).collect();
+    print(&Launch { pass: "pass 2", weight: "pass 1's stack entries", teams }, &pass_two, n, batch);
+    if args.level_capacity.len() < 2 {
+        return;
+    }
+    type Weight = fn(&LevelCost) -> usize;
+    let weights: [(&str, Weight); 3] = [
+        ("pass 2's groups of chains", |x| x.groups),
+        ("pass 2's critical-path pops", |x| x.critical_pops),
+        ("pass 2's pops", |x| x.pops),
+    ];
+    for (name, weight) in weights {
+        let reached = profiles.iter().filter(|p| p.level[0].is_err());
+        let finished = reached.filter_map(|p| Some((&p.level_spent[0], p.level.last()?.as_ref().ok()?)));
+        let reads: Vec<PassRead> = finished
+            .map(|(spent, cost)| PassRead { cost: cost.critical_pops as u64, weight: weight(spent) as u64 })
+            .collect();
+        print(&Launch { pass: "pass 3", weight: name, teams: args.last_teams }, &reads, n, batch);
+    }
 }
 
 /// How the segments of the searches that finished ended, and how many of their levels went on
@@ -462,7 +509,7 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
     }
     print_push_windows(&profiles, &args.level_capacity, &opt);
     if let Some(teams) = args.launch_tail {
-        crate::launch_tail::print(&pass_two_reads(&profiles), n, args.batch_reads, teams);
+        print_launch_tails(&profiles, teams, &args);
     }
     if let Some(seed) = args.refill {
         print_segment_ends(&profiles, &args.level_capacity, seed);
