@@ -591,9 +591,13 @@ __device__ bool extend_exact(const u32 *words, u64 primary, u64 seq_len, const u
 // The root's chain of the search (its matching children one after another: the read's exact
 // backward search, reverse complemented as the search runs it): the interval after d bases for
 // d = 0..len, empty (k > l) from the first base that does not extend it.
-__device__ void root_chain_intervals(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *read, int len, ulonglong2 *out, u64 &lookups)
+// Returns the chain's weight: the sum of log2 of its intervals' rows after each base (while
+// one holds a row), which says how long the read stays in repeats and so how long its search
+// is (the team passes' queue order, level_order; `root_weight` in dev/src/stack_profile.rs).
+__device__ u32 root_chain_intervals(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *read, int len, ulonglong2 *out, u64 &lookups)
 {
     u64 k = 0, l = seq_len;
+    u32 weight = 0;
     out[0] = make_ulonglong2(k, l);
     for (int d = 0; d < len; ++d) {
         int c = read[d] > 3 ? 4 : 3 - read[d];
@@ -605,9 +609,11 @@ __device__ void root_chain_intervals(const u32 *words, u64 primary, u64 seq_len,
             lookups += occ_pair(words, primary, k - 1, l, c, ok, ol);
             k = l2[c] + ok + 1;
             l = l2[c] + ol;
+            if (k <= l) weight += 63 - __clzll(l - k + 1);
         }
         out[d + 1] = make_ulonglong2(k, l);
     }
+    return weight;
 }
 
 __device__ int int_log2(u32 v)
@@ -1169,19 +1175,11 @@ __device__ void count_for_rule(unsigned long long *rule, bool handed_on)
 
 // A read's answer from pass 1: its hit count, or STACK_FULL / HITS_FULL, and then it goes on
 // to the next pass (a read with more hits than its slots too: the team passes keep long hit
-// lists). With level_order, a read handed on leaves its weight beside it in next_weights: the
-// entries its stack held (stored, held and dropped), what pass 1 knows of how long the read's
-// search in pass 2 will be (order_by_weight).
-__device__ void record_answer(u32 id, int n, const Search &s, int *n_hits, u32 *next_queue, u32 *next_counters, u32 *next_weights, unsigned long long *rule)
+// lists).
+__device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *next_counters, unsigned long long *rule)
 {
     bool handed_on = n == STACK_FULL || n == HITS_FULL;
-    if (handed_on) {
-        u32 at = atomicAdd(&next_counters[0], 1);
-        next_queue[at] = id;
-#if level_order
-        next_weights[at] = (u32)s.st.stored + (u32)s.held + s.st.dropped;
-#endif
-    }
+    if (handed_on) next_queue[atomicAdd(&next_counters[0], 1)] = id;
     n_hits[id] = n;
     count_for_rule(rule, handed_on);
 }
@@ -1192,14 +1190,14 @@ __device__ void record_answer(u32 id, int n, const Search &s, int *n_hits, u32 *
 // into widths[code_start[j] + j ..] (its length + 1 cells), threads n..2n-1 the seed's of read j
 // into seed_widths[j * seed_stride ..] (reads longer than the seed), with root_chain threads
 // 2n..3n-1 the intervals of read j's root chain into root_intervals[code_start[j] + j ..] (its
-// length + 1). Each is a backward search of
+// length + 1) and, with level_order, its weight into root_weights[j]. Each is a backward search of
 // dependent occurrence lookups: on a searching team's first lane, with the team waiting, they
 // took about a third of pass 2 (H100, 1 Gbp benchmark); here all reads' run at once.
 extern "C" __global__ void __launch_bounds__(256) read_widths(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, u32 n, u64 *__restrict__ widths, u64 *__restrict__ seed_widths, int seed_stride,
-    ulonglong2 *__restrict__ root_intervals, unsigned long long *__restrict__ lookup_count)
+    ulonglong2 *__restrict__ root_intervals, u32 *__restrict__ root_weights, unsigned long long *__restrict__ lookup_count)
 {
     u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     bool seed = t >= n;
@@ -1216,7 +1214,10 @@ extern "C" __global__ void __launch_bounds__(256) read_widths(
     // Threads 2n..3n-1: each read's root chain (run_root_chain), after its D array's place.
     if (t >= 2 * (u64)n && t < 3 * (u64)n) {
         u32 j = (u32)(t - 2 * (u64)n);
-        root_chain_intervals(words, primary, seq_len, l2, codes + code_start[j], read_len[j], root_intervals + code_start[j] + j, lookups);
+        u32 weight = root_chain_intervals(words, primary, seq_len, l2, codes + code_start[j], read_len[j], root_intervals + code_start[j] + j, lookups);
+#if level_order
+        root_weights[j] = weight;
+#endif
     }
 #endif
     for (int o = LANES / 2; o > 0; o /= 2) lookups += __shfl_down_sync(FULL_MASK, lookups, o);
@@ -1253,9 +1254,8 @@ __device__ __forceinline__ void add_residence(u64 started, unsigned long long *r
 // to queue_counters[0]) until none is left, and searches it with its own bounded stack of
 // `entries_per_thread` entries and at most `max_pops` pops (1 once aln's `rule` has tripped,
 // above). A read that needs more is appended
-// to `next_queue` (next_counters[0] counts them) for inexact_level, with level_order its weight
-// at the same place of `next_weights`; n_hits is negative (STACK_FULL, HITS_FULL) for a read
-// without an answer.
+// to `next_queue` (next_counters[0] counts them) for inexact_level; n_hits is negative (STACK_FULL,
+// HITS_FULL) for a read without an answer.
 extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const ulonglong2 *__restrict__ intervals, int interval_depth,
@@ -1266,7 +1266,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     Entry *__restrict__ entry_pool, int *__restrict__ head_pool, int entries_per_thread, int n_buckets, int max_pops, unsigned long long *rule,
     Hit *__restrict__ hit_pool, int hits_per_read, int *__restrict__ n_hits,
     const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
-    u32 *__restrict__ next_weights, unsigned long long *__restrict__ lookup_count, unsigned long long *__restrict__ resident_ns)
+    unsigned long long *__restrict__ lookup_count, unsigned long long *__restrict__ resident_ns)
 {
     u64 started = global_ns();
     u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -1296,7 +1296,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             int first = search_start(r, s);
             phase = PHASE_SEARCH;
             if (first != SEARCH_GO) {
-                record_answer(id, first, s, n_hits, next_queue, next_counters, next_weights, rule);
+                record_answer(id, first, n_hits, next_queue, next_counters, rule);
                 phase = PHASE_IDLE;
             }
             continue;
@@ -1305,7 +1305,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
         int n = search_pop(r, width, s);
         if (n == SEARCH_GO && rule_stops(s, rule)) n = STACK_FULL;
         if (n == SEARCH_GO) continue;
-        record_answer(id, n, s, n_hits, next_queue, next_counters, next_weights, rule);
+        record_answer(id, n, n_hits, next_queue, next_counters, rule);
         phase = PHASE_IDLE;
     }
 #else
@@ -1321,7 +1321,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             n = search_pop(r, width, s);
             if (n == SEARCH_GO && rule_stops(s, rule)) n = STACK_FULL;
         }
-        record_answer(id, n, s, n_hits, next_queue, next_counters, next_weights, rule);
+        record_answer(id, n, n_hits, next_queue, next_counters, rule);
     }
 #endif
     if (lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
@@ -2408,11 +2408,11 @@ extern "C" __global__ void inexact_order(const u64 *__restrict__ exact_k, const 
 
 // level_order: a team pass lasts until its last team ends, and a team takes the next read of
 // the queue when its own ends, so a heavy read taken late makes the launch's tail while most
-// SMs wait. order_by_weight sorts the queue heaviest first by the weights pass 1 left beside
-// it (dev/src/launch_tail.rs replays the launches this gives), in buckets of ORDER_BUCKET_BITS
-// bits below a weight's highest bit; the reads of a bucket in any order. One block: a pass's
-// queue holds at most a batch's reads. `ordered` is scratch of the queue's length (the next
-// pass's queue, empty until this pass runs); the queue is sorted in place.
+// SMs wait. order_by_weight sorts the queue heaviest first by its reads' weights (read_widths'
+// root_weight; dev/src/launch_tail.rs replays the launches this gives), in buckets of
+// ORDER_BUCKET_BITS bits below a weight's highest bit; the reads of a bucket in any order. One
+// block: a pass's queue holds at most a batch's reads. `ordered` is scratch of the queue's
+// length (the next pass's queue, empty until this pass runs); the queue is sorted in place.
 #define ORDER_BUCKET_BITS 4
 #define ORDER_BUCKETS (32 << ORDER_BUCKET_BITS)
 
@@ -2430,7 +2430,7 @@ extern "C" __global__ void __launch_bounds__(1024) order_by_weight(u32 *__restri
     u32 n = queue_counters[0];
     for (u32 b = threadIdx.x; b < ORDER_BUCKETS; b += blockDim.x) start[b] = 0;
     __syncthreads();
-    for (u32 i = threadIdx.x; i < n; i += blockDim.x) atomicAdd(&start[weight_bucket(weights[i])], 1u);
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) atomicAdd(&start[weight_bucket(weights[queue[i]])], 1u);
     __syncthreads();
     // Each bucket's first place, the heaviest bucket first.
     if (threadIdx.x == 0) {
@@ -2442,7 +2442,7 @@ extern "C" __global__ void __launch_bounds__(1024) order_by_weight(u32 *__restri
         }
     }
     __syncthreads();
-    for (u32 i = threadIdx.x; i < n; i += blockDim.x) ordered[atomicAdd(&start[weight_bucket(weights[i])], 1u)] = queue[i];
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) ordered[atomicAdd(&start[weight_bucket(weights[queue[i]])], 1u)] = queue[i];
     __syncthreads();
     for (u32 i = threadIdx.x; i < n; i += blockDim.x) queue[i] = ordered[i];
 }

@@ -108,7 +108,7 @@ pub fn print(launch: &Launch, reads: &[PassRead], all_reads: usize, batch_reads:
     let per_launch = (batch_reads as f64 * reads.len() as f64 / all_reads.max(1) as f64).round() as usize;
     let (pass, teams) = (launch.pass, launch.teams);
     println!(
-        "launch tail: {pass}'s launch of a {batch_reads}-read batch ({per_launch} reads reach it, \
+        "launch tail, {pass}: a {batch_reads}-read batch's launch ({per_launch} reads reach it, \
          sampled from {} of {all_reads}) on {teams} teams, 8 launches; weight: {}",
         reads.len(),
         launch.weight

@@ -169,6 +169,9 @@ impl SearchStack for Counting {
 struct ReadProfile {
     /// exact_match's interval size (0: no exact match, or an N).
     exact: u64,
+    /// The root chain (the read's exact backward search as the search runs it), known before
+    /// the search: what the GPU knows of every read when pass 1 has given up (aln's rule).
+    root: RootChain,
     pops: usize,
     /// bwa's pops up to and including the one that found the first hit (all of them without a hit).
     pops_before_hit: usize,
@@ -227,6 +230,7 @@ fn profile_read(
     let LevelSearches { level, level_spent, groups } = level_searches(bwt, intervals, read, opt, &hits, args)?;
     let exact =
         crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
+    let root = root_chain(bwt, read, opt);
     let pops_before_hit = oracle.before_hit.unwrap_or(oracle.pops);
     let best = hits.iter().map(|h| h.score).min();
     let out_of_order = if args.check_pop_order { pops_out_of_order(bwt, read, opt, &hits)? } else { 0 };
@@ -248,6 +252,7 @@ fn profile_read(
         level,
         level_spent,
         groups,
+        root,
     })
 }
 
@@ -300,6 +305,25 @@ fn level_searches(
     Ok(out)
 }
 
+/// What a read's root chain says of it: the bases it matches, and its weight as read_widths
+/// gives it to the team passes' order (`level_order`): the sum of floor(log2) of its intervals'
+/// rows after each base, which says how long the read stays in repeats.
+#[derive(Clone, Copy, Debug, Default)]
+struct RootChain {
+    len: usize,
+    weight: u64,
+}
+
+fn root_chain(bwt: &bcuda_index::Bwt, read: &[u8], opt: &GapOptions) -> RootChain {
+    let mut buffers = ReadBuffers::default();
+    let (local, use_seed) = prepare_read(bwt, read, opt, &mut buffers);
+    let ReadBuffers { seed_width, seq, .. } = &buffers;
+    let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
+    let chain = search.root_intervals();
+    let weight = chain[1..].iter().map(|&(k, l)| (l + 1 - k).ilog2() as u64).sum();
+    RootChain { len: chain.len() - 1, weight }
+}
+
 /// Whether the hits replayed from the read's candidate paths are bwa's, and the entries on
 /// those paths off the root's chain (None: too many paths).
 fn replay_matches(
@@ -337,13 +361,15 @@ fn pops_out_of_order(
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
     use std::io::Write;
     let mut out = bcuda_output::Output::file(path)?;
-    write!(out, "read\tpops\tpeak\texact_interval\tpass1_pops\tpass1_entries\tpass1_best")?;
+    write!(out, "read\tpops\tpeak\texact_interval\troot_len\troot_weight")?;
+    write!(out, "\tpass1_pops\tpass1_entries\tpass1_best")?;
     for c in level_capacities {
         write!(out, "\tgroups_{c}\tcritical_pops_{c}")?;
     }
     writeln!(out)?;
     for (i, p) in profiles.iter().enumerate() {
         write!(out, "{i}\t{}\t{}\t{}", p.pops, p.peak, p.exact)?;
+        write!(out, "\t{}\t{}", p.root.len, p.root.weight)?;
         match p.handed_on {
             Some(s) => write!(out, "\t{}\t{}\t{}", s.pops, s.entries, s.best)?,
             None => write!(out, "\tNA\tNA\tNA")?,
@@ -360,33 +386,74 @@ fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capaci
     Ok(())
 }
 
-/// `--launch-tail`: pass 2's launch (the reads pass 1's first bounded stack hands on and the
-/// first pool finishes, weighed by the entries pass 1 held), then with two pools or more pass
-/// 3's (the reads the first pool gives up on and the last finishes, weighed by what the first
-/// pool's search spent).
+/// One launch `--launch-tail` replays: the pass, the reads that reach it with their cost there
+/// and weight, and what the weight is.
+struct TailCase {
+    pass: &'static str,
+    weight: &'static str,
+    last_pass: bool,
+    read: fn(&ReadProfile) -> Option<crate::launch_tail::PassRead>,
+}
+
+/// The launches `--launch-tail` replays. Pass 2 gets the reads pass 1's first bounded stack
+/// hands on, or, once aln's rule has made pass 1 give up (as it does on large genomes), every
+/// read; a read costs it what the first pool's search spent, to its end or to where it gave
+/// up. Pass 3 (with two pools or more) gets the reads the first pool gives up on, at what the
+/// last pool's search spent.
+const TAIL_CASES: [TailCase; 5] = [
+    TailCase {
+        pass: "pass 2",
+        weight: "pass 1's stack entries",
+        last_pass: false,
+        read: |p| Some(tail_read(p.level_spent.first()?, p.handed_on?.entries)),
+    },
+    TailCase {
+        pass: "pass 2",
+        weight: "the root chain's",
+        last_pass: false,
+        read: |p| {
+            p.handed_on?;
+            Some(tail_read(p.level_spent.first()?, p.root.weight as usize))
+        },
+    },
+    TailCase {
+        pass: "pass 2 after aln's rule (every read)",
+        weight: "the root chain's",
+        last_pass: false,
+        read: |p| Some(tail_read(p.level_spent.first()?, p.root.weight as usize)),
+    },
+    TailCase {
+        pass: "pass 3",
+        weight: "the root chain's",
+        last_pass: true,
+        read: |p| {
+            p.level.first()?.as_ref().err()?;
+            Some(tail_read(p.level_spent.last()?, p.root.weight as usize))
+        },
+    },
+    TailCase {
+        pass: "pass 3",
+        weight: "pass 2's groups of chains",
+        last_pass: true,
+        read: |p| {
+            p.level.first()?.as_ref().err()?;
+            Some(tail_read(p.level_spent.last()?, p.level_spent.first()?.groups))
+        },
+    },
+];
+
+/// A read at the critical-path pops a level search spent.
+fn tail_read(spent: &LevelCost, weight: usize) -> crate::launch_tail::PassRead {
+    crate::launch_tail::PassRead { cost: spent.critical_pops as u64, weight: weight as u64 }
+}
+
+/// `--launch-tail`: each of [`TAIL_CASES`], pass 3's with two pools or more.
 fn print_launch_tails(profiles: &[ReadProfile], teams: usize, args: &StackProfileArgs) {
-    use crate::launch_tail::{print, Launch, PassRead};
-    let (n, batch) = (profiles.len(), args.batch_reads);
-    let reached = profiles.iter().filter_map(|p| Some((p.handed_on?, p.level.first()?.as_ref().ok()?)));
-    let pass_two: Vec<PassRead> =
-        reached.map(|(s, cost)| PassRead { cost: cost.critical_pops as u64, weight: s.entries as u64 }).collect();
-    print(&Launch { pass: "pass 2", weight: "pass 1's stack entries", teams }, &pass_two, n, batch);
-    if args.level_capacity.len() < 2 {
-        return;
-    }
-    type Weight = fn(&LevelCost) -> usize;
-    let weights: [(&str, Weight); 3] = [
-        ("pass 2's groups of chains", |x| x.groups),
-        ("pass 2's critical-path pops", |x| x.critical_pops),
-        ("pass 2's pops", |x| x.pops),
-    ];
-    for (name, weight) in weights {
-        let reached = profiles.iter().filter(|p| p.level[0].is_err());
-        let finished = reached.filter_map(|p| Some((&p.level_spent[0], p.level.last()?.as_ref().ok()?)));
-        let reads: Vec<PassRead> = finished
-            .map(|(spent, cost)| PassRead { cost: cost.critical_pops as u64, weight: weight(spent) as u64 })
-            .collect();
-        print(&Launch { pass: "pass 3", weight: name, teams: args.last_teams }, &reads, n, batch);
+    for case in TAIL_CASES.iter().filter(|c| !c.last_pass || args.level_capacity.len() > 1) {
+        let reads: Vec<_> = profiles.iter().filter_map(case.read).filter(|r| r.cost > 0).collect();
+        let teams = if case.last_pass { args.last_teams } else { teams };
+        let launch = crate::launch_tail::Launch { pass: case.pass, weight: case.weight, teams };
+        crate::launch_tail::print(&launch, &reads, profiles.len(), args.batch_reads);
     }
 }
 

@@ -76,6 +76,7 @@ struct WidthOutputs<'a> {
     seed_widths: &'a mut CudaSlice<u64>,
     seed_stride: usize,
     root_intervals: &'a mut CudaSlice<u64>,
+    root_weights: &'a cudarc::driver::CudaView<'a, u32>,
     lookups: &'a cudarc::driver::CudaView<'a, u64>,
 }
 
@@ -165,13 +166,13 @@ impl GpuAligner {
         }
         events.push(timing_event(&stream)?);
         if n_gpu > 0 {
-            let widths_lookups = lookups.slice(MAX_PASSES..MAX_PASSES + 1);
             let outputs = WidthOutputs {
                 widths: &mut *widths,
                 seed_widths: &mut *seed_widths,
                 seed_stride,
                 root_intervals: &mut *root_intervals,
-                lookups: &widths_lookups,
+                root_weights: &queues.slice(WEIGHT_LIST * n_gpu..(WEIGHT_LIST + 1) * n_gpu),
+                lookups: &lookups.slice(MAX_PASSES..MAX_PASSES + 1),
             };
             self.launch_widths(&stream, d_opt, &batch, outputs)?;
         }
@@ -251,7 +252,8 @@ impl GpuAligner {
         let mut launch = stream.launch_builder(&self.inexact.widths);
         launch.arg(self.search_words()).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
         launch.arg(batch.codes).arg(batch.starts).arg(batch.lens).arg(&n32);
-        launch.arg(out.widths).arg(out.seed_widths).arg(&stride32).arg(out.root_intervals).arg(out.lookups);
+        launch.arg(out.widths).arg(out.seed_widths).arg(&stride32).arg(out.root_intervals).arg(out.root_weights);
+        launch.arg(out.lookups);
         // SAFETY: argument order and types match read_widths' signature.
         unsafe { launch.launch(cfg) }.context("launching read_widths")?;
         Ok(())
@@ -386,12 +388,7 @@ impl GpuAligner {
         let mut launch = stream.launch_builder(kernel);
         args.push(&mut launch, scratch, &size);
         let lookup_count = lists.lookups.slice(p..p + 1);
-        launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters);
-        let weights = lists.queues.slice(list(WEIGHT_LIST)..list(WEIGHT_LIST + 1));
-        if scratch.pass.kind == PassKind::Thread {
-            launch.arg(&weights);
-        }
-        launch.arg(&lookup_count);
+        launch.arg(&queue).arg(&queue_counters).arg(&next_queue).arg(&next_counters).arg(&lookup_count);
         let long_count = lists.counters.slice(LONG_HITS_COUNTER..LONG_HITS_COUNTER + 1);
         let (warp_hits, long_capacity) = (inexact::WARP_HITS as i32, long_hits_room(lists.list_len) as u32);
         if scratch.pass.kind == PassKind::Warp {
@@ -465,9 +462,9 @@ impl GpuAligner {
         Ok(None)
     }
 
-    /// With `level_order`, pass 2's queue heaviest first by the weights pass 1 left beside it
-    /// (order_by_weight, one block), sorted through pass 3's queue, which fills only once pass 2
-    /// runs.
+    /// With `level_order`, pass 2's queue heaviest first by its reads' root chains' weights
+    /// (read_widths', in [`WEIGHT_LIST`]; order_by_weight, one block), sorted through pass 3's
+    /// queue, which fills only once pass 2 runs.
     fn launch_weight_order(&self, stream: &Arc<CudaStream>, lists: &PassLists) -> Result<()> {
         let list = |p: usize| lists.queues.slice(p * lists.list_len..(p + 1) * lists.list_len);
         let (queue, weights, ordered) = (list(1), list(WEIGHT_LIST), list(2));

@@ -35,8 +35,8 @@ pub(super) struct Slot {
     pub(super) n_hits: Download<i32>,
     pub(super) hits: Download<u64>,
     /// The passes' read queues, one after the other (`N_LISTS` lists of the batch's inexact
-    /// reads: each pass's, the reads left to the CPU, the no-hit pass's, and the weights pass 1
-    /// leaves beside pass 2's queue, [`WEIGHT_LIST`]), and their counters.
+    /// reads: each pass's, the reads left to the CPU, the no-hit pass's, and the reads' weights
+    /// for the team passes' order, [`WEIGHT_LIST`]), and their counters.
     pub(super) queues: Download<u32>,
     pub(super) counters: Download<u32>,
     /// Occurrence lookups (BWT blocks read) of each pass, then of read_widths, then of the
@@ -113,7 +113,8 @@ pub(super) const N_COUNTERS: usize = LONG_HITS_COUNTER + 1;
 /// their SMs, summed; the complement of its launch's first start; its last end, on the GPU's
 /// clock).
 pub(super) const N_LISTS: usize = MAX_PASSES + 3;
-/// With `level_order`, the weight of each read of pass 2's queue, at its place there.
+/// With `level_order`, each inexact read's weight (its root chain's, from read_widths), by its
+/// index in the batch.
 pub(super) const WEIGHT_LIST: usize = MAX_PASSES + 2;
 pub(super) const N_LOOKUP_COUNTS: usize = MAX_PASSES + 2;
 pub(super) const RESIDENCE_AT: usize = N_LOOKUP_COUNTS;

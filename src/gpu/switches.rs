@@ -367,12 +367,12 @@ pub struct InexactSwitches {
     #[serde(default)]
     pub occ_pairs: u32,
     /// Pass 2's queue sorted heaviest first before pass 2 runs (`order_by_weight` in
-    /// cuda/inexact_match.cu), by the entries pass 1's stack held when it handed each read on:
-    /// a team pass lasts until its last team ends, and a heavy read taken late makes that
-    /// tail. The CPU replay of pass 2's launches (`bcuda-dev stack-profile --launch-tail`,
-    /// bench/results/cpu-2c/launch-tail.txt) gives spans 0.82 (100 bp) and 0.67 (ancient DNA)
-    /// of the order pass 1 hands them on in; off until measured on a GPU. A tuned file from
-    /// before it existed reads as off.
+    /// cuda/inexact_match.cu), by each read's root chain (the sum of log2 of its intervals'
+    /// rows, from read_widths): a team pass lasts until its last team ends, and a heavy read
+    /// taken late makes that tail. Only with `root_chain`. The CPU replay of pass 2's launches
+    /// (`bcuda-dev stack-profile --launch-tail`, bench/results/cpu-2c/launch-tail.txt) gives
+    /// shorter spans in both regimes; off until measured on a GPU. A tuned file from before it
+    /// existed reads as off.
     #[serde(default)]
     pub level_order: bool,
 }
@@ -539,6 +539,9 @@ impl InexactSwitches {
         }
         if self.occ_pairs > 0 && !self.occ_sectors {
             return Some("occ_pairs: only with occ_sectors");
+        }
+        if self.level_order && !self.root_chain {
+            return Some("level_order: only with root_chain (the reads' weights come from their root chains)");
         }
         if self.occ_prefetch > 3 {
             return Some("occ_prefetch must be 0 (off), 1 (L1), 2 (L2) or 3 (every child, L2)");
