@@ -187,13 +187,8 @@ struct ReadProfile {
     /// The first bounded stack's state where it gave up (None: it finished): what the GPU's
     /// first pass knows of a read it hands on.
     handed_on: Option<StackState>,
-    /// Per level-search pool size: its cost, or why it gave up.
-    level: Vec<Result<LevelCost, GiveUp>>,
-    /// Per pool size, the cost spent up to the end or to where it gave up: what a team pass
-    /// knows of a read it hands on.
-    level_spent: Vec<LevelCost>,
-    /// The groups of chains of the last pool's level search (when `--warp-reads` asks).
-    groups: Vec<GroupTrace>,
+    /// The level search with each pool size.
+    levels: LevelSearches,
 }
 
 fn profile_read(
@@ -227,7 +222,7 @@ fn profile_read(
             Err(_) => None,
         });
     }
-    let LevelSearches { level, level_spent, groups } = level_searches(bwt, intervals, read, opt, &hits, args)?;
+    let levels = level_searches(bwt, intervals, read, opt, &hits, args)?;
     let exact =
         crate::gpu_bench::exact_search(bwt, read).map_or(0, |(k, l)| if k == 0 && l == 0 { 0 } else { l + 1 - k });
     let root = root_chain(bwt, read, opt);
@@ -249,17 +244,19 @@ fn profile_read(
         peak: oracle.peak,
         bounded,
         handed_on,
-        level,
-        level_spent,
-        groups,
+        levels,
         root,
     })
 }
 
 /// The level search of one read with each pool size of `--level-capacity`.
 struct LevelSearches {
+    /// Per pool size: its cost, or why it gave up.
     level: Vec<Result<LevelCost, GiveUp>>,
+    /// Per pool size, the cost spent up to the end or to where it gave up: what a team pass
+    /// knows of a read it hands on.
     level_spent: Vec<LevelCost>,
+    /// The groups of chains of the last pool's level search (when `--warp-reads` asks).
     groups: Vec<GroupTrace>,
 }
 
@@ -374,7 +371,7 @@ fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capaci
             Some(s) => write!(out, "\t{}\t{}\t{}", s.pops, s.entries, s.best)?,
             None => write!(out, "\tNA\tNA\tNA")?,
         }
-        for level in &p.level {
+        for level in &p.levels.level {
             match level {
                 Ok(cost) => write!(out, "\t{}\t{}", cost.groups, cost.critical_pops)?,
                 Err(_) => write!(out, "\tNA\tNA")?,
@@ -405,7 +402,7 @@ const TAIL_CASES: [TailCase; 5] = [
         pass: "pass 2",
         weight: "pass 1's stack entries",
         last_pass: false,
-        read: |p| Some(tail_read(p.level_spent.first()?, p.handed_on?.entries)),
+        read: |p| Some(tail_read(p.levels.level_spent.first()?, p.handed_on?.entries)),
     },
     TailCase {
         pass: "pass 2",
@@ -413,22 +410,22 @@ const TAIL_CASES: [TailCase; 5] = [
         last_pass: false,
         read: |p| {
             p.handed_on?;
-            Some(tail_read(p.level_spent.first()?, p.root.weight as usize))
+            Some(tail_read(p.levels.level_spent.first()?, p.root.weight as usize))
         },
     },
     TailCase {
         pass: "pass 2 after aln's rule (every read)",
         weight: "the root chain's",
         last_pass: false,
-        read: |p| Some(tail_read(p.level_spent.first()?, p.root.weight as usize)),
+        read: |p| Some(tail_read(p.levels.level_spent.first()?, p.root.weight as usize)),
     },
     TailCase {
         pass: "pass 3",
         weight: "the root chain's",
         last_pass: true,
         read: |p| {
-            p.level.first()?.as_ref().err()?;
-            Some(tail_read(p.level_spent.last()?, p.root.weight as usize))
+            p.levels.level.first()?.as_ref().err()?;
+            Some(tail_read(p.levels.level_spent.last()?, p.root.weight as usize))
         },
     },
     TailCase {
@@ -436,8 +433,8 @@ const TAIL_CASES: [TailCase; 5] = [
         weight: "pass 2's groups of chains",
         last_pass: true,
         read: |p| {
-            p.level.first()?.as_ref().err()?;
-            Some(tail_read(p.level_spent.last()?, p.level_spent.first()?.groups))
+            p.levels.level.first()?.as_ref().err()?;
+            Some(tail_read(p.levels.level_spent.last()?, p.levels.level_spent.first()?.groups))
         },
     },
 ];
@@ -465,7 +462,7 @@ fn print_segment_ends(profiles: &[ReadProfile], level_capacities: &[usize], seed
          levels finished in groups near -m"
     );
     for (c, &capacity) in level_capacities.iter().enumerate() {
-        let ends = profiles.iter().filter_map(|p| p.level[c].as_ref().ok()).map(|x| x.segment_ends);
+        let ends = profiles.iter().filter_map(|p| p.levels.level[c].as_ref().ok()).map(|x| x.segment_ends);
         let (cap, hit, full, groups) = ends
             .fold((0, 0, 0, 0), |(a, b, f, g), e| (a + e.cap, b + e.hit, f + e.buffer_full, g + e.levels_in_groups));
         println!("{capacity}\t{cap}\t{hit}\t{full}\t{groups}");
@@ -558,10 +555,10 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
         args.lanes
     );
     for (c, &capacity) in args.level_capacity.iter().enumerate() {
-        let stack = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::StackFull)).count();
-        let limit = profiles.iter().filter(|p| p.level[c] == Err(GiveUp::EntriesLimit)).count();
+        let stack = profiles.iter().filter(|p| p.levels.level[c] == Err(GiveUp::StackFull)).count();
+        let limit = profiles.iter().filter(|p| p.levels.level[c] == Err(GiveUp::EntriesLimit)).count();
         let done: Vec<(&ReadProfile, LevelCost)> =
-            profiles.iter().filter_map(|p| p.level[c].as_ref().ok().map(|&x| (p, x))).collect();
+            profiles.iter().filter_map(|p| p.levels.level[c].as_ref().ok().map(|&x| (p, x))).collect();
         let sum = |heavy: bool, f: fn(&LevelCost) -> usize| {
             done.iter().filter(|(p, _)| !heavy || p.pops > 10_000).map(|(_, x)| f(x)).sum::<usize>()
         };
@@ -586,7 +583,8 @@ pub fn run(args: StackProfileArgs) -> Result<()> {
     // the critical path (the largest pool, where the fewest searches give up, so that their
     // rounds are counted to the end).
     if let Some(last) = args.level_capacity.len().checked_sub(1) {
-        let costs: Vec<LevelCost> = profiles.iter().filter_map(|p| p.level[last].as_ref().ok().copied()).collect();
+        let costs: Vec<LevelCost> =
+            profiles.iter().filter_map(|p| p.levels.level[last].as_ref().ok().copied()).collect();
         let mut groups: Vec<usize> = costs.iter().map(|x| x.groups).collect();
         groups.sort_unstable();
         let all_critical = costs.iter().map(|x| x.critical_pops).sum::<usize>().max(1);
@@ -625,7 +623,7 @@ fn print_never_popped(profiles: &[ReadProfile], last: usize, pushes: usize, opt:
     let (mut records, mut expanded) = (0, 0);
     let nonstop = opt.mode & bcuda::sai::MODE_NONSTOP != 0;
     for p in profiles {
-        let Ok(cost) = &p.level[last] else { continue };
+        let Ok(cost) = &p.levels.level[last] else { continue };
         records += cost.records;
         expanded += cost.records_expanded;
         gaps += cost.gap_pushes;
@@ -660,7 +658,7 @@ fn print_never_popped(profiles: &[ReadProfile], last: usize, pushes: usize, opt:
 /// such a window in shared memory would still leave pass 2's commit to read from global memory.
 fn print_push_windows(profiles: &[ReadProfile], level_capacity: &[usize], opt: &GapOptions) {
     let Some(last) = level_capacity.len().checked_sub(1) else { return };
-    let costs: Vec<&LevelCost> = profiles.iter().filter_map(|p| p.level[last].as_ref().ok()).collect();
+    let costs: Vec<&LevelCost> = profiles.iter().filter_map(|p| p.levels.level[last].as_ref().ok()).collect();
     let pushes = costs.iter().map(|x| x.pushes).sum::<usize>();
     let shares: Vec<String> = PUSH_WINDOWS
         .iter()
@@ -684,11 +682,15 @@ fn print_push_windows(profiles: &[ReadProfile], level_capacity: &[usize], opt: &
 fn print_warp_packing(profiles: &[ReadProfile], args: &StackProfileArgs) -> Result<()> {
     let pool = args.level_capacity.last().copied().unwrap_or(0);
     // The replay of one read a warp must cost what the search counted (every read's groups).
-    let counted: usize = profiles.iter().filter_map(|p| p.level.last()?.as_ref().ok()).map(|x| x.critical_pops).sum();
-    let gave_up: usize = profiles.iter().filter(|p| p.level.last().is_some_and(|x| x.is_err())).count();
-    let all: Vec<&[GroupTrace]> = profiles.iter().map(|p| &p.groups[..]).collect();
-    let done: Vec<&[GroupTrace]> =
-        profiles.iter().filter(|p| p.level.last().is_some_and(|x| x.is_ok())).map(|p| &p.groups[..]).collect();
+    let counted: usize =
+        profiles.iter().filter_map(|p| p.levels.level.last()?.as_ref().ok()).map(|x| x.critical_pops).sum();
+    let gave_up: usize = profiles.iter().filter(|p| p.levels.level.last().is_some_and(|x| x.is_err())).count();
+    let all: Vec<&[GroupTrace]> = profiles.iter().map(|p| &p.levels.groups[..]).collect();
+    let done: Vec<&[GroupTrace]> = profiles
+        .iter()
+        .filter(|p| p.levels.level.last().is_some_and(|x| x.is_ok()))
+        .map(|p| &p.levels.groups[..])
+        .collect();
     let replayed = crate::warp_packing::replay(&done, args.lanes, 1, crate::warp_packing::Deal::OldestFirst);
     if replayed.lane_steps != counted as u64 {
         bail!("one read a warp replays {} pop-steps where the search counted {counted}", replayed.lane_steps);
@@ -697,9 +699,10 @@ fn print_warp_packing(profiles: &[ReadProfile], args: &StackProfileArgs) -> Resu
     println!("{}", crate::warp_packing::ASSUMPTIONS);
     println!("# reads whose search gave up (their groups up to then replayed): {gave_up}");
     let handed_on = |p: &&ReadProfile| p.bounded.first().is_some_and(Option::is_none);
-    let pass2: Vec<&[GroupTrace]> = profiles.iter().filter(handed_on).map(|p| &p.groups[..]).collect();
-    let heavy: Vec<&[GroupTrace]> = profiles.iter().filter(|p| p.pops > 10_000).map(|p| &p.groups[..]).collect();
-    let light: Vec<&[GroupTrace]> = profiles.iter().filter(|p| p.pops <= 10_000).map(|p| &p.groups[..]).collect();
+    let pass2: Vec<&[GroupTrace]> = profiles.iter().filter(handed_on).map(|p| &p.levels.groups[..]).collect();
+    let heavy: Vec<&[GroupTrace]> = profiles.iter().filter(|p| p.pops > 10_000).map(|p| &p.levels.groups[..]).collect();
+    let light: Vec<&[GroupTrace]> =
+        profiles.iter().filter(|p| p.pops <= 10_000).map(|p| &p.levels.groups[..]).collect();
     let first = args.capacity.first().map_or("none".to_string(), |c| format!("{c} entries, {} pops", args.max_pops));
     let table = |label: &str, reads: &[&[GroupTrace]]| {
         crate::warp_packing::print_table(label, reads, args.lanes, &args.warp_reads, &args.warp_overhead)
