@@ -134,17 +134,22 @@ pairs_paths() {
     switch_cases "occ_pairs=3 level_refill=1 gap_records=0"
 }
 
-# Pass 2's queue heaviest first (level_order): the option sets of switch_cases; small stacks, so
-# that pass 1 hands on most reads (some with more hits than its slots) and pass 3 and the CPU
-# take some, with -m 300 and ancient DNA's options; with a middle pass (the order is pass 2's).
+# The team passes' queues heaviest first (level_order 1: pass 2's, 2: every team pass's): the
+# option sets of switch_cases; small stacks, so that pass 1 hands on most reads (some with more
+# hits than its slots) and the last pass and the CPU take some, with -m 300 and ancient DNA's
+# options; with a middle pass; with the no-hit proof before the last pass (which takes reads
+# out of the last queue before it is sorted).
 order_paths() {
-    local ecoli_art
+    local ecoli_art v
     ecoli_art=$(data_file ecoli536_art.fq)
-    switch_cases level_order=1
-    BCUDA_TEST_INEXACT_SWITCHES=level_order=1 BCUDA_TEST_STACKS=16,4096,65536 check ecoli536.fa "$ecoli_art"
-    BCUDA_TEST_INEXACT_SWITCHES=level_order=1 BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
-    BCUDA_TEST_INEXACT_SWITCHES=level_order=1 BCUDA_TEST_STACKS=16,2048,65536 check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
-    BCUDA_TEST_INEXACT_SWITCHES="level_order=1 mid_team_lanes=128" BCUDA_TEST_STACKS=16,2048,8192,262144 check ecoli536.fa "$ecoli_art"
+    for v in 1 2; do
+        switch_cases level_order=$v
+        BCUDA_TEST_INEXACT_SWITCHES=level_order=$v BCUDA_TEST_STACKS=16,4096,65536 check ecoli536.fa "$ecoli_art"
+        BCUDA_TEST_INEXACT_SWITCHES=level_order=$v BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
+        BCUDA_TEST_INEXACT_SWITCHES=level_order=$v BCUDA_TEST_STACKS=16,2048,65536 check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
+    done
+    BCUDA_TEST_INEXACT_SWITCHES="level_order=2 mid_team_lanes=128" BCUDA_TEST_STACKS=16,2048,8192,262144 check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_INEXACT_SWITCHES="level_order=2 proof_before_last=1" BCUDA_TEST_STACKS=16,2048,65536 check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
 }
 
 # A middle team pass (mid_team_lanes) between pass 2 and the last: teams of 128 (and of 64, at

@@ -19,7 +19,7 @@ pub struct InexactKernels {
     pub widths: CudaFunction,
     pub search: CudaFunction,
     pub order: CudaFunction,
-    /// Pass 2's queue heaviest first (`level_order`).
+    /// A team pass's queue heaviest first (`level_order`).
     pub order_by_weight: CudaFunction,
     /// bwa's search kept to the candidates' trees (the reads that occur whole, `exact_replay`).
     pub replay: CudaFunction,

@@ -453,22 +453,31 @@ impl GpuAligner {
         if let Some(r) = replay.filter(|_| p == 0) {
             self.launch_replay(stream, set, (args, lists), replay_bufs, r)?;
         }
-        if p == 1 && self.inexact_switches.level_order && self.passes[0].first().pass.kind == PassKind::Thread {
-            self.launch_weight_order(stream, lists)?;
+        let proof = if p > 0 && p + 1 == self.passes.len() {
+            self.queue_proof(stream, (args, lists, p), proof_bufs)?
+        } else {
+            None
+        };
+        if self.orders_pass(p) {
+            self.launch_weight_order(stream, lists, p)?;
         }
-        if p > 0 && p + 1 == self.passes.len() {
-            return self.queue_proof(stream, (args, lists, p), proof_bufs);
-        }
-        Ok(None)
+        Ok(proof)
     }
 
-    /// With `level_order`, pass 2's queue heaviest first by its reads' root chains' weights
-    /// (read_widths', in [`WEIGHT_LIST`]; order_by_weight, one block), sorted through pass 3's
-    /// queue, which fills only once pass 2 runs.
-    fn launch_weight_order(&self, stream: &Arc<CudaStream>, lists: &PassLists) -> Result<()> {
+    /// Whether pass `p`'s queue is sorted heaviest first (`level_order`: 1 pass 2's, 2 every
+    /// team pass's).
+    fn orders_pass(&self, p: usize) -> bool {
+        let order = self.inexact_switches.level_order;
+        p > 0 && self.passes[p].first().pass.kind == PassKind::Warp && (order >= 2 || (order == 1 && p == 1))
+    }
+
+    /// With `level_order`, pass `p`'s queue heaviest first by its reads' root chains' weights
+    /// (read_widths', in [`WEIGHT_LIST`]; order_by_weight, one block), sorted through the next
+    /// list, which fills only once pass `p` runs.
+    fn launch_weight_order(&self, stream: &Arc<CudaStream>, lists: &PassLists, p: usize) -> Result<()> {
         let list = |p: usize| lists.queues.slice(p * lists.list_len..(p + 1) * lists.list_len);
-        let (queue, weights, ordered) = (list(1), list(WEIGHT_LIST), list(2));
-        let counters = lists.counters.slice(2..4); // pass 2's (queued, taken)
+        let (queue, weights, ordered) = (list(p), list(WEIGHT_LIST), list(p + 1));
+        let counters = lists.counters.slice(2 * p..2 * p + 2); // pass p's (queued, taken)
         let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
         let mut launch = stream.launch_builder(&self.inexact.order_by_weight);
         launch.arg(&queue).arg(&counters).arg(&weights).arg(&ordered);

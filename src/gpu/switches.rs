@@ -366,15 +366,15 @@ pub struct InexactSwitches {
     /// existed reads as off.
     #[serde(default)]
     pub occ_pairs: u32,
-    /// Pass 2's queue sorted heaviest first before pass 2 runs (`order_by_weight` in
+    /// The team passes' queues sorted heaviest first before they run (`order_by_weight` in
     /// cuda/inexact_match.cu), by each read's root chain (the sum of log2 of its intervals'
     /// rows, from read_widths): a team pass lasts until its last team ends, and a heavy read
-    /// taken late makes that tail. Only with `root_chain`. The CPU replay of pass 2's launches
-    /// (`bcuda-dev stack-profile --launch-tail`, bench/results/cpu-2c/launch-tail.txt) gives
-    /// shorter spans in both regimes; off until measured on a GPU. A tuned file from before it
-    /// existed reads as off.
+    /// taken late makes that tail. 1: pass 2's queue, 2: every team pass's (0: none). Only
+    /// with `root_chain`. The CPU replay of the launches (`bcuda-dev stack-profile
+    /// --launch-tail`, bench/results/cpu-2c/launch-tail.txt) gives shorter spans in both
+    /// regimes; off until measured on a GPU. A tuned file from before it existed reads as off.
     #[serde(default)]
-    pub level_order: bool,
+    pub level_order: u32,
 }
 
 fn default_proof_extensions() -> u32 {
@@ -461,7 +461,7 @@ impl Default for InexactSwitches {
             drop_at_push: true,
             gap_records: true,
             occ_pairs: 0,
-            level_order: false,
+            level_order: 0,
         }
     }
 }
@@ -508,7 +508,7 @@ impl InexactSwitches {
         ("drop_at_push", &[0, 1]),
         ("gap_records", &[0, 1]),
         ("occ_pairs", &[0, 1, 2, 3]),
-        ("level_order", &[0, 1]),
+        ("level_order", &[0, 1, 2]),
     ];
 
     /// Whether pass 1's order comes from the root chains (`root_order` where it applies), so
@@ -540,7 +540,10 @@ impl InexactSwitches {
         if self.occ_pairs > 0 && !self.occ_sectors {
             return Some("occ_pairs: only with occ_sectors");
         }
-        if self.level_order && !self.root_chain {
+        if self.level_order > 2 {
+            return Some("level_order must be 0 (off), 1 (pass 2) or 2 (every team pass)");
+        }
+        if self.level_order > 0 && !self.root_chain {
             return Some("level_order: only with root_chain (the reads' weights come from their root chains)");
         }
         if self.occ_prefetch > 3 {
@@ -705,7 +708,7 @@ impl InexactSwitches {
             "drop_at_push" => self.drop_at_push = flag()?,
             "gap_records" => self.gap_records = flag()?,
             "occ_pairs" => self.occ_pairs = n,
-            "level_order" => self.level_order = flag()?,
+            "level_order" => self.level_order = n,
             _ => return Err(format!("unknown inexact switch '{name}'")),
         }
         Ok(())
@@ -753,7 +756,7 @@ impl InexactSwitches {
             self.drop_at_push as u32,
             self.gap_records as u32,
             self.occ_pairs,
-            self.level_order as u32,
+            self.level_order,
         ];
         InexactSwitches::DOMAINS.iter().map(|d| d.0).zip(v).collect()
     }
@@ -810,7 +813,7 @@ impl InexactSwitches {
         if self.occ_pairs > 0 {
             defines.push(format!("-Docc_pairs={}", self.occ_pairs));
         }
-        if self.level_order {
+        if self.level_order > 0 {
             defines.push("-Dlevel_order=1".to_string());
         }
         defines
@@ -918,7 +921,7 @@ mod tests {
             drop_at_push: false,
             gap_records: false,
             occ_pairs: 3,
-            level_order: true,
+            level_order: 2,
         };
         for (name, values) in InexactSwitches::DOMAINS {
             let v = values.iter().copied().find(|&v| {
