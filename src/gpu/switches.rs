@@ -367,7 +367,7 @@ pub struct InexactSwitches {
     #[serde(default)]
     pub occ_pairs: u32,
     /// The team passes' queues sorted heaviest first before they run (`order_by_weight` in
-    /// cuda/inexact_match.cu), by each read's root chain (the sum of log2 of its intervals'
+    /// cuda/queue_order.cu), by each read's root chain (the sum of log2 of its intervals'
     /// rows, from read_widths): a team pass lasts until its last team ends, and a heavy read
     /// taken late makes that tail. 1: pass 2's queue, 2: every team pass's (0: none). Only
     /// with `root_chain`. The CPU replay of the launches (`bcuda-dev stack-profile
