@@ -593,7 +593,7 @@ __device__ bool extend_exact(const u32 *words, u64 primary, u64 seq_len, const u
 // d = 0..len, empty (k > l) from the first base that does not extend it.
 // Returns the chain's weight: the sum of log2 of its intervals' rows after each base (while
 // one holds a row), which says how long the read stays in repeats and so how long its search
-// is (the team passes' queue order, level_order; `root_weight` in dev/src/stack_profile.rs).
+// is (the team passes' queue order, level_order; `root_chain` in dev/src/stack_profile.rs).
 __device__ u32 root_chain_intervals(const u32 *words, u64 primary, u64 seq_len, const u64 *l2, const u8 *read, int len, ulonglong2 *out, u64 &lookups)
 {
     u64 k = 0, l = seq_len;

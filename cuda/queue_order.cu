@@ -4,9 +4,10 @@
 // level_order: a team pass lasts until its last team ends, and a team takes the next read of
 // the queue when its own ends, so a heavy read taken late makes the launch's tail while most
 // SMs wait. order_by_weight sorts the queue heaviest first by its reads' weights (their root
-// chains', which read_widths writes; dev/src/launch_tail.rs replays the launches this gives), in buckets of
-// ORDER_BUCKET_BITS bits below a weight's highest bit; the reads of a bucket in any order. One
-// block: a pass's queue holds at most a batch's reads. `ordered` is scratch of the queue's
+// chains', which read_widths writes; dev/src/launch_tail.rs replays the launches this gives),
+// in buckets of ORDER_BUCKET_BITS bits below a weight's highest bit (src/gpu/queue_order.rs is
+// the same on the CPU); the reads of a bucket in any order. One block: a pass's queue holds at
+// most a batch's reads. `ordered` is scratch of the queue's
 // length (the next pass's queue, empty until this pass runs); the queue is sorted in place.
 #define ORDER_BUCKET_BITS 4
 #define ORDER_BUCKETS (32 << ORDER_BUCKET_BITS)

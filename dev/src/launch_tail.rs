@@ -3,9 +3,9 @@
 //! team ends, and while the heaviest reads run on a few teams the rest of the SMs wait. The
 //! order of the queue decides that tail. This replays one launch of a team pass on `teams`
 //! teams (each read costs its critical-path pops in the level search) for several queue orders:
-//! as the pass before hands the reads on, heavy first by what that pass knows of a read when it
-//! hands it on (for pass 2, pass 1's stack entries: the kernels' `level_order`), and longest
-//! first by the true cost (the bound no order known beforehand beats).
+//! as the pass before hands the reads on, heavy first by a weight the GPU knows of a read before
+//! the pass (in the kernels' buckets, as `level_order` sorts, and exactly), and longest first by
+//! the true cost (the bound no order known beforehand beats).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -13,13 +13,15 @@ use std::collections::BinaryHeap;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use bcuda::gpu::queue_order::weight_bucket;
+
 /// One read that reaches a team pass: its cost there and what the pass before knew of it.
 #[derive(Clone, Copy, Debug)]
 pub struct PassRead {
     /// Critical-path pops of its level search.
     pub cost: u64,
-    /// What the pass before knew of the read where it handed it on (for pass 2, pass 1's
-    /// stack entries, stored and dropped).
+    /// What the GPU knows of the read before the pass (its root chain's weight, which
+    /// `level_order` sorts by, or the state of the pass before where it handed the read on).
     pub weight: u64,
 }
 
@@ -32,20 +34,6 @@ pub fn makespan(costs: impl Iterator<Item = u64>, teams: usize) -> u64 {
         ends.push(Reverse(free_at + c));
     }
     ends.into_iter().map(|Reverse(t)| t).max().unwrap_or(0)
-}
-
-/// Buckets an octave of weights in the kernels' order is `1 << BUCKET_BITS`.
-pub const BUCKET_BITS: u32 = 4;
-
-/// The bucket of a weight in the kernels' order: `1 << BUCKET_BITS` buckets an octave (the
-/// weight's highest bit and the `BUCKET_BITS` bits below it), heavier higher.
-pub fn weight_bucket(weight: u64) -> u32 {
-    let k = BUCKET_BITS;
-    if weight < 1 << k {
-        return weight as u32;
-    }
-    let octave = 63 - weight.leading_zeros();
-    ((octave - k + 1) << k) + ((weight >> (octave - k)) as u32 & ((1 << k) - 1))
 }
 
 /// The queue orders replayed, by name.
@@ -69,7 +57,7 @@ fn ordered(launch: &[PassRead]) -> [Vec<u64>; 4] {
 /// What one order gives, averaged over the sampled launches.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OrderResult {
-    /// The launch's span against the reads' order as pass 1 hands them on.
+    /// The launch's span against the reads' order as the pass before hands them on.
     pub span_ratio: f64,
     /// The teams' work over teams x span: the share of the launch its teams hold.
     pub fill: f64,
@@ -128,13 +116,6 @@ mod tests {
         // Two teams, four reads of 1 and one of 4: last, it ends at 6; first, at 4.
         assert_eq!(makespan([1, 1, 1, 1, 4].into_iter(), 2), 6);
         assert_eq!(makespan([4, 1, 1, 1, 1].into_iter(), 2), 4);
-    }
-
-    #[test]
-    fn buckets_grow_with_the_weight_sixteen_an_octave() {
-        let buckets: Vec<u32> = [1u64, 15, 16, 17, 31, 32, 34, 1024, 1088, 2047, 2048].map(weight_bucket).to_vec();
-        assert_eq!(buckets, [1, 15, 16, 17, 31, 32, 33, 112, 113, 127, 128]);
-        assert!((1..100_000u64).all(|w| weight_bucket(w) <= weight_bucket(w + 1)));
     }
 
     #[test]

@@ -64,10 +64,11 @@ pub struct StackProfileArgs {
     #[arg(long)]
     pub max_reads: Option<usize>,
     /// Also write one line per read to this file (TSV): bwa's pops and stack peak, the size of
-    /// exact_match's interval (0: none), the first bounded stack's pops, entries and lowest
-    /// score where it gave up (NA where it finished), and per level-search pool its groups of
-    /// chains and critical-path pops (NA where it gave up): how well what the GPU knows before
-    /// the search, or when pass 1 hands a read on, predicts its cost.
+    /// exact_match's interval (0: none), the root chain's length and weight, the first bounded
+    /// stack's pops, entries and lowest score where it gave up (NA where it finished), and per
+    /// level-search pool its groups of chains and critical-path pops (NA where it gave up): how
+    /// well what the GPU knows before the search, or when pass 1 hands a read on, predicts its
+    /// cost.
     #[arg(long)]
     pub per_read: Option<PathBuf>,
     /// The GPU's algorithms take the intervals of strings of fewer bases than this from an
@@ -85,8 +86,7 @@ pub struct StackProfileArgs {
     pub warp_overhead: Vec<u64>,
     /// Replay pass 2's launch of a batch on this many teams (the GPU's: its SMs x
     /// `level_warps_per_sm`; an H200's 132 x 16 = 2112) in several queue orders
-    /// (dev/src/launch_tail.rs): the reads pass 1's first bounded stack hands on and the first
-    /// level-search pool finishes, each costing its critical-path pops.
+    /// (dev/src/launch_tail.rs), for each of the reads, weights and passes of `TAIL_CASES`.
     #[arg(long)]
     pub launch_tail: Option<usize>,
     /// Reads per batch for `--launch-tail` (bwa's batch).

@@ -7,17 +7,8 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+use bcuda::gpu::queue_order::weight_bucket;
 use bcuda::search::seeded::xorshift;
-
-/// The bucket the kernels give a weight: the weight itself under 16, else 16 an octave (its
-/// highest bit and the four below it).
-fn bucket(w: u32) -> u32 {
-    if w < 16 {
-        return w;
-    }
-    let octave = 31 - w.leading_zeros();
-    ((octave - 3) << 4) + ((w >> (octave - 4)) & 15)
-}
 
 fn run(host: &std::path::Path, weights: &[u32], queue: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let mut child = Command::new(host).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
@@ -42,7 +33,7 @@ fn the_queue_comes_heaviest_bucket_first_with_every_read() {
     };
     let fixed = [0u32, 1, 15, 16, 17, 31, 32, 34, 1024, 1088, 2047, 2048, u32::MAX];
     let (_, buckets) = run(&host, &fixed, &[]);
-    assert_eq!(buckets, fixed.map(bucket));
+    assert_eq!(buckets, fixed.map(|w| weight_bucket(w as u64)));
     assert_eq!(buckets[..12], [0, 1, 15, 16, 17, 31, 32, 33, 112, 113, 127, 128]);
     let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     for (n, q) in [(1usize, 1usize), (5000, 3000), (20_000, 20_000)] {
@@ -58,7 +49,7 @@ fn the_queue_comes_heaviest_bucket_first_with_every_read() {
         a.sort_unstable();
         b.sort_unstable();
         assert_eq!(a, b, "every read of the queue, once");
-        let order: Vec<u32> = sorted.iter().map(|&id| bucket(weights[id as usize])).collect();
+        let order: Vec<u32> = sorted.iter().map(|&id| weight_bucket(weights[id as usize] as u64)).collect();
         assert!(order.windows(2).all(|w| w[0] >= w[1]), "heaviest bucket first");
     }
 }

@@ -24,6 +24,7 @@ pub mod occ_sectors;
 mod open;
 mod proof_pass;
 mod queue;
+pub mod queue_order;
 mod slot;
 pub mod switches;
 pub mod tuned;
