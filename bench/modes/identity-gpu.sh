@@ -134,15 +134,15 @@ pairs_paths() {
     switch_cases "occ_pairs=3 level_refill=1 gap_records=0"
 }
 
-# The team passes' queues heaviest first (level_order 1: pass 2's, 2: every team pass's): the
-# option sets of switch_cases; small stacks, so that pass 1 hands on most reads (some with more
+# The team passes' queues heaviest first (level_order 1: pass 2's, 2: every team pass's, the
+# default; 0: none): the option sets of switch_cases; small stacks, so that pass 1 hands on most reads (some with more
 # hits than its slots) and the last pass and the CPU take some, with -m 300 and ancient DNA's
 # options; with a middle pass; with the no-hit proof before the last pass (which takes reads
-# out of the last queue before it is sorted).
+# out of the last queue before it is sorted); without root chains (no weights: no order).
 order_paths() {
     local ecoli_art v
     ecoli_art=$(data_file ecoli536_art.fq)
-    for v in 1 2; do
+    for v in 0 1 2; do
         switch_cases level_order=$v
         BCUDA_TEST_INEXACT_SWITCHES=level_order=$v BCUDA_TEST_STACKS=16,4096,65536 check ecoli536.fa "$ecoli_art"
         BCUDA_TEST_INEXACT_SWITCHES=level_order=$v BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$ecoli_art" -m 300
@@ -150,6 +150,7 @@ order_paths() {
     done
     BCUDA_TEST_INEXACT_SWITCHES="level_order=2 mid_team_lanes=128" BCUDA_TEST_STACKS=16,2048,8192,262144 check ecoli536.fa "$ecoli_art"
     BCUDA_TEST_INEXACT_SWITCHES="level_order=2 proof_before_last=1" BCUDA_TEST_STACKS=16,2048,65536 check ecoli536.fa "$(data_file sim36.fq)" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_INEXACT_SWITCHES="level_order=2 root_chain=0" BCUDA_TEST_STACKS=16,4096,65536 check ecoli536.fa "$ecoli_art"
 }
 
 # A middle team pass (mid_team_lanes) between pass 2 and the last: teams of 128 (and of 64, at
@@ -181,7 +182,7 @@ middle_paths() {
 root_order_paths() {
     local sw=root_order=1 ecoli_art
     ecoli_art=$(data_file ecoli536_art.fq)
-    BCUDA_TEST_INEXACT_SWITCHES=$sw option_sets
+    BCUDA_TEST_INEXACT_SWITCHES=$sw options_paths
     BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=64,16384 check ecoli536.fa "$ecoli_art"
     BCUDA_TEST_INEXACT_SWITCHES=$sw BCUDA_TEST_STACKS=16,65536,262144 check ecoli536.fa "$(data_file sim36.fq)" \
         -l 1024 -n 0.01 -o 2

@@ -22,13 +22,14 @@ mode_main() {
     cp testdata/demo_ref.fa "$W/" && $B index -q "$W/demo_ref.fa"
     log "== $([ "$ALIGN" = --gpu ] && echo "GPU .sai vs CPU .sai" || echo "bcuda aln --cpu .sai vs bwa aln .sai")"
     if [ -n "${ONLY_PATHS:-}" ]; then
-        # ONLY_PATHS="exact_replay no_hit": those GPU paths alone (name_paths), for a quick check.
+        # ONLY_PATHS="exact_replay no_hit": those GPU paths alone (name_paths), for a quick check;
+        # "options": bwa's option sets on the default paths.
         for f in $ONLY_PATHS; do "${f}_paths"; done
         log "identity: $SAME SAME, $FAILURES DIFF or FAIL"
         [ "$FAILURES" = 0 ]
         return
     fi
-    option_sets
+    options_paths
     if [ "$ALIGN" = --gpu ]; then
         forced_paths
         no_hit_paths
@@ -78,7 +79,7 @@ verdict() {
     if [ "$1" = 0 ]; then SAME=$((SAME + 1)); log "SAME  $2"; else FAILURES=$((FAILURES + 1)); log "DIFF  $2"; fi
 }
 
-option_sets() {
+options_paths() {
     local lambda_art ecoli_art L mixed=$W/mixed.fq
     lambda_art=$(data_file lambda_art.fq) ecoli_art=$(data_file ecoli536_art.fq)
     for opts in "" "-n 2" "-o 0" "-l 25 -k 1" "-R 5" "-N"; do check lambda.fa "$lambda_art" $opts; done

@@ -467,7 +467,7 @@ impl GpuAligner {
     /// Whether pass `p`'s queue is sorted heaviest first (`level_order`: 1 pass 2's, 2 every
     /// team pass's).
     fn orders_pass(&self, p: usize) -> bool {
-        let order = self.inexact_switches.level_order;
+        let order = self.inexact_switches.queue_order();
         p > 0 && self.passes[p].first().pass.kind == PassKind::Warp && (order >= 2 || (order == 1 && p == 1))
     }
 

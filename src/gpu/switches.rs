@@ -369,10 +369,10 @@ pub struct InexactSwitches {
     /// The team passes' queues sorted heaviest first before they run (`order_by_weight` in
     /// cuda/queue_order.cu), by each read's root chain (the sum of log2 of its intervals'
     /// rows, from read_widths): a team pass lasts until its last team ends, and a heavy read
-    /// taken late makes that tail. 1: pass 2's queue, 2: every team pass's (0: none). Only
-    /// with `root_chain`. The CPU replay of the launches (`bcuda-dev stack-profile
-    /// --launch-tail`, bench/results/cpu-2c/launch-tail.txt) gives shorter spans in both
-    /// regimes; off until measured on a GPU. A tuned file from before it existed reads as off.
+    /// taken late makes that tail. 1: pass 2's queue, 2: every team pass's (the default; 0:
+    /// none). Only with `root_chain` (off without it). GPU busy -6 % at 100 bp, unchanged in ancient DNA (H200,
+    /// 3.1 Gbp, 8M reads). A tuned file from before it existed reads as off: it may have
+    /// `root_chain` off, which this needs.
     #[serde(default)]
     pub level_order: u32,
 }
@@ -461,7 +461,7 @@ impl Default for InexactSwitches {
             drop_at_push: true,
             gap_records: true,
             occ_pairs: 0,
-            level_order: 0,
+            level_order: 2,
         }
     }
 }
@@ -517,6 +517,16 @@ impl InexactSwitches {
         self.root_order && self.root_chain && !self.exact_replay
     }
 
+    /// Which team passes' queues are sorted heaviest first (`level_order`), 0 without
+    /// `root_chain`, whose chains give the reads' weights.
+    pub fn queue_order(&self) -> u32 {
+        if self.root_chain {
+            self.level_order
+        } else {
+            0
+        }
+    }
+
     /// Why these values cannot run, if they cannot.
     pub fn illegal(&self) -> Option<&'static str> {
         if self.block_w == 0 || !self.block_w.is_multiple_of(32) || self.block_w > 1024 {
@@ -542,9 +552,6 @@ impl InexactSwitches {
         }
         if self.level_order > 2 {
             return Some("level_order must be 0 (off), 1 (pass 2) or 2 (every team pass)");
-        }
-        if self.level_order > 0 && !self.root_chain {
-            return Some("level_order: only with root_chain (the reads' weights come from their root chains)");
         }
         if self.occ_prefetch > 3 {
             return Some("occ_prefetch must be 0 (off), 1 (L1), 2 (L2) or 3 (every child, L2)");
@@ -813,7 +820,7 @@ impl InexactSwitches {
         if self.occ_pairs > 0 {
             defines.push(format!("-Docc_pairs={}", self.occ_pairs));
         }
-        if self.level_order > 0 {
+        if self.queue_order() > 0 {
             defines.push("-Dlevel_order=1".to_string());
         }
         defines
@@ -847,6 +854,15 @@ mod tests {
             !InexactSwitches { exact_replay: true, ..by_root.clone() }.orders_by_root(),
             "the replay reads exact_match's"
         );
+    }
+
+    #[test]
+    fn the_queues_are_ordered_only_with_the_root_chains_weights() {
+        let d = InexactSwitches::default();
+        assert_eq!(d.queue_order(), 2);
+        let no_chains = InexactSwitches { root_chain: false, ..d.clone() };
+        assert_eq!((no_chains.queue_order(), no_chains.illegal()), (0, None));
+        assert!(!no_chains.defines(64).iter().any(|d| d.starts_with("-Dlevel_order")), "no weights to write");
     }
 
     #[test]
@@ -958,7 +974,8 @@ mod tests {
                 "-Docc_sectors=1",
                 "-Docc_l1=3",
                 "-Ddrop_at_push=1",
-                "-Dgap_records=1"
+                "-Dgap_records=1",
+                "-Dlevel_order=1"
             ]
         );
         let teams: Vec<u32> = d.modules().iter().map(|m| m.0).collect();
