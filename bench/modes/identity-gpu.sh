@@ -135,10 +135,11 @@ pairs_paths() {
 }
 
 # The team passes' queues heaviest first (level_order 1: pass 2's, 2: every team pass's, the
-# default; 0: none): the option sets of switch_cases; small stacks, so that pass 1 hands on most reads (some with more
-# hits than its slots) and the last pass and the CPU take some, with -m 300 and ancient DNA's
-# options; with a middle pass; with the no-hit proof before the last pass (which takes reads
-# out of the last queue before it is sorted); without root chains (no weights: no order).
+# default; 0: none): the option sets of switch_cases; small stacks, so that pass 1 hands on
+# most reads (some with more hits than its slots) and the last pass and the CPU take some, with
+# -m 300 and ancient DNA's options; with a middle pass; with the no-hit proof before the last
+# pass (which takes reads out of the last queue before it is sorted); without root chains (no
+# weights: no order).
 order_paths() {
     local ecoli_art v
     ecoli_art=$(data_file ecoli536_art.fq)

@@ -370,9 +370,9 @@ pub struct InexactSwitches {
     /// cuda/queue_order.cu), by each read's root chain (the sum of log2 of its intervals'
     /// rows, from read_widths): a team pass lasts until its last team ends, and a heavy read
     /// taken late makes that tail. 1: pass 2's queue, 2: every team pass's (the default; 0:
-    /// none). Only with `root_chain` (off without it). GPU busy -6 % at 100 bp, unchanged in ancient DNA (H200,
-    /// 3.1 Gbp, 8M reads). A tuned file from before it existed reads as off: it may have
-    /// `root_chain` off, which this needs.
+    /// none). Only with `root_chain` (off without it, [`Self::queue_order`]). GPU busy -6 % at
+    /// 100 bp, unchanged in ancient DNA (H200, 3.1 Gbp, 8M reads). A tuned file from before it
+    /// existed reads as off, the order its kernels were timed with.
     #[serde(default)]
     pub level_order: u32,
 }
