@@ -270,13 +270,15 @@ fn candidate_strings_replayed_in_bwas_order_give_bwas_hits() {
 /// prune-bound`; docs/gpu-search.md, "Bounded from the start by the first hit"): with bwa's
 /// defaults and with ancient DNA's options, on E. coli's ART reads. So does a speculative ladder
 /// (g = 1 for reads that occur whole, else 2, then 3, then bwa's full search) wherever it
-/// accepts a guess.
+/// accepts a guess. The `-m` guard's bound (dev/src/m_guard.rs) holds bwa's stack on every
+/// read, and every read it proves has bwa's hits.
 #[test]
 fn the_first_hits_bound_from_the_start_gives_bwas_hits() {
     let dir = tempfile::tempdir().unwrap();
     let fasta = ecoli_index(&dir);
     let reads = data("ecoli536_art.fq");
-    for extra in [&[][..], &["-l", "1024", "-n", "0.01", "-o", "2"][..]] {
+    // With a small -m the guard must still never let bwa's stack pass its bound.
+    for extra in [&[][..], &["-l", "1024", "-n", "0.01", "-o", "2"][..], &["-m", "2000"][..]] {
         let mut args = vec!["prune-bound", "--check-order", "--max-reads", "20000", "--ladder", "2,3"];
         args.extend(extra);
         args.extend([fasta.as_str(), reads.to_str().unwrap()]);
@@ -284,6 +286,8 @@ fn the_first_hits_bound_from_the_start_gives_bwas_hits() {
         assert!(report.contains("reads whose hits differ: 0"), "{report}");
         assert!(report.contains("not a subsequence of bwa's pops: 0"), "{report}");
         assert!(report.contains("accepted guess found other hits than bwa's: 0"), "{report}");
+        assert!(report.contains("reads whose bwa stack passed the guard's bound: 0"), "{report}");
+        assert!(report.contains("the guard proves whose pruned hits differ from bwa's: 0"), "{report}");
         let all = report.lines().find(|l| l.starts_with("all\t")).unwrap_or_else(|| panic!("no totals in:\n{report}"));
         let pops: Vec<u64> = all.split('\t').skip(2).take(3).map(|x| x.parse().unwrap()).collect();
         assert!(pops[2] < pops[0], "the bound spares no pops:\n{report}");

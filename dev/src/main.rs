@@ -10,6 +10,7 @@ mod gpu_bench;
 mod input_bench;
 mod kernel_resources;
 mod launch_tail;
+mod m_guard;
 mod no_hit;
 mod pop_order;
 mod prune_bound;

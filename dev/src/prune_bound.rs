@@ -19,6 +19,7 @@ use bcuda::search::{align_read, match_gap, prepare_read, ReadBuffers, Scratch, S
 use rayon::prelude::*;
 
 use crate::aln_flags::AlnFlags;
+use crate::m_guard::{stack_bound, GuardWatch};
 use crate::stack_profile::{percentile, Counting};
 
 #[derive(clap::Args, Debug)]
@@ -84,6 +85,9 @@ struct Run {
     popped: Option<Vec<Entry>>,
     /// A speculative search (see [`search_from`]) that proved nothing: it stopped there.
     rejected: bool,
+    /// With a guard watching: the most entries bwa's stack can hold ([`stack_bound`]; None
+    /// where the bound does not apply or without a hit).
+    guard_bound: Option<u64>,
 }
 
 /// bwa's stack ([`Counting`] its pops and its first hit) watching [`match_gap`] for
@@ -104,6 +108,8 @@ struct Profiled<'a> {
     /// The entry stepped last: at the first hit, the one that found it.
     last: Entry,
     rejected: bool,
+    /// Watches the pops before the first hit for the `-m` guard.
+    guard: Option<GuardWatch<'a>>,
 }
 
 impl Profiled<'_> {
@@ -170,6 +176,9 @@ impl SearchStack for Profiled<'_> {
         if let Some(popped) = &mut self.popped {
             popped.push(*e);
         }
+        if let (Some(guard), 0) = (&mut self.guard, self.hits) {
+            guard.watch(e);
+        }
     }
 }
 
@@ -183,14 +192,15 @@ impl SearchStack for Profiled<'_> {
 /// score no less than the pops before them, and a hit scores what the entry that found it does).
 /// A rejected search's hits are left out (it proved nothing). A read with more N bases than
 /// `max_diff` is not searched (no pops, no hits): a guess on it is rejected.
-fn search_from(
-    search: &Search,
+fn search_from<'a>(
+    search: &'a Search<'a>,
     width: &mut [Width],
     batch_opt: &GapOptions,
     max_diff: i32,
-    (keep, guess): (bool, bool),
+    (keep, guess, guard_width): (bool, bool, Option<&'a [Width]>),
 ) -> Run {
     let opt = search.opt;
+    let guard = guard_width.map(|fresh| GuardWatch::new(search, fresh, opt.max_diff, max_diff));
     let mut stack = Profiled {
         counting: Counting::default(),
         opt,
@@ -202,6 +212,7 @@ fn search_from(
         popped: keep.then(Vec::new),
         last: Entry::default(),
         rejected: false,
+        guard,
     };
     let hits = match (match_gap(search, width, batch_opt, &mut stack, max_diff), stack.rejected) {
         (_, true) => Vec::new(),
@@ -209,7 +220,12 @@ fn search_from(
         (Err(StackFull), false) => unreachable!("bwa's stack holds every entry"),
     };
     let pops = stack.counting.pops;
+    let guard_bound = match (&stack.guard, hits.first()) {
+        (Some(watch), Some(best)) => stack_bound(watch, pops, best, diffs(best, opt), opt),
+        _ => None,
+    };
     Run {
+        guard_bound,
         before_hit: if hits.is_empty() { pops } else { stack.counting.before_hit.unwrap_or(0) },
         rejected: stack.rejected || (guess && hits.is_empty()),
         hits,
@@ -245,6 +261,8 @@ struct ReadResult {
     ladders: Vec<LadderCost>,
     /// bwa's best hit is in a class whose stack provably stays under `-m` (see [`m_safe`]).
     m_safe: bool,
+    /// The `-m` guard proves the pruned search bwa's (see [`crate::m_guard`]).
+    guard_ok: bool,
 }
 
 /// One read's cost under a speculative ladder.
@@ -258,6 +276,8 @@ struct LadderCost {
     by_guess: bool,
     /// The accepted guess found other hits than bwa's search (must not happen).
     differs: bool,
+    /// The guess accepted.
+    accepted_g: i32,
 }
 
 /// A guess's search on one read.
@@ -285,7 +305,7 @@ fn ladder_cost(
         let a = attempt(g);
         cost.pops += a.pops;
         if a.accepted {
-            (cost.by_guess, cost.differs) = (true, a.differs);
+            (cost.by_guess, cost.differs, cost.accepted_g) = (true, a.differs, g);
             return cost;
         }
         cost.wasted += a.pops;
@@ -308,7 +328,7 @@ fn ladder_costs(
         if let Some(a) = tried.iter().find(|a| a.g == g) {
             return *a;
         }
-        let run = search_from(search, &mut fresh.to_vec(), batch_opt, g, (false, true));
+        let run = search_from(search, &mut fresh.to_vec(), batch_opt, g, (false, true, None));
         let a = Attempt { g, pops: run.pops, accepted: !run.rejected, differs: !run.rejected && run.hits != bwa.hits };
         tried.push(a);
         a
@@ -364,7 +384,7 @@ fn profile_read(
     let fresh = width.clone();
     let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &local, intervals: None };
     let full = local.max_diff;
-    let mut bwa = search_from(&search, width, batch_opt, full, (check_order, false));
+    let mut bwa = search_from(&search, width, batch_opt, full, (check_order, false, None));
     if bwa.hits != oracle {
         bail!("{name}: bwa's search on the profiling stack gave other hits than align_read");
     }
@@ -373,7 +393,7 @@ fn profile_read(
     let ns_over_g = search.too_many_ns(g) && !search.too_many_ns(full);
     let mut pruned = d_star.map(|_| {
         let mut width = fresh.clone();
-        search_from(&search, &mut width, batch_opt, g, (check_order, false))
+        search_from(&search, &mut width, batch_opt, g, (check_order, false, Some(&fresh)))
     });
     let in_order = match (&bwa.popped, pruned.as_ref().map(|p| &p.popped)) {
         (Some(all), Some(Some(sub))) => Some(is_subsequence(sub, all)),
@@ -386,7 +406,21 @@ fn profile_read(
     }
     let ladders = ladder_costs(&search, &fresh, batch_opt, ladders, &bwa);
     let m_safe = m_safe(&bwa, seq, &local);
-    Ok(ReadResult { name: name.to_string(), d_star, full, g, bwa, pruned, ns_over_g, in_order, ladders, m_safe })
+    let limit = local.max_entries.max(0) as u64;
+    let guard_ok = pruned.as_ref().and_then(|p| p.guard_bound).is_some_and(|b| b <= limit);
+    Ok(ReadResult {
+        name: name.to_string(),
+        d_star,
+        full,
+        g,
+        bwa,
+        pruned,
+        ns_over_g,
+        in_order,
+        ladders,
+        m_safe,
+        guard_ok,
+    })
 }
 
 /// Every read of `args.reads` (their aligned part) profiled with the options aln sets per batch.
@@ -487,6 +521,11 @@ fn print_ladders(results: &[ReadResult], ladders: &[Ladder]) {
             print_ladder_row(label, results.iter().filter(|r| d_star_row(r.d_star) == row), i);
         }
         let (_, differ) = print_ladder_row("all", results.iter(), i);
+        let bwa: usize = results.iter().map(|r| r.bwa.pops).sum();
+        for (label, guard) in [("where exact, -m-safe classes", false), ("where exact, with the -m guard", true)] {
+            let pops = exact_ladder_pops(results.iter(), i, guard);
+            println!("{label}\t{}\t{bwa}\t{pops}\t{:.3}", results.len(), ratio(pops, bwa));
+        }
         print_ladder_row("-m-safe classes", results.iter().filter(|r| r.m_safe), i);
         let outside = |r: &&ReadResult| !r.m_safe && r.ladders[i].by_guess;
         print_ladder_row("answered by a guess, not -m-safe", results.iter().filter(outside), i);
@@ -496,6 +535,55 @@ fn print_ladders(results: &[ReadResult], ladders: &[Ladder]) {
             println!("reads whose accepted guess found other hits than bwa's: 0");
         }
     }
+}
+
+/// The `-m` guard by d*: the reads it applies to and proves, their pops in both searches, the
+/// bound's spread, and reads whose bwa stack passed the bound (the theory says none).
+fn print_guard(results: &[ReadResult]) {
+    println!("-m guard on the pruned search (docs/gpu-search.md): bwa's stack at most 1 + 8 x pushing pops");
+    println!("d*\treads\tbound applies\tbound <= -m\tbwa pops\tpruned pops\tpruned/bwa (reads under -m)\tbound p50\tp90\tp99\tmax\tbwa peak over the bound");
+    for (row, label) in ["0", "1", "2", "3", ">=4"].iter().enumerate() {
+        let rows: Vec<&ReadResult> = results.iter().filter(|r| d_star_row(r.d_star) == row).collect();
+        let bound = |r: &&ReadResult| r.pruned.as_ref().and_then(|p| p.guard_bound);
+        let mut bounds: Vec<usize> = rows.iter().filter_map(bound).map(|b| b.min(usize::MAX as u64) as usize).collect();
+        bounds.sort_unstable();
+        let proved: Vec<&&ReadResult> = rows.iter().filter(|r| r.guard_ok).collect();
+        let bwa: usize = proved.iter().map(|r| r.bwa.pops).sum();
+        let pruned: usize = proved.iter().map(|r| r.pruned_or_bwa().pops).sum();
+        let over = rows.iter().filter(|r| bound(r).is_some_and(|b| r.bwa.peak as u64 > b)).count();
+        println!(
+            "{label}\t{}\t{}\t{}\t{bwa}\t{pruned}\t{:.3}\t{}\t{}\t{}\t{}\t{over}",
+            rows.len(),
+            bounds.len(),
+            proved.len(),
+            ratio(pruned, bwa),
+            percentile(&bounds, 0.5),
+            percentile(&bounds, 0.9),
+            percentile(&bounds, 0.99),
+            percentile(&bounds, 1.0)
+        );
+    }
+    let over =
+        results.iter().filter(|r| r.pruned.as_ref().and_then(|p| p.guard_bound).is_some_and(|b| r.bwa.peak as u64 > b));
+    println!("reads whose bwa stack passed the guard's bound: {}", over.count());
+    let differ = results.iter().filter(|r| r.guard_ok && r.differs()).count();
+    println!("reads the guard proves whose pruned hits differ from bwa's: {differ}");
+}
+
+/// A ladder's cost where it is exact: an accepted guess counts where the read is in an
+/// `-m`-safe class or the guard proves its guess (a guess of d* + 1); elsewhere bwa's full
+/// search follows it.
+fn exact_ladder_pops<'a>(rows: impl Iterator<Item = &'a ReadResult>, i: usize, with_guard: bool) -> usize {
+    rows.map(|r| {
+        let c = &r.ladders[i];
+        let proved = r.m_safe || (with_guard && r.guard_ok && Some(c.accepted_g) == r.d_star.map(|d| d + 1));
+        if c.by_guess && !proved {
+            c.pops + r.bwa.pops
+        } else {
+            c.pops
+        }
+    })
+    .sum()
 }
 
 fn print_hits(label: &str, hits: &[AlnHit]) {
@@ -550,6 +638,7 @@ pub fn run(args: PruneBoundArgs) -> Result<()> {
         print_hits("bwa", &r.bwa.hits);
         print_hits("pruned", &p.hits);
     }
+    print_guard(&results);
     print_ladders(&results, &args.ladder);
     Ok(())
 }

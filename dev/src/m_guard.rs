@@ -1,0 +1,242 @@
+//! A bound on bwa's `-m` count for a search bounded from the start ([`crate::prune_bound`]).
+//!
+//! bwa's search stops when its stack holds more than `-m` entries. A search started with
+//! `g = d* + 1` pops a subsequence of bwa's pops, so where bwa's stack provably stays under
+//! `-m` the bounded search's hits are bwa's. The bound comes from the bounded search alone:
+//!
+//! - Every pop adds at most 8 entries (9 children less itself), so bwa's stack never holds
+//!   more than `1 + 8 x` its pops that push.
+//! - bwa's pops are the bounded search's pops and the entries only bwa pushes and their
+//!   descendants. Those are born at the pops both searches make before the first hit (after
+//!   it both run with the same bound and D array): the children bwa's step pushes there with
+//!   the full limit and the bounded one's does not, the *entry points*. Both steps read the
+//!   same occurrence counts, so a GPU kernel would have them at no lookup.
+//! - An entry point's descendants that push are bounded without lookups: a chain of matching
+//!   children down from read position `i` to `i'` needs the read's bases `i'..i` to occur in
+//!   the genome, which they do not once they hold a whole block of the D array that did not
+//!   occur ([`chain_floor`]); each chain node has at most 3 mismatching children (4 at an N),
+//!   each the start of such a chain with one more mismatch; entries that score more than the
+//!   last score bwa pops (`best + s_mm`), and those whose differences leave nothing to push,
+//!   push nothing.
+//!
+//! It applies where no gap entry is ever popped (a gap open costs more than `best + s_mm`).
+
+use bcuda::sai::{AlnHit, GapOptions, MODE_NONSTOP};
+use bcuda::search::stack::Entry;
+use bcuda::search::{Search, Step, Width};
+
+/// Watches the bounded search's pops before its first hit and keeps the entry points.
+pub struct GuardWatch<'a> {
+    search: &'a Search<'a>,
+    /// The read's D array as computed (bwa changes it only at hits).
+    fresh: &'a [Width],
+    full: i32,
+    g: i32,
+    pub entry_points: Vec<Entry>,
+    /// A pop one step found a hit at and the other did not (the theory says never).
+    pub inconsistent: bool,
+}
+
+impl<'a> GuardWatch<'a> {
+    pub fn new(search: &'a Search<'a>, fresh: &'a [Width], full: i32, g: i32) -> GuardWatch<'a> {
+        GuardWatch { search, fresh, full, g, entry_points: Vec::new(), inconsistent: false }
+    }
+
+    /// Entry `e`, popped before the first hit: the children bwa pushes that the bounded
+    /// search does not.
+    pub fn watch(&mut self, e: &Entry) {
+        let (bwa, bwa_hit) = self.children(e, self.full);
+        let (bounded, bounded_hit) = self.children(e, self.g);
+        self.inconsistent |= bwa_hit != bounded_hit;
+        self.entry_points.extend(bwa.into_iter().filter(|c| !bounded.contains(c)));
+    }
+
+    /// The children `e` pushes (its matching child too) with `max_diff`, and whether it is a hit.
+    fn children(&self, e: &Entry, max_diff: i32) -> (Vec<Entry>, bool) {
+        let mut kids = Vec::new();
+        let step = self.search.step(e, max_diff, self.fresh, &mut |c| kids.push(c));
+        match step {
+            Step::Expanded(Some(m)) => kids.push(m),
+            Step::Hit(..) => return (kids, true),
+            Step::Expanded(None) | Step::Done => {}
+        }
+        (kids, false)
+    }
+}
+
+/// What bwa's stack can hold at most: `None` where the bound does not apply (`-N`, or a gap
+/// entry bwa could pop), else `1 + 8 x` the pushing pops (`bounded_pops` and the entry
+/// points' descendants, [`extra_pops`]).
+pub fn stack_bound(
+    watch: &GuardWatch,
+    bounded_pops: usize,
+    best: &AlnHit,
+    d_star: i32,
+    opt: &GapOptions,
+) -> Option<u64> {
+    if opt.mode & MODE_NONSTOP != 0 || watch.inconsistent {
+        return None;
+    }
+    let last_score = best.score as i32 + opt.s_mm;
+    // Then no gap entry is ever popped (each costs a gap open).
+    if opt.s_gapo <= last_score {
+        return None;
+    }
+    let pushes = Pushes::new(watch, best.score as i32, last_score, d_star, opt);
+    let extra = extra_pops(watch, &pushes);
+    Some(1u64.saturating_add((bounded_pops as u64).saturating_add(extra).saturating_mul(8)))
+}
+
+/// The most pushing pops among the entry points' descendants: at each read position, the
+/// strings of n mismatches alive there are those born at or above it (entry points of n, and
+/// the mismatching children of the strings of n - 1 one position up) whose chain reaches it,
+/// and no more than any block of the D array between it and their lowest mismatch occurs.
+fn extra_pops(watch: &GuardWatch, pushes: &Pushes) -> u64 {
+    let seq = watch.search.seq;
+    let len = seq.len();
+    let floor = chain_floor(watch.fresh, len);
+    let caps = occurrence_caps(watch.fresh, len);
+    let mut total = 0u64;
+    // alive[i]: strings of the previous level at position i (none above level 0: the root's
+    // chain is the bounded search's too).
+    let mut alive = vec![0u64; len + 2];
+    for n in 1..=pushes.full {
+        if !pushes.can_push(n) {
+            break;
+        }
+        let mut born = vec![0u64; len + 1];
+        for c in watch.entry_points.iter().filter(|c| c.n_mm as i32 == n && c.n_gapo == 0 && c.n_gape == 0) {
+            born[(c.info & 0xffff) as usize] += 1;
+        }
+        for p in 0..len {
+            let kids = if seq[p] > 3 { 4 } else { 3 };
+            born[p] = born[p].saturating_add(alive[p + 1].saturating_mul(kids));
+        }
+        let mut next = vec![0u64; len + 2];
+        for i in 0..=len {
+            // Strings whose lowest mismatch is at p or above, from the root down to i.
+            let mut strings = 0u64;
+            for p in (i..=len).rev() {
+                if floor[p] <= i {
+                    strings = strings.saturating_add(born[p]);
+                }
+                strings = strings.min(caps[i][p]);
+            }
+            next[i] = strings;
+            total = total.saturating_add(strings);
+        }
+        alive = next;
+    }
+    total
+}
+
+/// For each position `i` (0 to len), the lowest position a chain of matching children
+/// from `i` can reach: one above the start of the last block of the D array that ends below
+/// `i` and did not occur (0 when none does). `width` is bwt_cal_width's, unchanged by hits.
+pub fn chain_floor(width: &[Width], len: usize) -> Vec<usize> {
+    let mut floor = vec![0; len + 1];
+    let (mut block_start, mut last_failed_start, mut bid) = (0usize, None, 0);
+    for (i, f) in floor.iter_mut().enumerate() {
+        // Blocks that failed at positions up to i - 1 are known here.
+        *f = last_failed_start.map_or(0, |r: usize| r + 1);
+        if i < len && width[i].bid > bid {
+            bid = width[i].bid;
+            last_failed_start = Some(block_start);
+            block_start = i + 1;
+        }
+    }
+    floor
+}
+
+/// `caps[i][p]`: the fewest occurrences of a prefix of a block of the D array lying between
+/// positions `i` and `p` (the strings it counts, u64::MAX where none lies there). Only the
+/// blocks' prefixes have known counts: bwt_cal_width's widths.
+fn occurrence_caps(width: &[Width], len: usize) -> Vec<Vec<u64>> {
+    // Each position's block start, and its count where its prefix occurs.
+    let mut prefixes = Vec::with_capacity(len);
+    let (mut start, mut bid) = (0usize, 0);
+    for (x, w) in width.iter().enumerate().take(len) {
+        if w.bid > bid {
+            (bid, start) = (w.bid, x + 1);
+            prefixes.push(None);
+        } else {
+            prefixes.push(Some((start, w.w)));
+        }
+    }
+    (0..=len)
+        .map(|i| {
+            let mut row = vec![u64::MAX; len + 1];
+            for p in i..len {
+                let here = prefixes[p].filter(|&(r, _)| r >= i).map_or(u64::MAX, |(_, w)| w);
+                row[p + 1] = row[p].min(here);
+            }
+            row
+        })
+        .collect()
+}
+
+/// Which mismatch-only entries can push children.
+struct Pushes {
+    best_score: i32,
+    last_score: i32,
+    /// Differences before the first hit and after it (`min(d* + 1, full)`).
+    full: i32,
+    after: i32,
+    s_mm: i32,
+}
+
+impl Pushes {
+    fn new(watch: &GuardWatch, best_score: i32, last_score: i32, d_star: i32, opt: &GapOptions) -> Pushes {
+        let after = (d_star + 1).min(watch.full);
+        Pushes { best_score, last_score, full: watch.full, after, s_mm: opt.s_mm }
+    }
+
+    /// An entry of `n` mismatches pushes if popped with a difference left: before the first
+    /// hit (scores up to the best) with the full limit, after it (up to the last score) with
+    /// `after`.
+    fn can_push(&self, n: i32) -> bool {
+        let score = n * self.s_mm;
+        (score <= self.best_score && n < self.full) || (score <= self.last_score && n < self.after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn widths(bids: &[i32]) -> Vec<Width> {
+        bids.iter().map(|&bid| Width { w: 1, bid }).collect()
+    }
+
+    #[test]
+    fn a_position_counts_only_the_block_prefixes_between_it_and_the_mismatch() {
+        // Block [0, 3] failed at 3; block [4, ...] occurs with widths 9, 5, 2.
+        let w = vec![
+            Width { w: 40, bid: 0 },
+            Width { w: 30, bid: 0 },
+            Width { w: 20, bid: 0 },
+            Width { w: 0, bid: 1 },
+            Width { w: 9, bid: 1 },
+            Width { w: 5, bid: 1 },
+            Width { w: 2, bid: 1 },
+            Width { w: 0, bid: 2 },
+        ];
+        let caps = occurrence_caps(&w, 7);
+        // From position 0 the first block's prefixes count.
+        assert_eq!(&caps[0][..4], &[u64::MAX, 40, 30, 20]);
+        // Position 3 holds no start of an occurring prefix before 4; past 4 the second block's.
+        assert_eq!(&caps[3][3..], &[u64::MAX, u64::MAX, 9, 5, 2]);
+        // From position 1 block 0's prefixes start too high up (they start at 0).
+        assert_eq!(caps[1][3], u64::MAX);
+        assert_eq!(caps[1][7], 2);
+    }
+
+    #[test]
+    fn a_chain_stops_above_the_last_block_that_did_not_occur() {
+        // Blocks [0, 3] and [4, 6] failed; [7, 9] occurs.
+        let w = widths(&[0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 3]);
+        let floor = chain_floor(&w, 10);
+        assert_eq!(&floor[..5], &[0, 0, 0, 0, 1]);
+        assert_eq!(&floor[5..], &[1, 1, 5, 5, 5, 5]);
+    }
+}
