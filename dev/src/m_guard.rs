@@ -23,7 +23,7 @@
 
 use bcuda::sai::{AlnHit, GapOptions, MODE_NONSTOP};
 use bcuda::search::stack::Entry;
-use bcuda::search::{Search, Step, Width};
+use bcuda::search::{cal_width, Search, Step, Width};
 
 /// Watches the bounded search's pops before its first hit and keeps the entry points.
 pub struct GuardWatch<'a> {
@@ -64,16 +64,30 @@ impl<'a> GuardWatch<'a> {
     }
 }
 
+/// The guard's answer on one read.
+pub struct GuardBound {
+    /// The most entries bwa's stack can hold.
+    pub entries: u64,
+    /// Occurrence lookups spent on D arrays from other starts (only where bwa's own two did
+    /// not prove the read).
+    pub lookups: u64,
+}
+
+/// Positions apart of the starts of the further D arrays ([`stack_bound`]).
+const FURTHER_STARTS: usize = 8;
+
 /// What bwa's stack can hold at most: `None` where the bound does not apply (`-N`, or a gap
 /// entry bwa could pop), else `1 + 8 x` the pushing pops (`bounded_pops` and the entry
-/// points' descendants, [`extra_pops`]).
+/// points' descendants, [`extra_pops`]). When bwa's D arrays (the read's and the seed's) leave
+/// the bound over `-m`, D arrays started every [`FURTHER_STARTS`] positions cap it too, at a
+/// lookup a base.
 pub fn stack_bound(
     watch: &GuardWatch,
     bounded_pops: usize,
     best: &AlnHit,
     d_star: i32,
     opt: &GapOptions,
-) -> Option<u64> {
+) -> Option<GuardBound> {
     if opt.mode & MODE_NONSTOP != 0 || watch.inconsistent {
         return None;
     }
@@ -83,19 +97,54 @@ pub fn stack_bound(
         return None;
     }
     let pushes = Pushes::new(watch, best.score as i32, last_score, d_star, opt);
-    let extra = extra_pops(watch, &pushes);
-    Some(1u64.saturating_add((bounded_pops as u64).saturating_add(extra).saturating_mul(8)))
+    let entries = |extra: u64| 1u64.saturating_add((bounded_pops as u64).saturating_add(extra).saturating_mul(8));
+    let mut blocks = bwa_blocks(watch);
+    let bound = GuardBound { entries: entries(extra_pops(watch, &pushes, &blocks)), lookups: 0 };
+    if bound.entries <= opt.max_entries.max(0) as u64 {
+        return Some(bound);
+    }
+    let further = further_blocks(watch);
+    blocks.extend(further.iter().map(|(start, w)| (*start, &w[..])));
+    let lookups = further.iter().map(|(_, w)| w.len() as u64).sum();
+    Some(GuardBound { entries: entries(extra_pops(watch, &pushes, &blocks)), lookups })
+}
+
+/// bwa's D arrays as blocks: the read's, and the seed's (from the read's last `seed_len` bases).
+fn bwa_blocks<'a>(watch: &GuardWatch<'a>) -> Vec<(usize, &'a [Width])> {
+    let len = watch.search.seq.len();
+    let mut blocks = vec![(0, &watch.fresh[..len])];
+    if let Some(seed) = watch.search.seed_width {
+        let seed_len = seed.len() - 1;
+        blocks.push((len - seed_len, &seed[..seed_len]));
+    }
+    blocks
+}
+
+/// D arrays (bwt_cal_width) of the read started every [`FURTHER_STARTS`] positions.
+fn further_blocks(watch: &GuardWatch) -> Vec<(usize, Vec<Width>)> {
+    let seq = watch.search.seq;
+    // bwt_cal_width reads the reversed read, not its complement.
+    let reversed: Vec<u8> = seq.iter().map(|&c| if c > 3 { 4 } else { 3 - c }).collect();
+    (FURTHER_STARTS..seq.len())
+        .step_by(FURTHER_STARTS)
+        .map(|start| {
+            let mut w = vec![Width::default(); seq.len() - start + 1];
+            cal_width(watch.search.bwt, &reversed[start..], &mut w);
+            w.pop();
+            (start, w)
+        })
+        .collect()
 }
 
 /// The most pushing pops among the entry points' descendants: at each read position, the
 /// strings of n mismatches alive there are those born at or above it (entry points of n, and
 /// the mismatching children of the strings of n - 1 one position up) whose chain reaches it,
 /// and no more than any block of the D array between it and their lowest mismatch occurs.
-fn extra_pops(watch: &GuardWatch, pushes: &Pushes) -> u64 {
+fn extra_pops(watch: &GuardWatch, pushes: &Pushes, blocks: &[(usize, &[Width])]) -> u64 {
     let seq = watch.search.seq;
     let len = seq.len();
     let floor = chain_floor(watch.fresh, len);
-    let caps = occurrence_caps(watch.fresh, len);
+    let caps = occurrence_caps(blocks, len);
     let mut total = 0u64;
     // alive[i]: strings of the previous level at position i (none above level 0: the root's
     // chain is the bounded search's too).
@@ -148,27 +197,29 @@ pub fn chain_floor(width: &[Width], len: usize) -> Vec<usize> {
     floor
 }
 
-/// `caps[i][p]`: the fewest occurrences of a prefix of a block of the D array lying between
-/// positions `i` and `p` (the strings it counts, u64::MAX where none lies there). Only the
-/// blocks' prefixes have known counts: bwt_cal_width's widths.
-fn occurrence_caps(width: &[Width], len: usize) -> Vec<Vec<u64>> {
-    // Each position's block start, and its count where its prefix occurs.
-    let mut prefixes = Vec::with_capacity(len);
-    let (mut start, mut bid) = (0usize, 0);
-    for (x, w) in width.iter().enumerate().take(len) {
-        if w.bid > bid {
-            (bid, start) = (w.bid, x + 1);
-            prefixes.push(None);
-        } else {
-            prefixes.push(Some((start, w.w)));
+/// `caps[i][p]`: the fewest occurrences of a prefix of a block lying between positions `i`
+/// and `p` (u64::MAX where none lies there). `blocks`: D arrays (bwt_cal_width's) and the
+/// position each starts at; only their blocks' prefixes have known counts, their widths.
+fn occurrence_caps(blocks: &[(usize, &[Width])], len: usize) -> Vec<Vec<u64>> {
+    // At each position, every known prefix ending there: its start and its count.
+    let mut prefixes: Vec<Vec<(usize, u64)>> = vec![Vec::new(); len];
+    for &(offset, width) in blocks {
+        let (mut start, mut bid) = (offset, 0);
+        for (x, w) in width.iter().enumerate() {
+            if w.bid > bid {
+                // A block that did not occur ends here (its width is not a count).
+                (bid, start) = (w.bid, offset + x + 1);
+            } else if offset + x < len {
+                prefixes[offset + x].push((start, w.w));
+            }
         }
     }
     (0..=len)
         .map(|i| {
             let mut row = vec![u64::MAX; len + 1];
             for p in i..len {
-                let here = prefixes[p].filter(|&(r, _)| r >= i).map_or(u64::MAX, |(_, w)| w);
-                row[p + 1] = row[p].min(here);
+                let here = prefixes[p].iter().filter(|&&(r, _)| r >= i).map(|&(_, w)| w).min();
+                row[p + 1] = row[p].min(here.unwrap_or(u64::MAX));
             }
             row
         })
@@ -221,7 +272,7 @@ mod tests {
             Width { w: 2, bid: 1 },
             Width { w: 0, bid: 2 },
         ];
-        let caps = occurrence_caps(&w, 7);
+        let caps = occurrence_caps(&[(0, &w[..7])], 7);
         // From position 0 the first block's prefixes count.
         assert_eq!(&caps[0][..4], &[u64::MAX, 40, 30, 20]);
         // Position 3 holds no start of an occurring prefix before 4; past 4 the second block's.

@@ -88,6 +88,8 @@ struct Run {
     /// With a guard watching: the most entries bwa's stack can hold ([`stack_bound`]; None
     /// where the bound does not apply or without a hit).
     guard_bound: Option<u64>,
+    /// The guard's lookups (further D arrays).
+    guard_lookups: u64,
 }
 
 /// bwa's stack ([`Counting`] its pops and its first hit) watching [`match_gap`] for
@@ -220,12 +222,13 @@ fn search_from<'a>(
         (Err(StackFull), false) => unreachable!("bwa's stack holds every entry"),
     };
     let pops = stack.counting.pops;
-    let guard_bound = match (&stack.guard, hits.first()) {
+    let guard = match (&stack.guard, hits.first()) {
         (Some(watch), Some(best)) => stack_bound(watch, pops, best, diffs(best, opt), opt),
         _ => None,
     };
     Run {
-        guard_bound,
+        guard_bound: guard.as_ref().map(|g| g.entries),
+        guard_lookups: guard.map_or(0, |g| g.lookups),
         before_hit: if hits.is_empty() { pops } else { stack.counting.before_hit.unwrap_or(0) },
         rejected: stack.rejected || (guess && hits.is_empty()),
         hits,
@@ -568,6 +571,13 @@ fn print_guard(results: &[ReadResult]) {
     println!("reads whose bwa stack passed the guard's bound: {}", over.count());
     let differ = results.iter().filter(|r| r.guard_ok && r.differs()).count();
     println!("reads the guard proves whose pruned hits differ from bwa's: {differ}");
+    let further: Vec<u64> =
+        results.iter().filter_map(|r| r.pruned.as_ref()).map(|p| p.guard_lookups).filter(|&l| l > 0).collect();
+    println!(
+        "reads whose guard took further D arrays: {}, with {} lookups",
+        further.len(),
+        further.iter().sum::<u64>()
+    );
 }
 
 /// A ladder's cost where it is exact: an accepted guess counts where the read is in an
