@@ -262,7 +262,7 @@ mod tests {
     #[test]
     fn a_position_counts_only_the_block_prefixes_between_it_and_the_mismatch() {
         // Block [0, 3] failed at 3; block [4, ...] occurs with widths 9, 5, 2.
-        let w = vec![
+        let w = [
             Width { w: 40, bid: 0 },
             Width { w: 30, bid: 0 },
             Width { w: 20, bid: 0 },
