@@ -279,7 +279,8 @@ fn the_first_hits_bound_from_the_start_gives_bwas_hits() {
     let reads = data("ecoli536_art.fq");
     // With a small -m the guard must still never let bwa's stack pass its bound.
     for extra in [&[][..], &["-l", "1024", "-n", "0.01", "-o", "2"][..], &["-m", "2000"][..]] {
-        let mut args = vec!["prune-bound", "--check-order", "--max-reads", "20000", "--ladder", "2,3"];
+        let mut args =
+            vec!["prune-bound", "--check-order", "--max-reads", "20000", "--ladder", "2,3", "--ladder", "2,3,4"];
         args.extend(extra);
         args.extend([fasta.as_str(), reads.to_str().unwrap()]);
         let report = String::from_utf8(bcuda_dev(&args)).unwrap();

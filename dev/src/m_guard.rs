@@ -11,15 +11,18 @@
 //!   it both run with the same bound and D array): the children bwa's step pushes there with
 //!   the full limit and the bounded one's does not, the *entry points*. Both steps read the
 //!   same occurrence counts, so a GPU kernel would have them at no lookup.
-//! - An entry point's descendants that push are bounded without lookups: a chain of matching
-//!   children down from read position `i` to `i'` needs the read's bases `i'..i` to occur in
-//!   the genome, which they do not once they hold a whole block of the D array that did not
-//!   occur ([`chain_floor`]); each chain node has at most 3 mismatching children (4 at an N),
-//!   each the start of such a chain with one more mismatch; entries that score more than the
-//!   last score bwa pops (`best + s_mm`), and those whose differences leave nothing to push,
-//!   push nothing.
+//! - An entry point's descendants that push are bounded without lookups, position by
+//!   position: a chain of matching children down from read position `i` to `i'` needs the
+//!   read's bases `i'..i` to occur in the genome, which they do not once they hold a whole
+//!   block of the D array that did not occur ([`chain_floor`]); each chain node has at most 3
+//!   mismatching children (4 at an N), each the start of such a chain with one more mismatch;
+//!   the strings alive at a position number no more than a block prefix of a D array below
+//!   their mismatches occurs ([`occurrence_caps`]); entries that score more than the last
+//!   score bwa pops (`best + s_mm`), and those whose differences leave nothing to push, push
+//!   nothing.
 //!
-//! It applies where no gap entry is ever popped (a gap open costs more than `best + s_mm`).
+//! It applies where gap entries pop, if at all, only as chains of one gap open (its other
+//! children, and a second gap, cost more than `best + s_mm`).
 
 use bcuda::sai::{AlnHit, GapOptions, MODE_NONSTOP};
 use bcuda::search::stack::Entry;
@@ -76,8 +79,8 @@ pub struct GuardBound {
 /// Positions apart of the starts of the further D arrays ([`stack_bound`]).
 const FURTHER_STARTS: usize = 8;
 
-/// What bwa's stack can hold at most: `None` where the bound does not apply (`-N`, or a gap
-/// entry bwa could pop), else `1 + 8 x` the pushing pops (`bounded_pops` and the entry
+/// What bwa's stack can hold at most: `None` where the bound does not apply (`-N`, gap entries
+/// that pop other than as chains of one gap), else `1 + 8 x` the pushing pops (`bounded_pops` and the entry
 /// points' descendants, [`extra_pops`]). When bwa's D arrays (the read's and the seed's) leave
 /// the bound over `-m`, D arrays started every [`FURTHER_STARTS`] positions cap it too, at a
 /// lookup a base.
@@ -92,21 +95,23 @@ pub fn stack_bound(
         return None;
     }
     let last_score = best.score as i32 + opt.s_mm;
-    // Then no gap entry is ever popped (each costs a gap open).
-    if opt.s_gapo <= last_score {
+    // Gap opens may pop only as chains: a gap open's other children, and a second gap, score
+    // more than bwa pops.
+    let gap_chains = opt.s_gapo + opt.s_mm.min(opt.s_gape).min(opt.s_gapo) > last_score;
+    if opt.s_gapo <= last_score && !gap_chains {
         return None;
     }
     let pushes = Pushes::new(watch, best.score as i32, last_score, d_star, opt);
     let entries = |extra: u64| 1u64.saturating_add((bounded_pops as u64).saturating_add(extra).saturating_mul(8));
     let mut blocks = bwa_blocks(watch);
-    let bound = GuardBound { entries: entries(extra_pops(watch, &pushes, &blocks)), lookups: 0 };
+    let bound = GuardBound { entries: entries(extra_pops(watch, &pushes, &blocks)?), lookups: 0 };
     if bound.entries <= opt.max_entries.max(0) as u64 {
         return Some(bound);
     }
     let further = further_blocks(watch);
     blocks.extend(further.iter().map(|(start, w)| (*start, &w[..])));
     let lookups = further.iter().map(|(_, w)| w.len() as u64).sum();
-    Some(GuardBound { entries: entries(extra_pops(watch, &pushes, &blocks)), lookups })
+    Some(GuardBound { entries: entries(extra_pops(watch, &pushes, &blocks)?), lookups })
 }
 
 /// bwa's D arrays as blocks: the read's, and the seed's (from the read's last `seed_len` bases).
@@ -136,47 +141,79 @@ fn further_blocks(watch: &GuardWatch) -> Vec<(usize, Vec<Width>)> {
         .collect()
 }
 
-/// The most pushing pops among the entry points' descendants: at each read position, the
-/// strings of n mismatches alive there are those born at or above it (entry points of n, and
-/// the mismatching children of the strings of n - 1 one position up) whose chain reaches it,
-/// and no more than any block of the D array between it and their lowest mismatch occurs.
-fn extra_pops(watch: &GuardWatch, pushes: &Pushes, blocks: &[(usize, &[Width])]) -> u64 {
+/// The most pushing pops among the entry points' descendants (`None` where a string the bound
+/// does not count could pop). At each read position, the strings of n mismatches alive there
+/// were born at or above it (entry points of n, and the mismatching children of the strings of
+/// n - 1 one position up) and reach it ([`alive_strings`]). Where gap opens pop too, each
+/// entry point with a gap heads a chain of its own (its other children score too much).
+fn extra_pops(watch: &GuardWatch, pushes: &Pushes, blocks: &[(usize, &[Width])]) -> Option<u64> {
     let seq = watch.search.seq;
     let len = seq.len();
     let floor = chain_floor(watch.fresh, len);
     let caps = occurrence_caps(blocks, len);
+    let at = |c: &Entry| (c.info & 0xffff) as usize;
     let mut total = 0u64;
-    // alive[i]: strings of the previous level at position i (none above level 0: the root's
-    // chain is the bounded search's too).
+    // alive[i]: strings of the level above at position i.
     let mut alive = vec![0u64; len + 2];
-    for n in 1..=pushes.full {
+    for n in 0..=pushes.full {
         if !pushes.can_push(n) {
             break;
         }
         let mut born = vec![0u64; len + 1];
         for c in watch.entry_points.iter().filter(|c| c.n_mm as i32 == n && c.n_gapo == 0 && c.n_gape == 0) {
-            born[(c.info & 0xffff) as usize] += 1;
+            born[at(c)] += 1;
         }
         for p in 0..len {
             let kids = if seq[p] > 3 { 4 } else { 3 };
             born[p] = born[p].saturating_add(alive[p + 1].saturating_mul(kids));
         }
-        let mut next = vec![0u64; len + 2];
-        for i in 0..=len {
-            // Strings whose lowest mismatch is at p or above, from the root down to i.
-            let mut strings = 0u64;
-            for p in (i..=len).rev() {
-                if floor[p] <= i {
-                    strings = strings.saturating_add(born[p]);
-                }
-                strings = strings.min(caps[i][p]);
-            }
-            next[i] = strings;
-            total = total.saturating_add(strings);
+        alive = alive_strings(&born, &floor, &caps);
+        total = alive.iter().fold(total, |t, &a| t.saturating_add(a));
+        if n == 0 && pushes.gaps_pop && total > 0 {
+            // Their gap opens would pop, and are not counted.
+            return None;
         }
-        alive = next;
     }
-    total
+    if !pushes.gaps_pop {
+        return Some(total);
+    }
+    // Strings of one insertion, and of one deletion: each kind has strings of one length at a
+    // position, so each is capped on its own.
+    for deletion in [false, true] {
+        let mut born = vec![0u64; len + 1];
+        for c in watch.entry_points.iter().filter(|c| c.n_gapo > 0 || c.n_gape > 0) {
+            if c.score() as i32 > pushes.last_score {
+                continue;
+            }
+            if c.n_mm > 0 || c.n_gapo > 1 || c.n_gape > 0 {
+                return None;
+            }
+            if (c.n_del > 0) == deletion {
+                born[at(c).min(len)] += 1;
+            }
+        }
+        total = alive_strings(&born, &floor, &caps).iter().fold(total, |t, &a| t.saturating_add(a));
+    }
+    Some(total)
+}
+
+/// At each position `i`: the strings born at or above it (`born[p]` at position `p`) whose
+/// chains reach it, capped by every block prefix lying between `i` and where they were born
+/// (each string holds it at the same place, so distinct strings take distinct occurrences).
+fn alive_strings(born: &[u64], floor: &[usize], caps: &[Vec<u64>]) -> Vec<u64> {
+    let len = born.len() - 1;
+    let mut alive = vec![0u64; len + 2];
+    for (i, a) in alive.iter_mut().enumerate().take(len + 1) {
+        let mut strings = 0u64;
+        for p in (i..=len).rev() {
+            if floor[p] <= i {
+                strings = strings.saturating_add(born[p]);
+            }
+            strings = strings.min(caps[i][p]);
+        }
+        *a = strings;
+    }
+    alive
 }
 
 /// For each position `i` (0 to len), the lowest position a chain of matching children
@@ -230,6 +267,8 @@ fn occurrence_caps(blocks: &[(usize, &[Width])], len: usize) -> Vec<Vec<u64>> {
 struct Pushes {
     best_score: i32,
     last_score: i32,
+    /// Gap opens score no more than bwa pops.
+    gaps_pop: bool,
     /// Differences before the first hit and after it (`min(d* + 1, full)`).
     full: i32,
     after: i32,
@@ -239,7 +278,8 @@ struct Pushes {
 impl Pushes {
     fn new(watch: &GuardWatch, best_score: i32, last_score: i32, d_star: i32, opt: &GapOptions) -> Pushes {
         let after = (d_star + 1).min(watch.full);
-        Pushes { best_score, last_score, full: watch.full, after, s_mm: opt.s_mm }
+        let gaps_pop = opt.s_gapo <= last_score;
+        Pushes { best_score, last_score, gaps_pop, full: watch.full, after, s_mm: opt.s_mm }
     }
 
     /// An entry of `n` mismatches pushes if popped with a difference left: before the first
