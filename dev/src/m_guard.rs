@@ -180,21 +180,28 @@ fn extra_pops(watch: &GuardWatch, pushes: &Pushes, blocks: &[(usize, &[Width])])
     // Strings of one insertion, and of one deletion: each kind has strings of one length at a
     // position, so each is capped on its own.
     for deletion in [false, true] {
-        let mut born = vec![0u64; len + 1];
-        for c in watch.entry_points.iter().filter(|c| c.n_gapo > 0 || c.n_gape > 0) {
-            if c.score() as i32 > pushes.last_score {
-                continue;
-            }
-            if c.n_mm > 0 || c.n_gapo > 1 || c.n_gape > 0 {
-                return None;
-            }
-            if (c.n_del > 0) == deletion {
-                born[at(c).min(len)] += 1;
-            }
-        }
+        let born = gap_chains_born(&watch.entry_points, pushes.last_score, len, deletion)?;
         total = alive_strings(&born, &floor, &caps).iter().fold(total, |t, &a| t.saturating_add(a));
     }
     Some(total)
+}
+
+/// At each position, the entry points with one gap open (of deletions, or of insertions) that
+/// bwa pops: each heads a chain. `None` if an entry point with a gap and more differences pops.
+fn gap_chains_born(entry_points: &[Entry], last_score: i32, len: usize, deletion: bool) -> Option<Vec<u64>> {
+    let mut born = vec![0u64; len + 1];
+    for c in entry_points.iter().filter(|c| c.n_gapo > 0 || c.n_gape > 0) {
+        if c.score() as i32 > last_score {
+            continue;
+        }
+        if c.n_mm > 0 || c.n_gapo > 1 || c.n_gape > 0 {
+            return None;
+        }
+        if (c.n_del > 0) == deletion {
+            born[((c.info & 0xffff) as usize).min(len)] += 1;
+        }
+    }
+    Some(born)
 }
 
 /// At each position `i`: the strings born at or above it (`born[p]` at position `p`) whose
@@ -320,6 +327,41 @@ mod tests {
         // From position 1 block 0's prefixes start too high up (they start at 0).
         assert_eq!(caps[1][3], u64::MAX);
         assert_eq!(caps[1][7], 2);
+    }
+
+    fn gap_entry(i: u32, score: u32, n_mm: u8, n_del: u16) -> Entry {
+        let n_ins = 1 - n_del;
+        Entry { info: score << 21 | i, n_mm, n_gapo: 1, n_ins, n_del, ..Entry::default() }
+    }
+
+    #[test]
+    fn gap_opens_that_pop_head_chains_of_their_kind() {
+        let entries = [
+            gap_entry(5, 11, 0, 1),
+            gap_entry(5, 11, 0, 0),
+            gap_entry(7, 11, 0, 1),
+            // Scores more than bwa pops: never popped.
+            gap_entry(6, 14, 1, 1),
+        ];
+        let deletions = gap_chains_born(&entries, 12, 9, true).unwrap();
+        assert_eq!((deletions[5], deletions[7], deletions.iter().sum::<u64>()), (1, 1, 2));
+        let insertions = gap_chains_born(&entries, 12, 9, false).unwrap();
+        assert_eq!((insertions[5], insertions.iter().sum::<u64>()), (1, 1));
+        // A gap open with a mismatch that pops is not a chain the bound counts.
+        assert!(gap_chains_born(&entries, 14, 9, true).is_none());
+    }
+
+    #[test]
+    fn strings_reach_down_to_their_chains_floor_and_no_more_than_a_cap_allows() {
+        // Two strings born at 4, one at 2; chains from 4 reach 1, from 2 reach 0.
+        let born = [0, 0, 1, 0, 2];
+        let floor = [0, 0, 0, 0, 1];
+        let mut caps = vec![vec![u64::MAX; 5]; 5];
+        // Between positions 1 and 4 lies a block prefix that occurs once: at 1 it caps the
+        // strings born at 4, not the one born at 2.
+        caps[1][4] = 1;
+        let alive = alive_strings(&born, &floor, &caps);
+        assert_eq!(&alive[..5], &[1, 2, 3, 2, 2]);
     }
 
     #[test]
