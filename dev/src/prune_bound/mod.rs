@@ -20,7 +20,10 @@ use rayon::prelude::*;
 
 use crate::aln_flags::AlnFlags;
 use crate::m_guard::{stack_bound, GuardWatch};
-use crate::stack_profile::{percentile, Counting};
+use crate::stack_profile::Counting;
+
+mod report;
+use report::{print_by_d_star, print_guard, print_hits, print_ladders, print_peaks, write_per_read};
 
 #[derive(clap::Args, Debug)]
 pub struct PruneBoundArgs {
@@ -43,6 +46,10 @@ pub struct PruneBoundArgs {
     /// and every read ends with bwa's full search.
     #[arg(long, value_parser = parse_ladder)]
     pub ladder: Vec<Ladder>,
+    /// Write one line a read here: d*, both searches' pops, the `-m` guard's bound and each
+    /// ladder's pops where exact with it.
+    #[arg(long)]
+    pub per_read: Option<PathBuf>,
 }
 
 /// The guesses of a speculative ladder for the reads that do not occur whole.
@@ -447,165 +454,6 @@ fn profile_reads(bwt: &bcuda_index::Bwt, args: &PruneBoundArgs) -> Result<Vec<Re
     Ok(out)
 }
 
-/// The table by d*: reads, pops of both searches, and the reads whose hits differ.
-fn print_by_d_star(results: &[ReadResult]) {
-    println!("d*\treads\tbwa pops\tbwa pops to 1st hit\tpruned pops\tpruned/bwa\treads with other hits");
-    let labels = ["0", "1", "2", "3", ">=4", "no hit"];
-    let mut all = (0, 0, 0, 0, 0);
-    for (row, label) in labels.iter().enumerate() {
-        let rows: Vec<&ReadResult> = results.iter().filter(|r| d_star_row(r.d_star) == row).collect();
-        let bwa: usize = rows.iter().map(|r| r.bwa.pops).sum();
-        let first: usize = rows.iter().map(|r| r.bwa.before_hit).sum();
-        let pruned: usize = rows.iter().map(|r| r.pruned_or_bwa().pops).sum();
-        let differ = rows.iter().filter(|r| r.differs()).count();
-        println!("{label}\t{}\t{bwa}\t{first}\t{pruned}\t{:.3}\t{differ}", rows.len(), ratio(pruned, bwa));
-        all = (all.0 + rows.len(), all.1 + bwa, all.2 + first, all.3 + pruned, all.4 + differ);
-    }
-    let (n, bwa, first, pruned, differ) = all;
-    println!("all\t{n}\t{bwa}\t{first}\t{pruned}\t{:.3}\t{differ}", ratio(pruned, bwa));
-    let with_hit: Vec<&ReadResult> = results.iter().filter(|r| r.d_star.is_some()).collect();
-    let bwa: usize = with_hit.iter().map(|r| r.bwa.pops).sum();
-    let pruned: usize = with_hit.iter().map(|r| r.pruned_or_bwa().pops).sum();
-    println!("reads with a hit\t{}\t{bwa}\t\t{pruned}\t{:.3}", with_hit.len(), ratio(pruned, bwa));
-}
-
-/// The table's row of a read's d*: 0 to 3, 4 or more, no hit.
-fn d_star_row(d_star: Option<i32>) -> usize {
-    d_star.map_or(5, |d| d.clamp(0, 4) as usize)
-}
-
-fn ratio(a: usize, b: usize) -> f64 {
-    a as f64 / b.max(1) as f64
-}
-
-/// The stack peaks of both searches (the pruned one's: bwa's for reads without a hit).
-fn print_peaks(results: &[ReadResult]) {
-    println!("stack peak (entries, as -m counts)\tmax\tp99.9\tp99\treads > 2000000\treads > 222222\tstopped by -m");
-    type Pick = fn(&ReadResult) -> &Run;
-    let searches: [(&str, Pick); 2] = [("bwa", |r| &r.bwa), ("pruned", |r| r.pruned_or_bwa())];
-    for (label, run) in searches {
-        let mut peaks: Vec<usize> = results.iter().map(|r| run(r).peak).collect();
-        peaks.sort_unstable();
-        let over = |limit: usize| peaks.iter().filter(|&&p| p > limit).count();
-        let by_m = results.iter().filter(|r| run(r).stopped_by_m).count();
-        println!(
-            "{label}\t{}\t{}\t{}\t{}\t{}\t{by_m}",
-            percentile(&peaks, 1.0),
-            percentile(&peaks, 0.999),
-            percentile(&peaks, 0.99),
-            over(2_000_000),
-            over(222_222)
-        );
-    }
-}
-
-/// One row of a ladder's table: reads, bwa's pops, the ladder's, what it wasted, the reads a
-/// guess answered and those it answered with other hits than bwa's.
-fn print_ladder_row<'a>(label: &str, rows: impl Iterator<Item = &'a ReadResult>, i: usize) -> (usize, usize) {
-    let (mut n, mut bwa, mut pops, mut wasted, mut by_guess, mut differ) = (0, 0, 0, 0, 0, 0);
-    for r in rows {
-        let c = &r.ladders[i];
-        (n, bwa, pops, wasted) = (n + 1, bwa + r.bwa.pops, pops + c.pops, wasted + c.wasted);
-        (by_guess, differ) = (by_guess + c.by_guess as usize, differ + c.differs as usize);
-    }
-    println!("{label}\t{n}\t{bwa}\t{pops}\t{:.3}\t{wasted}\t{by_guess}\t{differ}", ratio(pops, bwa));
-    (n, differ)
-}
-
-/// Each `--ladder`'s cost by d*, on the reads of the `-m`-safe classes, and on the reads a
-/// guess answered outside them.
-fn print_ladders(results: &[ReadResult], ladders: &[Ladder]) {
-    for (i, ladder) in ladders.iter().enumerate() {
-        println!("speculative ladder: {ladder} (-m ignored)");
-        println!(
-            "d*\treads\tbwa pops\tladder pops\tladder/bwa\twasted pops\tanswered by a guess\treads with other hits"
-        );
-        for (row, label) in ["0", "1", "2", "3", ">=4", "no hit"].iter().enumerate() {
-            print_ladder_row(label, results.iter().filter(|r| d_star_row(r.d_star) == row), i);
-        }
-        let (_, differ) = print_ladder_row("all", results.iter(), i);
-        let bwa: usize = results.iter().map(|r| r.bwa.pops).sum();
-        for (label, guard) in [("where exact, -m-safe classes", false), ("where exact, with the -m guard", true)] {
-            let pops = exact_ladder_pops(results.iter(), i, guard);
-            println!("{label}\t{}\t{bwa}\t{pops}\t{:.3}", results.len(), ratio(pops, bwa));
-        }
-        print_ladder_row("-m-safe classes", results.iter().filter(|r| r.m_safe), i);
-        let outside = |r: &&ReadResult| !r.m_safe && r.ladders[i].by_guess;
-        print_ladder_row("answered by a guess, not -m-safe", results.iter().filter(outside), i);
-        if differ > 0 {
-            println!("MISMATCH: {differ} reads whose accepted guess found other hits than bwa's search");
-        } else {
-            println!("reads whose accepted guess found other hits than bwa's: 0");
-        }
-    }
-}
-
-/// The `-m` guard by d*: the reads it applies to and proves, their pops in both searches, the
-/// bound's spread, and reads whose bwa stack passed the bound (the theory says none).
-fn print_guard(results: &[ReadResult]) {
-    println!("-m guard on the pruned search (docs/gpu-search.md): bwa's stack at most 1 + 8 x pushing pops");
-    println!("d*\treads\tbound applies\tbound <= -m\tbwa pops\tpruned pops\tpruned/bwa (reads under -m)\tbound p50\tp90\tp99\tmax\tbwa peak over the bound");
-    for (row, label) in ["0", "1", "2", "3", ">=4"].iter().enumerate() {
-        let rows: Vec<&ReadResult> = results.iter().filter(|r| d_star_row(r.d_star) == row).collect();
-        let bound = |r: &&ReadResult| r.pruned.as_ref().and_then(|p| p.guard_bound);
-        let mut bounds: Vec<usize> = rows.iter().filter_map(bound).map(|b| b.min(usize::MAX as u64) as usize).collect();
-        bounds.sort_unstable();
-        let proved: Vec<&&ReadResult> = rows.iter().filter(|r| r.guard_ok).collect();
-        let bwa: usize = proved.iter().map(|r| r.bwa.pops).sum();
-        let pruned: usize = proved.iter().map(|r| r.pruned_or_bwa().pops).sum();
-        let over = rows.iter().filter(|r| bound(r).is_some_and(|b| r.bwa.peak as u64 > b)).count();
-        println!(
-            "{label}\t{}\t{}\t{}\t{bwa}\t{pruned}\t{:.3}\t{}\t{}\t{}\t{}\t{over}",
-            rows.len(),
-            bounds.len(),
-            proved.len(),
-            ratio(pruned, bwa),
-            percentile(&bounds, 0.5),
-            percentile(&bounds, 0.9),
-            percentile(&bounds, 0.99),
-            percentile(&bounds, 1.0)
-        );
-    }
-    let over =
-        results.iter().filter(|r| r.pruned.as_ref().and_then(|p| p.guard_bound).is_some_and(|b| r.bwa.peak as u64 > b));
-    println!("reads whose bwa stack passed the guard's bound: {}", over.count());
-    let differ = results.iter().filter(|r| r.guard_ok && r.differs()).count();
-    println!("reads the guard proves whose pruned hits differ from bwa's: {differ}");
-    let further: Vec<u64> =
-        results.iter().filter_map(|r| r.pruned.as_ref()).map(|p| p.guard_lookups).filter(|&l| l > 0).collect();
-    println!(
-        "reads whose guard took further D arrays: {}, with {} lookups",
-        further.len(),
-        further.iter().sum::<u64>()
-    );
-}
-
-/// A ladder's cost where it is exact: an accepted guess counts where the read is in an
-/// `-m`-safe class or the guard proves its guess (a guess of d* + 1); elsewhere bwa's full
-/// search follows it.
-fn exact_ladder_pops<'a>(rows: impl Iterator<Item = &'a ReadResult>, i: usize, with_guard: bool) -> usize {
-    rows.map(|r| {
-        let c = &r.ladders[i];
-        let proved = r.m_safe || (with_guard && r.guard_ok && Some(c.accepted_g) == r.d_star.map(|d| d + 1));
-        if c.by_guess && !proved {
-            c.pops + r.bwa.pops
-        } else {
-            c.pops
-        }
-    })
-    .sum()
-}
-
-fn print_hits(label: &str, hits: &[AlnHit]) {
-    println!("  {label}: {} hits", hits.len());
-    for h in hits {
-        println!(
-            "    mm {} gapo {} gape {} ins {} del {} score {} [{}, {}]",
-            h.n_mm, h.n_gapo, h.n_gape, h.n_ins, h.n_del, h.score, h.k, h.l
-        );
-    }
-}
-
 pub fn run(args: PruneBoundArgs) -> Result<()> {
     let bwt = bcuda_index::Bwt::load(&bcuda_index::with_ext(&args.prefix, ".bwt"))?;
     let results = profile_reads(&bwt, &args)?;
@@ -650,5 +498,8 @@ pub fn run(args: PruneBoundArgs) -> Result<()> {
     }
     print_guard(&results);
     print_ladders(&results, &args.ladder);
+    if let Some(path) = &args.per_read {
+        write_per_read(path, &results, &args.ladder)?;
+    }
     Ok(())
 }
