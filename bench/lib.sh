@@ -158,6 +158,21 @@ human_like_genome() { # SIZE OUT
     "$DEV" synth-genome --size-mbp "$1" --seed 1 --human-like > "$2" 2> "$2.synth.log"
 }
 
+# W's genome.fa (human-like, SIZE Mbp) with its index, READS dwgsim 100 bp reads (reads.fq,
+# 16 jobs) and as many ancient-DNA reads (adna.fq, ADNA_RANDOM of them random), the reads made
+# while the genome is indexed.
+both_regimes_data() { # SIZE READS
+    local j counts=() t0
+    human_like_genome "$1" "$W/genome.fa"
+    for j in $(seq 16); do counts+=($(($2 / 16))); done
+    dwgsim_reads "$W/genome.fa" "$W/reads.fq" "${counts[@]}" &
+    "$SIM_ADNA" "$W/genome.fa" "$2" 7 "${ADNA_RANDOM:-0.05}" > "$W/adna.fq" &
+    t0=$(now)
+    $B index -q --sort-memory "${SORT_GB:-6}" "$W/genome.fa" || { log "index failed"; return 1; }
+    log "index $(secs "$t0" "$(now)") s"
+    wait
+}
+
 # dwgsim 100 bp single-end reads (read 1; error ramp 0.5-1.5 %, indels, 2 % random): one
 # dwgsim per COUNT, seeded 7, 8, ..., run in parallel (dwgsim has one thread), concatenated
 # in that order into OUT.

@@ -20,7 +20,7 @@ mode_main() {
     local reps=${REPS:-2} configs=${CONFIGS:-"base:base: new:new:"} reg
     start_log ab
     log "SIZE=$SIZE READS=$READS CONFIGS=$configs; $(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | head -1)"
-    [ -s "$W/genome.fa.sa" ] || ab_data || return 1
+    [ -s "$W/genome.fa.sa" ] || both_regimes_data "$SIZE" "$READS" || return 1
     log "reads: $(($(wc -l < "$W/reads.fq") / 4)) 100bp, $(($(wc -l < "$W/adna.fq") / 4)) adna"
     for reg in 100bp adna; do ab_check $reg; done
     ab_configs "$reps" "$configs"
@@ -29,17 +29,6 @@ mode_main() {
 # The genome and reads persist for the next A/B.
 W=${W:-/tmp/bench-ab} KEEP_W=1
 
-ab_data() {
-    local j counts=() t0
-    human_like_genome "$SIZE" "$W/genome.fa"
-    for j in $(seq 16); do counts+=($((READS / 16))); done
-    dwgsim_reads "$W/genome.fa" "$W/reads.fq" "${counts[@]}" &
-    "$SIM_ADNA" "$W/genome.fa" "$READS" 7 "${ADNA_RANDOM:-0.05}" > "$W/adna.fq" &
-    t0=$(now)
-    $B index -q --sort-memory "${SORT_GB:-6}" "$W/genome.fa" || { log "index failed"; return 1; }
-    log "index $(secs "$t0" "$(now)") s"
-    wait
-}
 ab_opts() { [ "$1" = adna ] && echo "-l 1024 -n 0.01 -o 2"; }
 ab_reads() { [ "$1" = adna ] && echo "$W/adna.fq" || echo "$W/reads.fq"; }
 
