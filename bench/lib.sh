@@ -159,12 +159,13 @@ human_like_genome() { # SIZE OUT
 }
 
 # W's genome.fa (human-like, SIZE Mbp) with its index, READS dwgsim 100 bp reads (reads.fq,
-# 16 jobs) and as many ancient-DNA reads (adna.fq, ADNA_RANDOM of them random), the reads made
-# while the genome is indexed.
+# in SIM_JOBS jobs, default 16; each job holds the genome, so use fewer on a host with little
+# memory: 16 at 3.1 Gbp take 64 GB) and as many ancient-DNA reads (adna.fq, ADNA_RANDOM of them
+# random), the reads made while the genome is indexed.
 both_regimes_data() { # SIZE READS
-    local j counts=() t0
+    local j jobs=${SIM_JOBS:-16} counts=() t0
     human_like_genome "$1" "$W/genome.fa"
-    for j in $(seq 16); do counts+=($(($2 / 16))); done
+    for j in $(seq "$jobs"); do counts+=($(($2 / jobs))); done
     dwgsim_reads "$W/genome.fa" "$W/reads.fq" "${counts[@]}" &
     "$SIM_ADNA" "$W/genome.fa" "$2" 7 "${ADNA_RANDOM:-0.05}" > "$W/adna.fq" &
     t0=$(now)
