@@ -5,7 +5,9 @@
 //! (d* from the oracle; every other rule, bwa's stack, its cut-offs and its `-m`, unchanged),
 //! and the two are compared: pops, the stack's peak, and the hits (same list, same order). Both
 //! are the library's search ([`match_gap`]) on a stack that counts and watches it; the oracle's
-//! hits are checked against [`align_read`] on every read.
+//! hits are checked against [`align_read`] on every read. The bounded search also runs the `-m`
+//! guard ([`crate::m_guard`]), which proves where bwa's `-m` cannot have stopped bwa's search,
+//! and speculative ladders of guesses are costed where exact with it.
 
 use std::path::PathBuf;
 
