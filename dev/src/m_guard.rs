@@ -79,11 +79,11 @@ pub struct GuardBound {
 /// Positions apart of the starts of the further D arrays ([`stack_bound`]).
 const FURTHER_STARTS: usize = 8;
 
-/// What bwa's stack can hold at most: `None` where the bound does not apply (`-N`, gap entries
-/// that pop other than as chains of one gap), else `1 + 8 x` the pushing pops (`bounded_pops` and the entry
-/// points' descendants, [`extra_pops`]). When bwa's D arrays (the read's and the seed's) leave
-/// the bound over `-m`, D arrays started every [`FURTHER_STARTS`] positions cap it too, at a
-/// lookup a base.
+/// What bwa's stack can hold at most: `None` where the bound does not apply (`-N`, gap
+/// entries that pop other than as chains of one gap), else `1 + 8 x` the pushing pops
+/// (`bounded_pops` and the entry points' descendants, [`extra_pops`]). When bwa's D arrays (the
+/// read's and the seed's) leave the bound over `-m`, D arrays started every [`FURTHER_STARTS`]
+/// positions cap it too, at a lookup a base.
 pub fn stack_bound(
     watch: &GuardWatch,
     bounded_pops: usize,
@@ -94,14 +94,13 @@ pub fn stack_bound(
     if opt.mode & MODE_NONSTOP != 0 || watch.inconsistent {
         return None;
     }
-    let last_score = best.score as i32 + opt.s_mm;
+    let pushes = Pushes::new(watch, best.score as i32, d_star, opt);
     // Gap opens may pop only as chains: a gap open's other children, and a second gap, score
     // more than bwa pops.
-    let gap_chains = opt.s_gapo + opt.s_mm.min(opt.s_gape).min(opt.s_gapo) > last_score;
-    if opt.s_gapo <= last_score && !gap_chains {
+    let gap_chains = opt.s_gapo + opt.s_mm.min(opt.s_gape).min(opt.s_gapo) > pushes.last_score;
+    if pushes.gaps_pop && !gap_chains {
         return None;
     }
-    let pushes = Pushes::new(watch, best.score as i32, last_score, d_star, opt);
     let entries = |extra: u64| 1u64.saturating_add((bounded_pops as u64).saturating_add(extra).saturating_mul(8));
     let mut blocks = bwa_blocks(watch);
     let bound = GuardBound { entries: entries(extra_pops(watch, &pushes, &blocks)?), lookups: 0 };
@@ -151,7 +150,6 @@ fn extra_pops(watch: &GuardWatch, pushes: &Pushes, blocks: &[(usize, &[Width])])
     let len = seq.len();
     let floor = chain_floor(watch.fresh, len);
     let caps = occurrence_caps(blocks, len);
-    let at = |c: &Entry| (c.info & 0xffff) as usize;
     let mut total = 0u64;
     // alive[i]: strings of the level above at position i.
     let mut alive = vec![0u64; len + 2];
@@ -161,7 +159,7 @@ fn extra_pops(watch: &GuardWatch, pushes: &Pushes, blocks: &[(usize, &[Width])])
         }
         let mut born = vec![0u64; len + 1];
         for c in watch.entry_points.iter().filter(|c| c.n_mm as i32 == n && c.n_gapo == 0 && c.n_gape == 0) {
-            born[at(c)] += 1;
+            born[position(c)] += 1;
         }
         for p in 0..len {
             let kids = if seq[p] > 3 { 4 } else { 3 };
@@ -198,10 +196,15 @@ fn gap_chains_born(entry_points: &[Entry], last_score: i32, len: usize, deletion
             return None;
         }
         if (c.n_del > 0) == deletion {
-            born[((c.info & 0xffff) as usize).min(len)] += 1;
+            born[position(c).min(len)] += 1;
         }
     }
     Some(born)
+}
+
+/// The read position an entry has reached (bwa's `info & 0xffff`).
+fn position(e: &Entry) -> usize {
+    (e.info & 0xffff) as usize
 }
 
 /// At each position `i`: the strings born at or above it (`born[p]` at position `p`) whose
@@ -223,21 +226,34 @@ fn alive_strings(born: &[u64], floor: &[usize], caps: &[Vec<u64>]) -> Vec<u64> {
     alive
 }
 
+/// bwt_cal_width's blocks, position by position from `offset`: the start of the block each
+/// position is in, and its prefix's count there, or `None` where the block did not occur (it
+/// ends there; a block that occurs has widths that are counts).
+fn block_prefixes(width: &[Width], offset: usize) -> impl Iterator<Item = (usize, usize, Option<u64>)> + '_ {
+    let (mut start, mut bid) = (offset, 0);
+    width.iter().enumerate().map(move |(x, w)| {
+        let block_start = start;
+        if w.bid > bid {
+            (bid, start) = (w.bid, offset + x + 1);
+            (offset + x, block_start, None)
+        } else {
+            (offset + x, block_start, Some(w.w))
+        }
+    })
+}
+
 /// For each position `i` (0 to len), the lowest position a chain of matching children
 /// from `i` can reach: one above the start of the last block of the D array that ends below
 /// `i` and did not occur (0 when none does). `width` is bwt_cal_width's, unchanged by hits.
 pub fn chain_floor(width: &[Width], len: usize) -> Vec<usize> {
-    let mut floor = vec![0; len + 1];
-    let (mut block_start, mut last_failed_start, mut bid) = (0usize, None, 0);
-    for (i, f) in floor.iter_mut().enumerate() {
-        // Blocks that failed at positions up to i - 1 are known here.
-        *f = last_failed_start.map_or(0, |r: usize| r + 1);
-        if i < len && width[i].bid > bid {
-            bid = width[i].bid;
-            last_failed_start = Some(block_start);
-            block_start = i + 1;
+    let (mut floor, mut lowest) = (vec![0; len + 1], 0);
+    for (x, block_start, count) in block_prefixes(&width[..len], 0) {
+        floor[x] = lowest;
+        if count.is_none() {
+            lowest = block_start + 1;
         }
     }
+    floor[len] = lowest;
     floor
 }
 
@@ -248,13 +264,9 @@ fn occurrence_caps(blocks: &[(usize, &[Width])], len: usize) -> Vec<Vec<u64>> {
     // At each position, every known prefix ending there: its start and its count.
     let mut prefixes: Vec<Vec<(usize, u64)>> = vec![Vec::new(); len];
     for &(offset, width) in blocks {
-        let (mut start, mut bid) = (offset, 0);
-        for (x, w) in width.iter().enumerate() {
-            if w.bid > bid {
-                // A block that did not occur ends here (its width is not a count).
-                (bid, start) = (w.bid, offset + x + 1);
-            } else if offset + x < len {
-                prefixes[offset + x].push((start, w.w));
+        for (x, block_start, count) in block_prefixes(width, offset) {
+            if let (Some(w), true) = (count, x < len) {
+                prefixes[x].push((block_start, w));
             }
         }
     }
@@ -273,6 +285,7 @@ fn occurrence_caps(blocks: &[(usize, &[Width])], len: usize) -> Vec<Vec<u64>> {
 /// Which mismatch-only entries can push children.
 struct Pushes {
     best_score: i32,
+    /// The last score bwa pops (`best + s_mm`).
     last_score: i32,
     /// Gap opens score no more than bwa pops.
     gaps_pop: bool,
@@ -283,7 +296,8 @@ struct Pushes {
 }
 
 impl Pushes {
-    fn new(watch: &GuardWatch, best_score: i32, last_score: i32, d_star: i32, opt: &GapOptions) -> Pushes {
+    fn new(watch: &GuardWatch, best_score: i32, d_star: i32, opt: &GapOptions) -> Pushes {
+        let last_score = best_score + opt.s_mm;
         let after = (d_star + 1).min(watch.full);
         let gaps_pop = opt.s_gapo <= last_score;
         Pushes { best_score, last_score, gaps_pop, full: watch.full, after, s_mm: opt.s_mm }
