@@ -380,6 +380,14 @@ impl ReadResult {
     fn pruned_or_bwa(&self) -> &Run {
         self.pruned.as_ref().unwrap_or(&self.bwa)
     }
+    /// The `-m` guard's bound on bwa's stack (None where it does not apply or without a hit).
+    fn guard_bound(&self) -> Option<u64> {
+        self.pruned.as_ref().and_then(|p| p.guard_bound)
+    }
+    /// bwa's stack held more than the guard's bound (the theory says never).
+    fn passed_guard(&self) -> bool {
+        self.guard_bound().is_some_and(|b| self.bwa.peak as u64 > b)
+    }
 }
 
 fn profile_read(

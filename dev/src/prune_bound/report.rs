@@ -105,13 +105,13 @@ pub(super) fn print_guard(results: &[ReadResult]) {
     println!("d*\treads\tbound applies\tbound <= -m\tbwa pops\tpruned pops\tpruned/bwa (reads under -m)\tbound p50\tp90\tp99\tmax\tbwa peak over the bound");
     for (row, label) in ["0", "1", "2", "3", ">=4"].iter().enumerate() {
         let rows: Vec<&ReadResult> = results.iter().filter(|r| d_star_row(r.d_star) == row).collect();
-        let bound = |r: &&ReadResult| r.pruned.as_ref().and_then(|p| p.guard_bound);
-        let mut bounds: Vec<usize> = rows.iter().filter_map(bound).map(|b| b.min(usize::MAX as u64) as usize).collect();
+        let mut bounds: Vec<usize> =
+            rows.iter().filter_map(|r| r.guard_bound()).map(|b| b.min(usize::MAX as u64) as usize).collect();
         bounds.sort_unstable();
         let proved: Vec<&&ReadResult> = rows.iter().filter(|r| r.guard_ok).collect();
         let bwa: usize = proved.iter().map(|r| r.bwa.pops).sum();
         let pruned: usize = proved.iter().map(|r| r.pruned_or_bwa().pops).sum();
-        let over = rows.iter().filter(|r| bound(r).is_some_and(|b| r.bwa.peak as u64 > b)).count();
+        let over = rows.iter().filter(|r| r.passed_guard()).count();
         println!(
             "{label}\t{}\t{}\t{}\t{bwa}\t{pruned}\t{:.3}\t{}\t{}\t{}\t{}\t{over}",
             rows.len(),
@@ -124,9 +124,8 @@ pub(super) fn print_guard(results: &[ReadResult]) {
             percentile(&bounds, 1.0)
         );
     }
-    let over =
-        results.iter().filter(|r| r.pruned.as_ref().and_then(|p| p.guard_bound).is_some_and(|b| r.bwa.peak as u64 > b));
-    println!("reads whose bwa stack passed the guard's bound: {}", over.count());
+    let over = results.iter().filter(|r| r.passed_guard()).count();
+    println!("reads whose bwa stack passed the guard's bound: {over}");
     let differ = results.iter().filter(|r| r.guard_ok && r.differs()).count();
     println!("reads the guard proves whose pruned hits differ from bwa's: {differ}");
     let further: Vec<u64> =
@@ -167,7 +166,7 @@ pub(super) fn write_per_read(path: &std::path::Path, results: &[ReadResult], lad
     }
     writeln!(out)?;
     for (n, r) in results.iter().enumerate() {
-        let bound = r.pruned.as_ref().and_then(|p| p.guard_bound).map(|b| b.to_string());
+        let bound = r.guard_bound().map(|b| b.to_string());
         let d_star = r.d_star.map(|d| d.to_string());
         write!(out, "{n}\t{}\t{}\t{}\t{}", na(d_star), r.bwa.pops, r.pruned_or_bwa().pops, na(bound))?;
         for i in 0..ladders.len() {
