@@ -9,6 +9,7 @@ mod dealer_sim;
 mod gpu_bench;
 mod input_bench;
 mod kernel_resources;
+mod ladder_split;
 mod launch_tail;
 mod m_guard;
 mod no_hit;
@@ -55,6 +56,8 @@ enum Command {
     InputBench(input_bench::InputBenchArgs),
     /// The inexact kernels' registers, stack and spills per team size (NVRTC's ptxas report).
     KernelResources(kernel_resources::KernelResourcesArgs),
+    /// One rung of a speculative ladder played with whole `aln -n G` runs: the reads it answers and the rest.
+    LadderSplit(ladder_split::LadderSplitArgs),
     /// How many reads a proof of no alignment within max_diff edits answers, and its lookups.
     NoHit(no_hit::NoHitArgs),
     /// Whether bwa's search finds its hits when bounded from the start by its first hit's top2 limit.
@@ -76,6 +79,7 @@ fn run() -> Result<()> {
         Command::CandidatesGpu(args) => candidates_gpu::run(args),
         Command::InputBench(args) => input_bench::run(args),
         Command::KernelResources(args) => kernel_resources::run(args),
+        Command::LadderSplit(args) => ladder_split::run(args),
         Command::NoHit(args) => no_hit::run(args),
         Command::PruneBound(args) => prune_bound::run(args),
         Command::StackProfile(args) => stack_profile::run(args),
