@@ -26,6 +26,16 @@ pub(crate) fn inexact_switches() -> Result<InexactSwitches> {
     Ok(sw)
 }
 
+/// `BCUDA_TEST_FIRST_PASS=teams`: pass 1 gives every read to the team passes from the start
+/// (its rule given up), for the team passes' time on reads pass 1 would keep. Unset: the rule.
+pub(crate) fn first_pass_to_teams() -> Result<bool> {
+    match std::env::var("BCUDA_TEST_FIRST_PASS") {
+        Err(_) => Ok(false),
+        Ok(v) if v == "teams" => Ok(true),
+        Ok(v) => bail!("BCUDA_TEST_FIRST_PASS={v}: expected teams"),
+    }
+}
+
 /// `BCUDA_TEST_LINEINFO` (any value): the kernels are compiled with source lines
 /// (`-lineinfo`), so that Nsight Compute's source counters name the lines where warps stall
 /// (`NCU=1 bench/run speed`).

@@ -10,14 +10,16 @@
 #      is exact where bwa's -m does not stop a search);
 #   4. GPU busy, kernel time and the SM-seconds each pass held, for 1. and summed over 2.
 # The rungs' sums hold each run's start (exact_match, the D arrays) once a run, which a ladder
-# in the kernels would not repeat. Log: ladder-TAG.log.
+# in the kernels would not repeat. BCUDA_TEST_FIRST_PASS=teams gives every run's reads to the
+# team passes (pass 1's rule keeps a rung's reads, few of which it hands on); REGIMES picks
+# the regimes (default "100bp adna"). Log: ladder-TAG.log.
 W=${W:-/tmp/bench-ab} KEEP_W=1
 
 mode_main() {
     local reg
     start_log ladder
     [ -s "$W/genome.fa.sa" ] || both_regimes_data "${SIZE:-3100}" "${READS:-8000000}" || return 1
-    for reg in 100bp adna; do ladder_regime "$reg" "${1:-}"; done
+    for reg in ${REGIMES:-100bp adna}; do ladder_regime "$reg" "${1:-}"; done
 }
 
 ladder_regime() { # REGIME [READS]

@@ -50,6 +50,10 @@ pub struct LadderSplitArgs {
     /// bwa's `.sai` of the whole set: count the answered reads whose records differ from it.
     #[arg(long)]
     pub bwa: Option<PathBuf>,
+    /// Where to write the numbers in the whole set of the answered reads whose records are not
+    /// bwa's.
+    #[arg(long, requires = "bwa")]
+    pub differ: Option<PathBuf>,
 }
 
 /// Where the split's reads go: a FASTQ and the reads' numbers.
@@ -96,7 +100,8 @@ pub fn run(args: LadderSplitArgs) -> Result<()> {
     let bwa = args.bwa.as_deref().map(load_records).transpose()?;
     let mut rest = Side::create(Some(&args.rest), args.rest_ids.as_deref())?;
     let mut answered = Side::create(args.answered.as_deref(), args.answered_ids.as_deref())?;
-    let (mut n, mut differ) = (0u64, 0u64);
+    let mut not_bwas = Side::create(None, args.differ.as_deref())?;
+    let mut n = 0u64;
     let mut record = Vec::new();
     while let Some(rec) = reader.next() {
         let rec = rec.with_context(|| format!("{}: record {}", args.reads.display(), n + 1))?;
@@ -107,7 +112,9 @@ pub fn run(args: LadderSplitArgs) -> Result<()> {
         if !is_answered(&hits, rec.num_bases() as i32, args.g, &opt) {
             rest.take(&record, id)?;
         } else {
-            differ += bwa.as_ref().is_some_and(|b| !same_record(b, id, &hits)) as u64;
+            if bwa.as_ref().is_some_and(|b| !same_record(b, id, &hits)) {
+                not_bwas.take(&record, id)?;
+            }
             answered.take(&record, id)?;
         }
         n += 1;
@@ -119,18 +126,21 @@ pub fn run(args: LadderSplitArgs) -> Result<()> {
         "rung g={}: {n} reads, {} answered{}, {} left",
         args.g,
         answered.count,
-        if bwa.is_some() { format!(" ({differ} not bwa's)") } else { String::new() },
+        if bwa.is_some() { format!(" ({} not bwa's)", not_bwas.count) } else { String::new() },
         rest.count
     );
     rest.finish()?;
+    not_bwas.finish()?;
     answered.finish()
 }
 
 /// The rung's answer is final: its search was bwa's (the read's limit is no more than G), or its
-/// first hit has fewer than G differences (bwa's search after that hit is bounded the same).
+/// first hit has fewer than G differences and scores less than `s_mm (G + 1)`. A hit with more
+/// than G differences scores at least that much, so bwa's first hit is then the rung's, and
+/// bwa's search after it is bounded as the rung's is (prune-bound's rule).
 fn is_answered(hits: &[AlnHit], len: i32, g: i32, opt: &GapOptions) -> bool {
     let full = if opt.fnr > 0.0 { cal_maxdiff(len, AVG_ERR, opt.fnr as f64) } else { opt.max_diff };
-    full <= g || hits.first().is_some_and(|h| diffs(h, opt) < g)
+    full <= g || hits.first().is_some_and(|h| diffs(h, opt) < g && (h.score as i32) < opt.s_mm * (g + 1))
 }
 
 /// A hit's differences as bwa's search counts them against its limit.
@@ -175,7 +185,8 @@ mod tests {
     use super::*;
 
     fn hit(n_mm: u8, n_gapo: u8, n_gape: u8) -> AlnHit {
-        AlnHit { n_mm, n_gapo, n_gape, ..AlnHit::default() }
+        let score = 3 * n_mm as u32 + 11 * n_gapo as u32 + 4 * n_gape as u32;
+        AlnHit { n_mm, n_gapo, n_gape, score, ..AlnHit::default() }
     }
 
     #[test]
@@ -190,5 +201,10 @@ mod tests {
         assert!(is_answered(&[], 100, 5, &opt));
         // Only the first hit decides.
         assert!(!is_answered(&[hit(3, 0, 0), hit(0, 0, 0)], 100, 3, &opt));
+        // A gap open and extension: 2 differences, but scoring 15, as 5 mismatches do, which
+        // bwa's search may have found first; a mismatch more than 3 scores no more than 12.
+        let gap = hit(0, 1, 1);
+        assert!(!is_answered(&[gap], 100, 3, &opt) && !is_answered(&[gap], 100, 4, &opt));
+        assert!(is_answered(&[hit(3, 0, 0)], 100, 4, &opt));
     }
 }

@@ -164,6 +164,9 @@ pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Ope
         let load = move |o: usize, gpu: Result<OpenGpu>| {
             let gpu = gpu.and_then(|g| GpuAligner::on(g, bwt)).and_then(|mut g| {
                 g.adapt_first_pass()?;
+                if crate::test_hooks::first_pass_to_teams()? {
+                    g.first_pass_to_teams()?;
+                }
                 Ok(g)
             });
             super::timeline::mark_run(format!("GPU {o} holds the BWT"));

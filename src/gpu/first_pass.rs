@@ -16,6 +16,13 @@ pub(super) fn rule_state(on: bool) -> [u64; 4] {
     [if on { (HAND_ON_SHARE * 1000.0).round() as u64 } else { 0 }, 0, 0, 0]
 }
 
+/// The rule's state once it has given up: every read goes to the team passes.
+pub(super) fn given_up_state() -> [u64; 4] {
+    let mut state = rule_state(true);
+    state[1] = 1;
+    state
+}
+
 /// What the rule did by the end of a batch, read back from its state: `Some((finished,
 /// handed_on))` once pass 1 gives up.
 pub(super) fn gave_up(state: &[u64]) -> Option<(u64, u64)> {

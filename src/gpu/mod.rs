@@ -42,7 +42,7 @@ use batch::GpuAnswers;
 pub use batch::{pack_reads, HostBatch};
 use candidates::CandidateKernels;
 pub use first_pass::HAND_ON_SHARE;
-use first_pass::{gave_up, rule_state};
+use first_pass::{gave_up, given_up_state, rule_state};
 use inexact::{Pass, Scratchpad};
 use inexact_kernels::InexactKernels;
 use interval_table::{GpuBwt, GpuIntervals};
@@ -525,6 +525,12 @@ impl GpuAligner {
     /// budget gives the same hits, and so does a read handed on part way.
     pub fn adapt_first_pass(&mut self) -> Result<()> {
         self.set_first_pass_rule(rule_state(true))
+    }
+
+    /// Pass 1 hands every read to the team passes from the first batch on, as once its rule has
+    /// given up (`BCUDA_TEST_FIRST_PASS=teams`: the team passes' time on reads pass 1 would keep).
+    pub fn first_pass_to_teams(&mut self) -> Result<()> {
+        self.set_first_pass_rule(given_up_state())
     }
 
     /// The state pass 1's rule has reached (its share, whether it gave up, its counts), for
