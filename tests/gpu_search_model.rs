@@ -270,7 +270,7 @@ fn candidate_strings_replayed_in_bwas_order_give_bwas_hits() {
 /// prune-bound`; docs/gpu-search.md, "Bounded from the start by the first hit"): with bwa's
 /// defaults and with ancient DNA's options, on E. coli's ART reads. So does a speculative ladder
 /// (g = 1 for reads that occur whole, else 2, then 3, then bwa's full search) wherever it
-/// accepts a guess. The `-m` guard's bound (dev/src/m_guard.rs) holds bwa's stack on every
+/// accepts a guess. The `-m` guard's bound (src/search/m_guard.rs) holds bwa's stack on every
 /// read, and every read it proves has bwa's hits.
 #[test]
 fn the_first_hits_bound_from_the_start_gives_bwas_hits() {

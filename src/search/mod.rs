@@ -8,6 +8,7 @@ use bcuda_index::{Bwt, IntervalTable};
 
 mod level_pool;
 pub mod level_search;
+pub mod m_guard;
 pub mod no_hit;
 pub mod pigeonhole;
 pub mod replay;
