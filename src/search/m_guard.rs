@@ -31,7 +31,7 @@
 
 use super::stack::Entry;
 use super::{cal_width, Search, Step, Width};
-use crate::sai::{AlnHit, GapOptions, MODE_NONSTOP};
+use crate::sai::{AlnHit, GapOptions, MODE_GAPE, MODE_NONSTOP};
 
 /// Watches the bounded search's pops before its first hit and keeps the entry points.
 pub struct GuardWatch<'a> {
@@ -43,11 +43,27 @@ pub struct GuardWatch<'a> {
     pub entry_points: Vec<Entry>,
     /// A pop one step found a hit at and the other did not (the theory says never).
     pub inconsistent: bool,
+    /// Pops with entry points, and those of them where the bounded step ends before it loads
+    /// the pop's extensions (its limit leaves the entry nothing, or less than the D array's
+    /// bid): a kernel counting the entry points from the extensions it loaded needs a lookup
+    /// more there (and at most at every pop with entry points, where a step loads only the
+    /// matching base's counts).
+    pub pops_with_entry_points: usize,
+    pub extension_loads: usize,
 }
 
 impl<'a> GuardWatch<'a> {
     pub fn new(search: &'a Search<'a>, fresh: &'a [Width], full: i32, g: i32) -> GuardWatch<'a> {
-        GuardWatch { search, fresh, full, g, entry_points: Vec::new(), inconsistent: false }
+        GuardWatch {
+            search,
+            fresh,
+            full,
+            g,
+            entry_points: Vec::new(),
+            inconsistent: false,
+            pops_with_entry_points: 0,
+            extension_loads: 0,
+        }
     }
 
     /// Entry `e`, popped before the first hit: the children bwa pushes that the bounded
@@ -56,7 +72,22 @@ impl<'a> GuardWatch<'a> {
         let (bwa, bwa_hit) = self.children(e, self.full);
         let (bounded, bounded_hit) = self.children(e, self.g);
         self.inconsistent |= bwa_hit != bounded_hit;
+        let before = self.entry_points.len();
         self.entry_points.extend(bwa.into_iter().filter(|c| !bounded.contains(c)));
+        if self.entry_points.len() > before {
+            self.pops_with_entry_points += 1;
+            self.extension_loads += self.ends_unloaded(e) as usize;
+        }
+    }
+
+    /// Whether the bounded step ends at `e` before loading its extensions: its differences
+    /// left are fewer than none, or than the D array's bid below it (bwa's step and the
+    /// kernel's `step` both stop there).
+    fn ends_unloaded(&self, e: &Entry) -> bool {
+        let gape = if self.search.opt.mode & MODE_GAPE != 0 { e.n_gape as i32 } else { 0 };
+        let m = self.g - (e.n_mm as i32 + e.n_gapo as i32 + gape);
+        let i = position(e);
+        m < 0 || (i > 0 && m < self.fresh[i - 1].bid)
     }
 
     /// The children `e` pushes (its matching child too) with `max_diff`, and whether it is a hit.

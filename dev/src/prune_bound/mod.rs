@@ -99,6 +99,10 @@ struct Run {
     guard_bound: Option<u64>,
     /// The guard's lookups (further D arrays).
     guard_lookups: u64,
+    /// Pops a kernel's guard would load the extensions of to count their entry points
+    /// ([`GuardWatch::extension_loads`]).
+    extension_loads: usize,
+    pops_with_entry_points: usize,
 }
 
 /// bwa's stack ([`Counting`] its pops and its first hit) watching [`match_gap`] for
@@ -238,6 +242,8 @@ fn search_from<'a>(
     Run {
         guard_bound: guard.as_ref().map(|g| g.entries),
         guard_lookups: guard.map_or(0, |g| g.lookups),
+        extension_loads: stack.guard.as_ref().map_or(0, |w| w.extension_loads),
+        pops_with_entry_points: stack.guard.as_ref().map_or(0, |w| w.pops_with_entry_points),
         before_hit: if hits.is_empty() { pops } else { stack.counting.before_hit.unwrap_or(0) },
         rejected: stack.rejected || (guess && hits.is_empty()),
         hits,

@@ -135,6 +135,14 @@ pub(super) fn print_guard(results: &[ReadResult]) {
         further.len(),
         further.iter().sum::<u64>()
     );
+    let pruned = || results.iter().filter_map(|r| r.pruned.as_ref());
+    let pops = pruned().map(|p| p.pops).sum::<usize>();
+    let with = pruned().map(|p| p.pops_with_entry_points).sum::<usize>();
+    let loads = pruned().map(|p| p.extension_loads).sum::<usize>();
+    println!(
+        "pops with entry points: {with} of the pruned searches' {pops} ({:.4}); where the pruned step ends before loading the pop's extensions (a lookup more for a kernel's count): {loads}",
+        ratio(with, pops)
+    );
 }
 
 /// A ladder's cost on one read where it is exact: an accepted guess counts where the read is
