@@ -36,6 +36,20 @@ pub(crate) fn first_pass_to_teams() -> Result<bool> {
     }
 }
 
+/// `BCUDA_TEST_LADDER=2,3` (or `2+3`, as bench/run ab's hooks take it): each batch's passes run
+/// as the rungs of a speculative ladder with these guesses, then bwa's limits
+/// (`GpuAligner::ladder`: not exact where bwa's `-m` stops a search, so only for measuring the
+/// rungs' time). `None` when unset.
+pub(crate) fn ladder() -> Result<Option<Vec<i32>>> {
+    match std::env::var("BCUDA_TEST_LADDER") {
+        Err(_) => Ok(None),
+        Ok(v) => match v.split([',', '+']).map(|g| g.trim().parse::<i32>()).collect::<Result<Vec<_>, _>>() {
+            Ok(g) if !g.is_empty() && g.iter().all(|&x| x >= 1) => Ok(Some(g)),
+            _ => bail!("BCUDA_TEST_LADDER={v}: expected guesses of 1 or more, e.g. 2,3"),
+        },
+    }
+}
+
 /// `BCUDA_TEST_LINEINFO` (any value): the kernels are compiled with source lines
 /// (`-lineinfo`), so that Nsight Compute's source counters name the lines where warps stall
 /// (`NCU=1 bench/run speed`).

@@ -25,6 +25,7 @@ mod open;
 mod proof_pass;
 mod queue;
 pub mod queue_order;
+pub mod rungs;
 mod slot;
 pub mod switches;
 pub mod tuned;
@@ -257,6 +258,8 @@ pub struct GpuAligner {
     /// Whether pass 1 gives up once it hands on too many reads (see
     /// [`GpuAligner::adapt_first_pass`]).
     adapt_first: bool,
+    /// The speculative ladder's rungs inside each batch (a test hook, [`rungs`]).
+    rungs: Option<rungs::Rungs>,
 }
 
 /// A pass's scratch sets (`scratch_sets`: batch n takes set n % sets).
@@ -360,6 +363,7 @@ impl GpuAligner {
             fail_batch: crate::test_hooks::failing_batches(ordinal),
             poison: false,
             adapt_first: false,
+            rungs: None,
         };
         // Where memory is short the search counts from bwa's array (compiled below): the
         // start-up's switches give way quietly (aln's start-up line says whether sectors are on).
@@ -531,6 +535,21 @@ impl GpuAligner {
     /// given up (`BCUDA_TEST_FIRST_PASS=teams`: the team passes' time on reads pass 1 would keep).
     pub fn first_pass_to_teams(&mut self) -> Result<()> {
         self.set_first_pass_rule(given_up_state())
+    }
+
+    /// Runs each batch's passes as the rungs of a speculative ladder with `guesses` (for the
+    /// reads that do not occur whole), then bwa's limits (`BCUDA_TEST_LADDER`; [`rungs`]: not
+    /// exact where bwa's `-m` stops a search).
+    pub fn ladder(&mut self, guesses: Vec<i32>) -> Result<()> {
+        let sw = &self.inexact_switches;
+        if sw.no_hit_budget > 0 || sw.exact_replay || sw.proof_before_last {
+            bail!("the ladder's rungs run without the no-hit pass, the replay and the proof before the last pass");
+        }
+        if guesses.is_empty() || guesses.iter().any(|&g| g < 1) {
+            bail!("the ladder needs guesses of 1 or more");
+        }
+        self.rungs = Some(rungs::Rungs::load(&self.ctx, self.arch, guesses)?);
+        Ok(())
     }
 
     /// The state pass 1's rule has reached (its share, whether it gave up, its counts), for

@@ -22,6 +22,8 @@ pub(super) struct Slot {
     pub(super) starts: Upload<u64>,
     pub(super) gpu_lens: Upload<u16>,
     pub(super) max_diffs: Upload<i32>,
+    /// With the ladder's rungs ([`super::rungs`]), each inexact read's limit in the rung.
+    pub(super) rung_diffs: Upload<i32>,
     /// Each inexact read's index in the batch (inexact_order reads exact_match's answers by it).
     pub(super) read_of: Upload<u32>,
     /// The D arrays of the batch's inexact reads (read_widths): each read's, then each seed's.
@@ -107,12 +109,16 @@ pub(super) struct BatchOnGpu<'a> {
 pub(super) const ORDER_COUNTERS: usize = 2 * (MAX_PASSES + 1);
 pub(super) const NO_HIT_COUNTERS: usize = ORDER_COUNTERS + 2;
 pub(super) const LONG_HITS_COUNTER: usize = NO_HIT_COUNTERS + 4;
-pub(super) const N_COUNTERS: usize = LONG_HITS_COUNTER + 1;
+/// With the ladder's rungs, the rung's reads' count ([`RUNG_LIST`]).
+pub(super) const RUNG_COUNTERS: usize = LONG_HITS_COUNTER + 1;
+pub(super) const N_COUNTERS: usize = RUNG_COUNTERS + 2;
 /// The lists of [`Slot::queues`], and the counts of [`Slot::lookups`]: each list's lookups,
 /// then each pass's block residence, RESIDENCE_COUNTS a pass (nanoseconds its blocks stayed on
 /// their SMs, summed; the complement of its launch's first start; its last end, on the GPU's
 /// clock).
-pub(super) const N_LISTS: usize = MAX_PASSES + 3;
+pub(super) const N_LISTS: usize = MAX_PASSES + 4;
+/// With the ladder's rungs ([`super::rungs`]), the reads of the rung under way.
+pub(super) const RUNG_LIST: usize = MAX_PASSES + 3;
 /// With `level_order`, each inexact read's weight (its root chain's, from read_widths), by its
 /// index in the batch.
 pub(super) const WEIGHT_LIST: usize = MAX_PASSES + 2;
@@ -133,6 +139,7 @@ impl Slot {
             starts: Upload::new(),
             gpu_lens: Upload::new(),
             max_diffs: Upload::new(),
+            rung_diffs: Upload::new(),
             read_of: Upload::new(),
             widths: DeviceBuffer::new(),
             seed_widths: DeviceBuffer::new(),
