@@ -2,11 +2,18 @@
 //! (bwa_cal_maxdiff), a batch's options (bwa_cal_sa_reg_gap caps the gap opens by the longest
 //! read's differences) and a hit's score. The CPU search, the GPU driver and samse share them.
 
-use crate::sai::GapOptions;
+use crate::sai::{AlnHit, GapOptions, MODE_GAPE};
 
 /// A hit's score from its mismatches, gap opens and gap extensions (bwa's aln_score).
 pub fn aln_score(n_mm: i32, n_gapo: i32, n_gape: i32, opt: &GapOptions) -> i32 {
     n_mm * opt.s_mm + n_gapo * opt.s_gapo + n_gape * opt.s_gape
+}
+
+/// A hit's differences as bwa's search counts them against its limit (its first hit's sets
+/// the limit after it): gap extensions count in bwa's default mode (`MODE_GAPE`).
+pub fn hit_diffs(h: &AlnHit, opt: &GapOptions) -> i32 {
+    let gape = if opt.mode & MODE_GAPE != 0 { h.n_gape as i32 } else { 0 };
+    h.n_mm as i32 + h.n_gapo as i32 + gape
 }
 
 /// bwa_cal_maxdiff: the most differences expected in `len` bases at error rate `err`, with

@@ -15,8 +15,8 @@ use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use bcuda::aln_options::{cal_maxdiff, AVG_ERR};
-use bcuda::sai::{self, AlnHit, GapOptions, MODE_GAPE};
+use bcuda::aln_options::{cal_maxdiff, hit_diffs, AVG_ERR};
+use bcuda::sai::{self, AlnHit, GapOptions};
 
 use crate::aln_flags::AlnFlags;
 
@@ -140,13 +140,7 @@ pub fn run(args: LadderSplitArgs) -> Result<()> {
 /// bwa's search after it is bounded as the rung's is (prune-bound's rule).
 fn is_answered(hits: &[AlnHit], len: i32, g: i32, opt: &GapOptions) -> bool {
     let full = if opt.fnr > 0.0 { cal_maxdiff(len, AVG_ERR, opt.fnr as f64) } else { opt.max_diff };
-    full <= g || hits.first().is_some_and(|h| diffs(h, opt) < g && (h.score as i32) < opt.s_mm * (g + 1))
-}
-
-/// A hit's differences as bwa's search counts them against its limit.
-fn diffs(h: &AlnHit, opt: &GapOptions) -> i32 {
-    let gape = if opt.mode & MODE_GAPE != 0 { h.n_gape as i32 } else { 0 };
-    h.n_mm as i32 + h.n_gapo as i32 + gape
+    full <= g || hits.first().is_some_and(|h| hit_diffs(h, opt) < g && (h.score as i32) < opt.s_mm * (g + 1))
 }
 
 fn open_ids(path: &Path) -> Result<std::io::Lines<BufReader<File>>> {

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use bcuda::aln::CPU_BATCH;
-use bcuda::aln_options::batch_options;
+use bcuda::aln_options::{batch_options, hit_diffs};
 use bcuda::reads::{ReadBatchReader, ReadOptions};
 use bcuda::sai::{AlnHit, GapOptions, MODE_GAPE};
 use bcuda::search::stack::{Entry, Next, SearchStack};
@@ -236,7 +236,7 @@ fn search_from<'a>(
     };
     let pops = stack.counting.pops;
     let guard = match (&stack.guard, hits.first()) {
-        (Some(watch), Some(best)) => stack_bound(watch, pops, best, diffs(best, opt), opt),
+        (Some(watch), Some(best)) => stack_bound(watch, pops, best, hit_diffs(best, opt), opt),
         _ => None,
     };
     Run {
@@ -252,12 +252,6 @@ fn search_from<'a>(
         stopped_by_m: stack.stopped_by_m,
         popped: stack.popped,
     }
-}
-
-/// A hit's differences as bwa's top2 rule counts them.
-fn diffs(h: &AlnHit, opt: &GapOptions) -> i32 {
-    let gape = if opt.mode & MODE_GAPE != 0 { h.n_gape as i32 } else { 0 };
-    h.n_mm as i32 + h.n_gapo as i32 + gape
 }
 
 /// One read: bwa's search, and the search bounded from the start (None without a hit: the
@@ -414,7 +408,7 @@ fn profile_read(
     if bwa.hits != oracle {
         bail!("{name}: bwa's search on the profiling stack gave other hits than align_read");
     }
-    let d_star = bwa.hits.first().map(|h| diffs(h, &local));
+    let d_star = bwa.hits.first().map(|h| hit_diffs(h, &local));
     let g = d_star.map_or(full, |d| (d + 1).min(full));
     let ns_over_g = search.too_many_ns(g) && !search.too_many_ns(full);
     let mut pruned = d_star.map(|_| {
