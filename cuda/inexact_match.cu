@@ -1184,6 +1184,38 @@ __device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *
     count_for_rule(rule, handed_on);
 }
 
+#ifdef rungs
+// The speculative ladder's rungs inside the team passes (BCUDA_TEST_LADDER=passes:...;
+// src/gpu/rungs.rs): `rungs` holds the guesses, a bit each; read_max_diff a read's limit in its
+// rung (low byte) and its own (the byte above). A search with the rung's limit stands where that
+// limit is the read's own, where the passes give the read up (the CPU then searches it with its
+// own), or where its first hit has fewer differences than the limit and scores under
+// s_mm (limit + 1): bwa's first hit is then the same, and bwa's search after it is bounded
+// alike. Else the read is searched again with the next guess, or its own limit. bwa's -m is not
+// guarded (cuda/m_guard.cuh is not in yet): a measurement, not an aligner's mode.
+#define RUNG_LIMIT(v) ((v) & 0xff)
+__device__ int rung_next(int v, int n, const Hit &first, const GapOpt &opt)
+{
+    int limit = v & 0xff, full = v >> 8;
+    if (full <= limit || n < 0) return 0;
+    if (n > 0) {
+        int d = (int)(first.bits & 0xff) + (int)(first.bits >> 8 & 0xff) + ((opt.mode & MODE_GAPE) ? (int)(first.bits >> 16 & 0xff) : 0);
+        int score = (int)(first.bits >> 24 & 0xfffff);
+        if (d < limit && score < opt.s_mm * (limit + 1)) return 0;
+    }
+    int next = full;
+    for (int g = limit + 1; g < full; ++g) {
+        if ((rungs >> g) & 1) {
+            next = g;
+            break;
+        }
+    }
+    return next | full << 8;
+}
+#else
+#define RUNG_LIMIT(v) (v)
+#endif
+
 // (Calls of functions that take `words` or `l2` stay on one line: autotune's bounds guards
 // pass those pointers' bounds on by rewriting the call's line.)
 // The D arrays of the batch's reads, before the search: threads 0..n-1 compute read j's D array
@@ -1275,6 +1307,15 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     Width *seed_width = seed_width_pool + t * (max_len + 1);
     u8 *seq = seq_pool + t * max_len;
     u32 queued = queue_counters[0];
+#ifdef rungs
+    // The rungs run in the team passes, which judge each read as its search ends.
+    for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
+        u32 id = queue[p];
+        next_queue[atomicAdd(&next_counters[0], 1)] = id;
+        n_hits[id] = STACK_FULL;
+    }
+    return;
+#endif
 #if first_lockstep
     // Every turn of the loop a thread does one pop of its read, or takes the next read when its
     // own is done, so the threads of a warp stay in step: a warp no longer waits for its
@@ -1289,7 +1330,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             if (p >= queued) break;
             id = queue[p];
             len = read_len[id];
-            max_diff = read_max_diff[id];
+            max_diff = RUNG_LIMIT(read_max_diff[id]);
             Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, max_diff, widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
             s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
             s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
@@ -1312,7 +1353,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     // Each thread searches one read to its end before it takes the next.
     for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
         u32 id = queue[p];
-        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
+        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, *batch_opt, codes + code_start[id], read_len[id], RUNG_LIMIT(read_max_diff[id]), widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
         Search s;
         s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
         s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
@@ -2348,10 +2389,25 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
         u32 id = queue[p];
         GapOpt opt = *batch_opt;
         int len = read_len[id];
-        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
-        __syncthreads();
-        HitList h = new_hit_list(r.opt, hits, warp_hits);
-        int n = search_read_level(r, width, lv, h, lane_bufs, stride, root_intervals + code_start[id] + id, max_rounds, t);
+        int v = read_max_diff[id], n;
+        for (;;) {
+            Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, RUNG_LIMIT(v), widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
+            __syncthreads();
+            HitList h = new_hit_list(r.opt, hits, warp_hits);
+            n = search_read_level(r, width, lv, h, lane_bufs, stride, root_intervals + code_start[id] + id, max_rounds, t);
+#ifdef rungs
+            __syncthreads();
+            int next = rung_next(v, n, hits[0], opt);
+            __syncthreads();
+            if (next) {
+                v = next;
+                continue;
+            }
+            // A read handed on goes on from its rung in the next pass.
+            if (n == STACK_FULL && t.lane == 0) ((int *)read_max_diff)[id] = v;
+#endif
+            break;
+        }
         // The hits go to the read's slots, or, when more, to the batch's list of long ones.
         Hit *dst = hit_pool + (u64)id * hits_per_read;
         if (n > hits_per_read) {

@@ -258,8 +258,10 @@ pub struct GpuAligner {
     /// Whether pass 1 gives up once it hands on too many reads (see
     /// [`GpuAligner::adapt_first_pass`]).
     adapt_first: bool,
-    /// The speculative ladder's rungs inside each batch (a test hook, [`rungs`]).
+    /// The speculative ladder's rungs inside each batch, a launch of the passes each (a test
+    /// hook, [`rungs`]), or with their guesses, inside the team passes.
     rungs: Option<rungs::Rungs>,
+    rungs_in_passes: Option<Vec<i32>>,
 }
 
 /// A pass's scratch sets (`scratch_sets`: batch n takes set n % sets).
@@ -364,6 +366,7 @@ impl GpuAligner {
             poison: false,
             adapt_first: false,
             rungs: None,
+            rungs_in_passes: None,
         };
         // Where memory is short the search counts from bwa's array (compiled below): the
         // start-up's switches give way quietly (aln's start-up line says whether sectors are on).
@@ -429,6 +432,9 @@ impl GpuAligner {
     /// take are refused before the kernels, tables or sectors change. The passes are planned
     /// again at the next batch.
     pub fn set_inexact_kernels(&mut self, source: &str, switches: InexactSwitches) -> Result<()> {
+        if self.rungs_in_passes.is_some() {
+            bail!("the ladder's rungs in the passes run the default inexact kernels");
+        }
         self.refuse_unfit(&switches)?;
         let kernels = InexactKernels::load(&self.ctx, inexact_kernels::compile(source, &switches, self.arch)?)?;
         let no_hit = no_hit::compile(&switches, self.arch)?.map(|i| NoHitKernels::load(&self.ctx, i)).transpose()?;
@@ -549,6 +555,18 @@ impl GpuAligner {
             bail!("the ladder needs guesses of 1 or more");
         }
         self.rungs = Some(rungs::Rungs::load(&self.ctx, self.arch, guesses)?);
+        Ok(())
+    }
+
+    /// The ladder's rungs inside the team passes instead (`BCUDA_TEST_LADDER=passes,2,3`): the
+    /// default inexact kernels compiled with them; pass 1 hands every read on.
+    pub fn ladder_in_passes(&mut self, guesses: Vec<i32>) -> Result<()> {
+        let sw = &self.inexact_switches;
+        if sw.no_hit_budget > 0 || sw.exact_replay || sw.proof_before_last {
+            bail!("the ladder's rungs run without the no-hit pass, the replay and the proof before the last pass");
+        }
+        self.inexact = InexactKernels::load(&self.ctx, rungs::compile_in_passes(sw, self.arch, &guesses)?)?;
+        self.rungs_in_passes = Some(guesses);
         Ok(())
     }
 

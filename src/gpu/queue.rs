@@ -13,7 +13,7 @@ use super::exact_replay::{self, BatchReplay};
 use super::inexact::{self, PassKind, Scratchpad};
 use super::no_hit::{self, NO_HIT_LIST};
 use super::proof_pass::{self, ProofInputs};
-use super::rungs::{Queue, VerdictArgs};
+use super::rungs::{self, Queue, VerdictArgs};
 use super::slot::{
     BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
     RESIDENCE_AT, RESIDENCE_COUNTS, RUNG_COUNTERS, RUNG_LIST, WEIGHT_LIST,
@@ -121,7 +121,11 @@ impl GpuAligner {
         let gpu_lens = slot.gpu_lens.put(&stream, &b.gpu_lens)?;
         let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
         // With the ladder's rungs the passes read each read's limit in the rung.
-        let rung_diffs = if self.rungs.is_some() { Some(slot.rung_diffs.put(&stream, &b.max_diffs)?) } else { None };
+        let rung_diffs = match (&self.rungs, &self.rungs_in_passes) {
+            (_, Some(g)) => Some(slot.rung_diffs.put(&stream, &rungs::encoded_limits(&b.max_diffs, g[0]))?),
+            (Some(_), None) => Some(slot.rung_diffs.put(&stream, &b.max_diffs)?),
+            (None, None) => None,
+        };
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
         let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
         let hits = slot.hits.reserve(&stream, n_gpu * HITS_PER_READ * 3)?;

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
-use super::nvrtc::compile_cached;
+use super::nvrtc::{compile_cached, Image};
 use super::slot::BatchOnGpu;
+use super::switches::InexactSwitches;
 use crate::sai::{GapOptions, MODE_GAPE};
 
 pub const RUNGS_CU: &str = include_str!("../../cuda/rungs.cu");
@@ -23,6 +24,35 @@ pub struct Rungs {
     keep: CudaFunction,
     verdict: CudaFunction,
     reset: CudaFunction,
+}
+
+/// The inexact kernels compiled with the rungs in the team passes (`-Drungs=MASK`, a bit a
+/// guess; cuda/inexact_match.cu, `rung_next`): a team judges each read as its search ends and
+/// searches it again with the next limit where its answer does not stand, with no launch a rung.
+pub fn compile_in_passes(switches: &InexactSwitches, arch: &'static str, guesses: &[i32]) -> Result<Vec<(u32, Image)>> {
+    let mask = guess_mask(guesses)?;
+    switches
+        .modules()
+        .into_iter()
+        .map(|(team, mut defines)| {
+            defines.push(format!("-Drungs={mask}"));
+            compile_cached(super::INEXACT_MATCH_CU, &defines, arch).map(|image| (team, image))
+        })
+        .collect()
+}
+
+/// The guesses as the kernels' mask: bit g for guess g (1 to 30).
+fn guess_mask(guesses: &[i32]) -> Result<u32> {
+    if guesses.is_empty() || guesses.iter().any(|&g| !(1..=30).contains(&g)) {
+        anyhow::bail!("the ladder's guesses are 1 to 30, not {guesses:?}");
+    }
+    Ok(guesses.iter().fold(0, |m, &g| m | 1 << g))
+}
+
+/// Each read's limit as the kernels with the rungs in the passes take it: the first rung's
+/// (the first guess, or the read's own where less) in the low byte, the read's own above.
+pub fn encoded_limits(own: &[i32], first: i32) -> Vec<i32> {
+    own.iter().map(|&f| f.min(first) | f << 8).collect()
 }
 
 /// The limit of the rung after rung `r` of a ladder of `guesses` (0: the read's own, bwa's
@@ -146,6 +176,26 @@ mod tests {
         for kernel in ["rung_first", "rung_keep", "rung_verdict", "rung_reset"] {
             assert!(ptx.contains(kernel), "{kernel} missing");
         }
+    }
+
+    #[test]
+    fn the_inexact_kernels_compile_with_the_rungs_in_the_team_passes() {
+        if !nvrtc_present() {
+            eprintln!("skipped: libnvrtc not found (set LD_LIBRARY_PATH to a CUDA 13 NVRTC to run this test)");
+            return;
+        }
+        let (_, mut defines) = InexactSwitches::default().modules().remove(0);
+        defines.push(format!("-Drungs={}", guess_mask(&[2, 3]).unwrap()));
+        let ptx = compile(crate::gpu::INEXACT_MATCH_CU, &defines, Some("sm_90")).unwrap();
+        assert!(ptx.contains("inexact_level"));
+    }
+
+    #[test]
+    fn the_kernels_take_the_guesses_as_bits_and_each_read_its_two_limits() {
+        assert_eq!(guess_mask(&[2, 3]).unwrap(), 0b1100);
+        assert!(guess_mask(&[0]).is_err() && guess_mask(&[31]).is_err() && guess_mask(&[]).is_err());
+        // A read's own limit under the first guess is its first rung's too.
+        assert_eq!(encoded_limits(&[5, 1, 0], 2), vec![2 | 5 << 8, 1 | 1 << 8, 0]);
     }
 
     #[test]
