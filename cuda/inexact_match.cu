@@ -1185,7 +1185,7 @@ __device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *
 }
 
 #ifdef rungs
-// The speculative ladder's rungs inside the team passes (BCUDA_TEST_LADDER=passes:...;
+// The speculative ladder's rungs inside the team passes (BCUDA_TEST_LADDER=passes,2,3;
 // src/gpu/rungs.rs): `rungs` holds the guesses, a bit each; read_max_diff a read's limit in its
 // rung (low byte) and its own (the byte above). A search with the rung's limit stands where that
 // limit is the read's own, where the passes give the read up (the CPU then searches it with its
