@@ -2390,6 +2390,14 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
         GapOpt opt = *batch_opt;
         int len = read_len[id];
         int v = read_max_diff[id], n;
+#if defined(rungs) && root_chain
+        // A read that occurs whole starts at limit 1, not the first guess: its first hit is
+        // exact. (A read handed on at limit 1 comes back here at 1.)
+        if (RUNG_LIMIT(v) == __ffs(rungs) - 1 && (v >> 8) >= 1) {
+            ulonglong2 whole = root_intervals[code_start[id] + id + len];
+            if (occurs_whole(whole.x, whole.y)) v = 1 | (v >> 8) << 8;
+        }
+#endif
         for (;;) {
             Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, RUNG_LIMIT(v), widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
             __syncthreads();
