@@ -5,15 +5,14 @@
 // the guess and scores under s_mm (guess + 1): bwa's first hit is then the rung's, and bwa's
 // search after it is bounded as the rung's is. bwa's -m is not guarded here (the -m guard,
 // cuda/m_guard.cuh, is not in these kernels yet), so where -m stops bwa's search the answer may
-// differ: a measurement of the rungs' time, not an aligner's mode.
-typedef unsigned long long u64;
-typedef unsigned int u32;
+// differ: a measurement of the rungs' time, not an aligner's mode. NVRTC compiles it after
+// bwt.cuh (its types and occurs_whole).
 
 // Each inexact read's limit for the first rung: 1 for the reads that occur whole (by
 // exact_match's intervals, or with `root` by the root chains' whole-read interval, as
-// inexact_order tells them; 0, 0 is no answer), else `guess`; never more than its own.
+// inexact_order tells them), else `guess`; never more than its own.
 extern "C" __global__ void rung_first(const u64 *__restrict__ exact_k, const u64 *__restrict__ exact_l,
-    const u64 *__restrict__ root, const u64 *__restrict__ code_start, const unsigned short *__restrict__ read_len,
+    const u64 *__restrict__ root, const u64 *__restrict__ code_start, const u16 *__restrict__ read_len,
     const u32 *__restrict__ read_of, u32 n, int guess, int *__restrict__ rung_diff)
 {
     u32 j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -27,8 +26,7 @@ extern "C" __global__ void rung_first(const u64 *__restrict__ exact_k, const u64
         k = exact_k[read_of[j]];
         l = exact_l[read_of[j]];
     }
-    bool whole = k <= l && !(k == 0 && l == 0);
-    int g = whole ? 1 : guess;
+    int g = occurs_whole(k, l) ? 1 : guess;
     if (g < rung_diff[j]) rung_diff[j] = g;
 }
 

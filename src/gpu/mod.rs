@@ -258,10 +258,8 @@ pub struct GpuAligner {
     /// Whether pass 1 gives up once it hands on too many reads (see
     /// [`GpuAligner::adapt_first_pass`]).
     adapt_first: bool,
-    /// The speculative ladder's rungs inside each batch, a launch of the passes each (a test
-    /// hook, [`rungs`]), or with their guesses, inside the team passes.
-    rungs: Option<rungs::Rungs>,
-    rungs_in_passes: Option<Vec<i32>>,
+    /// The speculative ladder's rungs inside each batch (a test hook, [`rungs`]).
+    ladder: Option<rungs::Ladder>,
 }
 
 /// A pass's scratch sets (`scratch_sets`: batch n takes set n % sets).
@@ -365,8 +363,7 @@ impl GpuAligner {
             fail_batch: crate::test_hooks::failing_batches(ordinal),
             poison: false,
             adapt_first: false,
-            rungs: None,
-            rungs_in_passes: None,
+            ladder: None,
         };
         // Where memory is short the search counts from bwa's array (compiled below): the
         // start-up's switches give way quietly (aln's start-up line says whether sectors are on).
@@ -432,7 +429,7 @@ impl GpuAligner {
     /// take are refused before the kernels, tables or sectors change. The passes are planned
     /// again at the next batch.
     pub fn set_inexact_kernels(&mut self, source: &str, switches: InexactSwitches) -> Result<()> {
-        if self.rungs_in_passes.is_some() {
+        if matches!(self.ladder, Some(rungs::Ladder::InPasses(_))) {
             bail!("the ladder's rungs in the passes run the default inexact kernels");
         }
         self.refuse_unfit(&switches)?;
@@ -547,26 +544,30 @@ impl GpuAligner {
     /// reads that do not occur whole), then bwa's limits (`BCUDA_TEST_LADDER`; [`rungs`]: not
     /// exact where bwa's `-m` stops a search).
     pub fn ladder(&mut self, guesses: Vec<i32>) -> Result<()> {
-        let sw = &self.inexact_switches;
-        if sw.no_hit_budget > 0 || sw.exact_replay || sw.proof_before_last {
-            bail!("the ladder's rungs run without the no-hit pass, the replay and the proof before the last pass");
-        }
+        self.refuse_beside_rungs()?;
         if guesses.is_empty() || guesses.iter().any(|&g| g < 1) {
             bail!("the ladder needs guesses of 1 or more");
         }
-        self.rungs = Some(rungs::Rungs::load(&self.ctx, self.arch, guesses)?);
+        self.ladder = Some(rungs::Ladder::Launches(rungs::Rungs::load(&self.ctx, self.arch, guesses)?));
         Ok(())
     }
 
     /// The ladder's rungs inside the team passes instead (`BCUDA_TEST_LADDER=passes,2,3`): the
     /// default inexact kernels compiled with them; pass 1 hands every read on.
     pub fn ladder_in_passes(&mut self, guesses: Vec<i32>) -> Result<()> {
+        self.refuse_beside_rungs()?;
+        let images = rungs::compile_in_passes(&self.inexact_switches, self.arch, &guesses)?;
+        self.inexact = InexactKernels::load(&self.ctx, images)?;
+        self.ladder = Some(rungs::Ladder::InPasses(guesses));
+        Ok(())
+    }
+
+    /// The rungs run without the passes' companions that read each read's own limit.
+    fn refuse_beside_rungs(&self) -> Result<()> {
         let sw = &self.inexact_switches;
         if sw.no_hit_budget > 0 || sw.exact_replay || sw.proof_before_last {
             bail!("the ladder's rungs run without the no-hit pass, the replay and the proof before the last pass");
         }
-        self.inexact = InexactKernels::load(&self.ctx, rungs::compile_in_passes(sw, self.arch, &guesses)?)?;
-        self.rungs_in_passes = Some(guesses);
         Ok(())
     }
 

@@ -13,7 +13,7 @@ use super::exact_replay::{self, BatchReplay};
 use super::inexact::{self, PassKind, Scratchpad};
 use super::no_hit::{self, NO_HIT_LIST};
 use super::proof_pass::{self, ProofInputs};
-use super::rungs::{self, Queue, VerdictArgs};
+use super::rungs::{self, Ladder, Queue, Rungs, VerdictArgs};
 use super::slot::{
     BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
     RESIDENCE_AT, RESIDENCE_COUNTS, RUNG_COUNTERS, RUNG_LIST, WEIGHT_LIST,
@@ -121,10 +121,12 @@ impl GpuAligner {
         let gpu_lens = slot.gpu_lens.put(&stream, &b.gpu_lens)?;
         let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
         // With the ladder's rungs the passes read each read's limit in the rung.
-        let rung_diffs = match (&self.rungs, &self.rungs_in_passes) {
-            (_, Some(g)) => Some(slot.rung_diffs.put(&stream, &rungs::encoded_limits(&b.max_diffs, g[0]))?),
-            (Some(_), None) => Some(slot.rung_diffs.put(&stream, &b.max_diffs)?),
-            (None, None) => None,
+        let rung_diffs = match &self.ladder {
+            Some(Ladder::InPasses(g)) => {
+                Some(slot.rung_diffs.put(&stream, &rungs::encoded_limits(&b.max_diffs, g[0]))?)
+            }
+            Some(Ladder::Launches(_)) => Some(slot.rung_diffs.put(&stream, &b.max_diffs)?),
+            None => None,
         };
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
         let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
@@ -231,7 +233,7 @@ impl GpuAligner {
         events: &mut Vec<CudaEvent>,
         full: &CudaSlice<i32>,
     ) -> Result<(Vec<CudaEvent>, Option<[CudaEvent; 2]>)> {
-        let rungs = self.rungs.as_ref().filter(|_| args.batch.n > 0);
+        let rungs = self.launched_rungs().filter(|_| args.batch.n > 0);
         if let Some(r) = rungs {
             let root = self.inexact_switches.orders_by_root().then_some(args.root_intervals);
             r.first(stream, args.batch, root, args.batch.max_diffs)?;
@@ -269,9 +271,14 @@ impl GpuAligner {
         Ok((free_events, proof_events))
     }
 
+    /// The ladder's rungs where they run as launches of the passes.
+    fn launched_rungs(&self) -> Option<&Rungs> {
+        self.ladder.as_ref().and_then(Ladder::launches)
+    }
+
     /// With the ladder's rungs, the rung's reads (pass 1's queue) kept for its verdict.
     fn keep_rung(&self, stream: &Arc<CudaStream>, lists: &PassLists) -> Result<()> {
-        let Some(r) = &self.rungs else { return Ok(()) };
+        let Some(r) = self.launched_rungs() else { return Ok(()) };
         r.keep(stream, pass_one_queue(lists), rung_queue(lists), lists.list_len, self.sms)
     }
 
@@ -284,7 +291,7 @@ impl GpuAligner {
         (args, lists): (&SearchArgs, &PassLists),
         full: &CudaSlice<i32>,
     ) -> Result<()> {
-        let Some(r) = &self.rungs else { return Ok(()) };
+        let Some(r) = self.launched_rungs() else { return Ok(()) };
         r.reset(stream, &lists.counters.slice(0..2 * (self.passes.len() + 1)))?;
         let verdict = VerdictArgs {
             opt: args.batch.opt,

@@ -17,6 +17,23 @@ use crate::sai::{GapOptions, MODE_GAPE};
 
 pub const RUNGS_CU: &str = include_str!("../../cuda/rungs.cu");
 
+/// How a GPU runs the ladder's rungs (a test hook): a launch of the passes a rung, or inside
+/// the team passes with these guesses.
+pub enum Ladder {
+    Launches(Rungs),
+    InPasses(Vec<i32>),
+}
+
+impl Ladder {
+    /// The rungs run as launches, if they are.
+    pub fn launches(&self) -> Option<&Rungs> {
+        match self {
+            Ladder::Launches(r) => Some(r),
+            Ladder::InPasses(_) => None,
+        }
+    }
+}
+
 /// The ladder's guesses (for the reads that do not occur whole) and its kernels on a GPU.
 pub struct Rungs {
     pub guesses: Vec<i32>,
