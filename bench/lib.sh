@@ -175,6 +175,10 @@ both_regimes_data() { # SIZE READS
     wait
 }
 
+# A regime of both_regimes_data's W: its aln options (none at 100 bp), and its reads.
+regime_options() { [ "$1" = adna ] && echo "-l 1024 -n 0.01 -o 2"; }
+regime_reads() { [ "$1" = adna ] && echo "$W/adna.fq" || echo "$W/reads.fq"; }
+
 # dwgsim 100 bp single-end reads (read 1; error ramp 0.5-1.5 %, indels, 2 % random): one
 # dwgsim per COUNT, seeded 7, 8, ..., run in parallel (dwgsim has one thread), concatenated
 # in that order into OUT.

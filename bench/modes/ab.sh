@@ -29,15 +29,13 @@ mode_main() {
 # The genome and reads persist for the next A/B.
 W=${W:-/tmp/bench-ab} KEEP_W=1
 
-ab_opts() { [ "$1" = adna ] && echo "-l 1024 -n 0.01 -o 2"; }
-ab_reads() { [ "$1" = adna ] && echo "$W/adna.fq" || echo "$W/reads.fq"; }
 
 ab_check() { # REGIME
     local reg=$1 sw
-    head -400000 "$(ab_reads $reg)" > "$W/c_$reg.fq"
-    $B aln --cpu --quiet -t 16 $(ab_opts $reg) "$W/genome.fa" "$W/c_$reg.fq" > "$W/cpu_$reg.sai"
+    head -400000 "$(regime_reads $reg)" > "$W/c_$reg.fq"
+    $B aln --cpu --quiet -t 16 $(regime_options $reg) "$W/genome.fa" "$W/c_$reg.fq" > "$W/cpu_$reg.sai"
     for sw in ${CHECK:-root_chain=1}; do
-        BCUDA_TEST_INEXACT_SWITCHES=$sw $B aln --gpu --quiet -t 16 $(ab_opts $reg) "$W/genome.fa" "$W/c_$reg.fq" > "$W/gpu.sai" 2> "$W/gpu.err"
+        BCUDA_TEST_INEXACT_SWITCHES=$sw $B aln --gpu --quiet -t 16 $(regime_options $reg) "$W/genome.fa" "$W/c_$reg.fq" > "$W/gpu.sai" 2> "$W/gpu.err"
         cmp -s "$W/cpu_$reg.sai" "$W/gpu.sai" && log "SAME $reg 100k $sw" || log "DIFF $reg 100k $sw $(tail -2 "$W/gpu.err")"
     done
 }
@@ -51,7 +49,7 @@ ab_configs() { # REPS CONFIGS
         s=$W/s_${reg}_$name
         t0=$(now)
         # shellcheck disable=SC2086 # the hooks are words: NAME=VALUE ...
-        env ${hooks//,/ } BCUDA_TEST_INEXACT_SWITCHES="$sw" $x aln --gpu -t 16 $(ab_opts $reg) "$W/genome.fa" "$(ab_reads $reg)" > "$s.sai" 2> "$s.err"
+        env ${hooks//,/ } BCUDA_TEST_INEXACT_SWITCHES="$sw" $x aln --gpu -t 16 $(regime_options $reg) "$W/genome.fa" "$(regime_reads $reg)" > "$s.sai" 2> "$s.err"
         t1=$(now)
         log "$reg $name ($build${sw:+ $sw}${hooks:+ $hooks}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s; SMs held: [^;]*' "$s.err"); $(grep -o "over their launches' spans: [^;]*" "$s.err"); $(grep -o 'host: queueing [^;]*' "$s.err"); $(grep -o 'no-hit pass [0-9.]* ms on [0-9]* reads: [0-9]* proved' "$s.err") $(grep -o 'pass [1-4] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); $(grep -o 'stages busy: .*' "$s.err"); $(grep -o '[0-9]* reads aligned on the CPU: [^;]*' "$s.err"); sai $(md5sum < "$s.sai" | cut -c1-8)"
     done; done; done

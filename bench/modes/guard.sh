@@ -16,8 +16,9 @@ mode_main() {
 }
 
 guard_regime() { # REGIME READS
-    local reg=$1 opts=() fq=$W/reads.fq t0
-    [ "$reg" = adna ] && opts=(-l 1024 -n 0.01 -o 2) fq=$W/adna.fq
+    local reg=$1 opts fq t0
+    read -ra opts <<< "$(regime_options "$reg")"
+    fq=$(regime_reads "$reg")
     head -n $(($2 * 4)) "$fq" > "$W/g_$reg.fq"
     log "# $reg, $(($(wc -l < "$W/g_$reg.fq") / 4)) reads: bcuda-dev prune-bound --ladder 2,3 --ladder 2,3,4 ${opts[*]}"
     t0=$(now)

@@ -23,8 +23,10 @@ mode_main() {
 }
 
 ladder_regime() { # REGIME [READS]
-    local reg=$1 d=$W/ladder_$1 fq=$W/reads.fq opts=() rungs=${LADDER_100BP:-2 3} g prev=r1
-    [ "$reg" = adna ] && fq=$W/adna.fq opts=(-l 1024 -n 0.01 -o 2) rungs=${LADDER_ADNA:-2 3 4}
+    local reg=$1 d=$W/ladder_$1 fq opts rungs=${LADDER_100BP:-2 3} g prev=r1
+    read -ra opts <<< "$(regime_options "$reg")"
+    fq=$(regime_reads "$reg")
+    [ "$reg" = adna ] && rungs=${LADDER_ADNA:-2 3 4}
     rm -rf "$d" && mkdir -p "$d"
     if [ -n "$2" ]; then head -n $(($2 * 4)) "$fq" > "$d/reads.fq" && fq=$d/reads.fq; fi
     log "# $reg, $(($(wc -l < "$fq") / 4)) reads, ${opts[*]:-default options}; ladder 1 (reads that occur whole), then $rungs, then bwa's search"
