@@ -13,11 +13,7 @@
 // One thread a read, with no heap: four arrays of len + 2 u64 of the caller's (MGuardScratch).
 // The model's caps are a (len + 1)² table, too large for a thread (80 KB at 100 bp), so each
 // row is computed where a position needs it: O(levels x len² x D arrays) in all, for the few
-// reads a rung accepts.
-
-typedef unsigned long long u64;
-typedef unsigned int u32;
-typedef unsigned char u8;
+// reads a rung accepts. Its types are bwt.cuh's, which NVRTC compiles before every kernel.
 
 // read_widths' packing of a D array's cell (inexact_match.cu): the width under 2^48, bid above.
 #ifndef WIDTH_BID_SHIFT

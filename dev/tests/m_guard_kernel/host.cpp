@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../cuda_on_cpu.h"
+#include "bwt.cuh"
 #include "m_guard.cuh"
 
 // One line of CASES read into the arrays the bound takes.
