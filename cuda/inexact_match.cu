@@ -636,6 +636,12 @@ struct Read {
     u64 *lookups; // occurrence lookups (64-byte blocks) of this thread, counted for the summary
     const ulonglong2 *intervals; // the interval table (interval_table.cu) of strings under interval_depth bases
     int interval_depth;
+#ifdef rungs
+    // With the rungs: the team's -m guard counters while they count (before the read's first
+    // hit, in a rung under the read's own limit; else null), and that own limit.
+    u32 *guard;
+    int full;
+#endif
 };
 
 // Whether an entry that has matched `matched` bases holds its string in k's place (under the
@@ -817,6 +823,108 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 }
 #endif
 
+#ifdef rungs
+// The -m guard's entry points (cuda/m_guard.cuh; GuardWatch in src/search/m_guard.rs): at a pop
+// before the read's first hit, the children bwa's step pushes with the read's full limit and
+// the rung's step does not. A team counts them in its counters (r.guard: GUARD_POPS, the
+// lowest score of the other gap entry points, then MGuardCounts' mm rows of GUARD_LEVELS
+// levels and its two gap rows, len + 1 words a row) as EntryCounts::count does. Counting more
+// is safe: the bound only grows with the counts. A guess of g pushes nothing past g + 1
+// mismatches, and only levels up to g can push (m_guard_can_push), so GUARD_LEVELS bounds the
+// guesses.
+#define GUARD_LEVELS 8
+#define GUARD_POPS 0
+#define GUARD_OTHER_GAP 1
+#define GUARD_MM 2
+#if rungs >= (1 << GUARD_LEVELS)
+#error "the -m guard counts GUARD_LEVELS levels: guesses up to GUARD_LEVELS - 1"
+#endif
+
+__device__ __forceinline__ void guard_count(u32 *guard, int row, int p, int n_mm, int n_gapo, int n_gape, bool deletion, const GapOpt &opt)
+{
+    if (n_gapo == 0 && n_gape == 0) {
+        if (n_mm < GUARD_LEVELS) atomicAdd(guard + GUARD_MM + n_mm * row + p, 1u);
+    } else if (n_mm == 0 && n_gapo == 1 && n_gape == 0) {
+        atomicAdd(guard + GUARD_MM + (GUARD_LEVELS + (deletion ? 1 : 0)) * row + p, 1u);
+    } else {
+        atomicMin(guard + GUARD_OTHER_GAP, (u32)aln_score(n_mm, n_gapo, n_gape, opt));
+    }
+}
+
+// Which children step pushes at pop e with limit max_diff (its rules, read again for the
+// count): none where it does not expand e (cut off, a hit, or a hit's check); else the matching
+// child, and the gap children and mismatches where they are allowed.
+struct PopChildren {
+    bool expands, gaps, mismatches;
+};
+
+__device__ PopChildren pop_children(const Read &r, const Entry &e, int max_diff, const Width *width)
+{
+    const GapOpt &opt = r.opt;
+    PopChildren c = {false, false, false};
+    bool gape_counts = (opt.mode & MODE_GAPE) != 0;
+    int i = entry_i(e), n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
+    int m = max_diff - (n_mm + n_gapo) - (gape_counts ? n_gape : 0);
+    if (m < 0 || (i > 0 && m < width[i - 1].bid)) return c;
+    if (i == 0 || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))) return c;
+    c.expands = true;
+    --i;
+    bool allow_diff = true, allow_m = true;
+    if (i > 0) {
+        Width here = width[i], below = width[i - 1];
+        if (below.bid > m - 1) allow_diff = false;
+        else if (below.bid == m - 1 && here.bid == m - 1 && below.w == here.w) allow_m = false;
+        int ii = i - (r.len - opt.seed_len);
+        if (r.use_seed && ii > 0) {
+            int m_seed = opt.max_seed_diff - (n_mm + n_gapo) - (gape_counts ? n_gape : 0);
+            Width seed_below = r.seed_width[ii - 1], seed_here = r.seed_width[ii];
+            if (seed_below.bid > m_seed - 1) allow_diff = false;
+            else if (seed_below.bid == m_seed - 1 && seed_here.bid == m_seed - 1 && seed_below.w == seed_here.w) allow_m = false;
+        }
+    }
+    int gaps = (opt.mode & MODE_LOGGAP) ? int_log2(n_gape + n_gapo) / 2 + 1 : n_gapo + n_gape;
+    if (allow_diff && i >= opt.indel_end_skip + gaps && r.len - i >= opt.indel_end_skip + gaps) {
+        int matched = r.len - entry_i(e) - n_ins_of(e) + n_del_of(e);
+        u64 k = holds_string_at(r, matched) ? string_k(r, matched, entry_k(e)) : entry_k(e);
+        if (state == STATE_M) c.gaps = n_gapo < opt.max_gapo;
+        else if (state == STATE_I) c.gaps = n_gape < opt.max_gape;
+        else c.gaps = n_gape < opt.max_gape && (n_gape + n_gapo < max_diff || entry_l(e) - k + 1 < (u64)opt.max_del_occ);
+    }
+    c.mismatches = allow_diff && allow_m;
+    return c;
+}
+
+// Counts pop e's entry points: the children of the full limit's step that the rung's step
+// (max_diff) does not push. `ext`: e's extensions where step loaded them, else null, and they
+// are loaded here where needed (a pop the rung cuts off, or one whose step loads one base).
+__device__ void count_entry_points(const Read &r, const Entry &e, int max_diff, const Width *width, const Extensions *ext)
+{
+    PopChildren full = pop_children(r, e, r.full, width);
+    if (!full.expands) return;
+    PopChildren rung = pop_children(r, e, max_diff, width);
+    bool matching = !rung.expands;
+    bool gaps = full.gaps && (matching || !rung.gaps), mismatches = full.mismatches && (matching || !rung.mismatches);
+    if (!matching && !gaps && !mismatches) return;
+    const GapOpt &opt = r.opt;
+    int i = entry_i(e) - 1, n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
+    Extensions loaded;
+    if (!ext) {
+        int matched = r.len - entry_i(e) - n_ins_of(e) + n_del_of(e);
+        if (holds_string_at(r, matched)) string_extensions(r, matched, entry_k(e), loaded);
+        else bwt_extensions(r, entry_k(e), entry_l(e), loaded);
+        ext = &loaded;
+    }
+    int row = r.len + 1, base = r.seq[i];
+    for (int c = 0; c < 4; ++c) {
+        if (pick4(ext->k, c) > pick4(ext->l, c)) continue;
+        if (c == base ? matching : mismatches) guard_count(r.guard, row, i, n_mm + (c != base), n_gapo, n_gape, false, opt);
+        // Deletions (a gap open in state M, an extension in state D) for every child interval.
+        if (gaps && state != STATE_I) guard_count(r.guard, row, i + 1, n_mm, n_gapo + (state == STATE_M), n_gape + (state == STATE_D), true, opt);
+    }
+    if (gaps && state != STATE_D) guard_count(r.guard, row, i, n_mm, n_gapo + (state == STATE_M), n_gape + (state == STATE_I), false, opt);
+}
+#endif
+
 // One pop of bwt_match_gap's loop after its cut-offs (Search::step): checks entry e against the
 // differences left and the D arrays, and expands it, pushing its children in bwa's order into
 // `sink` but for the one that matches the read's next base (bwa pushes it last, so it is
@@ -842,6 +950,11 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     u64 field = k;
     int m = max_diff - (n_mm + n_gapo);
     if (gape_counts) m -= n_gape;
+#ifdef rungs
+    // The pops the rung's limit cuts off, or checks for a hit, before loading e's extensions.
+    if (r.guard && (m < 0 || (i > 0 && m < width[i - 1].bid) || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))))
+        count_entry_points(r, e, max_diff, width, nullptr);
+#endif
     if (m < 0) return STEP_DONE;
     int m_seed = 0;
     if (r.use_seed) {
@@ -890,6 +1003,9 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         // base (most expanded pops of a search are so: 58 % on 20k reads at 200 Mbp). Only in
         // the kernels of larger teams: in pass 1 and pass 2's one-warp teams it was slower on
         // the H100 (their registers and the D array's load before the BWT's).
+#ifdef rungs
+        if (r.guard) count_entry_points(r, e, max_diff, width, nullptr);
+#endif
         if (base > 3) return STEP_EXPANDED;
         u64 nk, nl;
         if (known) {
@@ -922,6 +1038,9 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         bwt_pair_extensions(r, k, l, base, ext, chain.ext);
         chain.known = true;
     } else bwt_extensions(r, k, l, ext);
+#ifdef rungs
+    if (r.guard) count_entry_points(r, e, max_diff, width, &ext);
+#endif
 #if occ_prefetch
     prefetch_children(r, ext, base, allow_diff);
 #endif
@@ -1191,18 +1310,20 @@ __device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *
 // limit is the read's own, where the passes give the read up (the CPU then searches it with its
 // own), or where its first hit has fewer differences than the limit and scores under
 // s_mm (limit + 1): bwa's first hit is then the same, and bwa's search after it is bounded
-// alike. Else the read is searched again with the next guess, or its own limit. bwa's -m is not
-// guarded (cuda/m_guard.cuh is not in yet): a measurement, not an aligner's mode.
+// alike. Else the read is searched again with the next guess, or its own limit. Where bwa's -m
+// might have stopped bwa's search first, the -m guard (rung_guard_proves) sends the read on
+// too.
 #define RUNG_LIMIT(v) ((v) & 0xff)
-__device__ int rung_next(int v, int n, const Hit &first, const GapOpt &opt)
+__device__ __forceinline__ int hit_diffs(const Hit &h, const GapOpt &opt)
+{
+    return (int)(h.bits & 0xff) + (int)(h.bits >> 8 & 0xff) + ((opt.mode & MODE_GAPE) ? (int)(h.bits >> 16 & 0xff) : 0);
+}
+__device__ __forceinline__ int hit_score(const Hit &h) { return (int)(h.bits >> 24 & 0xfffff); }
+
+// The rung after rung v: the next guess, or the read's own limit.
+__device__ int rung_after(int v)
 {
     int limit = v & 0xff, full = v >> 8;
-    if (full <= limit || n < 0) return 0;
-    if (n > 0) {
-        int d = (int)(first.bits & 0xff) + (int)(first.bits >> 8 & 0xff) + ((opt.mode & MODE_GAPE) ? (int)(first.bits >> 16 & 0xff) : 0);
-        int score = (int)(first.bits >> 24 & 0xfffff);
-        if (d < limit && score < opt.s_mm * (limit + 1)) return 0;
-    }
     int next = full;
     for (int g = limit + 1; g < full; ++g) {
         if ((rungs >> g) & 1) {
@@ -1211,6 +1332,15 @@ __device__ int rung_next(int v, int n, const Hit &first, const GapOpt &opt)
         }
     }
     return next | full << 8;
+}
+
+// 0 where the rung's answer stands, else the next rung.
+__device__ int rung_next(int v, int n, const Hit &first, const GapOpt &opt)
+{
+    int limit = v & 0xff, full = v >> 8;
+    if (full <= limit || n < 0) return 0;
+    if (n > 0 && hit_diffs(first, opt) < limit && hit_score(first) < opt.s_mm * (limit + 1)) return 0;
+    return rung_after(v);
 }
 #else
 #define RUNG_LIMIT(v) (v)
@@ -2001,6 +2131,9 @@ __device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &
             Entry matching;
             outcome = step(r, e, h.max_diff, width, mine, hk, hl, matching, goes_on);
             mine.pop = 1;
+#ifdef rungs
+            if (r.guard) atomicAdd(r.guard + GUARD_POPS, 1u);
+#endif
             goes_on = goes_on && outcome == STEP_EXPANDED;
         }
         int end = team_min(t, goes_on ? t.size : t.lane);
@@ -2295,10 +2428,17 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                 Entry e = *level_entry(lv, level, n_chains - 1 - c);
                 Chained chain;
                 chain.known = false;
+#ifdef rungs
+                // The -m guard's entry points count only before the read's first hit.
+                Read counted = r;
+                if (h.n_aln) counted.guard = nullptr;
+#else
+                const Read &counted = r;
+#endif
                 while (true) {
                     Entry matching;
                     bool has_matching;
-                    int next_step = step<PAIRS_IN_TEAMS>(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching, chain);
+                    int next_step = step<PAIRS_IN_TEAMS>(counted, e, h.max_diff, width, mine, hk, hl, matching, has_matching, chain);
                     ++mine.pop;
                     if (next_step == STEP_HIT) {
                         hit = true;
@@ -2307,6 +2447,9 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                     if (next_step != STEP_EXPANDED || !has_matching) break;
                     e = matching;
                 }
+#ifdef rungs
+                if (r.guard) atomicAdd(r.guard + GUARD_POPS, (u32)mine.pop);
+#endif
             }
             int first_hit = team_min(t, hit ? t.lane : t.size);
             int committed = min(first_hit + 1, min(t.size, n_chains - next));
@@ -2338,6 +2481,49 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
     }
     return h.n_aln;
 }
+
+#ifdef rungs
+// A team's -m guard counters for a read of `len` bases (GUARD_* above), after every team's
+// ints in int_pool (the host allocates guard_counter_ints(max_len) a team).
+#define GUARD_INTS(max_len) (GUARD_MM + (GUARD_LEVELS + 2) * ((max_len) + 1))
+
+// The counters zeroed for a rung of a read of `len` bases (the caller's barrier follows).
+__device__ u32 *rung_guard_reset(u32 *guard, int len, const Team &t)
+{
+    for (int j = t.lane; j < GUARD_INTS(len); j += t.size) guard[j] = j == GUARD_OTHER_GAP ? ~0u : 0;
+    return guard;
+}
+
+// Whether the -m guard proves a read whose rung answered under its own limit (first: its first
+// hit): its bound on bwa's stack (cuda/m_guard.cuh) from the team's counters and the read's D
+// arrays as read_widths computed them (`cells`, `seed_cells`) is within -m. `scratch`: the
+// lanes' buffers, free once the search has ended. Every lane returns the same.
+__device__ bool rung_guard_proves(const Read &r, const Hit &first, const u64 *cells, const u64 *seed_cells, u64 *scratch, const Team &t)
+{
+    const GapOpt &opt = r.opt;
+    int row = r.len + 1;
+    MGuardRead read;
+    read.seq = r.seq;
+    read.len = r.len;
+    read.counts.mm = r.guard + GUARD_MM;
+    read.counts.gap = r.guard + GUARD_MM + GUARD_LEVELS * row;
+    read.counts.other_gap_score = r.guard[GUARD_OTHER_GAP];
+    read.counts.levels = GUARD_LEVELS;
+    read.bounded_pops = r.guard[GUARD_POPS];
+    read.best_score = hit_score(first);
+    read.d_star = hit_diffs(first, opt);
+    MGuardDArray d[2] = {{cells, 0, r.len}, {seed_cells, r.len - opt.seed_len, opt.seed_len}};
+    MGuardOpt o = {opt.s_mm, opt.s_gapo, opt.s_gape, opt.max_entries, r.full, (opt.mode & MODE_NONSTOP) != 0};
+    u64 cells_a_row = r.len + 2;
+    MGuardScratch s = {scratch, scratch + cells_a_row, scratch + 2 * cells_a_row, scratch + 3 * cells_a_row};
+    MGuardTeam lanes = {t.lane, min(t.size, r.len + 1)};
+    int n_d = r.use_seed ? 2 : 1;
+    u64 entries;
+    bool further;
+    bool bounded = m_guard_bound(read, d, n_d, n_d, o, s, lanes, entries, further);
+    return bounded && entries <= (u64)max(opt.max_entries, 0);
+}
+#endif
 
 // Passes 2 and 3: each team (thread block) takes the next read of `queue` (as inexact_search)
 // and searches it with its pool of `max_chunks` chunks and at most `max_rounds` groups of
@@ -2380,6 +2566,9 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
     lv.n_buckets = n_buckets;
     int stride = 9 * (max_len + 1); // pushes of one chain: at most 9 per pop, one pop per base
     Entry *lane_bufs = lane_pool + w * t.size * (u64)stride;
+#ifdef rungs
+    u32 *guard = (u32 *)int_pool + (u64)gridDim.x * ((u64)n_buckets * max_chunks + max_chunks + (gap_records ? 2 : 1) * n_buckets) + w * GUARD_INTS(max_len);
+#endif
     u32 queued = queue_counters[0];
     while (true) {
         u32 p = 0;
@@ -2400,12 +2589,18 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
 #endif
         for (;;) {
             Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, RUNG_LIMIT(v), widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
+#ifdef rungs
+            r.full = v >> 8;
+            r.guard = RUNG_LIMIT(v) < r.full ? rung_guard_reset(guard, len, t) : nullptr;
+#endif
             __syncthreads();
             HitList h = new_hit_list(r.opt, hits, warp_hits);
             n = search_read_level(r, width, lv, h, lane_bufs, stride, root_intervals + code_start[id] + id, max_rounds, t);
 #ifdef rungs
             __syncthreads();
             int next = rung_next(v, n, hits[0], opt);
+            if (!next && r.guard && n > 0 && !rung_guard_proves(r, hits[0], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, (u64 *)lane_bufs, t))
+                next = rung_after(v);
             __syncthreads();
             if (next) {
                 v = next;

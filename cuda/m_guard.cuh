@@ -1,8 +1,8 @@
 // m_guard: the -m guard's bound on bwa's stack, for a read searched from the start with the
 // difference bound its first hit sets (g = d* + 1), computed at the end of the read's rung. A
 // port of src/search/m_guard.rs (entries_bound and counted_bound; it says why the bound holds),
-// bit for bit: dev/tests/m_guard_kernel.rs checks the two on every read. No kernel includes it
-// yet.
+// bit for bit: dev/tests/m_guard_kernel.rs checks the two on every read. The team passes compiled
+// with the rungs (inexact_match.cu, `rung_guard`) call it as a read's rung ends.
 //
 // bwa's stack never holds more than 1 + 8 x its pops that push: the bounded search's pops, and
 // the descendants of the entry points (the children bwa's step pushes with the full limit at the
@@ -10,10 +10,11 @@
 // points in the read's scratch as it pops (MGuardCounts); here their descendants that push are
 // bounded position by position from those counts and the read's D arrays, with no lookup.
 //
-// One thread a read, with no heap: four arrays of len + 2 u64 of the caller's (MGuardScratch).
-// The model's caps are a (len + 1)² table, too large for a thread (80 KB at 100 bp), so each
-// row is computed where a position needs it: O(levels x len² x D arrays) in all, for the few
-// reads a rung accepts. Its types are bwt.cuh's, which NVRTC compiles before every kernel.
+// A team a read (MGuardTeam: its lanes share the positions; one thread is a team of one), with
+// no heap: three arrays of len + 2 u64 of the caller's and a row of len + 2 a lane
+// (MGuardScratch). The model's caps are a (len + 1)² table, so each lane computes the row a
+// position needs where it needs it: O(levels x len² x D arrays) in all, over the lanes. Its
+// types are bwt.cuh's, which NVRTC compiles before every kernel.
 
 // read_widths' packing of a D array's cell (inexact_match.cu): the width under 2^48, bid above.
 #ifndef WIDTH_BID_SHIFT
@@ -34,7 +35,9 @@ struct MGuardDArray {
 };
 
 // The entry points as the search kernel counts them (EntryCounts in the model):
-//   mm[n * (len + 1) + p]: of n mismatches and no gap, at read position p (n from 0 to full);
+//   mm[n * (len + 1) + p]: of n mismatches and no gap, at read position p (n from 0 to
+//     levels - 1; a kernel keeps fewer levels than full + 1 where no more can push, and the
+//     bound refuses a read whose uncounted levels could);
 //   gap[kind * (len + 1) + p]: of one gap open and nothing else, the heads of gap chains
 //     (kind M_GUARD_INSERTION or M_GUARD_DELETION); each scores s_gapo;
 //   other_gap_score: the lowest score of the other gap entry points (~0u: none); only whether
@@ -42,6 +45,7 @@ struct MGuardDArray {
 struct MGuardCounts {
     const u32 *mm, *gap;
     u32 other_gap_score;
+    int levels;
 };
 
 // A read at its rung's end: as the search sees it (the reverse complement, 4 for N), its entry
@@ -60,9 +64,16 @@ struct MGuardOpt {
     bool nonstop;
 };
 
-// The caller's scratch: four arrays of len + 2 cells.
+// The caller's scratch: three arrays of len + 2 cells, and a row of len + 2 a lane from caps.
 struct MGuardScratch {
     u64 *floor, *born, *alive, *caps;
+};
+
+// The threads that compute a bound together: lane `lane` of `lanes` takes positions lane,
+// lane + lanes, ...; all of a block's threads call the functions below (those past `lanes`
+// only wait at the barriers).
+struct MGuardTeam {
+    int lane, lanes;
 };
 
 // Saturating u64 arithmetic, as the model's: a saturated count stays the largest.
@@ -133,21 +144,24 @@ __device__ void m_guard_caps_row(const MGuardDArray *d, int n_d, int len, int i,
 
 // The strings alive at each position i (alive_strings) into s.alive (alive[len + 1] = 0): those
 // born at or above i (born[p] at p) whose chains reach i, capped by the block prefixes between
-// i and where they were born. Returns their sum.
-__device__ u64 m_guard_alive(const u64 *born, const MGuardDArray *d, int n_d, int len, const MGuardScratch &s)
+// i and where they were born. Returns their sum (to every lane; a saturating sum is the same
+// in any order).
+__device__ u64 m_guard_alive(const u64 *born, const MGuardDArray *d, int n_d, int len, const MGuardScratch &s, const MGuardTeam &t)
 {
-    u64 total = 0;
-    for (int i = 0; i <= len; ++i) {
-        m_guard_caps_row(d, n_d, len, i, s.caps);
+    u64 *caps = s.caps + (u64)t.lane * (len + 2);
+    for (int i = t.lane; i <= len && t.lane < t.lanes; i += t.lanes) {
+        m_guard_caps_row(d, n_d, len, i, caps);
         u64 strings = 0;
         for (int p = len; p >= i; --p) {
             if (s.floor[p] <= (u64)i) strings = m_guard_add(strings, born[p]);
-            strings = m_guard_min(strings, s.caps[p]);
+            strings = m_guard_min(strings, caps[p]);
         }
         s.alive[i] = strings;
-        total = m_guard_add(total, strings);
     }
-    s.alive[len + 1] = 0;
+    if (t.lane == 0) s.alive[len + 1] = 0;
+    __syncthreads();
+    u64 total = 0;
+    for (int i = 0; i <= len; ++i) total = m_guard_add(total, s.alive[i]);
     return total;
 }
 
@@ -182,31 +196,37 @@ __device__ __forceinline__ bool m_guard_can_push(const MGuardPushes &q, int n)
 // The strings of n mismatches born at each position into s.born: the entry points of n, and
 // the mismatching children (3, or 4 at an N) of the strings of n - 1 alive one position up
 // (s.alive, the level above's).
-__device__ void m_guard_born(const MGuardRead &r, int n, const MGuardScratch &s)
+__device__ void m_guard_born(const MGuardRead &r, int n, const MGuardScratch &s, const MGuardTeam &t)
 {
     const u32 *entry_points = r.counts.mm + (u64)n * (r.len + 1);
-    for (int p = 0; p < r.len; ++p) {
+    for (int p = t.lane; p < r.len && t.lane < t.lanes; p += t.lanes) {
         u64 kids = r.seq[p] > 3 ? 4 : 3;
         s.born[p] = m_guard_add(entry_points[p], m_guard_mul(s.alive[p + 1], kids));
     }
-    s.born[r.len] = entry_points[r.len];
+    if (t.lane == 0) s.born[r.len] = entry_points[r.len];
+    __syncthreads();
 }
 
 // The most pushing pops among the entry points' descendants (extra_pops), level by level of
 // mismatches, then the gap chains where gap opens pop; false where an entry the bound does not
-// count could pop.
+// count could pop. Every lane returns the same.
 __device__ bool m_guard_extra_pops(const MGuardRead &r, const MGuardPushes &q, const MGuardDArray *d, int n_d,
-    const MGuardScratch &s, u64 &extra)
+    const MGuardScratch &s, const MGuardTeam &t, u64 &extra)
 {
     int len = r.len;
-    m_guard_chain_floor(d[0], len, s.floor);
-    for (int p = 0; p <= len + 1; ++p) s.alive[p] = 0;
+    if (t.lane == 0) m_guard_chain_floor(d[0], len, s.floor);
+    for (int p = t.lane; p <= len + 1 && t.lane < t.lanes; p += t.lanes) s.alive[p] = 0;
+    __syncthreads();
     u64 total = 0;
     for (int n = 0; n <= q.full && m_guard_can_push(q, n); ++n) {
-        m_guard_born(r, n, s);
-        total = m_guard_add(total, m_guard_alive(s.born, d, n_d, len, s));
+        // A level that could push and was not counted.
+        if (n >= r.counts.levels) return false;
+        m_guard_born(r, n, s, t);
+        total = m_guard_add(total, m_guard_alive(s.born, d, n_d, len, s, t));
         // Strings of no difference would have gap opens that pop, not counted.
         if (n == 0 && q.gaps_pop && total > 0) return false;
+        // Every lane has summed s.alive before the next level's born is written.
+        __syncthreads();
     }
     if (q.gaps_pop) {
         // A gap entry point other than a chain's head that pops is not counted.
@@ -215,8 +235,10 @@ __device__ bool m_guard_extra_pops(const MGuardRead &r, const MGuardPushes &q, c
         // has strings of one length at a position, so each is capped on its own.
         for (int kind = M_GUARD_INSERTION; kind <= M_GUARD_DELETION; ++kind) {
             const u32 *heads = r.counts.gap + (u64)kind * (len + 1);
-            for (int p = 0; p <= len; ++p) s.born[p] = heads[p];
-            total = m_guard_add(total, m_guard_alive(s.born, d, n_d, len, s));
+            for (int p = t.lane; p <= len && t.lane < t.lanes; p += t.lanes) s.born[p] = heads[p];
+            __syncthreads();
+            total = m_guard_add(total, m_guard_alive(s.born, d, n_d, len, s, t));
+            __syncthreads();
         }
     }
     extra = total;
@@ -227,7 +249,7 @@ __device__ bool m_guard_extra_pops(const MGuardRead &r, const MGuardPushes &q, c
 // it does not apply (-N; gap entries that pop other than as chains of one gap open), else
 // `entries` = 1 + 8 x (the bounded search's pops + the entry points' pushing descendants).
 __device__ bool m_guard_entries(const MGuardRead &r, const MGuardDArray *d, int n_d, const MGuardOpt &opt,
-    const MGuardScratch &s, u64 &entries)
+    const MGuardScratch &s, const MGuardTeam &t, u64 &entries)
 {
     if (opt.nonstop) return false;
     MGuardPushes q = m_guard_pushes(r, opt);
@@ -237,7 +259,7 @@ __device__ bool m_guard_entries(const MGuardRead &r, const MGuardDArray *d, int 
     if (opt.s_gapo < cheapest) cheapest = opt.s_gapo;
     if (q.gaps_pop && opt.s_gapo + cheapest <= q.last_score) return false;
     u64 extra;
-    if (!m_guard_extra_pops(r, q, d, n_d, s, extra)) return false;
+    if (!m_guard_extra_pops(r, q, d, n_d, s, t, extra)) return false;
     entries = m_guard_add(1, m_guard_mul(m_guard_add(r.bounded_pops, extra), 8));
     return true;
 }
@@ -247,11 +269,11 @@ __device__ bool m_guard_entries(const MGuardRead &r, const MGuardDArray *d, int 
 // says so). Those cost a lookup a base, so a kernel that computes them only for the reads over
 // -m calls m_guard_entries with bwa's, then again with all of them.
 __device__ bool m_guard_bound(const MGuardRead &r, const MGuardDArray *d, int n_bwa, int n_d, const MGuardOpt &opt,
-    const MGuardScratch &s, u64 &entries, bool &further)
+    const MGuardScratch &s, const MGuardTeam &t, u64 &entries, bool &further)
 {
     further = false;
-    if (!m_guard_entries(r, d, n_bwa, opt, s, entries)) return false;
+    if (!m_guard_entries(r, d, n_bwa, opt, s, t, entries)) return false;
     if (entries <= (u64)(opt.max_entries > 0 ? opt.max_entries : 0) || n_d == n_bwa) return true;
     further = true;
-    return m_guard_entries(r, d, n_d, opt, s, entries);
+    return m_guard_entries(r, d, n_d, opt, s, t, entries);
 }

@@ -16,6 +16,18 @@ use super::switches::InexactSwitches;
 use crate::sai::{GapOptions, MODE_GAPE};
 
 pub const RUNGS_CU: &str = include_str!("../../cuda/rungs.cu");
+/// The `-m` guard's bound, which the team passes compiled with the rungs include.
+pub const M_GUARD_CUH: &str = include_str!("../../cuda/m_guard.cuh");
+
+/// Levels of mismatches a team's `-m` guard counters hold (`GUARD_LEVELS` in
+/// cuda/inexact_match.cu): a guess of g needs g + 1 of them.
+const GUARD_LEVELS: usize = 8;
+
+/// The ints a team's `-m` guard counters take after its other ints, for reads up to `max_len`
+/// (`GUARD_INTS` in cuda/inexact_match.cu).
+pub fn guard_counter_ints(max_len: usize) -> usize {
+    2 + (GUARD_LEVELS + 2) * (max_len + 1)
+}
 
 /// How a GPU runs the ladder's rungs (a test hook): a launch of the passes a rung, or inside
 /// the team passes with these guesses.
@@ -45,17 +57,27 @@ pub struct Rungs {
 
 /// The inexact kernels compiled with the rungs in the team passes (`-Drungs=MASK`, a bit a
 /// guess; cuda/inexact_match.cu, `rung_next`): a team judges each read as its search ends and
-/// searches it again with the next limit where its answer does not stand, with no launch a rung.
+/// searches it again with the next limit where its answer does not stand or the `-m` guard
+/// does not prove it (cuda/m_guard.cuh), with no launch a rung.
 pub fn compile_in_passes(switches: &InexactSwitches, arch: &'static str, guesses: &[i32]) -> Result<Vec<(u32, Image)>> {
     let mask = guess_mask(guesses)?;
+    if guesses.iter().any(|&g| g as usize >= GUARD_LEVELS) {
+        anyhow::bail!("the -m guard counts guesses up to {}, not {guesses:?}", GUARD_LEVELS - 1);
+    }
+    let source = in_passes_source();
     switches
         .modules()
         .into_iter()
         .map(|(team, mut defines)| {
             defines.push(format!("-Drungs={mask}"));
-            compile_cached(super::INEXACT_MATCH_CU, &defines, arch).map(|image| (team, image))
+            compile_cached(&source, &defines, arch).map(|image| (team, image))
         })
         .collect()
+}
+
+/// The inexact kernels' source with the `-m` guard's bound before it.
+fn in_passes_source() -> String {
+    format!("{M_GUARD_CUH}\n{}", super::INEXACT_MATCH_CU)
 }
 
 /// The guesses as the kernels' mask: bit g for guess g (1 to 30).
@@ -201,10 +223,12 @@ mod tests {
             eprintln!("skipped: libnvrtc not found (set LD_LIBRARY_PATH to a CUDA 13 NVRTC to run this test)");
             return;
         }
-        let (_, mut defines) = InexactSwitches::default().modules().remove(0);
-        defines.push(format!("-Drungs={}", guess_mask(&[2, 3]).unwrap()));
-        let ptx = compile(crate::gpu::INEXACT_MATCH_CU, &defines, Some("sm_90")).unwrap();
-        assert!(ptx.contains("inexact_level"));
+        // Every team size: pass 3's larger teams take the one-base step too.
+        for (_, mut defines) in InexactSwitches::default().modules() {
+            defines.push(format!("-Drungs={}", guess_mask(&[2, 3, 4]).unwrap()));
+            let ptx = compile(&in_passes_source(), &defines, Some("sm_90")).unwrap();
+            assert!(ptx.contains("inexact_level"));
+        }
     }
 
     #[test]

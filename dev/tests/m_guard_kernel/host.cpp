@@ -48,6 +48,7 @@ static Case parse(const std::string &line)
     for (char b : seq) c.seq.push_back((u8)(b - '0'));
     size_t row = c.read.len + 1, levels = full > 0 ? full + 1 : 1;
     read_numbers(fields, c.mm, levels * row);
+    c.read.counts.levels = (int)levels;
     read_numbers(fields, c.gap, 2 * row);
     fields >> c.n_bwa >> c.n_d;
     c.cells.resize(c.n_d);
@@ -73,9 +74,10 @@ int main(int argc, char **argv)
         Case c = parse(line);
         std::vector<u64> floor(c.read.len + 2), born(c.read.len + 2), alive(c.read.len + 2), caps(c.read.len + 2);
         MGuardScratch s = {floor.data(), born.data(), alive.data(), caps.data()};
+        MGuardTeam one = {0, 1};
         u64 entries;
         bool further;
-        if (m_guard_bound(c.read, c.d.data(), c.n_bwa, c.n_d, c.opt, s, entries, further))
+        if (m_guard_bound(c.read, c.d.data(), c.n_bwa, c.n_d, c.opt, s, one, entries, further))
             printf("%llu %d\n", entries, further ? 1 : 0);
         else
             printf("none\n");
