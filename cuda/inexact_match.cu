@@ -826,28 +826,42 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 #ifdef rungs
 // The -m guard's entry points (cuda/m_guard.cuh; GuardWatch in src/search/m_guard.rs): at a pop
 // before the read's first hit, the children bwa's step pushes with the read's full limit and
-// the rung's step does not. A team counts them in its counters (r.guard: GUARD_POPS, the
-// lowest score of the other gap entry points, then MGuardCounts' mm rows of GUARD_LEVELS
-// levels and its two gap rows, len + 1 words a row) as EntryCounts::count does. Counting more
-// is safe: the bound only grows with the counts. A guess of g pushes nothing past g + 1
-// mismatches, and only levels up to g can push (m_guard_can_push), so GUARD_LEVELS bounds the
-// guesses.
+// the rung's step does not. A team counts them in its counters (r.guard) as EntryCounts::count
+// does, len + 1 words a row: GUARD_POPS, the lowest score of the other gap entry points
+// (GUARD_OTHER_GAP), the two rows of gap chains' heads, then a row of mismatches a level.
+// Counting more is safe: the bound only grows with the counts. A rung of limit g pops nothing
+// with more than g differences, so its entry points have at most g + 1 mismatches
+// (guard_levels), and only levels up to g can push (m_guard_can_push).
 #define GUARD_LEVELS 8
 #define GUARD_POPS 0
 #define GUARD_OTHER_GAP 1
-#define GUARD_MM 2
-#if rungs >= (1 << GUARD_LEVELS)
-#error "the -m guard counts GUARD_LEVELS levels: guesses up to GUARD_LEVELS - 1"
+#define GUARD_ROWS 2
+#if rungs >= (1 << (GUARD_LEVELS - 1))
+#error "the -m guard counts GUARD_LEVELS levels: guesses up to GUARD_LEVELS - 2"
+#endif
+#if level_refill
+#error "the -m guard counts the pops of run_level_segments too: not built"
+#endif
+// rung_guard (a measurement hook): 0, no guard (the rungs' answers stand as their rule says);
+// 1, the entry points counted but every answer taken as proved; 2, the guard.
+#ifndef rung_guard
+#define rung_guard 2
 #endif
 
-__device__ __forceinline__ void guard_count(u32 *guard, int row, int p, int n_mm, int n_gapo, int n_gape, bool deletion, const GapOpt &opt)
+__device__ __forceinline__ u32 *guard_gap_row(u32 *guard, int row, int kind) { return guard + GUARD_ROWS + kind * row; }
+__device__ __forceinline__ u32 *guard_mm_row(u32 *guard, int row, int n) { return guard + GUARD_ROWS + (2 + n) * row; }
+// The levels a rung counts: a limit of g gives g + 2.
+__device__ __forceinline__ int guard_levels(const Read &r) { return r.opt.max_diff + 2; }
+
+__device__ __forceinline__ void guard_count(const Read &r, int p, int n_mm, int n_gapo, int n_gape, bool deletion)
 {
+    int row = r.len + 1;
     if (n_gapo == 0 && n_gape == 0) {
-        if (n_mm < GUARD_LEVELS) atomicAdd(guard + GUARD_MM + n_mm * row + p, 1u);
+        if (n_mm < guard_levels(r)) atomicAdd(guard_mm_row(r.guard, row, n_mm) + p, 1u);
     } else if (n_mm == 0 && n_gapo == 1 && n_gape == 0) {
-        atomicAdd(guard + GUARD_MM + (GUARD_LEVELS + (deletion ? 1 : 0)) * row + p, 1u);
+        atomicAdd(guard_gap_row(r.guard, row, deletion ? 1 : 0) + p, 1u);
     } else {
-        atomicMin(guard + GUARD_OTHER_GAP, (u32)aln_score(n_mm, n_gapo, n_gape, opt));
+        atomicMin(r.guard + GUARD_OTHER_GAP, (u32)aln_score(n_mm, n_gapo, n_gape, r.opt));
     }
 }
 
@@ -895,9 +909,10 @@ __device__ PopChildren pop_children(const Read &r, const Entry &e, int max_diff,
 }
 
 // Counts pop e's entry points: the children of the full limit's step that the rung's step
-// (max_diff) does not push. `ext`: e's extensions where step loaded them, else null, and they
-// are loaded here where needed (a pop the rung cuts off, or one whose step loads one base).
-__device__ void count_entry_points(const Read &r, const Entry &e, int max_diff, const Width *width, const Extensions *ext)
+// (max_diff) does not push, from e's extensions (`ext`; `loaded` false: not loaded by step, a
+// pop the rung cuts off or one whose step loads one base, and loaded here where needed). Not
+// inlined: most pops have none, and step's registers stay its own.
+__device__ __noinline__ void count_entry_points(const Read &r, const Entry &e, int max_diff, const Width *width, Extensions ext, bool loaded)
 {
     PopChildren full = pop_children(r, e, r.full, width);
     if (!full.expands) return;
@@ -905,23 +920,20 @@ __device__ void count_entry_points(const Read &r, const Entry &e, int max_diff, 
     bool matching = !rung.expands;
     bool gaps = full.gaps && (matching || !rung.gaps), mismatches = full.mismatches && (matching || !rung.mismatches);
     if (!matching && !gaps && !mismatches) return;
-    const GapOpt &opt = r.opt;
     int i = entry_i(e) - 1, n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
-    Extensions loaded;
-    if (!ext) {
+    if (!loaded) {
         int matched = r.len - entry_i(e) - n_ins_of(e) + n_del_of(e);
-        if (holds_string_at(r, matched)) string_extensions(r, matched, entry_k(e), loaded);
-        else bwt_extensions(r, entry_k(e), entry_l(e), loaded);
-        ext = &loaded;
+        if (holds_string_at(r, matched)) string_extensions(r, matched, entry_k(e), ext);
+        else bwt_extensions(r, entry_k(e), entry_l(e), ext);
     }
-    int row = r.len + 1, base = r.seq[i];
+    int base = r.seq[i];
     for (int c = 0; c < 4; ++c) {
-        if (pick4(ext->k, c) > pick4(ext->l, c)) continue;
-        if (c == base ? matching : mismatches) guard_count(r.guard, row, i, n_mm + (c != base), n_gapo, n_gape, false, opt);
+        if (ext.k[c] > ext.l[c]) continue;
+        if (c == base ? matching : mismatches) guard_count(r, i, n_mm + (c != base), n_gapo, n_gape, false);
         // Deletions (a gap open in state M, an extension in state D) for every child interval.
-        if (gaps && state != STATE_I) guard_count(r.guard, row, i + 1, n_mm, n_gapo + (state == STATE_M), n_gape + (state == STATE_D), true, opt);
+        if (gaps && state != STATE_I) guard_count(r, i + 1, n_mm, n_gapo + (state == STATE_M), n_gape + (state == STATE_D), true);
     }
-    if (gaps && state != STATE_D) guard_count(r.guard, row, i, n_mm, n_gapo + (state == STATE_M), n_gape + (state == STATE_I), false, opt);
+    if (gaps && state != STATE_D) guard_count(r, i, n_mm, n_gapo + (state == STATE_M), n_gape + (state == STATE_I), false);
 }
 #endif
 
@@ -953,7 +965,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
 #ifdef rungs
     // The pops the rung's limit cuts off, or checks for a hit, before loading e's extensions.
     if (r.guard && (m < 0 || (i > 0 && m < width[i - 1].bid) || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))))
-        count_entry_points(r, e, max_diff, width, nullptr);
+        count_entry_points(r, e, max_diff, width, Extensions(), false);
 #endif
     if (m < 0) return STEP_DONE;
     int m_seed = 0;
@@ -1004,7 +1016,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         // the kernels of larger teams: in pass 1 and pass 2's one-warp teams it was slower on
         // the H100 (their registers and the D array's load before the BWT's).
 #ifdef rungs
-        if (r.guard) count_entry_points(r, e, max_diff, width, nullptr);
+        if (r.guard) count_entry_points(r, e, max_diff, width, Extensions(), false);
 #endif
         if (base > 3) return STEP_EXPANDED;
         u64 nk, nl;
@@ -1039,7 +1051,8 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         chain.known = true;
     } else bwt_extensions(r, k, l, ext);
 #ifdef rungs
-    if (r.guard) count_entry_points(r, e, max_diff, width, &ext);
+    // Where the rung allows every child but a deletion's extension, so does the full limit.
+    if (r.guard && (!allow_diff || !allow_m || state == STATE_D)) count_entry_points(r, e, max_diff, width, ext, true);
 #endif
 #if occ_prefetch
     prefetch_children(r, ext, base, allow_diff);
@@ -2483,32 +2496,47 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 }
 
 #ifdef rungs
-// A team's -m guard counters for a read of `len` bases (GUARD_* above), after every team's
-// ints in int_pool (the host allocates guard_counter_ints(max_len) a team).
-#define GUARD_INTS(max_len) (GUARD_MM + (GUARD_LEVELS + 2) * ((max_len) + 1))
+// A team's -m guard counters for reads up to `max_len` bases (GUARD_* above), after every
+// team's ints in int_pool (the host allocates guard_counter_ints(max_len) a team).
+#define GUARD_INTS(max_len) (GUARD_ROWS + (2 + GUARD_LEVELS) * ((max_len) + 1))
 
-// The counters zeroed for a rung of a read of `len` bases (the caller's barrier follows).
-__device__ u32 *rung_guard_reset(u32 *guard, int len, const Team &t)
+// The counters a rung of limit `limit` on a read of `len` bases uses, zeroed (the caller's
+// barrier follows).
+__device__ u32 *rung_guard_reset(u32 *guard, int len, int limit, const Team &t)
 {
-    for (int j = t.lane; j < GUARD_INTS(len); j += t.size) guard[j] = j == GUARD_OTHER_GAP ? ~0u : 0;
+    int used = GUARD_ROWS + (2 + limit + 2) * (len + 1);
+    for (int j = t.lane; j < used; j += t.size) guard[j] = j == GUARD_OTHER_GAP ? ~0u : 0;
     return guard;
+}
+
+// A read whose best hit scores 0 or s_mm is proved without the counters where a gap costs more
+// than two mismatches: bwa pushes only at pops of at most one mismatch (before its first hit it
+// pops nothing scoring more than it; after, it allows d* + 1 differences), and strings of one
+// mismatch number (len + 1)(4 len + 1) at most, so its stack holds 1 + 8 of those or fewer.
+__device__ bool rung_one_mismatch_proved(const Read &r, int best_score)
+{
+    const GapOpt &opt = r.opt;
+    if (best_score > opt.s_mm || opt.s_mm <= 0 || opt.s_gapo <= 2 * opt.s_mm || (opt.mode & MODE_NONSTOP)) return false;
+    u64 len = r.len;
+    return 1 + 8 * (len + 1) * (4 * len + 1) <= (u64)max(opt.max_entries, 0);
 }
 
 // Whether the -m guard proves a read whose rung answered under its own limit (first: its first
 // hit): its bound on bwa's stack (cuda/m_guard.cuh) from the team's counters and the read's D
 // arrays as read_widths computed them (`cells`, `seed_cells`) is within -m. `scratch`: the
 // lanes' buffers, free once the search has ended. Every lane returns the same.
-__device__ bool rung_guard_proves(const Read &r, const Hit &first, const u64 *cells, const u64 *seed_cells, u64 *scratch, const Team &t)
+__device__ __noinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u64 *cells, const u64 *seed_cells, u64 *scratch, const Team &t)
 {
+    if (rung_guard < 2 || rung_one_mismatch_proved(r, hit_score(first))) return true;
     const GapOpt &opt = r.opt;
     int row = r.len + 1;
     MGuardRead read;
     read.seq = r.seq;
     read.len = r.len;
-    read.counts.mm = r.guard + GUARD_MM;
-    read.counts.gap = r.guard + GUARD_MM + GUARD_LEVELS * row;
+    read.counts.mm = guard_mm_row(r.guard, row, 0);
+    read.counts.gap = guard_gap_row(r.guard, row, 0);
     read.counts.other_gap_score = r.guard[GUARD_OTHER_GAP];
-    read.counts.levels = GUARD_LEVELS;
+    read.counts.levels = guard_levels(r);
     read.bounded_pops = r.guard[GUARD_POPS];
     read.best_score = hit_score(first);
     read.d_star = hit_diffs(first, opt);
@@ -2591,7 +2619,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
             Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, RUNG_LIMIT(v), widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
 #ifdef rungs
             r.full = v >> 8;
-            r.guard = RUNG_LIMIT(v) < r.full ? rung_guard_reset(guard, len, t) : nullptr;
+            r.guard = rung_guard > 0 && RUNG_LIMIT(v) < r.full ? rung_guard_reset(guard, len, RUNG_LIMIT(v), t) : nullptr;
 #endif
             __syncthreads();
             HitList h = new_hit_list(r.opt, hits, warp_hits);

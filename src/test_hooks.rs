@@ -38,9 +38,10 @@ pub(crate) fn first_pass_to_teams() -> Result<bool> {
 
 /// `BCUDA_TEST_LADDER=2,3` (or `2+3`, as bench/run ab's hooks take it): each batch's passes run
 /// as the rungs of a speculative ladder with these guesses, then bwa's limits, a launch of the
-/// passes a rung; `passes,2,3`: the rungs inside the team passes (`GpuAligner::ladder`,
-/// `GpuAligner::ladder_in_passes`: not exact where bwa's `-m` stops a search, so only for
-/// measuring the rungs' time). `None` when unset, else whether in the passes and the guesses.
+/// passes a rung (not exact where bwa's `-m` stops a search, so only for measuring the rungs'
+/// time; `GpuAligner::ladder`); `passes,2,3`: the rungs inside the team passes, with the `-m`
+/// guard (`GpuAligner::ladder_in_passes`). `None` when unset, else whether in the passes and
+/// the guesses.
 pub(crate) fn ladder() -> Result<Option<(bool, Vec<i32>)>> {
     let Ok(v) = std::env::var("BCUDA_TEST_LADDER") else { return Ok(None) };
     let mut words: Vec<&str> = v.split([',', '+']).map(str::trim).collect();
@@ -51,6 +52,19 @@ pub(crate) fn ladder() -> Result<Option<(bool, Vec<i32>)>> {
     match words.iter().map(|g| g.parse::<i32>()).collect::<Result<Vec<_>, _>>() {
         Ok(g) if !g.is_empty() && g.iter().all(|&x| x >= 1) => Ok(Some((in_passes, g))),
         _ => bail!("BCUDA_TEST_LADDER={v}: expected guesses of 1 or more, e.g. 2,3 or passes,2,3"),
+    }
+}
+
+/// `BCUDA_TEST_RUNG_GUARD=0|1|2`: the `-m` guard of the rungs in the passes, for measuring its
+/// cost: 0 none (not exact where `-m` stops bwa's search), 1 the entry points counted and every
+/// answer taken, 2 the guard (as when unset).
+pub(crate) fn rung_guard() -> Result<Option<u32>> {
+    match std::env::var("BCUDA_TEST_RUNG_GUARD") {
+        Err(_) => Ok(None),
+        Ok(v) => match v.parse::<u32>() {
+            Ok(g) if g <= 2 => Ok(Some(g)),
+            _ => bail!("BCUDA_TEST_RUNG_GUARD={v}: expected 0, 1 or 2"),
+        },
     }
 }
 

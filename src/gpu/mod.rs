@@ -553,10 +553,12 @@ impl GpuAligner {
     }
 
     /// The ladder's rungs inside the team passes instead (`BCUDA_TEST_LADDER=passes,2,3`): the
-    /// default inexact kernels compiled with them; pass 1 hands every read on.
+    /// default inexact kernels compiled with them and the `-m` guard (`BCUDA_TEST_RUNG_GUARD`:
+    /// its measurement hook); pass 1 hands every read on.
     pub fn ladder_in_passes(&mut self, guesses: Vec<i32>) -> Result<()> {
         self.refuse_beside_rungs()?;
-        let images = rungs::compile_in_passes(&self.inexact_switches, self.arch, &guesses)?;
+        let guard = crate::test_hooks::rung_guard()?;
+        let images = rungs::compile_in_passes(&self.inexact_switches, self.arch, &guesses, guard)?;
         self.inexact = InexactKernels::load(&self.ctx, images)?;
         self.ladder = Some(rungs::Ladder::InPasses(guesses));
         Ok(())

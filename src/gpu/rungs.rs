@@ -20,7 +20,7 @@ pub const RUNGS_CU: &str = include_str!("../../cuda/rungs.cu");
 pub const M_GUARD_CUH: &str = include_str!("../../cuda/m_guard.cuh");
 
 /// Levels of mismatches a team's `-m` guard counters hold (`GUARD_LEVELS` in
-/// cuda/inexact_match.cu): a guess of g needs g + 1 of them.
+/// cuda/inexact_match.cu): a guess of g needs g + 2 of them.
 const GUARD_LEVELS: usize = 8;
 
 /// The ints a team's `-m` guard counters take after its other ints, for reads up to `max_len`
@@ -59,10 +59,16 @@ pub struct Rungs {
 /// guess; cuda/inexact_match.cu, `rung_next`): a team judges each read as its search ends and
 /// searches it again with the next limit where its answer does not stand or the `-m` guard
 /// does not prove it (cuda/m_guard.cuh), with no launch a rung.
-pub fn compile_in_passes(switches: &InexactSwitches, arch: &'static str, guesses: &[i32]) -> Result<Vec<(u32, Image)>> {
+/// `guard`: the guard's measurement hook (`rung_guard` in the kernels; None: the guard).
+pub fn compile_in_passes(
+    switches: &InexactSwitches,
+    arch: &'static str,
+    guesses: &[i32],
+    guard: Option<u32>,
+) -> Result<Vec<(u32, Image)>> {
     let mask = guess_mask(guesses)?;
-    if guesses.iter().any(|&g| g as usize >= GUARD_LEVELS) {
-        anyhow::bail!("the -m guard counts guesses up to {}, not {guesses:?}", GUARD_LEVELS - 1);
+    if guesses.iter().any(|&g| g as usize + 2 > GUARD_LEVELS) {
+        anyhow::bail!("the -m guard counts guesses up to {}, not {guesses:?}", GUARD_LEVELS - 2);
     }
     let source = in_passes_source();
     switches
@@ -70,6 +76,7 @@ pub fn compile_in_passes(switches: &InexactSwitches, arch: &'static str, guesses
         .into_iter()
         .map(|(team, mut defines)| {
             defines.push(format!("-Drungs={mask}"));
+            defines.extend(guard.map(|g| format!("-Drung_guard={g}")));
             compile_cached(&source, &defines, arch).map(|image| (team, image))
         })
         .collect()
