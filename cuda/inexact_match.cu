@@ -843,9 +843,15 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 #error "the -m guard counts the pops of run_level_segments too: not built"
 #endif
 // rung_guard (a measurement hook): 0, no guard (the rungs' answers stand as their rule says);
-// 1, the entry points counted but every answer taken as proved; 2, the guard.
+// 1, the entry points counted but every answer taken as proved; 2, the guard; 3, the guard with
+// the count inlined in step.
 #ifndef rung_guard
 #define rung_guard 2
+#endif
+#if rung_guard == 3
+#define COUNT_INLINE __forceinline__
+#else
+#define COUNT_INLINE __noinline__
 #endif
 
 __device__ __forceinline__ u32 *guard_gap_row(u32 *guard, int row, int kind) { return guard + GUARD_ROWS + kind * row; }
@@ -911,8 +917,9 @@ __device__ PopChildren pop_children(const Read &r, const Entry &e, int max_diff,
 // Counts pop e's entry points: the children of the full limit's step that the rung's step
 // (max_diff) does not push, from e's extensions (`ext`; `loaded` false: not loaded by step, a
 // pop the rung cuts off or one whose step loads one base, and loaded here where needed). Not
-// inlined: most pops have none, and step's registers stay its own.
-__device__ __noinline__ void count_entry_points(const Read &r, const Entry &e, int max_diff, const Width *width, Extensions ext, bool loaded)
+// inlined but with rung_guard 3: step calls it only where the rung forbids a child the full limit
+// may allow.
+__device__ COUNT_INLINE void count_entry_points(const Read &r, const Entry &e, int max_diff, const Width *width, Extensions ext, bool loaded)
 {
     PopChildren full = pop_children(r, e, r.full, width);
     if (!full.expands) return;
@@ -1016,7 +1023,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         // the kernels of larger teams: in pass 1 and pass 2's one-warp teams it was slower on
         // the H100 (their registers and the D array's load before the BWT's).
 #ifdef rungs
-        if (r.guard) count_entry_points(r, e, max_diff, width, Extensions(), false);
+        if (r.guard && below.bid <= m + r.full - max_diff - 1) count_entry_points(r, e, max_diff, width, Extensions(), false);
 #endif
         if (base > 3) return STEP_EXPANDED;
         u64 nk, nl;
@@ -1051,8 +1058,10 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         chain.known = true;
     } else bwt_extensions(r, k, l, ext);
 #ifdef rungs
-    // Where the rung allows every child but a deletion's extension, so does the full limit.
-    if (r.guard && (!allow_diff || !allow_m || state == STATE_D)) count_entry_points(r, e, max_diff, width, ext, true);
+    // Where the rung allows every child but a deletion's extension, so does the full limit; where
+    // the D array forbids the full limit's differences too, neither has more.
+    if (r.guard && ((!allow_diff && below.bid <= m + r.full - max_diff - 1) || (allow_diff && !allow_m) || state == STATE_D))
+        count_entry_points(r, e, max_diff, width, ext, true);
 #endif
 #if occ_prefetch
     prefetch_children(r, ext, base, allow_diff);
