@@ -382,8 +382,10 @@ __device__ __forceinline__ void occ4_one(const u32 *words, u64 primary, u64 k, u
         cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
         return;
     }
+    // The block first: occ_row sets n, and a call's arguments have no order.
     u32 n;
-    block_count4(words + occ_row(k, primary, n), n, cnt);
+    const u32 *blk = words + occ_row(k, primary, n);
+    block_count4(blk, n, cnt);
 #else
     occ4(words, primary, k, cnt);
 #endif
@@ -1415,7 +1417,11 @@ extern "C" __global__ void __launch_bounds__(256) read_widths(
 __device__ __forceinline__ u64 global_ns()
 {
     u64 t;
+#ifdef __CUDA_ARCH__
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+#else
+    t = 0; // built for the CPU (dev/tests): no clock
+#endif
     return t;
 }
 
