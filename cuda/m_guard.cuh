@@ -2,7 +2,7 @@
 // difference bound its first hit sets (g = d* + 1), computed at the end of the read's rung. A
 // port of src/search/m_guard.rs (entries_bound and counted_bound; it says why the bound holds),
 // bit for bit: dev/tests/m_guard_kernel.rs checks the two on every read. The team passes compiled
-// with the rungs (inexact_match.cu, `rung_guard`) call it as a read's rung ends.
+// with the rungs (inexact_match.cu, `rung_guard_proves`) call it as a read's rung ends.
 //
 // bwa's stack never holds more than 1 + 8 x its pops that push: the bounded search's pops, and
 // the descendants of the entry points (the children bwa's step pushes with the full limit at the
