@@ -6,6 +6,7 @@
 //! Skipped without a C++ compiler (`CXX`, else `c++`).
 
 mod common;
+mod watched;
 
 use std::path::Path;
 use std::process::Command;
@@ -15,45 +16,11 @@ use bcuda::gpu::InexactSwitches;
 use bcuda::sai::{AlnHit, GapOptions, MODE_GAPE};
 use bcuda::search::m_guard::{EntryCounts, GuardWatch};
 use bcuda::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
-use bcuda::search::stack::{Entry, GapStack, Next, SearchStack};
+use bcuda::search::stack::{Entry, GapStack};
 use bcuda::search::{match_gap, prepare_read, ReadBuffers, Search, Width};
 use bcuda_index::Bwt;
 
-/// A stack that keeps the pops before the first hit and shows them to the guard's model.
-struct Watched<'a> {
-    inner: GapStack,
-    hits: usize,
-    pops: Vec<Entry>,
-    watch: GuardWatch<'a>,
-}
-
-impl SearchStack for Watched<'_> {
-    fn reset(&mut self, n_stacks: usize) {
-        self.inner.reset(n_stacks);
-        self.hits = 0;
-    }
-    fn push(&mut self, e: Entry) {
-        self.inner.push(e);
-    }
-    fn pop(&mut self) -> Next {
-        self.inner.pop()
-    }
-    fn pop_held(&mut self) -> bool {
-        true
-    }
-    fn n_entries(&self) -> usize {
-        self.inner.n_entries()
-    }
-    fn turn(&mut self, _n_entries: usize, hits: usize) {
-        self.hits = hits;
-    }
-    fn expanding(&mut self, e: &Entry) {
-        if self.hits == 0 {
-            self.pops.push(*e);
-            self.watch.watch(e);
-        }
-    }
-}
+use watched::Watched;
 
 /// One read searched with the guess `g` under its own limit `full`: its line for host.cpp and
 /// the model's counts.
@@ -128,10 +95,15 @@ fn case(bwt: &Bwt, read: &[u8], batch_opt: &GapOptions, above: i32) -> Option<Ca
         return None;
     }
     let watch = GuardWatch::new(&search, width, full, g);
-    let mut stack = Watched { inner: GapStack::default(), hits: 0, pops: Vec::new(), watch };
+    let mut stack = Watched::new(watch);
     match_gap(&search, &mut width.clone(), batch_opt, &mut stack, g).unwrap();
     let seed = use_seed.then(|| &seed_width[..opt.seed_len as usize + 1]);
-    Some(Case { line: line(seq, g, &opt, width, seed, &stack.pops), len: seq.len(), g, counts: stack.watch.counts() })
+    Some(Case {
+        line: line(seq, g, &opt, width, seed, &stack.before_hit),
+        len: seq.len(),
+        g,
+        counts: stack.watch.counts(),
+    })
 }
 
 /// Seeded reads of `genome` of 25 to 124 bases with fewer than `edit_draws` edits, some with N.

@@ -5,6 +5,7 @@
 //! compiler (`CXX`, else `c++`).
 
 mod common;
+mod watched;
 
 use std::path::Path;
 use std::process::Command;
@@ -16,48 +17,11 @@ use bcuda::search::m_guard::{
     DELETION, INSERTION,
 };
 use bcuda::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
-use bcuda::search::stack::{Entry, GapStack, Next, SearchStack};
+use bcuda::search::stack::GapStack;
 use bcuda::search::{match_gap, prepare_read, ReadBuffers, Search, Width};
 use bcuda_index::Bwt;
 
-/// bwa's stack, counting its pops and showing the guard the pops before the first hit, as
-/// prune-bound's stack does for the search bounded from the start.
-struct Watched<'a> {
-    inner: GapStack,
-    pops: usize,
-    /// Hits so far, as the last turn began.
-    hits: usize,
-    watch: GuardWatch<'a>,
-}
-
-impl SearchStack for Watched<'_> {
-    fn reset(&mut self, n_stacks: usize) {
-        self.inner.reset(n_stacks);
-        (self.pops, self.hits) = (0, 0);
-    }
-    fn push(&mut self, e: Entry) {
-        self.inner.push(e);
-    }
-    fn pop(&mut self) -> Next {
-        self.pops += 1;
-        self.inner.pop()
-    }
-    fn pop_held(&mut self) -> bool {
-        self.pops += 1;
-        true
-    }
-    fn n_entries(&self) -> usize {
-        self.inner.n_entries()
-    }
-    fn turn(&mut self, _n_entries: usize, hits: usize) {
-        self.hits = hits;
-    }
-    fn expanding(&mut self, e: &Entry) {
-        if self.hits == 0 {
-            self.watch.watch(e);
-        }
-    }
-}
+use watched::Watched;
 
 /// One read as the guard sees it at the bounded search's end, and the model's bound.
 struct Case {
@@ -132,7 +96,7 @@ fn case(bwt: &Bwt, read: &[u8], batch_opt: &GapOptions) -> Option<Case> {
     let bwa = match_gap(&search, &mut width.clone(), batch_opt, &mut GapStack::default(), full).unwrap();
     let g = (diffs(bwa.first()?, &opt) + 1).min(full);
     let watch = GuardWatch::new(&search, width, full, g);
-    let mut stack = Watched { inner: GapStack::default(), pops: 0, hits: 0, watch };
+    let mut stack = Watched::new(watch);
     let hits = match_gap(&search, &mut width.clone(), batch_opt, &mut stack, g).unwrap();
     let (best, watch) = (hits.first()?, &stack.watch);
     assert!(!watch.inconsistent, "a pop found a hit with one bound and not with the other");
