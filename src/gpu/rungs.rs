@@ -2,8 +2,10 @@
 //! passes run once a rung, each read's limit a guess, and a verdict kernel sends the reads
 //! whose answer does not stand on to the next rung, in the same stream, with no host round
 //! trip. It measures what the rungs cost inside one run (docs/gpu-search.md, "The `-m` guard";
-//! `bench/run ladder` played them as whole runs). Without the guard, bwa's `-m` is not
-//! checked: where it stops bwa's search the answer may differ, so it is a test hook, not a mode.
+//! `bench/run ladder` played them as whole runs). These launches have no `-m` guard: where bwa's
+//! `-m` stops its search the answer may differ, so they are a test hook, not a mode. The rungs
+//! inside the team passes (`BCUDA_TEST_LADDER=passes,2,3`, [`compile_in_passes`]) carry the
+//! guard and give bwa's answers.
 
 use std::sync::Arc;
 
