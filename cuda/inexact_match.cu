@@ -861,6 +861,21 @@ __device__ __forceinline__ u32 *guard_mm_row(u32 *guard, int row, int n) { retur
 // The levels a rung counts: a limit of g gives g + 2.
 __device__ __forceinline__ int guard_levels(const Read &r) { return r.opt.max_diff + 2; }
 
+// Whether step, with m differences left at pop e (position i, its state and gap extensions),
+// expands nothing: the D array cuts it off, or it is a hit or a hit's check (step's rules).
+__device__ __forceinline__ bool step_expands_nothing(const GapOpt &opt, int i, int m, const Width *width, int state, int n_gape)
+{
+    return m < 0 || (i > 0 && m < width[i - 1].bid) || i == 0 || (m == 0 && (state == STATE_M || (opt.mode & MODE_GAPE) || n_gape == opt.max_gape));
+}
+
+// Whether the full limit may allow a difference where the rung's forbids one by the D array:
+// `below`'s bid (the cell under the pop's next base) is within the full limit's differences
+// left (m, the rung's, plus what the full limit has more).
+__device__ __forceinline__ bool full_may_allow_difference(const Read &r, Width below, int m, int max_diff)
+{
+    return below.bid <= m + r.full - max_diff - 1;
+}
+
 __device__ __forceinline__ void guard_count(const Read &r, int p, int n_mm, int n_gapo, int n_gape, bool deletion)
 {
     int row = r.len + 1;
@@ -887,8 +902,7 @@ __device__ PopChildren pop_children(const Read &r, const Entry &e, int max_diff,
     bool gape_counts = (opt.mode & MODE_GAPE) != 0;
     int i = entry_i(e), n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
     int m = max_diff - (n_mm + n_gapo) - (gape_counts ? n_gape : 0);
-    if (m < 0 || (i > 0 && m < width[i - 1].bid)) return c;
-    if (i == 0 || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))) return c;
+    if (step_expands_nothing(opt, i, m, width, state, n_gape)) return c;
     c.expands = true;
     --i;
     bool allow_diff = true, allow_m = true;
@@ -973,8 +987,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     if (gape_counts) m -= n_gape;
 #ifdef rungs
     // The pops the rung's limit cuts off, or checks for a hit, before loading e's extensions.
-    if (r.guard && (m < 0 || (i > 0 && m < width[i - 1].bid) || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))))
-        count_entry_points(r, e, max_diff, width, Extensions(), false);
+    if (r.guard && step_expands_nothing(opt, i, m, width, state, n_gape)) count_entry_points(r, e, max_diff, width, Extensions(), false);
 #endif
     if (m < 0) return STEP_DONE;
     int m_seed = 0;
@@ -1025,7 +1038,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         // the kernels of larger teams: in pass 1 and pass 2's one-warp teams it was slower on
         // the H100 (their registers and the D array's load before the BWT's).
 #ifdef rungs
-        if (r.guard && below.bid <= m + r.full - max_diff - 1) count_entry_points(r, e, max_diff, width, Extensions(), false);
+        if (r.guard && full_may_allow_difference(r, below, m, max_diff)) count_entry_points(r, e, max_diff, width, Extensions(), false);
 #endif
         if (base > 3) return STEP_EXPANDED;
         u64 nk, nl;
@@ -1062,7 +1075,7 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
 #ifdef rungs
     // Where the rung allows every child but a deletion's extension, so does the full limit; where
     // the D array forbids the full limit's differences too, neither has more.
-    if (r.guard && ((!allow_diff && below.bid <= m + r.full - max_diff - 1) || (allow_diff && !allow_m) || state == STATE_D))
+    if (r.guard && ((!allow_diff && full_may_allow_difference(r, below, m, max_diff)) || (allow_diff && !allow_m) || state == STATE_D))
         count_entry_points(r, e, max_diff, width, ext, true);
 #endif
 #if occ_prefetch
@@ -2596,7 +2609,8 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
     u8 *seq = seq_pool + w * max_len;
     // Per team: the chunk table, the free chunks, the lengths and (gap_records) the scores with
     // records, one after the other (the host allocates room for all four).
-    int *ints = int_pool + w * ((u64)n_buckets * max_chunks + max_chunks + (gap_records ? 2 : 1) * n_buckets);
+    u64 team_ints = (u64)n_buckets * max_chunks + max_chunks + (gap_records ? 2 : 1) * n_buckets;
+    int *ints = int_pool + w * team_ints;
     Levels lv;
     lv.pool = entry_pool + w * (u64)max_chunks * CHUNK;
     lv.table = ints;
@@ -2610,7 +2624,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
     int stride = 9 * (max_len + 1); // pushes of one chain: at most 9 per pop, one pop per base
     Entry *lane_bufs = lane_pool + w * t.size * (u64)stride;
 #ifdef rungs
-    u32 *guard = (u32 *)int_pool + (u64)gridDim.x * ((u64)n_buckets * max_chunks + max_chunks + (gap_records ? 2 : 1) * n_buckets) + w * GUARD_INTS(max_len);
+    u32 *guard = (u32 *)int_pool + gridDim.x * team_ints + w * GUARD_INTS(max_len);
 #endif
     u32 queued = queue_counters[0];
     while (true) {
