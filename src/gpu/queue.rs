@@ -652,8 +652,6 @@ impl GpuAligner {
     }
 }
 
-/// The batch's answers copied back to the host (read after the stream's last event); `n`
-/// exact_match intervals (0 where it did not run).
 /// Pass 1's queue and its counters.
 fn pass_one_queue<'a>(lists: &PassLists<'a>) -> Queue<'a> {
     Queue { list: lists.queues.slice(0..lists.list_len), counters: lists.counters.slice(0..2) }
@@ -668,6 +666,8 @@ fn rung_queue<'a>(lists: &PassLists<'a>) -> Queue<'a> {
     }
 }
 
+/// The batch's answers copied back to the host (read after the stream's last event); `n`
+/// exact_match intervals (0 where it did not run).
 fn fetch_answers(slot: &mut Slot, n: usize, n_gpu: usize) -> Result<()> {
     let stream = slot.stream.clone();
     slot.k.fetch(&stream, n)?;
