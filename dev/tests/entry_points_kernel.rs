@@ -6,21 +6,21 @@
 //! Skipped without a C++ compiler (`CXX`, else `c++`).
 
 mod common;
-mod watched;
+mod guard_model;
 
 use std::path::Path;
 use std::process::Command;
 
-use bcuda::aln_options::batch_options;
+use bcuda::aln_options::{batch_options, hit_diffs};
 use bcuda::gpu::InexactSwitches;
-use bcuda::sai::{AlnHit, GapOptions, MODE_GAPE};
+use bcuda::sai::{GapOptions, MODE_GAPE};
 use bcuda::search::m_guard::{EntryCounts, GuardWatch};
 use bcuda::search::seeded::{genome_with_repeats, indexed, read_with_edits, xorshift};
 use bcuda::search::stack::{Entry, GapStack};
 use bcuda::search::{match_gap, prepare_read, ReadBuffers, Search, Width};
 use bcuda_index::Bwt;
 
-use watched::Watched;
+use guard_model::{packed, Watched};
 
 /// One read searched with the guess `g` under its own limit `full`: its line for host.cpp and
 /// the model's counts.
@@ -31,41 +31,11 @@ struct Case {
     counts: EntryCounts,
 }
 
-fn diffs(h: &AlnHit, opt: &GapOptions) -> i32 {
-    let gape = if opt.mode & MODE_GAPE != 0 { h.n_gape as i32 } else { 0 };
-    h.n_mm as i32 + h.n_gapo as i32 + gape
-}
-
-/// A D array's cell as read_widths packs it.
-fn packed(w: &Width) -> u64 {
-    w.w | (w.bid as u64) << 48
-}
-
-fn opt_words(o: &GapOptions) -> [i32; 16] {
-    [
-        o.s_mm,
-        o.s_gapo,
-        o.s_gape,
-        o.mode,
-        o.indel_end_skip,
-        o.max_del_occ,
-        o.max_entries,
-        o.fnr.to_bits() as i32,
-        o.max_diff,
-        o.max_gapo,
-        o.max_gape,
-        o.max_seed_diff,
-        o.seed_len,
-        o.n_threads,
-        o.max_top2,
-        o.trim_qual,
-    ]
-}
-
 /// The line host.cpp reads for a read (see its header).
 fn line(seq: &[u8], g: i32, opt: &GapOptions, width: &[Width], seed: Option<&[Width]>, pops: &[Entry]) -> String {
     let mut f = vec![seq.len().to_string(), g.to_string(), opt.max_diff.to_string()];
-    f.extend(opt_words(opt).map(|x| x.to_string()));
+    // The options as the GPU takes them (the batch's upload).
+    f.extend(bytemuck::cast::<GapOptions, [i32; 16]>(*opt).map(|x| x.to_string()));
     f.push(seq.iter().map(|&c| (b'0' + c) as char).collect());
     f.extend(width.iter().map(|w| packed(w).to_string()));
     f.push((seed.is_some() as u8).to_string());
@@ -90,7 +60,7 @@ fn case(bwt: &Bwt, read: &[u8], batch_opt: &GapOptions, above: i32) -> Option<Ca
     let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &opt, intervals: None };
     let full = opt.max_diff;
     let bwa = match_gap(&search, &mut width.clone(), batch_opt, &mut GapStack::default(), full).unwrap();
-    let g = diffs(bwa.first()?, &opt) + 1 + above;
+    let g = hit_diffs(bwa.first()?, &opt) + 1 + above;
     if g >= full {
         return None;
     }

@@ -5,13 +5,13 @@
 //! compiler (`CXX`, else `c++`).
 
 mod common;
-mod watched;
+mod guard_model;
 
 use std::path::Path;
 use std::process::Command;
 
-use bcuda::aln_options::batch_options;
-use bcuda::sai::{AlnHit, GapOptions, MODE_GAPE, MODE_NONSTOP};
+use bcuda::aln_options::{batch_options, hit_diffs};
+use bcuda::sai::{GapOptions, MODE_NONSTOP};
 use bcuda::search::m_guard::{
     bwa_d_arrays, counted_bound, further_d_arrays, stack_bound, EntryCounts, GuardBound, GuardRead, GuardWatch,
     DELETION, INSERTION,
@@ -21,7 +21,7 @@ use bcuda::search::stack::GapStack;
 use bcuda::search::{match_gap, prepare_read, ReadBuffers, Search, Width};
 use bcuda_index::Bwt;
 
-use watched::Watched;
+use guard_model::{packed, Watched};
 
 /// One read as the guard sees it at the bounded search's end, and the model's bound.
 struct Case {
@@ -73,18 +73,6 @@ impl Case {
     }
 }
 
-/// A D array's cell as read_widths packs it: the width under 2^48, bid above.
-fn packed(w: &Width) -> u64 {
-    assert!(w.w < 1 << 48 && w.bid >= 0);
-    w.w | (w.bid as u64) << 48
-}
-
-/// A hit's differences as bwa's top2 rule counts them.
-fn diffs(h: &AlnHit, opt: &GapOptions) -> i32 {
-    let gape = if opt.mode & MODE_GAPE != 0 { h.n_gape as i32 } else { 0 };
-    h.n_mm as i32 + h.n_gapo as i32 + gape
-}
-
 /// `read` searched as prune-bound searches it: bwa's search for d*, then from the start with
 /// `g = min(d* + 1, full)` and the guard watching. None without a hit.
 fn case(bwt: &Bwt, read: &[u8], batch_opt: &GapOptions) -> Option<Case> {
@@ -94,13 +82,13 @@ fn case(bwt: &Bwt, read: &[u8], batch_opt: &GapOptions) -> Option<Case> {
     let search = Search { bwt, seq, seed_width: use_seed.then_some(&seed_width[..]), opt: &opt, intervals: None };
     let full = opt.max_diff;
     let bwa = match_gap(&search, &mut width.clone(), batch_opt, &mut GapStack::default(), full).unwrap();
-    let g = (diffs(bwa.first()?, &opt) + 1).min(full);
+    let g = (hit_diffs(bwa.first()?, &opt) + 1).min(full);
     let watch = GuardWatch::new(&search, width, full, g);
     let mut stack = Watched::new(watch);
     let hits = match_gap(&search, &mut width.clone(), batch_opt, &mut stack, g).unwrap();
     let (best, watch) = (hits.first()?, &stack.watch);
     assert!(!watch.inconsistent, "a pop found a hit with one bound and not with the other");
-    let d_star = diffs(best, &opt);
+    let d_star = hit_diffs(best, &opt);
     let bwa_arrays = bwa_d_arrays(watch);
     let n_bwa = bwa_arrays.len();
     let mut d_arrays: Vec<(usize, Vec<Width>)> = bwa_arrays.into_iter().map(|(s, w)| (s, w.to_vec())).collect();

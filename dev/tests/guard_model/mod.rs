@@ -1,7 +1,15 @@
-//! bwa's stack with the `-m` guard's model watching, for the tests of the guard's kernels.
+//! What the tests of the `-m` guard's kernels share: bwa's stack with the guard's model
+//! watching, and D array cells as the kernels take them.
 
 use bcuda::search::m_guard::GuardWatch;
 use bcuda::search::stack::{Entry, GapStack, Next, SearchStack};
+use bcuda::search::Width;
+
+/// A D array's cell as read_widths packs it: the width under 2^48, bid above.
+pub fn packed(w: &Width) -> u64 {
+    assert!(w.w < 1 << 48 && w.bid >= 0);
+    w.w | (w.bid as u64) << 48
+}
 
 /// bwa's stack, counting its pops and showing the guard the pops before the first hit (kept in
 /// `before_hit`), as prune-bound's stack does for the search bounded from the start.
