@@ -850,6 +850,12 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 #ifndef rung_guard
 #define rung_guard 2
 #endif
+// rung_rounds (a measurement hook): 0, a read's max_rounds groups of chains in a pass span all
+// its rungs, so that a read climbing rungs goes on to the next pass's larger team as soon as one
+// rung would; 1, each rung has its own.
+#ifndef rung_rounds
+#define rung_rounds 0
+#endif
 #if rung_guard == 3
 #define COUNT_INLINE __forceinline__
 #else
@@ -2400,9 +2406,9 @@ __device__ bool expand_level(const Read &r, Levels &lv, int s, const Team &t)
 #endif
 
 // The search of one read by one team; STACK_FULL when it needs dropped entries or more than
-// `max_rounds` groups of chains (0: no limit; a larger team then takes the read), ENTRIES_LIMIT
-// when bwa's -m may stop it inside a group of chains (the CPU takes the read).
-__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const ulonglong2 *root, int max_rounds, const Team &t)
+// `max_rounds` groups of chains counted in `rounds` (0: no limit; a larger team then takes the
+// read), ENTRIES_LIMIT when bwa's -m may stop it inside a group of chains (the CPU takes the read).
+__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const ulonglong2 *root, int max_rounds, int &rounds, const Team &t)
 {
     const GapOpt &opt = r.opt;
     if (too_many_ns(r, h.max_diff)) return 0;
@@ -2417,7 +2423,6 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 #endif
     __syncthreads();
     LaneBuffer mine = {lane_view(lane_bufs, t.lane, stride, 0, t), 0, 0};
-    int rounds = 0;
 #if root_chain
     if (opt.max_entries > 9 * (r.len + 1) + 1) {
         int ended = run_root_chain(r, width, lv, h, lane_bufs, stride, root, max_rounds, rounds, t);
@@ -2644,7 +2649,11 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
             if (occurs_whole(whole.x, whole.y)) v = 1 | (v >> 8) << 8;
         }
 #endif
+        int rounds = 0;
         for (;;) {
+#if defined(rungs) && rung_rounds
+            rounds = 0;
+#endif
             Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, RUNG_LIMIT(v), widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
 #ifdef rungs
             r.full = v >> 8;
@@ -2652,7 +2661,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
 #endif
             __syncthreads();
             HitList h = new_hit_list(r.opt, hits, warp_hits);
-            n = search_read_level(r, width, lv, h, lane_bufs, stride, root_intervals + code_start[id] + id, max_rounds, t);
+            n = search_read_level(r, width, lv, h, lane_bufs, stride, root_intervals + code_start[id] + id, max_rounds, rounds, t);
 #ifdef rungs
             __syncthreads();
             int next = rung_next(v, n, hits[0], opt);

@@ -68,6 +68,17 @@ pub(crate) fn rung_guard() -> Result<Option<u32>> {
     }
 }
 
+/// `BCUDA_TEST_RUNG_ROUNDS=read|rung`: a read's groups of chains in a pass (`max_rounds`) span
+/// all its rungs in the passes (`read`, as when unset) or restart with each rung (`rung`).
+pub(crate) fn rung_rounds_per_rung() -> Result<bool> {
+    match std::env::var("BCUDA_TEST_RUNG_ROUNDS") {
+        Err(_) => Ok(false),
+        Ok(v) if v == "read" => Ok(false),
+        Ok(v) if v == "rung" => Ok(true),
+        Ok(v) => bail!("BCUDA_TEST_RUNG_ROUNDS={v}: expected read or rung"),
+    }
+}
+
 /// `BCUDA_TEST_LINEINFO` (any value): the kernels are compiled with source lines
 /// (`-lineinfo`), so that Nsight Compute's source counters name the lines where warps stall
 /// (`NCU=1 bench/run speed`).

@@ -557,8 +557,12 @@ impl GpuAligner {
     /// its measurement hook); pass 1 hands every read on.
     pub fn ladder_in_passes(&mut self, guesses: Vec<i32>) -> Result<()> {
         self.refuse_beside_rungs()?;
-        let guard = crate::test_hooks::rung_guard()?;
-        let images = rungs::compile_in_passes(&self.inexact_switches, self.arch, &guesses, guard)?;
+        let mut hooks: Vec<String> =
+            crate::test_hooks::rung_guard()?.map(|g| format!("-Drung_guard={g}")).into_iter().collect();
+        if crate::test_hooks::rung_rounds_per_rung()? {
+            hooks.push("-Drung_rounds=1".into());
+        }
+        let images = rungs::compile_in_passes(&self.inexact_switches, self.arch, &guesses, &hooks)?;
         self.inexact = InexactKernels::load(&self.ctx, images)?;
         self.ladder = Some(rungs::Ladder::InPasses(guesses));
         Ok(())

@@ -61,12 +61,12 @@ pub struct Rungs {
 /// guess; cuda/inexact_match.cu, `rung_next`): a team judges each read as its search ends and
 /// searches it again with the next limit where its answer does not stand or the `-m` guard
 /// does not prove it (cuda/m_guard.cuh), with no launch a rung.
-/// `guard`: the guard's measurement hook (`rung_guard` in the kernels; None: the guard).
+/// `hooks`: the measurement hooks' defines (`-Drung_guard=N`, `-Drung_rounds=1`).
 pub fn compile_in_passes(
     switches: &InexactSwitches,
     arch: &'static str,
     guesses: &[i32],
-    guard: Option<u32>,
+    hooks: &[String],
 ) -> Result<Vec<(u32, Image)>> {
     let mask = guess_mask(guesses)?;
     if guesses.iter().any(|&g| g as usize + 2 > GUARD_LEVELS) {
@@ -78,7 +78,7 @@ pub fn compile_in_passes(
         .into_iter()
         .map(|(team, mut defines)| {
             defines.push(format!("-Drungs={mask}"));
-            defines.extend(guard.map(|g| format!("-Drung_guard={g}")));
+            defines.extend_from_slice(hooks);
             compile_cached(&source, &defines, arch).map(|image| (team, image))
         })
         .collect()
