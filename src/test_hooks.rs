@@ -36,22 +36,18 @@ pub(crate) fn first_pass_to_teams() -> Result<bool> {
     }
 }
 
-/// `BCUDA_TEST_LADDER=2,3` (or `2+3`, as bench/run ab's hooks take it): each batch's passes run
-/// as the rungs of a speculative ladder with these guesses, then bwa's limits, a launch of the
-/// passes a rung (not exact where bwa's `-m` stops a search, so only for measuring the rungs'
-/// time; `GpuAligner::ladder`); `passes,2,3`: the rungs inside the team passes, with the `-m`
-/// guard (`GpuAligner::ladder_in_passes`). `None` when unset, else whether in the passes and
-/// the guesses.
-pub(crate) fn ladder() -> Result<Option<(bool, Vec<i32>)>> {
+/// `BCUDA_TEST_LADDER=passes,2,3` (or `passes+2+3`, as bench/run ab's hooks take it): the rungs
+/// of a speculative ladder with these guesses, then bwa's limits, inside the team passes, with
+/// the `-m` guard (`GpuAligner::ladder_in_passes`). `None` when unset, else the guesses.
+pub(crate) fn ladder() -> Result<Option<Vec<i32>>> {
     let Ok(v) = std::env::var("BCUDA_TEST_LADDER") else { return Ok(None) };
-    let mut words: Vec<&str> = v.split([',', '+']).map(str::trim).collect();
-    let in_passes = words.first() == Some(&"passes");
-    if in_passes {
-        words.remove(0);
-    }
-    match words.iter().map(|g| g.parse::<i32>()).collect::<Result<Vec<_>, _>>() {
-        Ok(g) if !g.is_empty() && g.iter().all(|&x| x >= 1) => Ok(Some((in_passes, g))),
-        _ => bail!("BCUDA_TEST_LADDER={v}: expected guesses of 1 or more, e.g. 2,3 or passes,2,3"),
+    let words: Vec<&str> = v.split([',', '+']).map(str::trim).collect();
+    let Some((&"passes", guesses)) = words.split_first() else {
+        bail!("BCUDA_TEST_LADDER={v}: the rungs run inside the team passes: expected passes,2,3")
+    };
+    match guesses.iter().map(|g| g.parse::<i32>()).collect::<Result<Vec<_>, _>>() {
+        Ok(g) if !g.is_empty() && g.iter().all(|&x| x >= 1) => Ok(Some(g)),
+        _ => bail!("BCUDA_TEST_LADDER={v}: expected guesses of 1 or more, e.g. passes,2,3"),
     }
 }
 

@@ -258,8 +258,9 @@ pub struct GpuAligner {
     /// Whether pass 1 gives up once it hands on too many reads (see
     /// [`GpuAligner::adapt_first_pass`]).
     adapt_first: bool,
-    /// The speculative ladder's rungs inside each batch (a test hook, [`rungs`]).
-    ladder: Option<rungs::Ladder>,
+    /// The speculative ladder's guesses, its rungs inside the team passes (a test hook,
+    /// [`rungs`]).
+    ladder: Option<Vec<i32>>,
 }
 
 /// A pass's scratch sets (`scratch_sets`: batch n takes set n % sets).
@@ -429,7 +430,7 @@ impl GpuAligner {
     /// take are refused before the kernels, tables or sectors change. The passes are planned
     /// again at the next batch.
     pub fn set_inexact_kernels(&mut self, source: &str, switches: InexactSwitches) -> Result<()> {
-        if matches!(self.ladder, Some(rungs::Ladder::InPasses(_))) {
+        if self.ladder.is_some() {
             bail!("the ladder's rungs in the passes run the default inexact kernels");
         }
         self.refuse_unfit(&switches)?;
@@ -540,21 +541,10 @@ impl GpuAligner {
         self.set_first_pass_rule(given_up_state())
     }
 
-    /// Runs each batch's passes as the rungs of a speculative ladder with `guesses` (for the
-    /// reads that do not occur whole), then bwa's limits (`BCUDA_TEST_LADDER`; [`rungs`]: not
-    /// exact where bwa's `-m` stops a search).
-    pub fn ladder(&mut self, guesses: Vec<i32>) -> Result<()> {
-        self.refuse_beside_rungs()?;
-        if guesses.is_empty() || guesses.iter().any(|&g| g < 1) {
-            bail!("the ladder needs guesses of 1 or more");
-        }
-        self.ladder = Some(rungs::Ladder::Launches(rungs::Rungs::load(&self.ctx, self.arch, guesses)?));
-        Ok(())
-    }
-
-    /// The ladder's rungs inside the team passes instead (`BCUDA_TEST_LADDER=passes,2,3`): the
-    /// default inexact kernels compiled with them and the `-m` guard (`BCUDA_TEST_RUNG_GUARD`:
-    /// its measurement hook); pass 1 hands every read on.
+    /// Runs the rungs of a speculative ladder with `guesses`, then bwa's limits, inside the team
+    /// passes (`BCUDA_TEST_LADDER=passes,2,3`; [`rungs`]): the default inexact kernels compiled
+    /// with them and the `-m` guard (`BCUDA_TEST_RUNG_GUARD`: its measurement hook); pass 1
+    /// hands every read on.
     pub fn ladder_in_passes(&mut self, guesses: Vec<i32>) -> Result<()> {
         self.refuse_beside_rungs()?;
         let mut hooks: Vec<String> =
@@ -564,7 +554,7 @@ impl GpuAligner {
         }
         let images = rungs::compile_in_passes(&self.inexact_switches, self.arch, &guesses, &hooks)?;
         self.inexact = InexactKernels::load(&self.ctx, images)?;
-        self.ladder = Some(rungs::Ladder::InPasses(guesses));
+        self.ladder = Some(guesses);
         Ok(())
     }
 

@@ -13,10 +13,10 @@ use super::exact_replay::{self, BatchReplay};
 use super::inexact::{self, PassKind, Scratchpad};
 use super::no_hit::{self, NO_HIT_LIST};
 use super::proof_pass::{self, ProofInputs};
-use super::rungs::{self, Ladder, Queue, Rungs, VerdictArgs};
+use super::rungs;
 use super::slot::{
     BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
-    RESIDENCE_AT, RESIDENCE_COUNTS, RUNG_COUNTERS, RUNG_LIST, WEIGHT_LIST,
+    RESIDENCE_AT, RESIDENCE_COUNTS, WEIGHT_LIST,
 };
 use super::{buffers, long_hits_room, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, MAX_PASSES};
 
@@ -120,12 +120,9 @@ impl GpuAligner {
         let starts = slot.starts.put(&stream, &b.starts)?;
         let gpu_lens = slot.gpu_lens.put(&stream, &b.gpu_lens)?;
         let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
-        // With the ladder's rungs the passes read each read's limit in the rung.
+        // With the ladder's rungs the passes read each read's limit in the rung beside its own.
         let rung_diffs = match &self.ladder {
-            Some(Ladder::InPasses(g)) => {
-                Some(slot.rung_diffs.put(&stream, &rungs::encoded_limits(&b.max_diffs, g[0]))?)
-            }
-            Some(Ladder::Launches(_)) => Some(slot.rung_diffs.put(&stream, &b.max_diffs)?),
+            Some(g) => Some(slot.rung_diffs.put(&stream, &rungs::encoded_limits(&b.max_diffs, g[0]))?),
             None => None,
         };
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
@@ -210,7 +207,7 @@ impl GpuAligner {
         let no_hit_events = no_hit.as_ref().map(|kn| self.queue_no_hit(kn, &stream, &args, &lists)).transpose()?;
         let bufs = (&mut slot.replay, &mut slot.proof);
         let (free_events, proof_events) =
-            self.queue_passes(&stream, set, (&args, &lists), replay.as_mut(), bufs, &mut events, max_diffs)?;
+            self.queue_passes(&stream, set, (&args, &lists), replay.as_mut(), bufs, &mut events)?;
         for (pass, free) in self.passes.iter_mut().zip(free_events) {
             pass.sets[set].free = Some(free);
         }
@@ -219,10 +216,8 @@ impl GpuAligner {
         Ok((events, no_hit_events, replay_events, proof_events))
     }
 
-    /// The passes on the batch's queue, once, or once a rung of the ladder with the verdicts
-    /// between ([`super::rungs`]; `full`: each read's own limit): the events after each pass's
-    /// last use of set `set`'s scratch, and the proof's before the last pass.
-    #[allow(clippy::too_many_arguments)] // the batch's stream, scratch, lists, and what runs beside the passes
+    /// The passes on the batch's queue: the events after each pass's last use of set `set`'s
+    /// scratch, and the proof's before the last pass.
     fn queue_passes(
         &self,
         stream: &Arc<CudaStream>,
@@ -231,83 +226,23 @@ impl GpuAligner {
         mut replay: Option<&mut BatchReplay>,
         (replay_bufs, proof_bufs): (&mut CandidateBuffers, &mut CandidateBuffers),
         events: &mut Vec<CudaEvent>,
-        full: &CudaSlice<i32>,
     ) -> Result<(Vec<CudaEvent>, Option<[CudaEvent; 2]>)> {
-        let rungs = self.launched_rungs().filter(|_| args.batch.n > 0);
-        if let Some(r) = rungs {
-            let root = self.inexact_switches.orders_by_root().then_some(args.root_intervals);
-            r.first(stream, args.batch, root, args.batch.max_diffs)?;
-        }
-        let n_rungs = rungs.map_or(1, |r| r.guesses.len() + 1);
         let (mut free_events, mut proof_events) = (Vec::new(), None);
-        for rung in 0..n_rungs {
-            self.keep_rung(stream, lists)?;
-            // The passes' times are the first rung's; their SM time and GPU busy hold them all.
-            let (first, last) = (rung == 0, rung + 1 == n_rungs);
-            for p in 0..self.passes.len() {
-                // The scratchpads are shared by the slots' streams: wait for the previous batch
-                // on this set to finish with this pass's.
-                if let (Some(free), true) = (&self.passes[p].sets[set].free, first) {
-                    stream.wait(free)?;
-                }
-                let bufs = (&mut *replay_bufs, &mut *proof_bufs);
-                proof_events =
-                    self.before_pass(stream, (set, p), (args, lists), replay.as_deref_mut(), bufs)?.or(proof_events);
-                if first {
-                    events.push(timing_event(stream)?);
-                }
-                self.launch_pass(stream, p, set, args, lists, args.n_buckets)?;
-                if first {
-                    events.push(timing_event(stream)?);
-                }
-                if last {
-                    free_events.push(stream.record_event(None)?);
-                }
+        for p in 0..self.passes.len() {
+            // The scratchpads are shared by the slots' streams: wait for the previous batch on
+            // this set to finish with this pass's.
+            if let Some(free) = &self.passes[p].sets[set].free {
+                stream.wait(free)?;
             }
-            if !last {
-                self.rung_verdict(stream, rung, (args, lists), full)?;
-            }
+            let bufs = (&mut *replay_bufs, &mut *proof_bufs);
+            proof_events =
+                self.before_pass(stream, (set, p), (args, lists), replay.as_deref_mut(), bufs)?.or(proof_events);
+            events.push(timing_event(stream)?);
+            self.launch_pass(stream, p, set, args, lists, args.n_buckets)?;
+            events.push(timing_event(stream)?);
+            free_events.push(stream.record_event(None)?);
         }
         Ok((free_events, proof_events))
-    }
-
-    /// The ladder's rungs where they run as launches of the passes.
-    fn launched_rungs(&self) -> Option<&Rungs> {
-        self.ladder.as_ref().and_then(Ladder::launches)
-    }
-
-    /// With the ladder's rungs, the rung's reads (pass 1's queue) kept for its verdict.
-    fn keep_rung(&self, stream: &Arc<CudaStream>, lists: &PassLists) -> Result<()> {
-        let Some(r) = self.launched_rungs() else { return Ok(()) };
-        r.keep(stream, pass_one_queue(lists), rung_queue(lists), lists.list_len, self.sms)
-    }
-
-    /// The verdict on rung `rung`'s reads: those that go on fill pass 1's queue again, after
-    /// every pass's queue counters are zeroed. `full`: each read's own limit.
-    fn rung_verdict(
-        &self,
-        stream: &Arc<CudaStream>,
-        rung: usize,
-        (args, lists): (&SearchArgs, &PassLists),
-        full: &CudaSlice<i32>,
-    ) -> Result<()> {
-        let Some(r) = self.launched_rungs() else { return Ok(()) };
-        r.reset(stream, &lists.counters.slice(0..2 * (self.passes.len() + 1)))?;
-        let verdict = VerdictArgs {
-            opt: args.batch.opt,
-            rung: rung_queue(lists),
-            queue: pass_one_queue(lists),
-            full,
-            rung_diffs: args.batch.max_diffs,
-            n_hits: args.batch.n_hits,
-            hits: args.hits,
-            hits_per_read: args.hits_per_read,
-            long_hits: lists.long_hits,
-            long_offsets: lists.long_offsets,
-            n: lists.list_len,
-            sms: self.sms,
-        };
-        r.verdict(stream, rung, &verdict)
     }
 
     /// With poisoning on, each pass's scratch of set `set`, once the batch before has finished
@@ -649,20 +584,6 @@ impl GpuAligner {
             shared_mem_bytes: shared,
         };
         Ok((kernel, cfg))
-    }
-}
-
-/// Pass 1's queue and its counters.
-fn pass_one_queue<'a>(lists: &PassLists<'a>) -> Queue<'a> {
-    Queue { list: lists.queues.slice(0..lists.list_len), counters: lists.counters.slice(0..2) }
-}
-
-/// The rung's reads ([`RUNG_LIST`]) and their count.
-fn rung_queue<'a>(lists: &PassLists<'a>) -> Queue<'a> {
-    let len = lists.list_len;
-    Queue {
-        list: lists.queues.slice(RUNG_LIST * len..(RUNG_LIST + 1) * len),
-        counters: lists.counters.slice(RUNG_COUNTERS..RUNG_COUNTERS + 2),
     }
 }
 

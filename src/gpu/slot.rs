@@ -22,7 +22,8 @@ pub(super) struct Slot {
     pub(super) starts: Upload<u64>,
     pub(super) gpu_lens: Upload<u16>,
     pub(super) max_diffs: Upload<i32>,
-    /// With the ladder's rungs ([`super::rungs`]), each inexact read's limit in the rung.
+    /// With the ladder's rungs ([`super::rungs`]), each inexact read's limit in its rung and
+    /// its own.
     pub(super) rung_diffs: Upload<i32>,
     /// Each inexact read's index in the batch (inexact_order reads exact_match's answers by it).
     pub(super) read_of: Upload<u32>,
@@ -99,7 +100,7 @@ pub(super) struct BatchOnGpu<'a> {
     pub n_codes: usize,
     pub max_len: usize,
     pub opt: &'a GapOptions,
-    /// The GPU's SMs, which the no-hit pass's and the rungs' threads fill.
+    /// The GPU's SMs, which the no-hit pass's threads fill.
     pub sms: usize,
 }
 
@@ -109,16 +110,12 @@ pub(super) struct BatchOnGpu<'a> {
 pub(super) const ORDER_COUNTERS: usize = 2 * (MAX_PASSES + 1);
 pub(super) const NO_HIT_COUNTERS: usize = ORDER_COUNTERS + 2;
 pub(super) const LONG_HITS_COUNTER: usize = NO_HIT_COUNTERS + 4;
-/// With the ladder's rungs, the rung's reads' count ([`RUNG_LIST`]).
-pub(super) const RUNG_COUNTERS: usize = LONG_HITS_COUNTER + 1;
-pub(super) const N_COUNTERS: usize = RUNG_COUNTERS + 2;
+pub(super) const N_COUNTERS: usize = LONG_HITS_COUNTER + 1;
 /// The lists of [`Slot::queues`], and the counts of [`Slot::lookups`]: each list's lookups,
 /// then each pass's block residence, RESIDENCE_COUNTS a pass (nanoseconds its blocks stayed on
 /// their SMs, summed; the complement of its launch's first start; its last end, on the GPU's
 /// clock).
-pub(super) const N_LISTS: usize = MAX_PASSES + 4;
-/// With the ladder's rungs ([`super::rungs`]), the reads of the rung under way.
-pub(super) const RUNG_LIST: usize = MAX_PASSES + 3;
+pub(super) const N_LISTS: usize = MAX_PASSES + 3;
 /// With `level_order`, each inexact read's weight (its root chain's, from read_widths), by its
 /// index in the batch.
 pub(super) const WEIGHT_LIST: usize = MAX_PASSES + 2;
