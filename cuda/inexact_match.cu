@@ -638,12 +638,6 @@ struct Read {
     u64 *lookups; // occurrence lookups (64-byte blocks) of this thread, counted for the summary
     const ulonglong2 *intervals; // the interval table (interval_table.cu) of strings under interval_depth bases
     int interval_depth;
-#ifdef rungs
-    // With the rungs: the team's -m guard counters while they count (before the read's first
-    // hit, in a rung under the read's own limit; else null), and that own limit.
-    u32 *guard;
-    int full;
-#endif
 };
 
 // Whether an entry that has matched `matched` bases holds its string in k's place (under the
@@ -825,147 +819,6 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 }
 #endif
 
-#ifdef rungs
-// The -m guard's entry points (cuda/m_guard.cuh; GuardWatch in src/search/m_guard.rs): at a pop
-// before the read's first hit, the children bwa's step pushes with the read's full limit and
-// the rung's step does not. A team counts them in its counters (r.guard) as EntryCounts::count
-// does, len + 1 words a row: GUARD_POPS, the lowest score of the other gap entry points
-// (GUARD_OTHER_GAP), the two rows of gap chains' heads, then a row of mismatches a level.
-// Counting more is safe: the bound only grows with the counts. A rung of limit g pops nothing
-// with more than g differences, so its entry points have at most g + 1 mismatches
-// (guard_levels), and only levels up to g can push (m_guard_can_push).
-#define GUARD_LEVELS 8
-#define GUARD_POPS 0
-#define GUARD_OTHER_GAP 1
-#define GUARD_ROWS 2
-#if rungs >= (1 << (GUARD_LEVELS - 1))
-#error "the -m guard counts GUARD_LEVELS levels: guesses up to GUARD_LEVELS - 2"
-#endif
-#if level_refill
-#error "the -m guard counts the pops of run_level_segments too: not built"
-#endif
-// rung_guard (a measurement hook): 0, no guard (the rungs' answers stand as their rule says);
-// 1, the entry points counted but every answer taken as proved; 2, the guard; 3, the guard with
-// the count inlined in step.
-#ifndef rung_guard
-#define rung_guard 2
-#endif
-// rung_rounds (a measurement hook): 0, a read's max_rounds groups of chains in a pass span all
-// its rungs, so that a read climbing rungs goes on to the next pass's larger team as soon as one
-// rung would; 1, each rung has its own.
-#ifndef rung_rounds
-#define rung_rounds 0
-#endif
-#if rung_guard == 3
-#define COUNT_INLINE __forceinline__
-#else
-#define COUNT_INLINE __noinline__
-#endif
-
-__device__ __forceinline__ u32 *guard_gap_row(u32 *guard, int row, int kind) { return guard + GUARD_ROWS + kind * row; }
-__device__ __forceinline__ u32 *guard_mm_row(u32 *guard, int row, int n) { return guard + GUARD_ROWS + (2 + n) * row; }
-// The levels a rung counts: a limit of g gives g + 2.
-__device__ __forceinline__ int guard_levels(const Read &r) { return r.opt.max_diff + 2; }
-
-// Whether step, with m differences left at pop e (position i, its state and gap extensions),
-// expands nothing: the D array cuts it off, or it is a hit or a hit's check (step's rules).
-__device__ __forceinline__ bool step_expands_nothing(const GapOpt &opt, int i, int m, const Width *width, int state, int n_gape)
-{
-    return m < 0 || (i > 0 && m < width[i - 1].bid) || i == 0 || (m == 0 && (state == STATE_M || (opt.mode & MODE_GAPE) || n_gape == opt.max_gape));
-}
-
-// Whether the full limit may allow a difference where the rung's forbids one by the D array:
-// `below`'s bid (the cell under the pop's next base) is within the full limit's differences
-// left (m, the rung's, plus what the full limit has more).
-__device__ __forceinline__ bool full_may_allow_difference(const Read &r, Width below, int m, int max_diff)
-{
-    return below.bid <= m + r.full - max_diff - 1;
-}
-
-__device__ __forceinline__ void guard_count(const Read &r, int p, int n_mm, int n_gapo, int n_gape, bool deletion)
-{
-    int row = r.len + 1;
-    if (n_gapo == 0 && n_gape == 0) {
-        if (n_mm < guard_levels(r)) atomicAdd(guard_mm_row(r.guard, row, n_mm) + p, 1u);
-    } else if (n_mm == 0 && n_gapo == 1 && n_gape == 0) {
-        atomicAdd(guard_gap_row(r.guard, row, deletion ? 1 : 0) + p, 1u);
-    } else {
-        atomicMin(r.guard + GUARD_OTHER_GAP, (u32)aln_score(n_mm, n_gapo, n_gape, r.opt));
-    }
-}
-
-// Which children step pushes at pop e with limit max_diff (its rules, read again for the
-// count): none where it does not expand e (cut off, a hit, or a hit's check); else the matching
-// child, and the gap children and mismatches where they are allowed.
-struct PopChildren {
-    bool expands, gaps, mismatches;
-};
-
-__device__ PopChildren pop_children(const Read &r, const Entry &e, int max_diff, const Width *width)
-{
-    const GapOpt &opt = r.opt;
-    PopChildren c = {false, false, false};
-    bool gape_counts = (opt.mode & MODE_GAPE) != 0;
-    int i = entry_i(e), n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
-    int m = max_diff - (n_mm + n_gapo) - (gape_counts ? n_gape : 0);
-    if (step_expands_nothing(opt, i, m, width, state, n_gape)) return c;
-    c.expands = true;
-    --i;
-    bool allow_diff = true, allow_m = true;
-    if (i > 0) {
-        Width here = width[i], below = width[i - 1];
-        if (below.bid > m - 1) allow_diff = false;
-        else if (below.bid == m - 1 && here.bid == m - 1 && below.w == here.w) allow_m = false;
-        int ii = i - (r.len - opt.seed_len);
-        if (r.use_seed && ii > 0) {
-            int m_seed = opt.max_seed_diff - (n_mm + n_gapo) - (gape_counts ? n_gape : 0);
-            Width seed_below = r.seed_width[ii - 1], seed_here = r.seed_width[ii];
-            if (seed_below.bid > m_seed - 1) allow_diff = false;
-            else if (seed_below.bid == m_seed - 1 && seed_here.bid == m_seed - 1 && seed_below.w == seed_here.w) allow_m = false;
-        }
-    }
-    int gaps = (opt.mode & MODE_LOGGAP) ? int_log2(n_gape + n_gapo) / 2 + 1 : n_gapo + n_gape;
-    if (allow_diff && i >= opt.indel_end_skip + gaps && r.len - i >= opt.indel_end_skip + gaps) {
-        int matched = r.len - entry_i(e) - n_ins_of(e) + n_del_of(e);
-        u64 k = holds_string_at(r, matched) ? string_k(r, matched, entry_k(e)) : entry_k(e);
-        if (state == STATE_M) c.gaps = n_gapo < opt.max_gapo;
-        else if (state == STATE_I) c.gaps = n_gape < opt.max_gape;
-        else c.gaps = n_gape < opt.max_gape && (n_gape + n_gapo < max_diff || entry_l(e) - k + 1 < (u64)opt.max_del_occ);
-    }
-    c.mismatches = allow_diff && allow_m;
-    return c;
-}
-
-// Counts pop e's entry points: the children of the full limit's step that the rung's step
-// (max_diff) does not push, from e's extensions (`ext`; `loaded` false: not loaded by step, a
-// pop the rung cuts off or one whose step loads one base, and loaded here where needed). Not
-// inlined but with rung_guard 3: step calls it only where the rung forbids a child the full limit
-// may allow.
-__device__ COUNT_INLINE void count_entry_points(const Read &r, const Entry &e, int max_diff, const Width *width, Extensions ext, bool loaded)
-{
-    PopChildren full = pop_children(r, e, r.full, width);
-    if (!full.expands) return;
-    PopChildren rung = pop_children(r, e, max_diff, width);
-    bool matching = !rung.expands;
-    bool gaps = full.gaps && (matching || !rung.gaps), mismatches = full.mismatches && (matching || !rung.mismatches);
-    if (!matching && !gaps && !mismatches) return;
-    int i = entry_i(e) - 1, n_mm = n_mm_of(e), n_gapo = n_gapo_of(e), n_gape = n_gape_of(e), state = state_of(e);
-    if (!loaded) {
-        int matched = r.len - entry_i(e) - n_ins_of(e) + n_del_of(e);
-        if (holds_string_at(r, matched)) string_extensions(r, matched, entry_k(e), ext);
-        else bwt_extensions(r, entry_k(e), entry_l(e), ext);
-    }
-    int base = r.seq[i];
-    for (int c = 0; c < 4; ++c) {
-        if (ext.k[c] > ext.l[c]) continue;
-        if (c == base ? matching : mismatches) guard_count(r, i, n_mm + (c != base), n_gapo, n_gape, false);
-        // Deletions (a gap open in state M, an extension in state D) for every child interval.
-        if (gaps && state != STATE_I) guard_count(r, i + 1, n_mm, n_gapo + (state == STATE_M), n_gape + (state == STATE_D), true);
-    }
-    if (gaps && state != STATE_D) guard_count(r, i, n_mm, n_gapo + (state == STATE_M), n_gape + (state == STATE_I), false);
-}
-#endif
-
 // One pop of bwt_match_gap's loop after its cut-offs (Search::step): checks entry e against the
 // differences left and the D arrays, and expands it, pushing its children in bwa's order into
 // `sink` but for the one that matches the read's next base (bwa pushes it last, so it is
@@ -991,10 +844,6 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     u64 field = k;
     int m = max_diff - (n_mm + n_gapo);
     if (gape_counts) m -= n_gape;
-#ifdef rungs
-    // The pops the rung's limit cuts off, or checks for a hit, before loading e's extensions.
-    if (r.guard && step_expands_nothing(opt, i, m, width, state, n_gape)) count_entry_points(r, e, max_diff, width, Extensions(), false);
-#endif
     if (m < 0) return STEP_DONE;
     int m_seed = 0;
     if (r.use_seed) {
@@ -1043,9 +892,6 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         // base (most expanded pops of a search are so: 58 % on 20k reads at 200 Mbp). Only in
         // the kernels of larger teams: in pass 1 and pass 2's one-warp teams it was slower on
         // the H100 (their registers and the D array's load before the BWT's).
-#ifdef rungs
-        if (r.guard && full_may_allow_difference(r, below, m, max_diff)) count_entry_points(r, e, max_diff, width, Extensions(), false);
-#endif
         if (base > 3) return STEP_EXPANDED;
         u64 nk, nl;
         if (known) {
@@ -1078,12 +924,6 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         bwt_pair_extensions(r, k, l, base, ext, chain.ext);
         chain.known = true;
     } else bwt_extensions(r, k, l, ext);
-#ifdef rungs
-    // Where the rung allows every child but a deletion's extension, so does the full limit; where
-    // the D array forbids the full limit's differences too, neither has more.
-    if (r.guard && ((!allow_diff && full_may_allow_difference(r, below, m, max_diff)) || (allow_diff && !allow_m) || state == STATE_D))
-        count_entry_points(r, e, max_diff, width, ext, true);
-#endif
 #if occ_prefetch
     prefetch_children(r, ext, base, allow_diff);
 #endif
@@ -1346,49 +1186,6 @@ __device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *
     count_for_rule(rule, handed_on);
 }
 
-#ifdef rungs
-// The speculative ladder's rungs inside the team passes (BCUDA_TEST_LADDER=passes,2,3;
-// src/gpu/rungs.rs): `rungs` holds the guesses, a bit each; read_max_diff a read's limit in its
-// rung (low byte) and its own (the byte above). A search with the rung's limit stands where that
-// limit is the read's own, where the passes give the read up (the CPU then searches it with its
-// own), or where its first hit has fewer differences than the limit and scores under
-// s_mm (limit + 1): bwa's first hit is then the same, and bwa's search after it is bounded
-// alike. Else the read is searched again with the next guess, or its own limit. Where bwa's -m
-// might have stopped bwa's search first, the -m guard (rung_guard_proves) sends the read on
-// too.
-#define RUNG_LIMIT(v) ((v) & 0xff)
-__device__ __forceinline__ int hit_diffs(const Hit &h, const GapOpt &opt)
-{
-    return (int)(h.bits & 0xff) + (int)(h.bits >> 8 & 0xff) + ((opt.mode & MODE_GAPE) ? (int)(h.bits >> 16 & 0xff) : 0);
-}
-__device__ __forceinline__ int hit_score(const Hit &h) { return (int)(h.bits >> 24 & 0xfffff); }
-
-// The rung after rung v: the next guess, or the read's own limit.
-__device__ int rung_after(int v)
-{
-    int limit = v & 0xff, full = v >> 8;
-    int next = full;
-    for (int g = limit + 1; g < full; ++g) {
-        if ((rungs >> g) & 1) {
-            next = g;
-            break;
-        }
-    }
-    return next | full << 8;
-}
-
-// 0 where the rung's answer stands, else the next rung.
-__device__ int rung_next(int v, int n, const Hit &first, const GapOpt &opt)
-{
-    int limit = v & 0xff, full = v >> 8;
-    if (full <= limit || n < 0) return 0;
-    if (n > 0 && hit_diffs(first, opt) < limit && hit_score(first) < opt.s_mm * (limit + 1)) return 0;
-    return rung_after(v);
-}
-#else
-#define RUNG_LIMIT(v) (v)
-#endif
-
 // (Calls of functions that take `words` or `l2` stay on one line: autotune's bounds guards
 // pass those pointers' bounds on by rewriting the call's line.)
 // The D arrays of the batch's reads, before the search: threads 0..n-1 compute read j's D array
@@ -1484,15 +1281,6 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     Width *seed_width = seed_width_pool + t * (max_len + 1);
     u8 *seq = seq_pool + t * max_len;
     u32 queued = queue_counters[0];
-#ifdef rungs
-    // The rungs run in the team passes, which judge each read as its search ends.
-    for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
-        u32 id = queue[p];
-        next_queue[atomicAdd(&next_counters[0], 1)] = id;
-        n_hits[id] = STACK_FULL;
-    }
-    return;
-#endif
 #if first_lockstep
     // Every turn of the loop a thread does one pop of its read, or takes the next read when its
     // own is done, so the threads of a warp stay in step: a warp no longer waits for its
@@ -1507,7 +1295,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             if (p >= queued) break;
             id = queue[p];
             len = read_len[id];
-            max_diff = RUNG_LIMIT(read_max_diff[id]);
+            max_diff = read_max_diff[id];
             Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, max_diff, widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
             s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
             s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
@@ -1530,7 +1318,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     // Each thread searches one read to its end before it takes the next.
     for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
         u32 id = queue[p];
-        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, *batch_opt, codes + code_start[id], read_len[id], RUNG_LIMIT(read_max_diff[id]), widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
+        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
         Search s;
         s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
         s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
@@ -2178,9 +1966,6 @@ __device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &
             Entry matching;
             outcome = step(r, e, h.max_diff, width, mine, hk, hl, matching, goes_on);
             mine.pop = 1;
-#ifdef rungs
-            if (r.guard) atomicAdd(r.guard + GUARD_POPS, 1u);
-#endif
             goes_on = goes_on && outcome == STEP_EXPANDED;
         }
         int end = team_min(t, goes_on ? t.size : t.lane);
@@ -2406,9 +2191,9 @@ __device__ bool expand_level(const Read &r, Levels &lv, int s, const Team &t)
 #endif
 
 // The search of one read by one team; STACK_FULL when it needs dropped entries or more than
-// `max_rounds` groups of chains counted in `rounds` (0: no limit; a larger team then takes the
-// read), ENTRIES_LIMIT when bwa's -m may stop it inside a group of chains (the CPU takes the read).
-__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const ulonglong2 *root, int max_rounds, int &rounds, const Team &t)
+// `max_rounds` groups of chains (0: no limit; a larger team then takes the read), ENTRIES_LIMIT
+// when bwa's -m may stop it inside a group of chains (the CPU takes the read).
+__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const ulonglong2 *root, int max_rounds, const Team &t)
 {
     const GapOpt &opt = r.opt;
     if (too_many_ns(r, h.max_diff)) return 0;
@@ -2423,6 +2208,7 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 #endif
     __syncthreads();
     LaneBuffer mine = {lane_view(lane_bufs, t.lane, stride, 0, t), 0, 0};
+    int rounds = 0;
 #if root_chain
     if (opt.max_entries > 9 * (r.len + 1) + 1) {
         int ended = run_root_chain(r, width, lv, h, lane_bufs, stride, root, max_rounds, rounds, t);
@@ -2474,17 +2260,10 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                 Entry e = *level_entry(lv, level, n_chains - 1 - c);
                 Chained chain;
                 chain.known = false;
-#ifdef rungs
-                // The -m guard's entry points count only before the read's first hit.
-                Read counted = r;
-                if (h.n_aln) counted.guard = nullptr;
-#else
-                const Read &counted = r;
-#endif
                 while (true) {
                     Entry matching;
                     bool has_matching;
-                    int next_step = step<PAIRS_IN_TEAMS>(counted, e, h.max_diff, width, mine, hk, hl, matching, has_matching, chain);
+                    int next_step = step<PAIRS_IN_TEAMS>(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching, chain);
                     ++mine.pop;
                     if (next_step == STEP_HIT) {
                         hit = true;
@@ -2493,9 +2272,6 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                     if (next_step != STEP_EXPANDED || !has_matching) break;
                     e = matching;
                 }
-#ifdef rungs
-                if (r.guard) atomicAdd(r.guard + GUARD_POPS, (u32)mine.pop);
-#endif
             }
             int first_hit = team_min(t, hit ? t.lane : t.size);
             int committed = min(first_hit + 1, min(t.size, n_chains - next));
@@ -2527,64 +2303,6 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
     }
     return h.n_aln;
 }
-
-#ifdef rungs
-// A team's -m guard counters for reads up to `max_len` bases (GUARD_* above), after every
-// team's ints in int_pool (the host allocates guard_counter_ints(max_len) a team).
-#define GUARD_INTS(max_len) (GUARD_ROWS + (2 + GUARD_LEVELS) * ((max_len) + 1))
-
-// The counters a rung of limit `limit` on a read of `len` bases uses, zeroed (the caller's
-// barrier follows).
-__device__ u32 *rung_guard_reset(u32 *guard, int len, int limit, const Team &t)
-{
-    int used = GUARD_ROWS + (2 + limit + 2) * (len + 1);
-    for (int j = t.lane; j < used; j += t.size) guard[j] = j == GUARD_OTHER_GAP ? ~0u : 0;
-    return guard;
-}
-
-// A read whose best hit scores 0 or s_mm is proved without the counters where a gap costs more
-// than two mismatches: bwa pushes only at pops of at most one mismatch (before its first hit it
-// pops nothing scoring more than it; after, it allows d* + 1 differences), and strings of one
-// mismatch number (len + 1)(4 len + 1) at most, so its stack holds 1 + 8 of those or fewer.
-__device__ bool rung_one_mismatch_proved(const Read &r, int best_score)
-{
-    const GapOpt &opt = r.opt;
-    if (best_score > opt.s_mm || opt.s_mm <= 0 || opt.s_gapo <= 2 * opt.s_mm || (opt.mode & MODE_NONSTOP)) return false;
-    u64 len = r.len;
-    return 1 + 8 * (len + 1) * (4 * len + 1) <= (u64)max(opt.max_entries, 0);
-}
-
-// Whether the -m guard proves a read whose rung answered under its own limit (first: its first
-// hit): its bound on bwa's stack (cuda/m_guard.cuh) from the team's counters and the read's D
-// arrays as read_widths computed them (`cells`, `seed_cells`) is within -m. `scratch`: the
-// lanes' buffers, free once the search has ended. Every lane returns the same.
-__device__ __noinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u64 *cells, const u64 *seed_cells, u64 *scratch, const Team &t)
-{
-    if (rung_guard < 2 || rung_one_mismatch_proved(r, hit_score(first))) return true;
-    const GapOpt &opt = r.opt;
-    int row = r.len + 1;
-    MGuardRead read;
-    read.seq = r.seq;
-    read.len = r.len;
-    read.counts.mm = guard_mm_row(r.guard, row, 0);
-    read.counts.gap = guard_gap_row(r.guard, row, 0);
-    read.counts.other_gap_score = r.guard[GUARD_OTHER_GAP];
-    read.counts.levels = guard_levels(r);
-    read.bounded_pops = r.guard[GUARD_POPS];
-    read.best_score = hit_score(first);
-    read.d_star = hit_diffs(first, opt);
-    MGuardDArray d[2] = {{cells, 0, r.len}, {seed_cells, r.len - opt.seed_len, opt.seed_len}};
-    MGuardOpt o = {opt.s_mm, opt.s_gapo, opt.s_gape, opt.max_entries, r.full, (opt.mode & MODE_NONSTOP) != 0};
-    u64 cells_a_row = r.len + 2;
-    MGuardScratch s = {scratch, scratch + cells_a_row, scratch + 2 * cells_a_row, scratch + 3 * cells_a_row};
-    MGuardTeam lanes = {t.lane, min(t.size, r.len + 1)};
-    int n_d = r.use_seed ? 2 : 1;
-    u64 entries;
-    bool further;
-    bool bounded = m_guard_bound(read, d, n_d, n_d, o, s, lanes, entries, further);
-    return bounded && entries <= (u64)max(opt.max_entries, 0);
-}
-#endif
 
 // Passes 2 and 3: each team (thread block) takes the next read of `queue` (as inexact_search)
 // and searches it with its pool of `max_chunks` chunks and at most `max_rounds` groups of
@@ -2628,9 +2346,6 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
     lv.n_buckets = n_buckets;
     int stride = 9 * (max_len + 1); // pushes of one chain: at most 9 per pop, one pop per base
     Entry *lane_bufs = lane_pool + w * t.size * (u64)stride;
-#ifdef rungs
-    u32 *guard = (u32 *)int_pool + gridDim.x * team_ints + w * GUARD_INTS(max_len);
-#endif
     u32 queued = queue_counters[0];
     while (true) {
         u32 p = 0;
@@ -2640,43 +2355,10 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
         u32 id = queue[p];
         GapOpt opt = *batch_opt;
         int len = read_len[id];
-        int v = read_max_diff[id], n;
-#if defined(rungs) && root_chain
-        // A read that occurs whole starts at limit 1, not the first guess: its first hit is
-        // exact. (A read handed on at limit 1 comes back here at 1.)
-        if (RUNG_LIMIT(v) == __ffs(rungs) - 1 && (v >> 8) >= 1) {
-            ulonglong2 whole = root_intervals[code_start[id] + id + len];
-            if (occurs_whole(whole.x, whole.y)) v = 1 | (v >> 8) << 8;
-        }
-#endif
-        int rounds = 0;
-        for (;;) {
-#if defined(rungs) && rung_rounds
-            rounds = 0;
-#endif
-            Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, RUNG_LIMIT(v), widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
-#ifdef rungs
-            r.full = v >> 8;
-            r.guard = rung_guard > 0 && RUNG_LIMIT(v) < r.full ? rung_guard_reset(guard, len, RUNG_LIMIT(v), t) : nullptr;
-#endif
-            __syncthreads();
-            HitList h = new_hit_list(r.opt, hits, warp_hits);
-            n = search_read_level(r, width, lv, h, lane_bufs, stride, root_intervals + code_start[id] + id, max_rounds, rounds, t);
-#ifdef rungs
-            __syncthreads();
-            int next = rung_next(v, n, hits[0], opt);
-            if (!next && r.guard && n > 0 && !rung_guard_proves(r, hits[0], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, (u64 *)lane_bufs, t))
-                next = rung_after(v);
-            __syncthreads();
-            if (next) {
-                v = next;
-                continue;
-            }
-            // A read handed on goes on from its rung in the next pass.
-            if (n == STACK_FULL && t.lane == 0) ((int *)read_max_diff)[id] = v;
-#endif
-            break;
-        }
+        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
+        __syncthreads();
+        HitList h = new_hit_list(r.opt, hits, warp_hits);
+        int n = search_read_level(r, width, lv, h, lane_bufs, stride, root_intervals + code_start[id] + id, max_rounds, t);
         // The hits go to the read's slots, or, when more, to the batch's list of long ones.
         Hit *dst = hit_pool + (u64)id * hits_per_read;
         if (n > hits_per_read) {

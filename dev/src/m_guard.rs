@@ -1,5 +1,5 @@
 //! The `-m` guard of [`crate::prune_bound`]: a bound on bwa's stack from the search bounded
-//! from the start. It lives in the library ([`bcuda::search::m_guard`]) so that
-//! dev/tests/m_guard_kernel.rs can drive it and check cuda/m_guard.cuh, its GPU port, against it.
+//! from the start. It lives in the library ([`bcuda::search::m_guard`]); its GPU port, taken
+//! out as slower than bwa's search, was checked against it there (f4825f2 holds both).
 
 pub use bcuda::search::m_guard::{stack_bound, GuardWatch};

@@ -26,8 +26,8 @@
 //! children, and a second gap, cost more than `best + s_mm`).
 //!
 //! The bound reads the entry points only as counters ([`EntryCounts`]), which a search kernel
-//! can keep in a read's scratch at its pops; cuda/m_guard.cuh computes the same bound from them
-//! on the GPU (dev/tests/m_guard_kernel.rs checks that the two agree).
+//! can keep in a read's scratch at its pops. Its GPU form, in the team kernel, was exact but
+//! slower than bwa's search and was taken out (f4825f2 holds it).
 
 use super::stack::Entry;
 use super::{cal_width, Search, Step, Width};
