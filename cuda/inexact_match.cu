@@ -1186,6 +1186,32 @@ __device__ void record_answer(u32 id, int n, int *n_hits, u32 *next_queue, u32 *
     count_for_rule(rule, handed_on);
 }
 
+// The GPU's clock, in nanoseconds. A pass's blocks, and read_widths', add up how long each
+// stayed on its SM (from its start to its last thread's end): with batches overlapping, kernel
+// times say little of how much of the GPU a pass holds, and a team that waits on its longest
+// chain holds its share of an SM all the same.
+__device__ __forceinline__ u64 global_ns()
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// residence[0] sums the blocks' times on their SMs; [1] and [2] keep the launch's first start (as
+// its complement, so that counters set to zero take it by atomicMax) and its last end: how much
+// of its span a launch's blocks held tells its tail, where the blocks that drew the longest
+// reads run on while the rest have ended.
+__device__ __forceinline__ void add_residence(u64 started, unsigned long long *residence)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 ended = global_ns();
+        atomicAdd(residence, (unsigned long long)(ended - started));
+        atomicMax(residence + 1, (unsigned long long)~started);
+        atomicMax(residence + 2, (unsigned long long)ended);
+    }
+}
+
 // (Calls of functions that take `words` or `l2` stay on one line: autotune's bounds guards
 // pass those pointers' bounds on by rewriting the call's line.)
 // The D arrays of the batch's reads, before the search: threads 0..n-1 compute read j's D array
@@ -1199,8 +1225,10 @@ extern "C" __global__ void __launch_bounds__(256) read_widths(
     const u32 *__restrict__ words, u64 primary, u64 seq_len, const u64 *__restrict__ l2,
     const GapOpt *__restrict__ batch_opt, const u8 *__restrict__ codes, const u64 *__restrict__ code_start,
     const u16 *__restrict__ read_len, u32 n, u64 *__restrict__ widths, u64 *__restrict__ seed_widths, int seed_stride,
-    ulonglong2 *__restrict__ root_intervals, u32 *__restrict__ root_weights, unsigned long long *__restrict__ lookup_count)
+    ulonglong2 *__restrict__ root_intervals, u32 *__restrict__ root_weights, unsigned long long *__restrict__ lookup_count,
+    unsigned long long *__restrict__ resident_ns)
 {
+    u64 started = global_ns();
     u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     bool seed = t >= n;
     u32 id = seed ? t - n : t;
@@ -1224,32 +1252,7 @@ extern "C" __global__ void __launch_bounds__(256) read_widths(
 #endif
     for (int o = LANES / 2; o > 0; o /= 2) lookups += __shfl_down_sync(FULL_MASK, lookups, o);
     if (threadIdx.x % LANES == 0 && lookups) atomicAdd(lookup_count, (unsigned long long)lookups);
-}
-
-// The GPU's clock, in nanoseconds. A pass's blocks add up how long each stayed on its SM (from
-// its start to its last thread's end): with batches overlapping, kernel times say little of
-// how much of the GPU a pass holds, and a team that waits on its longest chain holds its share
-// of an SM all the same.
-__device__ __forceinline__ u64 global_ns()
-{
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-// residence[0] sums the blocks' times on their SMs; [1] and [2] keep the launch's first start (as
-// its complement, so that counters set to zero take it by atomicMax) and its last end: how much
-// of its span a launch's blocks held tells its tail, where the blocks that drew the longest
-// reads run on while the rest have ended.
-__device__ __forceinline__ void add_residence(u64 started, unsigned long long *residence)
-{
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        u64 ended = global_ns();
-        atomicAdd(residence, (unsigned long long)(ended - started));
-        atomicMax(residence + 1, (unsigned long long)~started);
-        atomicMax(residence + 2, (unsigned long long)ended);
-    }
+    add_residence(started, resident_ns);
 }
 
 // Pass 1: each thread takes the next read of `queue` (queue_counters[1] counts those taken, up

@@ -307,9 +307,9 @@ fn host_times(gpu: &GpuAligner) -> String {
     )
 }
 
-/// What each pass of the inexact search held of the GPU's SMs over its busy time (the blocks'
-/// time on their SMs, see [`crate::gpu::BatchTimes::pass_sm_s`]), e.g. "; SMs held: pass 1
-/// 3 %, pass 2 61 %, pass 3 24 %, by no pass 12 %".
+/// What the D arrays and each pass of the inexact search held of the GPU's SMs over its busy
+/// time (the blocks' time on their SMs, see [`crate::gpu::BatchTimes::pass_sm_s`]), e.g. "; SMs
+/// held: D arrays 5 %, pass 1 3 %, pass 2 61 %, pass 3 24 %, by no pass 7 %".
 fn sm_shares(gpu: &GpuAligner, busy_s: f64) -> String {
     let (capacity, passes) = (gpu.sms() as f64 * busy_s, gpu.passes().len());
     if capacity <= 0.0 || passes == 0 {
@@ -317,10 +317,11 @@ fn sm_shares(gpu: &GpuAligner, busy_s: f64) -> String {
     }
     let share = |p: usize| 100.0 * gpu.totals.pass_sm_s[p] / capacity;
     let shares: Vec<String> = (0..passes).map(|p| format!("pass {} {:.0} %", p + 1, share(p))).collect();
-    // The rest: exact_match, the D arrays and the order (not timed per block), the hand-over
-    // between passes, and the GPU idle.
-    let rest = (100.0 - (0..passes).map(share).sum::<f64>()).max(0.0);
-    format!("; SMs held: {}, by no pass {rest:.0} %{}", shares.join(", "), launch_fill(gpu))
+    let widths = 100.0 * gpu.totals.widths_sm_s / capacity;
+    // The rest: exact_match and the order (not timed per block), the hand-over between
+    // passes, and the GPU idle.
+    let rest = (100.0 - (0..passes).map(share).sum::<f64>() - widths).max(0.0);
+    format!("; SMs held: D arrays {widths:.0} %, {}, by no pass {rest:.0} %{}", shares.join(", "), launch_fill(gpu))
 }
 
 /// What each pass's launches held of the SMs over their spans (first block's start to last

@@ -49,7 +49,10 @@ use interval_table::{GpuBwt, GpuIntervals};
 use no_hit::NoHitKernels;
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present, resource_usage};
 pub use open::{gpu_model, warm_kernel_cache, OpenGpu, StartupTimes};
-use slot::{Slot, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, ORDER_COUNTERS, RESIDENCE_AT, RESIDENCE_COUNTS};
+use slot::{
+    Slot, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, ORDER_COUNTERS, RESIDENCE_AT, RESIDENCE_COUNTS,
+    WIDTHS_RESIDENCE_AT,
+};
 pub use switches::{InexactSwitches, Switches};
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
@@ -73,10 +76,21 @@ fn long_hits_room(n_gpu: usize) -> usize {
     LONG_HITS.max(n_gpu)
 }
 
+/// Threads in a block of read_widths (its `__launch_bounds__`).
+pub(super) const WIDTHS_BLOCK: u32 = 256;
+
+/// The blocks of `kernel` launched as `cfg` that an SM holds at once.
+fn blocks_per_sm(kernel: &CudaFunction, cfg: &LaunchConfig) -> Result<u32> {
+    Ok(kernel.occupancy_max_active_blocks_per_multiprocessor(cfg.block_dim.0, cfg.shared_mem_bytes as usize, None)?)
+}
+
 /// Pass p's residence counts of a batch (`add_residence` in cuda/inexact_match.cu): its blocks'
 /// nanoseconds on their SMs, the complement of its first block's start, its last block's end.
 fn residence(kernel_counts: &[u64], p: usize) -> [u64; RESIDENCE_COUNTS] {
-    let at = RESIDENCE_AT + RESIDENCE_COUNTS * p;
+    residence_at(kernel_counts, RESIDENCE_AT + RESIDENCE_COUNTS * p)
+}
+
+fn residence_at(kernel_counts: &[u64], at: usize) -> [u64; RESIDENCE_COUNTS] {
     [kernel_counts[at], kernel_counts[at + 1], kernel_counts[at + 2]]
 }
 
@@ -116,6 +130,8 @@ pub struct BatchTimes {
     /// Each pass's launches from their first block's start to their last block's end, summed:
     /// against [`BatchTimes::pass_sm_s`], the share of the SMs a launch held over its span.
     pub pass_span_s: [f64; MAX_PASSES],
+    /// What read_widths held of the GPU, in SM-seconds (as [`BatchTimes::pass_sm_s`]).
+    pub widths_sm_s: f64,
     pub batches: usize,
     /// The batch (from 0) in which pass 1 gave up on its reads, with the reads it had
     /// finished and handed on by the end of that batch (see `GpuAligner::adapt_first_pass`).
@@ -587,14 +603,14 @@ impl GpuAligner {
 
     /// The blocks of pass `p` an SM holds at once (at least 1).
     fn pass_blocks_per_sm(&self, p: usize, n_buckets: i32) -> f64 {
-        let blocks = self.pass_launch(p, n_buckets).and_then(|(kernel, cfg)| {
-            Ok(kernel.occupancy_max_active_blocks_per_multiprocessor(
-                cfg.block_dim.0,
-                cfg.shared_mem_bytes as usize,
-                None,
-            )?)
-        });
+        let blocks = self.pass_launch(p, n_buckets).and_then(|(kernel, cfg)| blocks_per_sm(kernel, &cfg));
         blocks.unwrap_or(1).max(1) as f64
+    }
+
+    /// The blocks of read_widths an SM holds at once (at least 1).
+    fn widths_blocks_per_sm(&self) -> f64 {
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (WIDTHS_BLOCK, 1, 1), shared_mem_bytes: 0 };
+        blocks_per_sm(&self.inexact.widths, &cfg).unwrap_or(1).max(1) as f64
     }
 
     /// SMs of the GPU.
@@ -759,6 +775,7 @@ impl GpuAligner {
         let lookups = slot.lookups.read(N_KERNEL_COUNTS)?;
         let blocks_per_sm: Vec<f64> =
             (0..self.passes.len()).map(|p| self.pass_blocks_per_sm(p, batch.n_buckets)).collect();
+        let widths_blocks_per_sm = self.widths_blocks_per_sm();
         let t = &mut self.totals;
         t.exact_reads += if self.inexact_switches.orders_by_root() {
             counters[ORDER_COUNTERS + 1] as usize // the reads the GPU searches that occur whole
@@ -770,6 +787,7 @@ impl GpuAligner {
         let widths_ms = events[2].elapsed_ms(&events[3])?;
         t.widths_ms += widths_ms;
         t.widths_lookups += lookups[MAX_PASSES];
+        t.widths_sm_s += residence_at(lookups, WIDTHS_RESIDENCE_AT)[0] as f64 * 1e-9 / widths_blocks_per_sm;
         let passes = (events.len() - 4) / 2;
         let mut pass_times = Vec::new();
         for p in 0..passes {

@@ -15,7 +15,7 @@ use super::no_hit::{self, NO_HIT_LIST};
 use super::proof_pass::{self, ProofInputs};
 use super::slot::{
     BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
-    RESIDENCE_AT, RESIDENCE_COUNTS, WEIGHT_LIST,
+    RESIDENCE_AT, RESIDENCE_COUNTS, WEIGHT_LIST, WIDTHS_RESIDENCE_AT,
 };
 use super::{buffers, long_hits_room, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, MAX_PASSES};
 
@@ -70,7 +70,7 @@ impl<'a> SearchArgs<'a> {
 }
 
 /// Where read_widths writes: the D arrays, the seeds' (`seed_stride` cells each), the root
-/// chains' intervals, and its lookups.
+/// chains' intervals, its lookups and its blocks' residence.
 struct WidthOutputs<'a> {
     widths: &'a mut CudaSlice<u64>,
     seed_widths: &'a mut CudaSlice<u64>,
@@ -78,6 +78,7 @@ struct WidthOutputs<'a> {
     root_intervals: &'a mut CudaSlice<u64>,
     root_weights: &'a cudarc::driver::CudaView<'a, u32>,
     lookups: &'a cudarc::driver::CudaView<'a, u64>,
+    residence: &'a cudarc::driver::CudaView<'a, u64>,
 }
 
 /// The events around a batch's kernels: exact_match's, read_widths', each pass's start and end
@@ -173,6 +174,7 @@ impl GpuAligner {
                 root_intervals: &mut *root_intervals,
                 root_weights: &queues.slice(WEIGHT_LIST * n_gpu..(WEIGHT_LIST + 1) * n_gpu),
                 lookups: &lookups.slice(MAX_PASSES..MAX_PASSES + 1),
+                residence: &lookups.slice(WIDTHS_RESIDENCE_AT..WIDTHS_RESIDENCE_AT + RESIDENCE_COUNTS),
             };
             self.launch_widths(&stream, d_opt, &batch, outputs)?;
         }
@@ -264,13 +266,15 @@ impl GpuAligner {
         out: WidthOutputs,
     ) -> Result<()> {
         let threads = if self.inexact_switches.root_chain { 3 } else { 2 } * batch.n as u32;
-        let cfg = LaunchConfig { grid_dim: (threads.div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let block = super::WIDTHS_BLOCK;
+        let cfg =
+            LaunchConfig { grid_dim: (threads.div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
         let (n32, stride32) = (batch.n as u32, out.seed_stride as i32);
         let mut launch = stream.launch_builder(&self.inexact.widths);
         launch.arg(self.search_words()).arg(&self.primary).arg(&self.seq_len).arg(&self.l2).arg(d_opt);
         launch.arg(batch.codes).arg(batch.starts).arg(batch.lens).arg(&n32);
         launch.arg(out.widths).arg(out.seed_widths).arg(&stride32).arg(out.root_intervals).arg(out.root_weights);
-        launch.arg(out.lookups);
+        launch.arg(out.lookups).arg(out.residence);
         // SAFETY: argument order and types match read_widths' signature.
         unsafe { launch.launch(cfg) }.context("launching read_widths")?;
         Ok(())

@@ -40,7 +40,7 @@ pub(super) struct Slot {
     pub(super) queues: Download<u32>,
     pub(super) counters: Download<u32>,
     /// Occurrence lookups (BWT blocks read) of each pass, then of read_widths, then of the
-    /// no-hit pass; then each pass's block residence in nanoseconds.
+    /// no-hit pass; then each pass's block residence in nanoseconds, then read_widths'.
     pub(super) lookups: Download<u64>,
     /// Hits of reads with more than HITS_PER_READ, and each such read's first one there.
     pub(super) long_hits: Download<u64>,
@@ -119,7 +119,9 @@ pub(super) const WEIGHT_LIST: usize = MAX_PASSES + 2;
 pub(super) const N_LOOKUP_COUNTS: usize = MAX_PASSES + 2;
 pub(super) const RESIDENCE_AT: usize = N_LOOKUP_COUNTS;
 pub(super) const RESIDENCE_COUNTS: usize = 3;
-pub(super) const N_KERNEL_COUNTS: usize = RESIDENCE_AT + RESIDENCE_COUNTS * MAX_PASSES;
+/// read_widths' block residence, after the passes'.
+pub(super) const WIDTHS_RESIDENCE_AT: usize = RESIDENCE_AT + RESIDENCE_COUNTS * MAX_PASSES;
+pub(super) const N_KERNEL_COUNTS: usize = WIDTHS_RESIDENCE_AT + RESIDENCE_COUNTS;
 
 impl Slot {
     pub(super) fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
