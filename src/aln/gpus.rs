@@ -281,6 +281,7 @@ pub fn share_lines(gpus: &[GpuAligner], shares: &[Share]) -> Vec<String> {
                 kernels_s
             );
             line += &sm_shares(gpu, s.busy.as_secs_f64());
+            line += &batches_at_once(gpu);
             line += &host_times(gpu);
             if s.failed > 0 {
                 line += &format!("; {} failed batches aligned on the CPU", s.failed);
@@ -322,6 +323,20 @@ fn sm_shares(gpu: &GpuAligner, busy_s: f64) -> String {
     // passes, and the GPU idle.
     let rest = (100.0 - (0..passes).map(share).sum::<f64>() - widths).max(0.0);
     format!("; SMs held: D arrays {widths:.0} %, {}, by no pass {rest:.0} %{}", shares.join(", "), launch_fill(gpu))
+}
+
+/// How many batches ran kernels at once (see [`crate::gpu::overlap`]), e.g. "; batches
+/// running kernels: none 2 %, one 15 %, more 83 % of the kernels' span".
+fn batches_at_once(gpu: &GpuAligner) -> String {
+    match crate::gpu::overlap::batches_at_once(&gpu.kernel_spans) {
+        Some([none, one, more]) => format!(
+            "; batches running kernels: none {:.0} %, one {:.0} %, more {:.0} % of the kernels' span",
+            100.0 * none,
+            100.0 * one,
+            100.0 * more
+        ),
+        None => String::new(),
+    }
 }
 
 /// What each pass's launches held of the SMs over their spans (first block's start to last

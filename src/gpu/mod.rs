@@ -22,6 +22,7 @@ pub mod no_hit;
 pub mod nvrtc;
 pub mod occ_sectors;
 mod open;
+pub mod overlap;
 mod proof_pass;
 mod queue;
 pub mod queue_order;
@@ -251,6 +252,10 @@ pub struct GpuAligner {
     pub totals: BatchTimes,
     /// The kernel times of the batch collected last, in words (aln's timeline).
     pub last_kernels: String,
+    /// An event before the first batch's kernels, and each collected batch's kernel spans from
+    /// it on the GPU's clock ([`overlap`]).
+    origin: Option<CudaEvent>,
+    pub kernel_spans: Vec<Vec<overlap::Span>>,
     pub startup: StartupTimes,
     /// The passes of the inexact search, with their scratch (sized at the first batch), and
     /// [`crate::test_hooks::stacks`]: stack entries per pass, forced small so that the GPU
@@ -293,6 +298,13 @@ impl PassScratch {
     fn first(&self) -> &Scratchpad {
         &self.sets[0].scratch
     }
+}
+
+/// A batch's kernel spans (its events in pairs: exact_match, read_widths, each pass) from
+/// `origin`; `None` if the driver cannot time them: they only inform the summary.
+fn kernel_spans(origin: &CudaEvent, events: &[CudaEvent]) -> Option<Vec<overlap::Span>> {
+    let at = |e: &CudaEvent| origin.elapsed_ms(e).ok().map(|ms| ms as f64 / 1000.0);
+    events.chunks_exact(2).map(|pair| Some((at(&pair[0])?, at(&pair[1])?))).collect()
 }
 
 fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
@@ -366,6 +378,8 @@ impl GpuAligner {
             compute_capability,
             totals: BatchTimes::default(),
             last_kernels: String::new(),
+            origin: None,
+            kernel_spans: Vec::new(),
             startup: StartupTimes::default(),
             scratch_share: SCRATCH_SHARE,
             passes: Vec::new(),
@@ -707,6 +721,9 @@ impl GpuAligner {
         self.next_slot = (self.next_slot + 1) % self.slots.len();
         // Out of self while it is filled, so the launches can borrow the index.
         let mut slot = self.slots[slot_index].take().expect("slots are put back after use");
+        if self.origin.is_none() {
+            self.origin = Some(timing_event(&slot.stream)?);
+        }
         let set = (self.submitted - 1) % self.inexact_switches.scratch_sets as usize;
         let queued = self.queue(&mut slot, &batch, &exact_f, set);
         self.slots[slot_index] = Some(slot);
@@ -799,6 +816,9 @@ impl GpuAligner {
             let [held_ns, first_start, last_end] = residence(lookups, p);
             t.pass_sm_s[p] += held_ns as f64 * 1e-9 / blocks_per_sm.get(p).copied().unwrap_or(1.0);
             t.pass_span_s[p] += last_end.saturating_sub(!first_start) as f64 * 1e-9;
+        }
+        if let Some(spans) = self.origin.as_ref().and_then(|origin| kernel_spans(origin, &events)) {
+            self.kernel_spans.push(spans);
         }
         let mut no_hit_line = String::new();
         if let Some([start, end]) = &no_hit_events {
