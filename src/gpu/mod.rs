@@ -8,6 +8,7 @@
 //! .sai is identical whatever the GPU does.
 
 pub mod batch;
+mod batch_times;
 mod buffers;
 mod candidate_buffers;
 pub mod candidates;
@@ -41,6 +42,7 @@ use crate::reads::ReadBatch;
 use crate::sai::AlnHit;
 use batch::GpuAnswers;
 pub use batch::{pack_reads, HostBatch};
+pub use batch_times::{BatchTimes, HostTimes};
 use candidates::CandidateKernels;
 pub use first_pass::HAND_ON_SHARE;
 use first_pass::{gave_up, given_up_state, rule_state};
@@ -50,10 +52,7 @@ use interval_table::{GpuBwt, GpuIntervals};
 use no_hit::NoHitKernels;
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present, resource_usage};
 pub use open::{gpu_model, warm_kernel_cache, OpenGpu, StartupTimes};
-use slot::{
-    Slot, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, ORDER_COUNTERS, RESIDENCE_AT, RESIDENCE_COUNTS,
-    WIDTHS_RESIDENCE_AT,
-};
+use slot::{Slot, N_COUNTERS, N_KERNEL_COUNTS, ORDER_COUNTERS};
 pub use switches::{InexactSwitches, Switches};
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
@@ -85,106 +84,12 @@ fn blocks_per_sm(kernel: &CudaFunction, cfg: &LaunchConfig) -> Result<u32> {
     Ok(kernel.occupancy_max_active_blocks_per_multiprocessor(cfg.block_dim.0, cfg.shared_mem_bytes as usize, None)?)
 }
 
-/// Pass p's residence counts of a batch (`add_residence` in cuda/inexact_match.cu): its blocks'
-/// nanoseconds on their SMs, the complement of its first block's start, its last block's end.
-fn residence(kernel_counts: &[u64], p: usize) -> [u64; RESIDENCE_COUNTS] {
-    residence_at(kernel_counts, RESIDENCE_AT + RESIDENCE_COUNTS * p)
-}
-
-fn residence_at(kernel_counts: &[u64], at: usize) -> [u64; RESIDENCE_COUNTS] {
-    [kernel_counts[at], kernel_counts[at + 1], kernel_counts[at + 2]]
-}
-
 pub const BWT_CUH: &str = include_str!("../../cuda/bwt.cuh");
 pub const EXACT_MATCH_CU: &str = include_str!("../../cuda/exact_match.cu");
 /// The inexact kernels and, after them, the team passes' queue order (a file of its own, so
 /// that dev/tests/queue_order.rs can build it for the CPU).
 pub const INEXACT_MATCH_CU: &str =
     concat!(include_str!("../../cuda/inexact_match.cu"), include_str!("../../cuda/queue_order.cu"));
-
-/// Kernel times and counts (GPU events for the kernels, milliseconds), summed over batches.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BatchTimes {
-    pub exact_ms: f32,
-    /// The D arrays of every inexact read (read_widths), and their occurrence lookups.
-    pub widths_ms: f32,
-    pub widths_lookups: u64,
-    /// Each pass of the inexact search (kernel times: a batch's later passes run beside the
-    /// next batch's first pass, so they may add up to more than the time they took together).
-    pub pass_ms: [f32; MAX_PASSES],
-    pub exact_reads: usize,
-    /// Reads each pass searched.
-    pub pass_reads: [usize; MAX_PASSES],
-    /// Reads left to the CPU, by why: the stack outgrew the last pass's, more hits than a
-    /// team keeps (or the batch's long-hit area), bwa's `-m` may stop inside a group of
-    /// chains, or the GPU does not take the read (empty, or longer than it takes).
-    pub stack_overflow_reads: usize,
-    pub hits_full_reads: usize,
-    pub entries_limit_reads: usize,
-    pub not_taken_reads: usize,
-    /// Occurrence lookups (BWT blocks read: 32-byte sectors, or bwa's 64-byte lines) of each pass.
-    pub pass_lookups: [u64; MAX_PASSES],
-    /// What each pass held of the GPU, in SM-seconds: the time its blocks stayed on their SMs,
-    /// each block counted as the share of an SM it takes (1 / the blocks an SM holds at once).
-    /// Kernel times overlap across batches; this adds up to at most the SMs times the time.
-    pub pass_sm_s: [f64; MAX_PASSES],
-    /// Each pass's launches from their first block's start to their last block's end, summed:
-    /// against [`BatchTimes::pass_sm_s`], the share of the SMs a launch held over its span.
-    pub pass_span_s: [f64; MAX_PASSES],
-    /// What read_widths held of the GPU, in SM-seconds (as [`BatchTimes::pass_sm_s`]).
-    pub widths_sm_s: f64,
-    pub batches: usize,
-    /// The batch (from 0) in which pass 1 gave up on its reads, with the reads it had
-    /// finished and handed on by the end of that batch (see `GpuAligner::adapt_first_pass`).
-    pub first_pass_gave_up: Option<(usize, u64, u64)>,
-    /// The no-hit pass ([`no_hit`]): its kernels' time, the reads it tried (those without an
-    /// exact match), those it proved to have no hit, and its occurrence lookups.
-    pub no_hit_ms: f32,
-    pub no_hit_reads: usize,
-    pub no_hit_proved: usize,
-    pub no_hit_lookups: u64,
-    /// The reads that occur whole through the candidates and the replay (`exact_replay`):
-    /// the kernels' time (rung, trees, replay), the reads marked for them, those answered (the
-    /// rest went on to pass 1), and the lookups of the rung and of the replay.
-    pub replay_ms: f32,
-    /// Of which the rung and the trees (the rest is the replay).
-    pub replay_rung_ms: f32,
-    pub replay_reads: usize,
-    pub replay_answered: usize,
-    pub replay_rung_lookups: u64,
-    pub replay_lookups: u64,
-    /// The no-hit proof before the last pass (`proof_before_last`): its kernels' time, the
-    /// reads it tried, those it answered (no hit) and its lookups.
-    pub proof_ms: f32,
-    pub proof_reads: usize,
-    pub proof_proved: usize,
-    pub proof_lookups: u64,
-    /// Batches where a round of the proof outgrew its room (the reads that lost a branch to it
-    /// went on to the last pass).
-    pub proof_overflows: usize,
-    /// The host's time on the batches. One thread does all of it for a GPU, so it would pace
-    /// the GPU if it took longer per batch than the kernels do.
-    pub host: HostTimes,
-}
-
-/// See [`BatchTimes::host`].
-#[derive(Clone, Copy, Default, Debug)]
-pub struct HostTimes {
-    /// Queueing the batches: their inputs copied into the staging buffers and their copies
-    /// queued ([`GpuAligner::upload_s`]), then their kernels.
-    pub queue_s: f64,
-    /// Waiting for a batch's kernels and copies to finish before reading its answers.
-    pub wait_s: f64,
-    /// Turning the answers into hits and adding up the batch's counters.
-    pub answers_s: f64,
-}
-
-impl BatchTimes {
-    /// The inexact search's kernels: the D arrays, the no-hit pass and every pass.
-    pub fn inexact_ms(&self) -> f32 {
-        self.widths_ms + self.no_hit_ms + self.replay_ms + self.proof_ms + self.pass_ms.iter().sum::<f32>()
-    }
-}
 
 /// A batch queued on the GPU: its slot, its inputs, and events around its kernels (exact
 /// start and end, read_widths' start and end, then the start and end of each pass; the no-hit
@@ -800,36 +705,14 @@ impl GpuAligner {
             let (k, l) = (slot.k.read(n)?, slot.l.read(n)?);
             k.iter().zip(l).filter(|&(&k, &l)| k <= l && !(k == 0 && l == 0)).count()
         };
-        t.exact_ms += events[0].elapsed_ms(&events[1])?;
-        let widths_ms = events[2].elapsed_ms(&events[3])?;
-        t.widths_ms += widths_ms;
-        t.widths_lookups += lookups[MAX_PASSES];
-        t.widths_sm_s += residence_at(lookups, WIDTHS_RESIDENCE_AT)[0] as f64 * 1e-9 / widths_blocks_per_sm;
-        let passes = (events.len() - 4) / 2;
-        let mut pass_times = Vec::new();
-        for p in 0..passes {
-            let ms = events[4 + 2 * p].elapsed_ms(&events[5 + 2 * p])?;
-            pass_times.push(format!("{ms:.0} ms on {}", counters[2 * p]));
-            t.pass_ms[p] += ms;
-            t.pass_reads[p] += counters[2 * p] as usize;
-            t.pass_lookups[p] += lookups[p];
-            let [held_ns, first_start, last_end] = residence(lookups, p);
-            t.pass_sm_s[p] += held_ns as f64 * 1e-9 / blocks_per_sm.get(p).copied().unwrap_or(1.0);
-            t.pass_span_s[p] += last_end.saturating_sub(!first_start) as f64 * 1e-9;
-        }
+        let kernels = t.add_kernels(&events, counters, lookups, (&blocks_per_sm, widths_blocks_per_sm))?;
         if let Some(spans) = self.origin.as_ref().and_then(|origin| kernel_spans(origin, &events)) {
             self.kernel_spans.push(spans);
         }
-        let mut no_hit_line = String::new();
-        if let Some([start, end]) = &no_hit_events {
-            let ms = start.elapsed_ms(end)?;
-            let (tried, proved) = (counters[ORDER_COUNTERS] as usize, counters[NO_HIT_COUNTERS + 3] as usize);
-            no_hit_line = format!(", no-hit {ms:.0} ms ({proved} of {tried} proved)");
-            t.no_hit_ms += ms;
-            t.no_hit_reads += tried;
-            t.no_hit_proved += proved;
-            t.no_hit_lookups += lookups[MAX_PASSES + 1];
-        }
+        let no_hit_line = match &no_hit_events {
+            Some(e) => t.add_no_hit(e, counters, lookups)?,
+            None => String::new(),
+        };
         let replay_line = match &replay_events {
             Some(e) => exact_replay::add_to(t, &slot.replay, e, counters[0] as usize, n_gpu)?,
             None => String::new(),
@@ -838,11 +721,11 @@ impl GpuAligner {
             None => String::new(),
         };
         self.last_kernels = format!(
-            "kernels: exact_match {:.0} ms, D arrays {widths_ms:.0} ms{no_hit_line}{replay_line}, passes {} reads",
-            events[0].elapsed_ms(&events[1])?,
-            pass_times.join(" / ")
+            "kernels: exact_match {:.0} ms, D arrays {:.0} ms{no_hit_line}{replay_line}, passes {} reads",
+            kernels.exact_ms,
+            kernels.widths_ms,
+            kernels.passes.join(" / ")
         );
-        t.stack_overflow_reads += counters[2 * passes] as usize;
         if self.adapt_first && t.first_pass_gave_up.is_none() {
             // On this batch's stream, which is idle now: the other's kernels run on.
             let rule = slot.stream.clone_dtoh(&self.first_rule)?;
