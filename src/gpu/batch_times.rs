@@ -84,13 +84,6 @@ pub struct HostTimes {
     pub answers_s: f64,
 }
 
-impl BatchTimes {
-    /// The inexact search's kernels: the D arrays, the no-hit pass and every pass.
-    pub fn inexact_ms(&self) -> f32 {
-        self.widths_ms + self.no_hit_ms + self.replay_ms + self.proof_ms + self.pass_ms.iter().sum::<f32>()
-    }
-}
-
 /// One batch's kernel times, for aln's timeline.
 pub(super) struct BatchKernels {
     pub exact_ms: f32,
@@ -100,6 +93,11 @@ pub(super) struct BatchKernels {
 }
 
 impl BatchTimes {
+    /// The inexact search's kernels: the D arrays, the no-hit pass and every pass.
+    pub fn inexact_ms(&self) -> f32 {
+        self.widths_ms + self.no_hit_ms + self.replay_ms + self.proof_ms + self.pass_ms.iter().sum::<f32>()
+    }
+
     /// Adds a batch's exact_match, D arrays and passes: `events` in pairs around them, the
     /// batch's `counters` and kernel counts (`lookups`: lookups, then residences), and the
     /// blocks an SM holds of each pass and of read_widths.
