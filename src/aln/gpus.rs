@@ -326,17 +326,28 @@ fn sm_shares(gpu: &GpuAligner, busy_s: f64) -> String {
 }
 
 /// How many batches ran kernels at once (see [`crate::gpu::overlap`]), e.g. "; batches
-/// running kernels: none 2 %, one 15 %, more 83 % of the kernels' span".
+/// running kernels: none 2 %, one 15 % (start and drain 9 %, pass 3 alone 5 %, pass 2 alone
+/// 1 %), more 83 % of the kernels' span".
 fn batches_at_once(gpu: &GpuAligner) -> String {
-    match crate::gpu::overlap::batches_at_once(&gpu.kernel_spans) {
-        Some([none, one, more]) => format!(
-            "; batches running kernels: none {:.0} %, one {:.0} %, more {:.0} % of the kernels' span",
-            100.0 * none,
-            100.0 * one,
-            100.0 * more
-        ),
-        None => String::new(),
-    }
+    let Some(o) = crate::gpu::overlap::batches_at_once(&gpu.kernel_spans) else {
+        return String::new();
+    };
+    let kernel = |k: usize| match k {
+        0 => "exact_match".to_string(),
+        1 => "D arrays".to_string(),
+        k => format!("pass {}", k - 1),
+    };
+    let mut alone: Vec<(usize, f64)> =
+        o.one_by_kernel.iter().copied().enumerate().filter(|(_, s)| *s >= 0.005).collect();
+    alone.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let alone: String = alone.iter().map(|&(k, s)| format!(", {} alone {:.0} %", kernel(k), 100.0 * s)).collect();
+    format!(
+        "; batches running kernels: none {:.0} %, one {:.0} % (start and drain {:.0} %{alone}), more {:.0} % of the kernels' span",
+        100.0 * o.none,
+        100.0 * o.one,
+        100.0 * o.one_at_ends,
+        100.0 * o.more
+    )
 }
 
 /// What each pass's launches held of the SMs over their spans (first block's start to last
