@@ -259,7 +259,27 @@ impl AsyncAligner for GpuAligner {
     }
 
     fn collected_note(&self) -> String {
-        format!(" ({})", self.last_kernels)
+        let spans = self.kernel_spans.last().map(|spans| kernel_spans(spans)).unwrap_or_default();
+        format!(" ({}{spans})", self.last_kernels)
+    }
+}
+
+/// A batch's kernels on the GPU's clock, from the event before the first batch's kernels,
+/// e.g. "; on the GPU: exact_match 0.012-0.020 s, D arrays 0.020-0.024 s, pass 1 ...". A span
+/// runs from when the batch's stream reached the kernel (the kernels before it on the stream
+/// ended, the scratch set it waits for was free) to the kernel's end.
+fn kernel_spans(spans: &[crate::gpu::overlap::Span]) -> String {
+    let named: Vec<String> =
+        spans.iter().enumerate().map(|(k, (start, end))| format!("{} {start:.3}-{end:.3} s", kernel_name(k))).collect();
+    format!("; on the GPU: {}", named.join(", "))
+}
+
+/// The kernel of a batch's span `k`: exact_match, the D arrays, then the passes.
+fn kernel_name(k: usize) -> String {
+    match k {
+        0 => "exact_match".to_string(),
+        1 => "D arrays".to_string(),
+        k => format!("pass {}", k - 1),
     }
 }
 
@@ -332,15 +352,10 @@ fn batches_at_once(gpu: &GpuAligner) -> String {
     let Some(o) = crate::gpu::overlap::batches_at_once(&gpu.kernel_spans) else {
         return String::new();
     };
-    let kernel = |k: usize| match k {
-        0 => "exact_match".to_string(),
-        1 => "D arrays".to_string(),
-        k => format!("pass {}", k - 1),
-    };
     let mut alone: Vec<(usize, f64)> =
         o.one_by_kernel.iter().copied().enumerate().filter(|(_, s)| *s >= 0.005).collect();
     alone.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let alone: String = alone.iter().map(|&(k, s)| format!(", {} alone {:.0} %", kernel(k), 100.0 * s)).collect();
+    let alone: String = alone.iter().map(|&(k, s)| format!(", {} alone {:.0} %", kernel_name(k), 100.0 * s)).collect();
     format!(
         "; batches running kernels: none {:.0} %, one {:.0} % (start and drain {:.0} %{alone}), more {:.0} % of the kernels' span",
         100.0 * o.none,
