@@ -153,7 +153,7 @@ fn cpu_reads_line(gpus: &[GpuAligner], cpu_reads: usize, started: Instant) -> St
 fn start_up_line(first: &GpuAligner, busy: &StageBusy, index_load: Duration) -> String {
     let st = first.startup;
     format!(
-        "start-up {:.2} s: index loaded in {:.2} s while the GPU opened (context {:.2} s, kernels {:.2} s: {}, then loaded); BWT copied to the GPU, its occurrence sectors ({}) and interval table (depth {}) built in {:.2} s; the search's scratch allocated at the first batch in {:.2} s, the other slots' buffers while it ran in {:.2} s",
+        "start-up {:.2} s: index loaded in {:.2} s while the GPU opened (context {:.2} s, kernels {:.2} s: {}, then loaded); BWT copied to the GPU, its occurrence sectors ({}) and interval table (depth {}) built in {:.2} s; the search's scratch allocated at the first batch in {:.2} s",
         busy.start_up.as_secs_f64(),
         index_load.as_secs_f64(),
         st.context_s,
@@ -166,7 +166,6 @@ fn start_up_line(first: &GpuAligner, busy: &StageBusy, index_load: Duration) -> 
         },
         st.interval_depth,
         st.copy_s,
-        st.scratch_s,
-        st.slots_s
+        st.scratch_s
     )
 }

@@ -24,17 +24,7 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
     /// previous copy (two batches ago) has not finished.
     pub fn put(&mut self, stream: &Arc<CudaStream>, data: &[T]) -> Result<&CudaSlice<T>> {
         let started = std::time::Instant::now();
-        self.reserve(stream, data.len())?;
-        let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("reserved above") };
-        host.as_mut_slice()?[..data.len()].copy_from_slice(data);
-        stream.memcpy_htod(host, dev)?;
-        self.busy_s += started.elapsed().as_secs_f64();
-        Ok(self.dev.as_ref().expect("reserved above"))
-    }
-
-    /// Room for at least `len` elements, host and device.
-    pub fn reserve(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<()> {
-        let need = len.max(1);
+        let need = data.len().max(1);
         if self.host.as_ref().is_none_or(|h| h.len() < need) {
             let capacity = need + need / 8;
             (self.host, self.dev) = (None, None);
@@ -45,7 +35,11 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
             self.host = Some(host);
             self.dev = Some(stream.alloc_zeros::<T>(capacity)?);
         }
-        Ok(())
+        let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("allocated above") };
+        host.as_mut_slice()?[..data.len()].copy_from_slice(data);
+        stream.memcpy_htod(host, dev)?;
+        self.busy_s += started.elapsed().as_secs_f64();
+        Ok(self.dev.as_ref().expect("allocated above"))
     }
 }
 

@@ -34,7 +34,7 @@ pub mod tuned;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use bcuda_index::Bwt;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
@@ -633,28 +633,8 @@ impl GpuAligner {
         let queued = self.queue(&mut slot, &batch, &exact_f, set);
         self.slots[slot_index] = Some(slot);
         let (events, no_hit_events, replay_events, proof_events) = queued?;
-        if self.submitted == 1 {
-            self.warm_slots(slot_index, &batch)?;
-        }
         self.totals.host.queue_s += started.elapsed().as_secs_f64();
         Ok(InFlight { slot: slot_index, batch, events, no_hit_events, replay_events, proof_events })
-    }
-
-    /// Sizes every slot but `taken` for `batch`, each on a thread of its own, while the GPU
-    /// runs `batch`: one after the other, at each slot's first submit, they held back the
-    /// run's first batches.
-    fn warm_slots(&mut self, taken: usize, batch: &HostBatch) -> Result<()> {
-        let started = std::time::Instant::now();
-        std::thread::scope(|scope| {
-            let warming: Vec<_> = (self.slots.iter_mut().enumerate())
-                .filter(|(i, _)| *i != taken)
-                .filter_map(|(_, slot)| slot.as_mut())
-                .map(|slot| scope.spawn(move || slot.warm(batch)))
-                .collect();
-            warming.into_iter().try_for_each(|w| w.join().map_err(|_| anyhow!("a slot's buffers panicked"))?)
-        })?;
-        self.startup.slots_s += started.elapsed().as_secs_f64();
-        Ok(())
     }
 
     /// The host's time copying the batches' inputs into the staging buffers and queueing the

@@ -57,9 +57,6 @@ pub struct StartupTimes {
     pub occ_pairs: bool,
     /// Allocating the inexact passes' scratch (at the first batch, again after a failed one).
     pub scratch_s: f64,
-    /// Sizing the other slots' buffers for the first batch, on threads of their own while the
-    /// GPU runs it ([`crate::gpu::GpuAligner::submit`]).
-    pub slots_s: f64,
 }
 
 /// A GPU opened with its kernels compiled, before the index is on it: `bcuda aln` opens it on
@@ -135,7 +132,6 @@ impl OpenGpu {
             occ_sectors: false,
             occ_pairs: false,
             scratch_s: 0.0,
-            slots_s: 0.0,
         };
         Ok(OpenGpu {
             ctx,

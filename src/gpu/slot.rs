@@ -6,10 +6,9 @@ use std::sync::Arc;
 use anyhow::Result;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 
-use super::batch::HostBatch;
 use super::buffers::{DeviceBuffer, Download, Upload};
 use super::candidate_buffers::CandidateBuffers;
-use super::{long_hits_room, HITS_PER_READ, MAX_PASSES};
+use super::MAX_PASSES;
 use crate::sai::GapOptions;
 
 /// The buffers of one batch in flight, on its own stream.
@@ -53,30 +52,6 @@ pub(super) struct Slot {
 }
 
 impl Slot {
-    /// Sizes the page-locked staging and the answers' buffers for a batch like `b`, as
-    /// [`GpuAligner::queue`](super::GpuAligner) and its fetch reserve them, so that a later
-    /// batch's submit does not: page-locking them takes the host tens of milliseconds a slot,
-    /// which at the run's start holds back every batch but the first.
-    pub(super) fn warm(&mut self, b: &HostBatch) -> Result<()> {
-        let (s, n, n_gpu) = (&self.stream.clone(), b.n, b.gpu_reads.len());
-        self.exact_words.reserve(s, b.exact_words.len())?;
-        self.exact_starts.reserve(s, b.exact_starts.len())?;
-        self.lens.reserve(s, b.lens.len())?;
-        self.codes.reserve(s, b.codes.len())?;
-        self.starts.reserve(s, b.starts.len())?;
-        self.gpu_lens.reserve(s, b.gpu_lens.len())?;
-        self.max_diffs.reserve(s, b.max_diffs.len())?;
-        self.read_of.reserve(s, n_gpu)?;
-        self.k.reserve(s, n)?;
-        self.l.reserve(s, n)?;
-        self.n_hits.reserve(s, n_gpu)?;
-        self.hits.reserve(s, n_gpu * HITS_PER_READ * 3)?;
-        self.queues.reserve(s, n_gpu.max(1) * N_LISTS)?;
-        self.long_hits.reserve(s, long_hits_room(n_gpu) * 3)?;
-        self.long_offsets.reserve(s, n_gpu)?;
-        Ok(())
-    }
-
     /// The host's time copying the batches' inputs into the staging buffers and queueing
     /// their copies.
     pub(super) fn upload_s(&self) -> f64 {
