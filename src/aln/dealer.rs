@@ -325,6 +325,7 @@ fn feed<D: AsyncAligner>(
             busy_since.get_or_insert_with(Instant::now);
             super::timeline::mark(next.seq, "submitted to a GPU");
             let flight = device.submit(&mut next.batch);
+            super::timeline::mark(next.seq, "queued on the GPU");
             in_flight.push_back((next, flight));
             while in_flight.len() >= device.depth().max(2) {
                 let oldest = in_flight.pop_front().expect("more than one in flight");

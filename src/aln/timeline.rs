@@ -1,5 +1,5 @@
 //! `BCUDA_TIMELINE=1`: when each batch passed each stage of the aln pipeline (parsed, packed,
-//! submitted to and collected from a GPU, completed on the CPU, written), printed on stderr at
+//! submitted to, queued on and collected from a GPU, completed on the CPU, written), printed on stderr at
 //! the end in seconds from the start. It shows where a run's time goes that the stages' busy
 //! times do not: the pipeline's fill before the GPU starts and its drain after the last batch.
 
