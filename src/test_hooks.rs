@@ -55,6 +55,20 @@ pub(crate) fn slots(default: usize) -> Result<usize> {
     }
 }
 
+/// `BCUDA_TEST_HITS_PER_READ=N`: hit slots per read instead of `default` (1 to 16), for what
+/// fewer page-locked bytes a slot save at the run's start: pass 1 hands on a read with more
+/// hits, the team passes list its hits with the long ones.
+pub(crate) fn hits_per_read(default: usize) -> Result<usize> {
+    match std::env::var("BCUDA_TEST_HITS_PER_READ") {
+        Err(_) => Ok(default),
+        Ok(v) => v
+            .parse()
+            .ok()
+            .filter(|n| (1..=default).contains(n))
+            .ok_or_else(|| anyhow::anyhow!("BCUDA_TEST_HITS_PER_READ={v}: expected 1 to {default} hits a read")),
+    }
+}
+
 /// `BCUDA_TEST_STACKS=a,b[,c]`: stack entries per pass of the inexact search (one to
 /// `max_passes` sizes), forced small so that the checks show that every pass and the CPU give
 /// the same hits. `None` when unset.

@@ -172,6 +172,9 @@ pub struct GpuAligner {
     /// A slot per batch in flight ([`crate::test_hooks::slots`], default [`BATCHES_IN_FLIGHT`]): one copying while
     /// others compute.
     slots: Vec<Option<Slot>>,
+    /// Hit slots a read in the answers ([`HITS_PER_READ`], or
+    /// [`crate::test_hooks::hits_per_read`]).
+    hits_per_read: usize,
     next_slot: usize,
     /// Batches submitted so far, and those that fail on purpose (see
     /// [`crate::test_hooks::failing_batches`]).
@@ -290,6 +293,7 @@ impl GpuAligner {
             passes: Vec::new(),
             test_stacks,
             slots,
+            hits_per_read: crate::test_hooks::hits_per_read(HITS_PER_READ)?,
             next_slot: 0,
             submitted: 0,
             fail_batch: crate::test_hooks::failing_batches(ordinal),
@@ -686,8 +690,8 @@ impl GpuAligner {
         let answering = std::time::Instant::now();
         let answers = GpuAnswers {
             n_hits: slot.n_hits.read(n_gpu)?,
-            hits: slot.hits.read(n_gpu * HITS_PER_READ * 3)?,
-            hits_per_read: HITS_PER_READ,
+            hits: slot.hits.read(n_gpu * self.hits_per_read * 3)?,
+            hits_per_read: self.hits_per_read,
             long_hits: slot.long_hits.read(long_hits_room(n_gpu) * 3)?,
             long_offsets: slot.long_offsets.read(n_gpu)?,
         };

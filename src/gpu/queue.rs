@@ -17,7 +17,7 @@ use super::slot::{
     BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
     RESIDENCE_AT, RESIDENCE_COUNTS, WEIGHT_LIST, WIDTHS_RESIDENCE_AT,
 };
-use super::{buffers, long_hits_room, timing_event, ExactArgs, GpuAligner, HITS_PER_READ, MAX_PASSES};
+use super::{buffers, long_hits_room, timing_event, ExactArgs, GpuAligner, MAX_PASSES};
 
 /// The arguments of inexact_search but for the scratchpad and the queues.
 struct SearchArgs<'a> {
@@ -122,7 +122,7 @@ impl GpuAligner {
         let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
         let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
-        let hits = slot.hits.reserve(&stream, n_gpu * HITS_PER_READ * 3)?;
+        let hits = slot.hits.reserve(&stream, n_gpu * self.hits_per_read * 3)?;
         let queues = slot.queues.reserve(&stream, n_gpu.max(1) * N_LISTS)?;
         let counters = slot.counters.reserve(&stream, N_COUNTERS)?;
         stream.memset_zeros(counters)?;
@@ -196,7 +196,7 @@ impl GpuAligner {
             max_len: b.max_len.max(1) as i32,
             n_buckets: b.n_buckets,
             hits,
-            hits_per_read: HITS_PER_READ as i32,
+            hits_per_read: self.hits_per_read as i32,
         };
         let lists = PassLists { queues, counters, lookups, long_hits, long_offsets, list_len: n_gpu.max(1) };
         let no_hit_events = no_hit.as_ref().map(|kn| self.queue_no_hit(kn, &stream, &args, &lists)).transpose()?;
@@ -206,7 +206,7 @@ impl GpuAligner {
         for (pass, free) in self.passes.iter_mut().zip(free_events) {
             pass.sets[set].free = Some(free);
         }
-        fetch_answers(slot, if by_root { 0 } else { n }, n_gpu)?;
+        fetch_answers(slot, if by_root { 0 } else { n }, n_gpu, self.hits_per_read)?;
         let replay_events = replay.map(|r| r.finish(&mut slot.replay, &stream)).transpose()?;
         Ok((events, no_hit_events, replay_events, proof_events))
     }
@@ -585,13 +585,13 @@ impl GpuAligner {
 }
 
 /// The batch's answers copied back to the host (read after the stream's last event); `n`
-/// exact_match intervals (0 where it did not run).
-fn fetch_answers(slot: &mut Slot, n: usize, n_gpu: usize) -> Result<()> {
+/// exact_match intervals (0 where it did not run), `hits_per_read` hit slots a read.
+fn fetch_answers(slot: &mut Slot, n: usize, n_gpu: usize, hits_per_read: usize) -> Result<()> {
     let stream = slot.stream.clone();
     slot.k.fetch(&stream, n)?;
     slot.l.fetch(&stream, n)?;
     slot.n_hits.fetch(&stream, n_gpu)?;
-    slot.hits.fetch(&stream, n_gpu * HITS_PER_READ * 3)?;
+    slot.hits.fetch(&stream, n_gpu * hits_per_read * 3)?;
     slot.counters.fetch(&stream, N_COUNTERS)?;
     slot.lookups.fetch(&stream, N_KERNEL_COUNTS)?;
     slot.long_hits.fetch(&stream, long_hits_room(n_gpu) * 3)?;
