@@ -405,6 +405,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kernel_spans_are_named_in_queue_order() {
+        let line = kernel_spans(&[(0.0125, 0.02), (0.02, 0.024), (0.024, 0.1), (0.1, 0.5), (0.5, 0.75)]);
+        assert_eq!(
+            line,
+            "; on the GPU: exact_match 0.013-0.020 s, D arrays 0.020-0.024 s, pass 1 0.024-0.100 s, \
+             pass 2 0.100-0.500 s, pass 3 0.500-0.750 s"
+        );
+    }
+
+    #[test]
     fn gpus_option() {
         let parse = |s: &str| s.parse::<GpuChoice>();
         assert_eq!(parse("2"), Ok(GpuChoice::First(2)));
