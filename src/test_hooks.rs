@@ -55,9 +55,9 @@ pub(crate) fn slots(default: usize) -> Result<usize> {
     }
 }
 
-/// `BCUDA_TEST_HITS_PER_READ=N`: hit slots per read instead of `default` (1 to 16), for what
-/// fewer page-locked bytes a slot save at the run's start: pass 1 hands on a read with more
-/// hits, the team passes list its hits with the long ones.
+/// `BCUDA_TEST_HITS_PER_READ=N`: hit slots per read instead of `default` (1 to 16), so that
+/// the long hit list's paths run on many reads: pass 1 hands on a read with more hits, the team
+/// passes list its hits with the long ones.
 pub(crate) fn hits_per_read(default: usize) -> Result<usize> {
     match std::env::var("BCUDA_TEST_HITS_PER_READ") {
         Err(_) => Ok(default),

@@ -57,28 +57,26 @@ mod tests {
         assert_eq!(all_on_cpu, reads.len());
         assert!(cpu.iter().any(|h| h.len() > 1), "the demo has reads with several hits");
 
-        // The "GPU" answers every other read with the oracle's hits, encoded as the kernel
-        // writes them (one slot per read; reads with more hits in the long list), and flags the
-        // rest as overflowed.
+        // The "GPU" answers every other read with the oracle's hits, encoded as the kernels
+        // write them (packed read after read; reads with more hits than their slot in the long
+        // list), and flags the rest as overflowed.
         let batch = HostBatch::new(&reads, &opt, true);
         let per_read = 1;
-        let mut n_hits = Vec::new();
-        let mut hits = vec![0u64; batch.gpu_reads.len() * per_read * 3];
+        let (mut n_hits, mut hits, mut firsts) = (Vec::new(), Vec::new(), Vec::new());
         let (mut long_hits, mut long_offsets) = (Vec::new(), vec![0u32; batch.gpu_reads.len()]);
         let words = |hit: &AlnHit| {
             hit.to_bytes().chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect::<Vec<u64>>()
         };
         for (j, &i) in batch.gpu_reads.iter().enumerate() {
             let mine = &cpu[i as usize];
+            firsts.push((hits.len() / 3) as u32);
             if j % 2 == 1 {
                 n_hits.push(-1);
                 continue;
             }
             n_hits.push(mine.len() as i32);
             if mine.len() <= per_read {
-                for (h, hit) in mine.iter().enumerate() {
-                    hits[(j * per_read + h) * 3..][..3].copy_from_slice(&words(hit));
-                }
+                mine.iter().for_each(|hit| hits.extend(words(hit)));
             } else {
                 long_offsets[j] = (long_hits.len() / 3) as u32;
                 mine.iter().for_each(|hit| long_hits.extend(words(hit)));
@@ -88,6 +86,7 @@ mod tests {
         let answers = GpuAnswers {
             n_hits: &n_hits,
             hits: &hits,
+            firsts: &firsts,
             hits_per_read: per_read,
             long_hits: &long_hits,
             long_offsets: &long_offsets,

@@ -82,10 +82,13 @@ impl HostBatch {
 }
 
 /// What the GPU answered for a batch: per inexact read, its hit count (negative: the read
-/// outgrew its scratch) and its hit slots (`hits_per_read` x 3 words, a .sai record each).
+/// outgrew its scratch) and its hits.
 pub struct GpuAnswers<'a> {
     pub n_hits: &'a [i32],
+    /// The hits of the reads with at most `hits_per_read`, packed read after read (3 words a
+    /// hit, a .sai record), and where each read's first is there (counted in hits).
     pub hits: &'a [u64],
+    pub firsts: &'a [u32],
     pub hits_per_read: usize,
     /// Reads with more than `hits_per_read` hits: their hits, from `long_offsets[j]` on.
     pub long_hits: &'a [u64],
@@ -99,8 +102,8 @@ const ENTRIES_LIMIT: i32 = -3;
 
 impl GpuAnswers<'_> {
     /// Hits per read of the batch; `None` for reads the GPU did not align. On several threads:
-    /// each read's hits lie in a slot of their own across a 100 MB answer buffer, and one thread
-    /// turning a batch's 262,144 reads into records took 40 ms of the thread that feeds the GPU.
+    /// one thread turning a batch's 262,144 reads into records, from a slot of hits each, took
+    /// 40 ms of the thread that feeds the GPU.
     pub fn to_hits(&self, batch: &HostBatch) -> Vec<Option<Vec<AlnHit>>> {
         use rayon::prelude::*;
         let on_gpu: Vec<Option<Vec<AlnHit>>> = (0..batch.gpu_reads.len())
@@ -123,7 +126,7 @@ impl GpuAnswers<'_> {
     fn read_hits(&self, j: usize) -> Option<Vec<AlnHit>> {
         let count = usize::try_from(self.n_hits[j]).ok()?;
         let slots = if count <= self.hits_per_read {
-            &self.hits[j * self.hits_per_read * 3..][..count * 3]
+            &self.hits[self.firsts[j] as usize * 3..][..count * 3]
         } else {
             &self.long_hits[self.long_offsets[j] as usize * 3..][..count * 3]
         };
@@ -342,10 +345,14 @@ mod tests {
         let hit = AlnHit { n_mm: 1, n_gapo: 0, n_gape: 0, score: 3, n_ins: 0, n_del: 0, k: 7, l: 9 };
         let bytes = hit.to_bytes();
         let words: Vec<u64> = bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
-        let mut hits = vec![0u64; 2 * 2 * 3];
-        hits[..3].copy_from_slice(&words);
-        let answers =
-            GpuAnswers { n_hits: &[1, -1], hits: &hits, hits_per_read: 2, long_hits: &[], long_offsets: &[0, 0] };
+        let answers = GpuAnswers {
+            n_hits: &[1, -1],
+            hits: &words,
+            firsts: &[0, 1],
+            hits_per_read: 2,
+            long_hits: &[],
+            long_offsets: &[0, 0],
+        };
         let out = answers.to_hits(&b);
         assert_eq!(out, vec![Some(vec![hit]), None, None]);
     }
@@ -355,7 +362,15 @@ mod tests {
     #[test]
     fn given_up_reads_are_counted_by_reason() {
         let n_hits = [3, HITS_FULL, ENTRIES_LIMIT, -1, HITS_FULL, 0];
-        let answers = GpuAnswers { n_hits: &n_hits, hits: &[], hits_per_read: 16, long_hits: &[], long_offsets: &[] };
+        let firsts = [0, 3, 3, 3, 3, 3];
+        let answers = GpuAnswers {
+            n_hits: &n_hits,
+            hits: &[],
+            firsts: &firsts,
+            hits_per_read: 16,
+            long_hits: &[],
+            long_offsets: &[],
+        };
         assert_eq!(answers.given_up(), (2, 1));
     }
 }

@@ -1,6 +1,7 @@
 //! Kernel inputs and outputs of a batch in flight: device buffers with page-locked host
 //! staging, grown on demand and reused batch after batch.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
@@ -68,37 +69,52 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 }
 
-/// A kernel output: its device buffer and page-locked host copy, grown on demand.
+/// A kernel output: its device buffer and page-locked host copy, grown on demand. The host
+/// copy may hold only the first part of the device buffer ([`Download::reserve_host`]).
 pub struct Download<T: DeviceRepr> {
     dev: DeviceBuffer<T>,
     host: Option<PinnedHostSlice<T>>,
+    /// Elements the last [`Download::fetch`] queued.
+    fetched: usize,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
     pub fn new() -> Self {
-        Download { dev: DeviceBuffer::new(), host: None }
+        Download { dev: DeviceBuffer::new(), host: None, fetched: 0 }
     }
 
-    /// The device buffer, at least `len` long (contents undefined until a kernel writes it).
+    /// The device buffer, at least `len` long (contents undefined until a kernel writes it),
+    /// with a host copy as long.
     pub fn reserve(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<&mut CudaSlice<T>> {
-        let (dev, grown) = self.dev.reserve(stream, len)?;
-        if grown || self.host.is_none() {
+        self.reserve_host(stream, len, len)
+    }
+
+    /// The device buffer, at least `len` long, with a host copy of at least its first
+    /// `host_len` elements: page-locking costs the host time, so an output that is mostly
+    /// shorter than its room keeps a shorter copy.
+    pub fn reserve_host(&mut self, stream: &Arc<CudaStream>, len: usize, host_len: usize) -> Result<&mut CudaSlice<T>> {
+        let (dev, _) = self.dev.reserve(stream, len)?;
+        let host_len = host_len.clamp(1, dev.len());
+        if self.host.as_ref().is_none_or(|h| h.len() < host_len) {
             self.host = None;
+            let capacity = (host_len + host_len / 8).min(dev.len());
             // SAFETY: written by the copy from the device before it is read.
-            self.host = Some(unsafe { stream.context().alloc_pinned_with_flags::<T>(dev.len(), 0) }?);
+            self.host = Some(unsafe { stream.context().alloc_pinned_with_flags::<T>(capacity, 0) }?);
         }
         Ok(dev)
     }
 
-    /// Queues the copy of the first `len` elements back to the host.
+    /// Queues the copy of the first `len` elements back to the host, or of as many as its
+    /// host copy holds ([`Download::read_all`] reads the rest).
     pub fn fetch(&mut self, stream: &Arc<CudaStream>, len: usize) -> Result<()> {
         let (Some(dev), Some(host)) = (self.dev.dev.as_ref(), self.host.as_mut()) else {
             bail!("download before reserve")
         };
-        if len == 0 {
+        self.fetched = len.min(host.len());
+        if self.fetched == 0 {
             return Ok(());
         }
-        stream.memcpy_dtoh(&dev.slice(..len), host)?;
+        stream.memcpy_dtoh(&dev.slice(..self.fetched), host)?;
         Ok(())
     }
 
@@ -106,6 +122,26 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
     pub fn read(&self, len: usize) -> Result<&[T]> {
         let host = self.host.as_ref().ok_or_else(|| anyhow!("read before fetch"))?;
         Ok(&host.as_slice()?[..len])
+    }
+
+    /// The first `len` elements once the copy has arrived, those past the fetched ones copied
+    /// from the device now (on `stream`, which has finished with them).
+    pub fn read_all(&self, stream: &Arc<CudaStream>, len: usize) -> Result<Cow<'_, [T]>>
+    where
+        T: Clone,
+    {
+        let fetched = self.read(self.fetched.min(len))?;
+        if len <= self.fetched {
+            return Ok(Cow::Borrowed(fetched));
+        }
+        let dev = self.dev.dev.as_ref().ok_or_else(|| anyhow!("read before reserve"))?;
+        if len > dev.len() {
+            bail!("{len} elements asked of a device buffer of {}", dev.len());
+        }
+        let mut all = fetched.to_vec();
+        all.extend(stream.clone_dtoh(&dev.slice(self.fetched..len))?);
+        stream.synchronize()?;
+        Ok(Cow::Owned(all))
     }
 }
 

@@ -12,6 +12,7 @@ mod batch_times;
 mod buffers;
 mod candidate_buffers;
 pub mod candidates;
+pub mod compact_hits;
 mod exact_replay;
 mod first_pass;
 pub mod host_copy;
@@ -175,6 +176,11 @@ pub struct GpuAligner {
     /// Hit slots a read in the answers ([`HITS_PER_READ`], or
     /// [`crate::test_hooks::hits_per_read`]).
     hits_per_read: usize,
+    /// compact_hits, which packs them for the copy back, and the packed words a slot's host
+    /// copy is to hold: more than [`compact_hits::HOST_HITS_PER_READ`] a read once a batch had
+    /// more.
+    compact: CudaFunction,
+    packed_words_wanted: usize,
     next_slot: usize,
     /// Batches submitted so far, and those that fail on purpose (see
     /// [`crate::test_hooks::failing_batches`]).
@@ -206,6 +212,28 @@ impl PassScratch {
     fn first(&self) -> &Scratchpad {
         &self.sets[0].scratch
     }
+}
+
+/// A batch's hits from its slot, once its stream has finished (the packed hits past the slot's
+/// host copy are copied now); the reads given up for their hit list and for bwa's `-m`; and the
+/// words of packed hits.
+type Answers = (Vec<Option<Vec<AlnHit>>>, (usize, usize), usize);
+fn answers_of(slot: &Slot, batch: &HostBatch, hits_per_read: usize) -> Result<Answers> {
+    let n_gpu = batch.gpu_reads.len();
+    let chunk_at = slot.hit_chunks.read(compact_hits::chunk_words(n_gpu))?;
+    let packed_words = chunk_at[0] as usize * 3;
+    let packed = slot.packed_hits.read_all(&slot.stream, packed_words)?;
+    let n_hits = slot.n_hits.read(n_gpu)?;
+    let firsts = compact_hits::read_firsts(n_hits, hits_per_read, &chunk_at[1..]);
+    let answers = GpuAnswers {
+        n_hits,
+        hits: &packed,
+        firsts: &firsts,
+        hits_per_read,
+        long_hits: slot.long_hits.read(long_hits_room(n_gpu) * 3)?,
+        long_offsets: slot.long_offsets.read(n_gpu)?,
+    };
+    Ok((answers.to_hits(batch), answers.given_up(), packed_words))
 }
 
 /// A batch's kernel spans (its events in pairs: exact_match, read_widths, each pass) from
@@ -261,6 +289,7 @@ impl GpuAligner {
         }
         let on_gpu = GpuBwt { words: &words, primary: bwt.primary(), seq_len: bwt.seq_len(), l2: &l2 };
         let intervals = interval_table::build(&ctx, &stream, arch, &on_gpu, inexact_switches.interval_depth)?;
+        let compact = compact_hits::load(&ctx, arch)?;
         let mut aligner = GpuAligner {
             ctx,
             stream,
@@ -294,6 +323,8 @@ impl GpuAligner {
             test_stacks,
             slots,
             hits_per_read: crate::test_hooks::hits_per_read(HITS_PER_READ)?,
+            compact,
+            packed_words_wanted: 0,
             next_slot: 0,
             submitted: 0,
             fail_batch: crate::test_hooks::failing_batches(ordinal),
@@ -688,15 +719,8 @@ impl GpuAligner {
         slot.stream.synchronize()?;
         self.totals.host.wait_s += waited.elapsed().as_secs_f64();
         let answering = std::time::Instant::now();
-        let answers = GpuAnswers {
-            n_hits: slot.n_hits.read(n_gpu)?,
-            hits: slot.hits.read(n_gpu * self.hits_per_read * 3)?,
-            hits_per_read: self.hits_per_read,
-            long_hits: slot.long_hits.read(long_hits_room(n_gpu) * 3)?,
-            long_offsets: slot.long_offsets.read(n_gpu)?,
-        };
-        let hits = answers.to_hits(&batch);
-        let (hits_full, entries_limit) = answers.given_up();
+        let (hits, (hits_full, entries_limit), packed_words) = answers_of(slot, &batch, self.hits_per_read)?;
+        self.packed_words_wanted = self.packed_words_wanted.max(packed_words + packed_words / 4);
         let counters = slot.counters.read(N_COUNTERS)?;
         let lookups = slot.lookups.read(N_KERNEL_COUNTS)?;
         let blocks_per_sm: Vec<f64> =
@@ -778,6 +802,7 @@ mod tests {
         }
         assert!(seen.len() >= 7, "{seen:?}");
         compile(interval_table::INTERVAL_TABLE_CU, &[], Some("sm_90")).unwrap();
+        compile(compact_hits::COMPACT_HITS_CU, &[], Some("sm_90")).unwrap();
         let sw = Switches::default();
         compile(EXACT_MATCH_CU, &sw.defines(), Some("sm_90")).unwrap();
         for flip in 0..15 {

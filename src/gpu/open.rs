@@ -36,6 +36,7 @@ fn compile_kernels(inexact: &InexactSwitches, exact: &Switches, arch: &'static s
 pub fn warm_kernel_cache(arch: &'static str) {
     let _ = compile_kernels(&InexactSwitches::default(), &Switches::default(), arch);
     let _ = compile_cached(super::interval_table::INTERVAL_TABLE_CU, &[], arch);
+    let _ = compile_cached(super::compact_hits::COMPACT_HITS_CU, &[], arch);
 }
 
 /// Where start-up went (seconds), for the aln summary.

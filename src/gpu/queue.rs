@@ -9,6 +9,7 @@ use cudarc::driver::{sys, CudaEvent, CudaFunction, CudaSlice, CudaStream, Launch
 
 use super::batch::HostBatch;
 use super::candidate_buffers::CandidateBuffers;
+use super::compact_hits;
 use super::exact_replay::{self, BatchReplay};
 use super::inexact::{self, PassKind, Scratchpad};
 use super::no_hit::{self, NO_HIT_LIST};
@@ -122,8 +123,8 @@ impl GpuAligner {
         let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
         let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
-        let hits = slot.hits.reserve(&stream, n_gpu * self.hits_per_read * 3)?;
-        let queues = slot.queues.reserve(&stream, n_gpu.max(1) * N_LISTS)?;
+        let (hits, _) = slot.hits.reserve(&stream, n_gpu * self.hits_per_read * 3)?;
+        let (queues, _) = slot.queues.reserve(&stream, n_gpu.max(1) * N_LISTS)?;
         let counters = slot.counters.reserve(&stream, N_COUNTERS)?;
         stream.memset_zeros(counters)?;
         let lookups = slot.lookups.reserve(&stream, N_KERNEL_COUNTS)?;
@@ -206,7 +207,7 @@ impl GpuAligner {
         for (pass, free) in self.passes.iter_mut().zip(free_events) {
             pass.sets[set].free = Some(free);
         }
-        fetch_answers(slot, if by_root { 0 } else { n }, n_gpu, self.hits_per_read)?;
+        self.fetch_answers(slot, if by_root { 0 } else { n }, n_gpu)?;
         let replay_events = replay.map(|r| r.finish(&mut slot.replay, &stream)).transpose()?;
         Ok((events, no_hit_events, replay_events, proof_events))
     }
@@ -584,17 +585,34 @@ impl GpuAligner {
     }
 }
 
-/// The batch's answers copied back to the host (read after the stream's last event); `n`
-/// exact_match intervals (0 where it did not run), `hits_per_read` hit slots a read.
-fn fetch_answers(slot: &mut Slot, n: usize, n_gpu: usize, hits_per_read: usize) -> Result<()> {
-    let stream = slot.stream.clone();
-    slot.k.fetch(&stream, n)?;
-    slot.l.fetch(&stream, n)?;
-    slot.n_hits.fetch(&stream, n_gpu)?;
-    slot.hits.fetch(&stream, n_gpu * hits_per_read * 3)?;
-    slot.counters.fetch(&stream, N_COUNTERS)?;
-    slot.lookups.fetch(&stream, N_KERNEL_COUNTS)?;
-    slot.long_hits.fetch(&stream, long_hits_room(n_gpu) * 3)?;
-    slot.long_offsets.fetch(&stream, n_gpu)?;
-    Ok(())
+impl GpuAligner {
+    /// Packs the batch's hits (compact_hits) and queues the copy of its answers back to the
+    /// host (read after the stream's last event): `n` exact_match intervals (0 where it did not
+    /// run), and the hits of `n_gpu` reads, as many as the slot's host copy holds
+    /// ([`GpuAligner::collect`] reads the rest).
+    fn fetch_answers(&self, slot: &mut Slot, n: usize, n_gpu: usize) -> Result<()> {
+        let stream = slot.stream.clone();
+        let per_read = self.hits_per_read;
+        let host_words = (n_gpu * compact_hits::HOST_HITS_PER_READ * 3).max(self.packed_words_wanted);
+        let packed = slot.packed_hits.reserve_host(&stream, n_gpu * per_read * 3, host_words)?;
+        let chunk_at = slot.hit_chunks.reserve(&stream, compact_hits::chunk_words(n_gpu))?;
+        if self.poison {
+            buffers::poison(&stream, packed)?;
+            buffers::poison(&stream, chunk_at)?;
+        }
+        let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
+        let (hits, _) = slot.hits.reserve(&stream, n_gpu * per_read * 3)?;
+        let slots = compact_hits::HitSlots { n_hits, hits, hits_per_read: per_read, n: n_gpu };
+        compact_hits::launch(&stream, &self.compact, &slots, chunk_at, packed)?;
+        slot.k.fetch(&stream, n)?;
+        slot.l.fetch(&stream, n)?;
+        slot.n_hits.fetch(&stream, n_gpu)?;
+        slot.packed_hits.fetch(&stream, n_gpu * per_read * 3)?;
+        slot.hit_chunks.fetch(&stream, compact_hits::chunk_words(n_gpu))?;
+        slot.counters.fetch(&stream, N_COUNTERS)?;
+        slot.lookups.fetch(&stream, N_KERNEL_COUNTS)?;
+        slot.long_hits.fetch(&stream, long_hits_room(n_gpu) * 3)?;
+        slot.long_offsets.fetch(&stream, n_gpu)?;
+        Ok(())
+    }
 }

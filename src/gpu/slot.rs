@@ -33,11 +33,16 @@ pub(super) struct Slot {
     pub(super) k: Download<u64>,
     pub(super) l: Download<u64>,
     pub(super) n_hits: Download<i32>,
-    pub(super) hits: Download<u64>,
+    /// Each read's hit slots, which the passes write, and the hits in them packed for the copy
+    /// back (`cuda/compact_hits.cu`) with where each chunk of reads starts there.
+    pub(super) hits: DeviceBuffer<u64>,
+    pub(super) packed_hits: Download<u64>,
+    pub(super) hit_chunks: Download<u32>,
     /// The passes' read queues, one after the other (`N_LISTS` lists of the batch's inexact
     /// reads: each pass's, the reads left to the CPU, the no-hit pass's, and the reads' weights
-    /// for the team passes' order, [`WEIGHT_LIST`]), and their counters.
-    pub(super) queues: Download<u32>,
+    /// for the team passes' order, [`WEIGHT_LIST`]), and their counters. Only the GPU reads
+    /// the queues.
+    pub(super) queues: DeviceBuffer<u32>,
     pub(super) counters: Download<u32>,
     /// Occurrence lookups (BWT blocks read) of each pass, then of read_widths, then of the
     /// no-hit pass; then each pass's block residence in nanoseconds, then read_widths'.
@@ -142,8 +147,10 @@ impl Slot {
             k: Download::new(),
             l: Download::new(),
             n_hits: Download::new(),
-            hits: Download::new(),
-            queues: Download::new(),
+            hits: DeviceBuffer::new(),
+            packed_hits: Download::new(),
+            hit_chunks: Download::new(),
+            queues: DeviceBuffer::new(),
             counters: Download::new(),
             lookups: Download::new(),
             long_hits: Download::new(),
