@@ -134,7 +134,6 @@ fn batch_bytes(reads: usize) -> usize {
         + host.exact_starts.capacity() * 8
         + host.lens.capacity() * 2
         + host.gpu_reads.capacity() * 4
-        + host.codes.capacity()
         + host.starts.capacity() * 8
         + host.gpu_lens.capacity() * 2
         + host.max_diffs.capacity() * 4;

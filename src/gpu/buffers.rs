@@ -44,6 +44,13 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
     }
 }
 
+impl<T: DeviceRepr> Upload<T> {
+    /// The device copy of the last [`Upload::put`].
+    pub fn uploaded(&self) -> Result<&CudaSlice<T>> {
+        self.dev.as_ref().ok_or_else(|| anyhow!("read before upload"))
+    }
+}
+
 /// Device memory that one kernel writes and later kernels of the batch read (no host copy),
 /// grown on demand.
 pub struct DeviceBuffer<T: DeviceRepr> {

@@ -31,6 +31,7 @@ pub mod queue_order;
 mod slot;
 pub mod switches;
 pub mod tuned;
+pub mod unpack_codes;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -53,7 +54,7 @@ use interval_table::{GpuBwt, GpuIntervals};
 use no_hit::NoHitKernels;
 pub use nvrtc::{arch_for, cache_dir, compile, compile_cached, driver_present, nvrtc_present, resource_usage};
 pub use open::{gpu_model, warm_kernel_cache, OpenGpu, StartupTimes};
-use slot::{Slot, N_COUNTERS, N_KERNEL_COUNTS, ORDER_COUNTERS};
+use slot::{Slot, LONG_HITS_COUNTER, N_COUNTERS, N_KERNEL_COUNTS, ORDER_COUNTERS};
 pub use switches::{InexactSwitches, Switches};
 
 /// Longest read the GPU aligns; longer ones go to the CPU.
@@ -176,11 +177,12 @@ pub struct GpuAligner {
     /// Hit slots a read in the answers ([`HITS_PER_READ`], or
     /// [`crate::test_hooks::hits_per_read`]).
     hits_per_read: usize,
-    /// compact_hits, which packs them for the copy back, and the packed words a slot's host
-    /// copy is to hold: more than [`compact_hits::HOST_HITS_PER_READ`] a read once a batch had
-    /// more.
+    /// compact_hits, which packs them for the copy back, and the room of the slots' host copies
+    /// of the packed and long hits.
     compact: CudaFunction,
-    packed_words_wanted: usize,
+    host_room: compact_hits::HostRoom,
+    /// unpack_codes, which lays the inexact kernels' reads out from exact_match's.
+    unpack: CudaFunction,
     next_slot: usize,
     /// Batches submitted so far, and those that fail on purpose (see
     /// [`crate::test_hooks::failing_batches`]).
@@ -214,15 +216,19 @@ impl PassScratch {
     }
 }
 
-/// A batch's hits from its slot, once its stream has finished (the packed hits past the slot's
-/// host copy are copied now); the reads given up for their hit list and for bwa's `-m`; and the
-/// words of packed hits.
-type Answers = (Vec<Option<Vec<AlnHit>>>, (usize, usize), usize);
+/// A batch's hits from its slot, once its stream has finished (the packed and long hits past
+/// the slot's host copies are copied now); the reads given up for their hit list and for bwa's
+/// `-m`; and the words of packed and of long hits.
+type Answers = (Vec<Option<Vec<AlnHit>>>, (usize, usize), (usize, usize));
 fn answers_of(slot: &Slot, batch: &HostBatch, hits_per_read: usize) -> Result<Answers> {
     let n_gpu = batch.gpu_reads.len();
     let chunk_at = slot.hit_chunks.read(compact_hits::chunk_words(n_gpu))?;
     let packed_words = chunk_at[0] as usize * 3;
     let packed = slot.packed_hits.read_all(&slot.stream, packed_words)?;
+    // The list's count goes on past its room where reads did not fit (HITS_FULL).
+    let long_count = slot.counters.read(N_COUNTERS)?[LONG_HITS_COUNTER] as usize;
+    let long_words = long_count.min(long_hits_room(n_gpu)) * 3;
+    let long_hits = slot.long_hits.read_all(&slot.stream, long_words)?;
     let n_hits = slot.n_hits.read(n_gpu)?;
     let firsts = compact_hits::read_firsts(n_hits, hits_per_read, &chunk_at[1..]);
     let answers = GpuAnswers {
@@ -230,10 +236,10 @@ fn answers_of(slot: &Slot, batch: &HostBatch, hits_per_read: usize) -> Result<An
         hits: &packed,
         firsts: &firsts,
         hits_per_read,
-        long_hits: slot.long_hits.read(long_hits_room(n_gpu) * 3)?,
+        long_hits: &long_hits,
         long_offsets: slot.long_offsets.read(n_gpu)?,
     };
-    Ok((answers.to_hits(batch), answers.given_up(), packed_words))
+    Ok((answers.to_hits(batch), answers.given_up(), (packed_words, long_words)))
 }
 
 /// A batch's kernel spans (its events in pairs: exact_match, read_widths, each pass) from
@@ -290,6 +296,7 @@ impl GpuAligner {
         let on_gpu = GpuBwt { words: &words, primary: bwt.primary(), seq_len: bwt.seq_len(), l2: &l2 };
         let intervals = interval_table::build(&ctx, &stream, arch, &on_gpu, inexact_switches.interval_depth)?;
         let compact = compact_hits::load(&ctx, arch)?;
+        let unpack = unpack_codes::load(&ctx, arch)?;
         let mut aligner = GpuAligner {
             ctx,
             stream,
@@ -324,7 +331,8 @@ impl GpuAligner {
             slots,
             hits_per_read: crate::test_hooks::hits_per_read(HITS_PER_READ)?,
             compact,
-            packed_words_wanted: 0,
+            host_room: compact_hits::HostRoom::default(),
+            unpack,
             next_slot: 0,
             submitted: 0,
             fail_batch: crate::test_hooks::failing_batches(ordinal),
@@ -719,8 +727,8 @@ impl GpuAligner {
         slot.stream.synchronize()?;
         self.totals.host.wait_s += waited.elapsed().as_secs_f64();
         let answering = std::time::Instant::now();
-        let (hits, (hits_full, entries_limit), packed_words) = answers_of(slot, &batch, self.hits_per_read)?;
-        self.packed_words_wanted = self.packed_words_wanted.max(packed_words + packed_words / 4);
+        let (hits, (hits_full, entries_limit), words) = answers_of(slot, &batch, self.hits_per_read)?;
+        self.host_room.saw(words.0, words.1);
         let counters = slot.counters.read(N_COUNTERS)?;
         let lookups = slot.lookups.read(N_KERNEL_COUNTS)?;
         let blocks_per_sm: Vec<f64> =
@@ -803,6 +811,7 @@ mod tests {
         assert!(seen.len() >= 7, "{seen:?}");
         compile(interval_table::INTERVAL_TABLE_CU, &[], Some("sm_90")).unwrap();
         compile(compact_hits::COMPACT_HITS_CU, &[], Some("sm_90")).unwrap();
+        compile(unpack_codes::UNPACK_CODES_CU, &[], Some("sm_90")).unwrap();
         let sw = Switches::default();
         compile(EXACT_MATCH_CU, &sw.defines(), Some("sm_90")).unwrap();
         for flip in 0..15 {

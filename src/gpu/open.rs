@@ -37,6 +37,7 @@ pub fn warm_kernel_cache(arch: &'static str) {
     let _ = compile_kernels(&InexactSwitches::default(), &Switches::default(), arch);
     let _ = compile_cached(super::interval_table::INTERVAL_TABLE_CU, &[], arch);
     let _ = compile_cached(super::compact_hits::COMPACT_HITS_CU, &[], arch);
+    let _ = compile_cached(super::unpack_codes::UNPACK_CODES_CU, &[], arch);
 }
 
 /// Where start-up went (seconds), for the aln summary.

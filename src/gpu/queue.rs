@@ -18,6 +18,7 @@ use super::slot::{
     BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
     RESIDENCE_AT, RESIDENCE_COUNTS, WEIGHT_LIST, WIDTHS_RESIDENCE_AT,
 };
+use super::unpack_codes;
 use super::{buffers, long_hits_room, timing_event, ExactArgs, GpuAligner, MAX_PASSES};
 
 /// The arguments of inexact_search but for the scratchpad and the queues.
@@ -117,11 +118,18 @@ impl GpuAligner {
 
         let opt_words: [u32; 16] = bytemuck::cast(b.opt);
         let d_opt = slot.opt.put(&stream, &opt_words)?;
-        let codes = slot.codes.put(&stream, &b.codes)?;
         let starts = slot.starts.put(&stream, &b.starts)?;
         let gpu_lens = slot.gpu_lens.put(&stream, &b.gpu_lens)?;
         let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
+        let (codes, _) = slot.codes.reserve(&stream, b.n_codes)?;
+        let packed = unpack_codes::PackedReads {
+            words: slot.exact_words.uploaded()?,
+            starts: slot.exact_starts.uploaded()?,
+            stride: b.stride,
+        };
+        let inexact_reads = unpack_codes::InexactReads { read_of, starts, lens: gpu_lens, n: n_gpu };
+        unpack_codes::launch(&stream, &self.unpack, &packed, &inexact_reads, codes)?;
         let n_hits = slot.n_hits.reserve(&stream, n_gpu)?;
         let (hits, _) = slot.hits.reserve(&stream, n_gpu * self.hits_per_read * 3)?;
         let (queues, _) = slot.queues.reserve(&stream, n_gpu.max(1) * N_LISTS)?;
@@ -129,7 +137,7 @@ impl GpuAligner {
         stream.memset_zeros(counters)?;
         let lookups = slot.lookups.reserve(&stream, N_KERNEL_COUNTS)?;
         stream.memset_zeros(lookups)?;
-        let long_hits = slot.long_hits.reserve(&stream, long_hits_room(n_gpu) * 3)?;
+        let long_hits = slot.long_hits.reserve_host(&stream, long_hits_room(n_gpu) * 3, self.host_room.long_words())?;
         let long_offsets = slot.long_offsets.reserve(&stream, n_gpu)?;
         if self.poison {
             buffers::poison(&stream, n_hits)?;
@@ -157,11 +165,11 @@ impl GpuAligner {
         // The D arrays: each read's (its length + 1 cells, after those of the reads before it),
         // then each seed's (reads longer than the seed; seed_stride cells each).
         let seed_stride = (b.opt.seed_len.max(0) as usize).min(b.max_len) + 1;
-        let (widths, _) = slot.widths.reserve(&stream, b.codes.len() + n_gpu)?;
+        let (widths, _) = slot.widths.reserve(&stream, b.n_codes + n_gpu)?;
         let (seed_widths, _) = slot.seed_widths.reserve(&stream, n_gpu * seed_stride)?;
         // The root chains' intervals: two words per cell of the D arrays (root_chain).
         let root_chain = self.inexact_switches.root_chain;
-        let root_len = if root_chain { 2 * (b.codes.len() + n_gpu) } else { 2 };
+        let root_len = if root_chain { 2 * (b.n_codes + n_gpu) } else { 2 };
         let (root_intervals, _) = slot.root_intervals.reserve(&stream, root_len)?;
         for buffer in [&mut *widths, &mut *seed_widths, &mut *root_intervals].into_iter().filter(|_| self.poison) {
             buffers::poison(&stream, buffer)?;
@@ -311,11 +319,12 @@ impl GpuAligner {
     /// the two events returned; with `root_order` neither (the root chains give pass 1's order).
     fn queue_exact(&self, slot: &mut Slot, b: &HostBatch, exact_f: &CudaFunction) -> Result<[CudaEvent; 2]> {
         let stream = &slot.stream;
+        // The inexact kernels' codes are unpacked from exact_match's reads: uploaded either way.
+        let reads = slot.exact_words.put(stream, &b.exact_words)?;
+        let starts = slot.exact_starts.put(stream, &b.exact_starts)?;
         if self.inexact_switches.orders_by_root() {
             return Ok([timing_event(stream)?, timing_event(stream)?]);
         }
-        let reads = slot.exact_words.put(stream, &b.exact_words)?;
-        let starts = slot.exact_starts.put(stream, &b.exact_starts)?;
         let lens = slot.lens.put(stream, &b.lens)?;
         let k = slot.k.reserve(stream, b.n)?;
         let l = slot.l.reserve(stream, b.n)?;
@@ -454,7 +463,7 @@ impl GpuAligner {
             max_diffs,
             n_hits,
             n: b.gpu_reads.len(),
-            n_codes: b.codes.len(),
+            n_codes: b.n_codes,
             max_len: b.max_len,
             opt: &b.opt,
             sms: self.sms,
@@ -593,7 +602,7 @@ impl GpuAligner {
     fn fetch_answers(&self, slot: &mut Slot, n: usize, n_gpu: usize) -> Result<()> {
         let stream = slot.stream.clone();
         let per_read = self.hits_per_read;
-        let host_words = (n_gpu * compact_hits::HOST_HITS_PER_READ * 3).max(self.packed_words_wanted);
+        let host_words = self.host_room.packed_words(n_gpu);
         let packed = slot.packed_hits.reserve_host(&stream, n_gpu * per_read * 3, host_words)?;
         let chunk_at = slot.hit_chunks.reserve(&stream, compact_hits::chunk_words(n_gpu))?;
         if self.poison {
