@@ -3,6 +3,8 @@
 # Debian's bwa, dwgsim and art_illumina (with the GSL libraries art_illumina needs, in
 # bundle/lib), the test data gzip'd, and the commit (bundle/commit, for the tables). The
 # harness runs on the CUDA host from a copy of the checkout with bundle/ beside bench/.
+# BASE=COMMIT adds bundle/bcuda-base, that commit's bcuda, for `CONFIGS="base:base: new:new:"
+# bench/run ab`.
 mode_main() {
     set -e
     local target=${CARGO_TARGET_DIR:-$ROOT/target} tmp L
@@ -24,7 +26,20 @@ mode_main() {
         gzip -c "data/${g}_art.fq" > "$C/data/${g}_art.fq.gz"
     done
     for L in 36 76 150 250; do python3 scripts/sim-reads.py data/ecoli536.fa $L 20000 $L | gzip > "$C/data/sim$L.fq.gz"; done
+    [ -z "${BASE:-}" ] || bundle_base "$BASE" "$target"
     du -sh "$C"
     # Kept under 64 MiB, so that it copies to a CUDA host quickly.
     [ "$(du -sm "$C" | cut -f1)" -lt 64 ] || { echo "bundle is over 64 MiB" >&2; return 1; }
+}
+
+# bcuda at commit $1 as bundle/bcuda-base, built in a worktree of its own with its own target
+# folder under $2 (the checkout's build stays as it is).
+bundle_base() {
+    local commit=$1 tree
+    tree=$(mktemp -d)
+    git worktree add --detach "$tree" "$commit" > /dev/null
+    (cd "$tree" && CARGO_TARGET_DIR="$2/base" cargo build --release --quiet -p bcuda --bin bcuda)
+    git worktree remove --force "$tree"
+    cp "$2/base/release/bcuda" "$C/bcuda-base"
+    strip "$C/bcuda-base"
 }
