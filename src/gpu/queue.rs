@@ -137,7 +137,8 @@ impl GpuAligner {
         stream.memset_zeros(counters)?;
         let lookups = slot.lookups.reserve(&stream, N_KERNEL_COUNTS)?;
         stream.memset_zeros(lookups)?;
-        let long_hits = slot.long_hits.reserve_host(&stream, long_hits_room(n_gpu) * 3, self.host_room.long_words())?;
+        let long_room = long_hits_room(n_gpu);
+        let long_hits = slot.long_hits.reserve_host(&stream, long_room * 3, self.host_room.long_words(long_room))?;
         let long_offsets = slot.long_offsets.reserve(&stream, n_gpu)?;
         if self.poison {
             buffers::poison(&stream, n_hits)?;
