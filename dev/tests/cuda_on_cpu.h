@@ -48,3 +48,17 @@ static unsigned atomicExch(unsigned *p, unsigned v)
 #define __shared__ static
 #define __syncthreads()
 #define __clz __builtin_clz
+// A launch of `blocks` blocks of `threads` threads, one after another from the last: work the
+// threads claim with atomics then lands out of order, as it may on a GPU.
+template <class Kernel> static void launch_last_first(unsigned blocks, unsigned threads, Kernel kernel)
+{
+    blockDim.x = threads;
+    gridDim.x = blocks;
+    for (int b = (int)blocks - 1; b >= 0; --b) {
+        blockIdx.x = b;
+        for (int t = (int)threads - 1; t >= 0; --t) {
+            threadIdx.x = t;
+            kernel();
+        }
+    }
+}

@@ -27,15 +27,7 @@ int main()
     std::vector<u32> chunk_at(1 + chunks, 0xFFFFFFFFu);
     chunk_at[0] = 0;
     std::vector<u64> packed(hits.size() + 1, ~0ULL);
-    blockDim.x = 4;
-    gridDim.x = (chunks + blockDim.x - 1) / blockDim.x;
-    for (int b = (int)gridDim.x - 1; b >= 0; --b) {
-        blockIdx.x = b;
-        for (int t = (int)blockDim.x - 1; t >= 0; --t) {
-            threadIdx.x = t;
-            compact_hits(n_hits.data(), hits.data(), per_read, n, chunk_reads, chunk_at.data(), packed.data());
-        }
-    }
+    launch_last_first((chunks + 3) / 4, 4, [&] { compact_hits(n_hits.data(), hits.data(), per_read, n, chunk_reads, chunk_at.data(), packed.data()); });
     for (u32 x : chunk_at) printf("%u ", x);
     printf("\n");
     for (u64 i = 0; i < (u64)chunk_at[0] * 3; ++i) printf("%llu ", packed[i]);

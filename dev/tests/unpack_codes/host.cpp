@@ -34,15 +34,7 @@ int main()
         if (code_start[j] + len > n_codes) n_codes = code_start[j] + len;
     }
     std::vector<u8> codes(n_codes, 0xEE);
-    blockDim.x = 8;
-    gridDim.x = (n + blockDim.x - 1) / blockDim.x;
-    for (int b = (int)gridDim.x - 1; b >= 0; --b) {
-        blockIdx.x = b;
-        for (int t = (int)blockDim.x - 1; t >= 0; --t) {
-            threadIdx.x = t;
-            unpack_codes(words.data(), packed_start.data(), stride, read_of.data(), code_start.data(), lens.data(), n, codes.data());
-        }
-    }
+    launch_last_first((n + 7) / 8, 8, [&] { unpack_codes(words.data(), packed_start.data(), stride, read_of.data(), code_start.data(), lens.data(), n, codes.data()); });
     for (u8 c : codes) printf("%u ", c);
     printf("\n");
     return 0;
