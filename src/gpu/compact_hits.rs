@@ -20,8 +20,8 @@ pub const CHUNK_READS: usize = 32;
 /// Hits a read that the host's page-locked copy holds at first. A batch with more is read in
 /// full all the same (the rest copied when it is collected), and its slot's copy grows. bwa's
 /// `.sai` of 20,000 reads of the human-like 100 Mbp genome has 1.09 hits a read within 16 at
-/// 100 bp and 1.24 in ancient DNA, and 0.07 and 0.36 a read in the long list (2-core build
-/// machine, 2026-12-05, 7959005: `bcuda aln --cpu`).
+/// 100 bp and 1.24 in ancient DNA, and 0.07 and 0.36 a read in the long list
+/// (bench/results/cpu-2c/hits-per-read.txt).
 pub const HOST_HITS_PER_READ: usize = 2;
 
 /// The words the host's page-locked copies of a batch's packed and long hits hold: their first
