@@ -69,6 +69,17 @@ pub(crate) fn hits_per_read(default: usize) -> Result<usize> {
     }
 }
 
+/// `BCUDA_TEST_NO_HOST_ROOM=1`: the host's copies of the packed and long hits hold nothing and
+/// never grow, so that every batch's hits are read at collect from the GPU
+/// (`compact_hits::HostRoom`), the path of batches with more hits than the room.
+pub(crate) fn no_host_room() -> Result<bool> {
+    match std::env::var("BCUDA_TEST_NO_HOST_ROOM") {
+        Err(_) => Ok(false),
+        Ok(v) if v == "1" => Ok(true),
+        Ok(v) => Err(anyhow::anyhow!("BCUDA_TEST_NO_HOST_ROOM={v}: expected 1")),
+    }
+}
+
 /// `BCUDA_TEST_STACKS=a,b[,c]`: stack entries per pass of the inexact search (one to
 /// `max_passes` sizes), forced small so that the checks show that every pass and the CPU give
 /// the same hits. `None` when unset.

@@ -11,6 +11,21 @@ switch_cases() { # SWITCHES
     BCUDA_TEST_INEXACT_SWITCHES=$sw check lambda.fa "$(data_file lambda_art.fq)" -o 2 -e 3
 }
 
+# The batch's layout between host and GPU: the hits read at collect from the GPU (no host
+# room), one hit slot a read (reads with more hits in the long list), both, and the codes
+# unpacked where exact_match does not run (root_order; the other layout, sequence_stride=0,
+# is a tuned file's: dev/tests/unpack_codes.rs checks both).
+layout_paths() {
+    local ecoli_art sim36 sim250
+    ecoli_art=$(data_file ecoli536_art.fq) sim36=$(data_file sim36.fq) sim250=$(data_file sim250.fq)
+    BCUDA_TEST_NO_HOST_ROOM=1 check ecoli536.fa "$ecoli_art"
+    BCUDA_TEST_NO_HOST_ROOM=1 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_HITS_PER_READ=1 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_HITS_PER_READ=1 BCUDA_TEST_NO_HOST_ROOM=1 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_HITS_PER_READ=1 check demo_ref.fa testdata/demo.fq
+    BCUDA_TEST_INEXACT_SWITCHES=root_order=1 check ecoli536.fa "$sim250" -n 2
+}
+
 # The GPU's paths forced by the test hooks (src/test_hooks.rs): the .sai must not change.
 forced_paths() {
     local ecoli_art sim250 sim36 lambda_art stacks sw

@@ -8,7 +8,8 @@
 # Prints SAME / DIFF / FAIL lines and a final count; exits 1 on any DIFF or FAIL.
 # --cpu: bcuda aln --cpu against bwa aln on the same read and option sets, for a machine
 # without a GPU (about a minute on two cores).
-# ONLY_PATHS="exact_replay ..." runs only those GPU paths (exact_replay_paths, ...).
+# ONLY_PATHS="exact_replay ..." runs only those GPU paths (exact_replay_paths, ...; layout: the
+# batch's hits and codes between host and GPU).
 # Log: gpu-check-TAG.log.
 . bench/modes/identity-gpu.sh
 
@@ -31,6 +32,7 @@ mode_main() {
     fi
     options_paths
     if [ "$ALIGN" = --gpu ]; then
+        layout_paths
         forced_paths
         no_hit_paths
         exact_replay_paths
@@ -59,6 +61,7 @@ check() {
     local prefix=$1 reads=$2 hooks
     shift 2
     hooks=${BCUDA_TEST_STACKS:+ stacks $BCUDA_TEST_STACKS}${BCUDA_TEST_INEXACT_SWITCHES:+ switches $BCUDA_TEST_INEXACT_SWITCHES}
+    hooks+=${BCUDA_TEST_HITS_PER_READ:+ hits a read $BCUDA_TEST_HITS_PER_READ}${BCUDA_TEST_NO_HOST_ROOM:+ no host room}
     $B aln --cpu --quiet -t "$T" "$@" "$W/$prefix" "$reads" > "$W/cpu.sai"
     if [ "$ALIGN" = --cpu ]; then
         "$BWA" aln -t "$T" "$@" "$W/$prefix" "$reads" > "$W/other.sai" 2> "$W/other.err"

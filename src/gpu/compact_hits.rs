@@ -31,16 +31,29 @@ pub const HOST_HITS_PER_READ: usize = 2;
 pub struct HostRoom {
     packed: usize,
     long: usize,
+    /// No room at all, ever (`BCUDA_TEST_NO_HOST_ROOM`): every batch is read at collect.
+    none: bool,
 }
 
 impl HostRoom {
+    /// A room that holds nothing and never grows.
+    pub fn none() -> HostRoom {
+        HostRoom { none: true, ..HostRoom::default() }
+    }
+
     /// The packed hits' words for a batch of `n` reads the GPU searches.
     pub fn packed_words(&self, n: usize) -> usize {
+        if self.none {
+            return 0;
+        }
         (n * HOST_HITS_PER_READ * 3).max(self.packed)
     }
 
     /// The long hits' words, of a list with room for `room` hits: half of it at first.
     pub fn long_words(&self, room: usize) -> usize {
+        if self.none {
+            return 0;
+        }
         (room / 2 * 3).max(self.long)
     }
 
@@ -136,6 +149,9 @@ mod tests {
         assert_eq!(room.packed_words(1000), 10_000, "it does not shrink");
         assert_eq!(room.long_words(4000), 10_000);
         assert_eq!(room.packed_words(262_144), 262_144 * 6);
+        let mut none = HostRoom::none();
+        none.saw(8000, 8000);
+        assert_eq!((none.packed_words(1000), none.long_words(4000)), (0, 0));
     }
 
     #[test]

@@ -331,7 +331,11 @@ impl GpuAligner {
             slots,
             hits_per_read: crate::test_hooks::hits_per_read(HITS_PER_READ)?,
             compact,
-            host_room: compact_hits::HostRoom::default(),
+            host_room: if crate::test_hooks::no_host_room()? {
+                compact_hits::HostRoom::none()
+            } else {
+                compact_hits::HostRoom::default()
+            },
             unpack,
             next_slot: 0,
             submitted: 0,
