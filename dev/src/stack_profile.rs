@@ -175,8 +175,9 @@ struct ReadProfile {
     pops: usize,
     /// bwa's pops up to and including the one that found the first hit (all of them without a hit).
     pops_before_hit: usize,
-    /// The best hit's score (None: no hit).
+    /// The best hit's score (None: no hit), and the hits bwa reports.
     best: Option<u32>,
+    n_hits: usize,
     /// With `--check-pop-order`: bwa's pops out of the ancestry order.
     out_of_order: u64,
     /// With `--check-replay`: whether the replay gave bwa's hits, and the entries on the
@@ -239,6 +240,7 @@ fn profile_read(
         pops: oracle.pops,
         pops_before_hit,
         best,
+        n_hits: hits.len(),
         out_of_order,
         replay,
         peak: oracle.peak,
@@ -358,14 +360,15 @@ fn pops_out_of_order(
 fn write_per_read(path: &std::path::Path, profiles: &[ReadProfile], level_capacities: &[usize]) -> Result<()> {
     use std::io::Write;
     let mut out = bcuda_output::Output::file(path)?;
-    write!(out, "read\tpops\tpeak\texact_interval\troot_len\troot_weight")?;
+    write!(out, "read\tpops\tpops_before_hit\tbest\thits\tpeak\texact_interval\troot_len\troot_weight")?;
     write!(out, "\tpass1_pops\tpass1_entries\tpass1_best")?;
     for c in level_capacities {
         write!(out, "\tgroups_{c}\tcritical_pops_{c}")?;
     }
     writeln!(out)?;
     for (i, p) in profiles.iter().enumerate() {
-        write!(out, "{i}\t{}\t{}\t{}", p.pops, p.peak, p.exact)?;
+        let best = p.best.map_or("NA".to_string(), |b| b.to_string());
+        write!(out, "{i}\t{}\t{}\t{best}\t{}\t{}\t{}", p.pops, p.pops_before_hit, p.n_hits, p.peak, p.exact)?;
         write!(out, "\t{}\t{}", p.root.len, p.root.weight)?;
         match p.handed_on {
             Some(s) => write!(out, "\t{}\t{}\t{}", s.pops, s.entries, s.best)?,
