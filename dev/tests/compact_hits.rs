@@ -4,22 +4,15 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use bcuda::gpu::compact_hits::{chunk_words, kept, read_firsts, CHUNK_READS};
 use bcuda::search::seeded::xorshift;
 
 /// The kernel's `chunk_at` and packed words for these counts and hit slots.
 fn run(host: &std::path::Path, per_read: usize, n_hits: &[i32], slots: &[u64]) -> (Vec<u32>, Vec<u64>) {
-    let mut child = Command::new(host).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     let mut input = format!("{} {per_read} {CHUNK_READS}\n", n_hits.len());
     n_hits.iter().for_each(|c| input += &format!("{c} "));
     slots.iter().for_each(|w| input += &format!("{w} "));
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = common::run_host(host, &input);
     let mut lines = text.lines();
     let chunk_at = lines.next().unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();
     let packed = lines.next().unwrap_or("").split_whitespace().map(|x| x.parse().unwrap()).collect();

@@ -4,22 +4,15 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use bcuda::gpu::queue_order::weight_bucket;
 use bcuda::search::seeded::xorshift;
 
 fn run(host: &std::path::Path, weights: &[u32], queue: &[u32]) -> (Vec<u32>, Vec<u32>) {
-    let mut child = Command::new(host).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     let mut input = format!("{} {}\n", weights.len(), queue.len());
     for x in weights.iter().chain(queue) {
         input += &format!("{x} ");
     }
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = common::run_host(host, &input);
     let mut lines = text.lines().map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect::<Vec<u32>>());
     (lines.next().unwrap_or_default(), lines.next().unwrap_or_default())
 }

@@ -4,9 +4,6 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use bcuda::gpu::HostBatch;
 use bcuda::reads::{ReadBatch, ReadOptions};
 use bcuda::sai::GapOptions;
@@ -14,7 +11,6 @@ use bcuda::search::seeded::xorshift;
 
 /// The kernel's codes for batch `b`.
 fn run(host: &std::path::Path, b: &HostBatch) -> Vec<u8> {
-    let mut child = Command::new(host).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     let (words, n) = (&b.exact_words, b.gpu_reads.len());
     let mut input = format!("{} {} {n} {}\n", words.len(), b.exact_starts.len(), b.stride as i32);
     words.iter().for_each(|w| input += &format!("{w} "));
@@ -22,10 +18,7 @@ fn run(host: &std::path::Path, b: &HostBatch) -> Vec<u8> {
     for j in 0..n {
         input += &format!("{} {} {} ", b.gpu_reads[j], b.starts[j], b.gpu_lens[j]);
     }
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect()
+    common::run_host(host, &input).split_whitespace().map(|x| x.parse().unwrap()).collect()
 }
 
 #[test]

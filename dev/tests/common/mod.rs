@@ -21,3 +21,16 @@ pub fn build_cpu_kernels(dir: &Path, host: &str, name: &str, defines: &[String])
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     Some(exe)
 }
+
+/// The stdout of `host` (built by [`build_cpu_kernels`]) given `input` on its stdin; panics
+/// where it fails.
+#[allow(dead_code)] // not every test that includes this module runs a host this way
+pub fn run_host(host: &Path, input: &str) -> String {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(host).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{} failed", host.display());
+    String::from_utf8(out.stdout).unwrap()
+}
