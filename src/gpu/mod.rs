@@ -273,6 +273,7 @@ impl GpuAligner {
             inexact,
             no_hit,
             exact: exact_f,
+            layout: (compact, unpack),
             mut startup,
         } = gpu;
         // A genome too large for compact stack entries gets the 32-byte ones, compiled below.
@@ -295,8 +296,6 @@ impl GpuAligner {
         }
         let on_gpu = GpuBwt { words: &words, primary: bwt.primary(), seq_len: bwt.seq_len(), l2: &l2 };
         let intervals = interval_table::build(&ctx, &stream, arch, &on_gpu, inexact_switches.interval_depth)?;
-        let compact = compact_hits::load(&ctx, arch)?;
-        let unpack = unpack_codes::load(&ctx, arch)?;
         let mut aligner = GpuAligner {
             ctx,
             stream,

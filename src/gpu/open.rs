@@ -74,6 +74,8 @@ pub struct OpenGpu {
     pub(super) inexact: InexactKernels,
     pub(super) no_hit: Option<NoHitKernels>,
     pub(super) exact: CudaFunction,
+    /// The batch's layout kernels: compact_hits and unpack_codes.
+    pub(super) layout: (CudaFunction, CudaFunction),
     pub(super) inexact_switches: InexactSwitches,
     pub(super) startup: StartupTimes,
 }
@@ -119,12 +121,15 @@ impl OpenGpu {
         let t = std::time::Instant::now();
         let kernels_cached = inexact_kernels::cached(INEXACT_MATCH_CU, &inexact, arch)
             && nvrtc::is_cached(EXACT_MATCH_CU, &switches.defines(), arch)
-            && no_hit::cached(&inexact, arch);
+            && no_hit::cached(&inexact, arch)
+            && nvrtc::is_cached(super::compact_hits::COMPACT_HITS_CU, &[], arch)
+            && nvrtc::is_cached(super::unpack_codes::UNPACK_CODES_CU, &[], arch);
         let (inexact_images, exact_image, no_hit_image) = compile_kernels(&inexact, &switches, arch)?;
         // Loaded here, beside the index load (PTX, on a GPU without a CUBIN target, is compiled by the driver now).
         let inexact_kernels = InexactKernels::load(&ctx, inexact_images)?;
         let no_hit = no_hit_image.map(|image| NoHitKernels::load(&ctx, image)).transpose()?;
         let exact = exact_image.load(&ctx)?.load_function("exact_match")?;
+        let layout = (super::compact_hits::load(&ctx, arch)?, super::unpack_codes::load(&ctx, arch)?);
         let startup = StartupTimes {
             context_s,
             kernels_s: t.elapsed().as_secs_f64(),
@@ -146,6 +151,7 @@ impl OpenGpu {
             inexact: inexact_kernels,
             no_hit,
             exact,
+            layout,
             startup,
         })
     }
