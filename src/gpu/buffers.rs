@@ -125,9 +125,13 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
         Ok(())
     }
 
-    /// The first `len` elements, once the copy has arrived.
+    /// The first `len` elements, once the copy has arrived; an error past what the last
+    /// [`Download::fetch`] copied, whose host copy may hold less than was asked.
     pub fn read(&self, len: usize) -> Result<&[T]> {
         let host = self.host.as_ref().ok_or_else(|| anyhow!("read before fetch"))?;
+        if len > self.fetched {
+            bail!("{len} elements read where {} were copied back", self.fetched);
+        }
         Ok(&host.as_slice()?[..len])
     }
 
