@@ -315,14 +315,17 @@ pub fn share_lines(gpus: &[GpuAligner], shares: &[Share]) -> Vec<String> {
 }
 
 /// What the thread that feeds the GPU spent on its batches (see
-/// [`crate::gpu::BatchTimes::host`]), e.g. "; host: queueing 0.31 s (uploads 0.12 s), waiting
-/// 3.40 s, answers 0.52 s".
+/// [`crate::gpu::BatchTimes::host`]), e.g. "; host: queueing 0.31 s (uploads 0.12 s,
+/// page-locking 0.05 s: 40 copies, 48 MB), waiting 3.40 s, answers 0.52 s".
 fn host_times(gpu: &GpuAligner) -> String {
-    let h = gpu.totals.host;
+    let (h, pinned) = (gpu.totals.host, gpu.pinned());
     format!(
-        "; host: queueing {:.2} s (uploads {:.2} s), waiting {:.2} s, answers {:.2} s",
+        "; host: queueing {:.2} s (uploads {:.2} s, page-locking {:.2} s: {} copies, {} MB), waiting {:.2} s, answers {:.2} s",
         h.queue_s,
         gpu.upload_s(),
+        pinned.secs,
+        pinned.count,
+        pinned.bytes >> 20,
         h.wait_s,
         h.answers_s
     )

@@ -7,6 +7,40 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Result};
 use cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 
+/// The host's page-locking of a buffer's copies: each allocation, with the free of the copy it
+/// replaces. Both wait for the GPU's queued work, so a copy that grows mid-run stalls the
+/// feeder, for aln's summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PinTimes {
+    pub count: usize,
+    pub bytes: usize,
+    pub secs: f64,
+}
+
+impl PinTimes {
+    pub fn add(&mut self, other: PinTimes) {
+        self.count += other.count;
+        self.bytes += other.bytes;
+        self.secs += other.secs;
+    }
+}
+
+/// Replaces `host` by a page-locked copy of `len` elements, counted in `times`.
+fn pin<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    host: &mut Option<PinnedHostSlice<T>>,
+    len: usize,
+    flags: u32,
+    times: &mut PinTimes,
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    *host = None;
+    // SAFETY: every caller writes the elements it reads (a host fill or a copy from the device).
+    *host = Some(unsafe { stream.context().alloc_pinned_with_flags::<T>(len, flags) }?);
+    times.add(PinTimes { count: 1, bytes: len * std::mem::size_of::<T>(), secs: started.elapsed().as_secs_f64() });
+    Ok(())
+}
+
 /// A kernel input: page-locked host staging and its device copy, grown on demand. Pinned
 /// memory lets the copy run asynchronously on the batch's stream, under another batch's kernels.
 pub struct Upload<T: DeviceRepr> {
@@ -14,11 +48,12 @@ pub struct Upload<T: DeviceRepr> {
     dev: Option<CudaSlice<T>>,
     /// The host's time in [`Upload::put`], for aln's summary.
     pub busy_s: f64,
+    pub pinned: PinTimes,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
     pub fn new() -> Self {
-        Upload { host: None, dev: None, busy_s: 0.0 }
+        Upload { host: None, dev: None, busy_s: 0.0, pinned: PinTimes::default() }
     }
 
     /// Queues the copy of `data` to the device on `stream`. Waits only if this buffer's
@@ -28,12 +63,10 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Default> Upload<T> {
         let need = data.len().max(1);
         if self.host.as_ref().is_none_or(|h| h.len() < need) {
             let capacity = need + need / 8;
-            (self.host, self.dev) = (None, None);
-            // SAFETY: the staging buffer is zeroed before use; write-combined suits host writes.
-            let mut host =
-                unsafe { stream.context().alloc_pinned_with_flags::<T>(capacity, sys::CU_MEMHOSTALLOC_WRITECOMBINED) }?;
-            host.as_mut_slice()?.fill(T::default());
-            self.host = Some(host);
+            self.dev = None;
+            // Write-combined suits a buffer the host only writes; it is zeroed before use.
+            pin(stream, &mut self.host, capacity, sys::CU_MEMHOSTALLOC_WRITECOMBINED, &mut self.pinned)?;
+            self.host.as_mut().expect("pinned above").as_mut_slice()?.fill(T::default());
             self.dev = Some(stream.alloc_zeros::<T>(capacity)?);
         }
         let (Some(host), Some(dev)) = (self.host.as_mut(), self.dev.as_mut()) else { unreachable!("allocated above") };
@@ -83,11 +116,12 @@ pub struct Download<T: DeviceRepr> {
     host: Option<PinnedHostSlice<T>>,
     /// Elements the last [`Download::fetch`] queued.
     fetched: usize,
+    pub pinned: PinTimes,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
     pub fn new() -> Self {
-        Download { dev: DeviceBuffer::new(), host: None, fetched: 0 }
+        Download { dev: DeviceBuffer::new(), host: None, fetched: 0, pinned: PinTimes::default() }
     }
 
     /// The device buffer, at least `len` long (contents undefined until a kernel writes it),
@@ -103,10 +137,8 @@ impl<T: DeviceRepr + ValidAsZeroBits> Download<T> {
         let (dev, _) = self.dev.reserve(stream, len)?;
         let host_len = host_len.clamp(1, dev.len());
         if self.host.as_ref().is_none_or(|h| h.len() < host_len) {
-            self.host = None;
             let capacity = (host_len + host_len / 8).min(dev.len());
-            // SAFETY: written by the copy from the device before it is read.
-            self.host = Some(unsafe { stream.context().alloc_pinned_with_flags::<T>(capacity, 0) }?);
+            pin(stream, &mut self.host, capacity, 0, &mut self.pinned)?;
         }
         Ok(dev)
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 
-use super::buffers::{DeviceBuffer, Download};
+use super::buffers::{DeviceBuffer, Download, PinTimes};
 use super::candidates::{
     cfg, ptr, CandidateKernels, OutputsArg, Penalties, ReadsArg, BLOCK, BRANCH_BYTES, COUNTERS, FOUND_WORDS,
     MAX_ROUNDS, TREE_NODE_BYTES,
@@ -65,6 +65,14 @@ pub(super) struct CandidateBuffers {
 }
 
 impl CandidateBuffers {
+    /// The page-locking of the host copies read back.
+    pub(super) fn pinned(&self) -> PinTimes {
+        let mut all = self.counters.pinned;
+        all.add(self.list_counts.pinned);
+        all.add(self.lookups.pinned);
+        all
+    }
+
     pub(super) fn new() -> CandidateBuffers {
         CandidateBuffers {
             seq: DeviceBuffer::new(),

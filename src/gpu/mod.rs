@@ -45,6 +45,7 @@ use crate::sai::AlnHit;
 use batch::GpuAnswers;
 pub use batch::{pack_reads, HostBatch};
 pub use batch_times::{BatchTimes, HostTimes};
+pub use buffers::PinTimes;
 use candidates::CandidateKernels;
 pub use first_pass::HAND_ON_SHARE;
 use first_pass::{gave_up, given_up_state, rule_state};
@@ -687,6 +688,13 @@ impl GpuAligner {
     /// copies (part of [`HostTimes::queue_s`]).
     pub fn upload_s(&self) -> f64 {
         self.slots.iter().flatten().map(Slot::upload_s).sum()
+    }
+
+    /// The host's page-locking of the slots' copies (part of [`HostTimes::queue_s`]).
+    pub fn pinned(&self) -> PinTimes {
+        let mut all = PinTimes::default();
+        self.slots.iter().flatten().for_each(|s| all.add(s.pinned()));
+        all
     }
 
     /// Plans the passes from the free GPU memory (see [`inexact::plan`]) and allocates their

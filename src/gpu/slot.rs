@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 
-use super::buffers::{DeviceBuffer, Download, Upload};
+use super::buffers::{DeviceBuffer, Download, PinTimes, Upload};
 use super::candidate_buffers::CandidateBuffers;
 use super::MAX_PASSES;
 use crate::sai::GapOptions;
@@ -73,6 +73,36 @@ impl Slot {
         ]
         .iter()
         .sum()
+    }
+
+    /// The page-locking of the slot's host copies: staging and answers.
+    pub(super) fn pinned(&self) -> PinTimes {
+        let uploads = [
+            self.exact_words.pinned,
+            self.exact_starts.pinned,
+            self.lens.pinned,
+            self.opt.pinned,
+            self.starts.pinned,
+            self.gpu_lens.pinned,
+            self.max_diffs.pinned,
+            self.read_of.pinned,
+        ];
+        let downloads = [
+            self.k.pinned,
+            self.l.pinned,
+            self.n_hits.pinned,
+            self.packed_hits.pinned,
+            self.hit_chunks.pinned,
+            self.counters.pinned,
+            self.lookups.pinned,
+            self.long_hits.pinned,
+            self.long_offsets.pinned,
+            self.replay.pinned(),
+            self.proof.pinned(),
+        ];
+        let mut all = PinTimes::default();
+        uploads.into_iter().chain(downloads).for_each(|p| all.add(p));
+        all
     }
 }
 
