@@ -17,28 +17,25 @@ pub const COMPACT_HITS_CU: &str = include_str!("../../cuda/compact_hits.cu");
 /// Reads a thread of compact_hits takes: one atomic a chunk.
 pub const CHUNK_READS: usize = 32;
 
-/// Hits a read that the host's page-locked copy holds at first. A batch with more is read in
-/// full all the same (the rest copied when it is collected), and its slot's copy grows. bwa's
+/// Hits a read that the host's page-locked copy holds. A batch with more is read in full all the
+/// same: the rest is copied from the device when it is collected, a copy of a few milliseconds.
+/// The copy does not grow to fit: page-locking mid-run waits for the GPU's queued work. bwa's
 /// `.sai` of 20,000 reads of the human-like 100 Mbp genome has 1.09 hits a read within 16 at
 /// 100 bp and 1.24 in ancient DNA, and 0.07 and 0.36 a read in the long list
 /// (bench/results/cpu-2c/hits-per-read.txt).
 pub const HOST_HITS_PER_READ: usize = 2;
 
-/// The words the host's page-locked copies of a batch's packed and long hits hold: their first
-/// room, or more once a batch had more (a fourth over the most seen, so that the next batches'
-/// copies do not come in two parts).
+/// The words the host's page-locked copies of a batch's packed and long hits hold.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HostRoom {
-    packed: usize,
-    long: usize,
-    /// No room at all, ever (`BCUDA_TEST_NO_HOST_ROOM`): every batch is read at collect.
+    /// No room at all (`BCUDA_TEST_NO_HOST_ROOM`): every batch is read at collect.
     none: bool,
 }
 
 impl HostRoom {
-    /// A room that holds nothing and never grows.
+    /// A room that holds nothing.
     pub fn none() -> HostRoom {
-        HostRoom { none: true, ..HostRoom::default() }
+        HostRoom { none: true }
     }
 
     /// The packed hits' words for a batch of `n` reads the GPU searches.
@@ -46,21 +43,15 @@ impl HostRoom {
         if self.none {
             return 0;
         }
-        (n * HOST_HITS_PER_READ * 3).max(self.packed)
+        n * HOST_HITS_PER_READ * 3
     }
 
-    /// The long hits' words, of a list with room for `room` hits: half of it at first.
+    /// The long hits' words, of a list with room for `room` hits: half of it.
     pub fn long_words(&self, room: usize) -> usize {
         if self.none {
             return 0;
         }
-        (room / 2 * 3).max(self.long)
-    }
-
-    /// A batch had `packed` words of packed hits and `long` of long ones.
-    pub fn saw(&mut self, packed: usize, long: usize) {
-        self.packed = self.packed.max(packed + packed / 4);
-        self.long = self.long.max(long + long / 4);
+        room / 2 * 3
     }
 }
 
@@ -140,17 +131,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_host_room_grows_past_the_most_a_batch_had() {
-        let mut room = HostRoom::default();
+    fn the_host_room_holds_two_hits_a_read_and_half_the_long_list() {
+        let room = HostRoom::default();
         assert_eq!((room.packed_words(1000), room.long_words(4000)), (6000, 6000));
-        room.saw(8000, 30);
-        assert_eq!((room.packed_words(1000), room.long_words(4000)), (10_000, 6000));
-        room.saw(4000, 8000);
-        assert_eq!(room.packed_words(1000), 10_000, "it does not shrink");
-        assert_eq!(room.long_words(4000), 10_000);
         assert_eq!(room.packed_words(262_144), 262_144 * 6);
-        let mut none = HostRoom::none();
-        none.saw(8000, 8000);
+        let none = HostRoom::none();
         assert_eq!((none.packed_words(1000), none.long_words(4000)), (0, 0));
     }
 

@@ -219,8 +219,8 @@ impl PassScratch {
 
 /// A batch's hits from its slot, once its stream has finished (the packed and long hits past
 /// the slot's host copies are copied now); the reads given up for their hit list and for bwa's
-/// `-m`; and the words of packed and of long hits.
-type Answers = (Vec<Option<Vec<AlnHit>>>, (usize, usize), (usize, usize));
+/// `-m`.
+type Answers = (Vec<Option<Vec<AlnHit>>>, (usize, usize));
 fn answers_of(slot: &Slot, batch: &HostBatch, hits_per_read: usize) -> Result<Answers> {
     let n_gpu = batch.gpu_reads.len();
     let chunk_at = slot.hit_chunks.read(compact_hits::chunk_words(n_gpu))?;
@@ -240,7 +240,7 @@ fn answers_of(slot: &Slot, batch: &HostBatch, hits_per_read: usize) -> Result<An
         long_hits: &long_hits,
         long_offsets: slot.long_offsets.read(n_gpu)?,
     };
-    Ok((answers.to_hits(batch), answers.given_up(), (packed_words, long_words)))
+    Ok((answers.to_hits(batch), answers.given_up()))
 }
 
 /// A batch's kernel spans (its events in pairs: exact_match, read_widths, each pass) from
@@ -738,8 +738,7 @@ impl GpuAligner {
         slot.stream.synchronize()?;
         self.totals.host.wait_s += waited.elapsed().as_secs_f64();
         let answering = std::time::Instant::now();
-        let (hits, (hits_full, entries_limit), words) = answers_of(slot, &batch, self.hits_per_read)?;
-        self.host_room.saw(words.0, words.1);
+        let (hits, (hits_full, entries_limit)) = answers_of(slot, &batch, self.hits_per_read)?;
         let counters = slot.counters.read(N_COUNTERS)?;
         let lookups = slot.lookups.read(N_KERNEL_COUNTS)?;
         let blocks_per_sm: Vec<f64> =
