@@ -11,7 +11,9 @@
 #      the reads are made once per W);
 #      (hooks: test hooks, e.g. BCUDA_TEST_SLOTS=8, commas between them, as are switches);
 #   3. each config's .sai against the first config's;
-#   4. with GPU_CHECK=1, bench/run identity (SKIP_SWITCHES=1), counted.
+#   4. with HEAD_READS=N (e.g. 1000000), step 2 again on the first N reads of each regime: end
+#      to end, where the run's start weighs most;
+#   5. with GPU_CHECK=1, bench/run identity (SKIP_SWITCHES=1), counted.
 # Log: ab-TAG.log.
 #   CONFIGS="base:base: new:new:" bench/run ab
 mode_main() {
@@ -24,6 +26,7 @@ mode_main() {
     log "reads: $(($(wc -l < "$W/reads.fq") / 4)) 100bp, $(($(wc -l < "$W/adna.fq") / 4)) adna"
     for reg in 100bp adna; do ab_check $reg; done
     ab_configs "$reps" "$configs"
+    [ -z "${HEAD_READS:-}" ] || ab_head "$reps" "$configs"
     [ -z "${GPU_CHECK:-}" ] || ab_identity
 }
 # The genome and reads persist for the next A/B.
@@ -46,18 +49,29 @@ ab_configs() { # REPS CONFIGS
         IFS=: read -r name build sw hooks <<< "$cfg"
         x=$B
         [ "$build" = new ] || x=$BIN/bcuda-$build
-        s=$W/s_${reg}_$name
+        s=$W/s_${reg}${AB_HEAD:+_head}_$name
         t0=$(now)
         # shellcheck disable=SC2086 # the hooks are words: NAME=VALUE ...
-        env ${hooks//,/ } BCUDA_TEST_INEXACT_SWITCHES="$sw" $x aln --gpu -t 16 $(regime_options $reg) "$W/genome.fa" "$(regime_reads $reg)" > "$s.sai" 2> "$s.err"
+        env ${hooks//,/ } BCUDA_TEST_INEXACT_SWITCHES="$sw" $x aln --gpu -t 16 $(regime_options $reg) "$W/genome.fa" "$(ab_reads $reg)" > "$s.sai" 2> "$s.err"
         t1=$(now)
-        log "$reg $name ($build${sw:+ $sw}${hooks:+ $hooks}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s; SMs held: [^;]*' "$s.err"); $(grep -o "over their launches' spans: [^;]*" "$s.err"); $(grep -o 'batches running kernels: [^;]*' "$s.err"); $(grep -o 'host: queueing [^;]*' "$s.err"); $(grep -o 'no-hit pass [0-9.]* ms on [0-9]* reads: [0-9]* proved' "$s.err") $(grep -o 'pass [1-4] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); $(grep -o 'stages busy: .*' "$s.err"); $(grep -o '[0-9]* reads aligned on the CPU: [^;]*' "$s.err"); sai $(md5sum < "$s.sai" | cut -c1-8)"
+        log "$reg${AB_HEAD:+ first $AB_HEAD} $name ($build${sw:+ $sw}${hooks:+ $hooks}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s; SMs held: [^;]*' "$s.err"); $(grep -o "over their launches' spans: [^;]*" "$s.err"); $(grep -o 'batches running kernels: [^;]*' "$s.err"); $(grep -o 'host: queueing [^;]*' "$s.err"); $(grep -o 'no-hit pass [0-9.]* ms on [0-9]* reads: [0-9]* proved' "$s.err") $(grep -o 'pass [1-4] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); $(grep -o 'stages busy: .*' "$s.err"); $(grep -o '[0-9]* reads aligned on the CPU: [^;]*' "$s.err"); sai $(md5sum < "$s.sai" | cut -c1-8)"
     done; done; done
     first=${2%% *} first=${first%%:*}
     for reg in 100bp adna; do for cfg in $2; do
         name=${cfg%%:*}
-        cmp -s "$W/s_${reg}_$first.sai" "$W/s_${reg}_$name.sai" && log "$reg $name: .sai = $first's" || log "$reg $name: .sai DIFFERS from $first's"
+        cmp -s "$W/s_${reg}${AB_HEAD:+_head}_$first.sai" "$W/s_${reg}${AB_HEAD:+_head}_$name.sai" \
+            && log "$reg${AB_HEAD:+ first $AB_HEAD} $name: .sai = $first's" \
+            || log "$reg${AB_HEAD:+ first $AB_HEAD} $name: .sai DIFFERS from $first's"
     done; done
+}
+
+# A regime's reads: all of them, or the first AB_HEAD (ab_head).
+ab_reads() { [ -n "${AB_HEAD:-}" ] && echo "$W/head_$1.fq" || regime_reads "$1"; }
+
+ab_head() { # REPS CONFIGS
+    local reg
+    for reg in 100bp adna; do head -$((4 * HEAD_READS)) "$(regime_reads $reg)" > "$W/head_$reg.fq"; done
+    AB_HEAD=$HEAD_READS ab_configs "$@"
 }
 
 ab_identity() {
