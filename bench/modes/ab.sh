@@ -45,23 +45,24 @@ ab_check() { # REGIME
 
 ab_configs() { # REPS CONFIGS
     local rep cfg reg name build sw x t0 t1 s first
+    # On the first AB_HEAD reads (ab_head): their own files and log lines.
+    local part=${AB_HEAD:+_head} label=${AB_HEAD:+ first $AB_HEAD}
     for rep in $(seq "$1"); do for cfg in $2; do for reg in 100bp adna; do
         IFS=: read -r name build sw hooks <<< "$cfg"
         x=$B
         [ "$build" = new ] || x=$BIN/bcuda-$build
-        s=$W/s_${reg}${AB_HEAD:+_head}_$name
+        s=$W/s_$reg${part}_$name
         t0=$(now)
         # shellcheck disable=SC2086 # the hooks are words: NAME=VALUE ...
         env ${hooks//,/ } BCUDA_TEST_INEXACT_SWITCHES="$sw" $x aln --gpu -t 16 $(regime_options $reg) "$W/genome.fa" "$(ab_reads $reg)" > "$s.sai" 2> "$s.err"
         t1=$(now)
-        log "$reg${AB_HEAD:+ first $AB_HEAD} $name ($build${sw:+ $sw}${hooks:+ $hooks}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s; SMs held: [^;]*' "$s.err"); $(grep -o "over their launches' spans: [^;]*" "$s.err"); $(grep -o 'batches running kernels: [^;]*' "$s.err"); $(grep -o 'host: queueing [^;]*' "$s.err"); $(grep -o 'no-hit pass [0-9.]* ms on [0-9]* reads: [0-9]* proved' "$s.err") $(grep -o 'pass [1-4] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); $(grep -o 'stages busy: .*' "$s.err"); $(grep -o '[0-9]* reads aligned on the CPU: [^;]*' "$s.err"); sai $(md5sum < "$s.sai" | cut -c1-8)"
+        log "$reg$label $name ($build${sw:+ $sw}${hooks:+ $hooks}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s; SMs held: [^;]*' "$s.err"); $(grep -o "over their launches' spans: [^;]*" "$s.err"); $(grep -o 'batches running kernels: [^;]*' "$s.err"); $(grep -o 'host: queueing [^;]*' "$s.err"); $(grep -o 'no-hit pass [0-9.]* ms on [0-9]* reads: [0-9]* proved' "$s.err") $(grep -o 'pass [1-4] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); $(grep -o 'stages busy: .*' "$s.err"); $(grep -o '[0-9]* reads aligned on the CPU: [^;]*' "$s.err"); sai $(md5sum < "$s.sai" | cut -c1-8)"
     done; done; done
     first=${2%% *} first=${first%%:*}
     for reg in 100bp adna; do for cfg in $2; do
         name=${cfg%%:*}
-        cmp -s "$W/s_${reg}${AB_HEAD:+_head}_$first.sai" "$W/s_${reg}${AB_HEAD:+_head}_$name.sai" \
-            && log "$reg${AB_HEAD:+ first $AB_HEAD} $name: .sai = $first's" \
-            || log "$reg${AB_HEAD:+ first $AB_HEAD} $name: .sai DIFFERS from $first's"
+        cmp -s "$W/s_$reg${part}_$first.sai" "$W/s_$reg${part}_$name.sai" && log "$reg$label $name: .sai = $first's" \
+            || log "$reg$label $name: .sai DIFFERS from $first's"
     done; done
 }
 

@@ -17,11 +17,19 @@ pub struct PinTimes {
     pub secs: f64,
 }
 
-impl PinTimes {
-    pub fn add(&mut self, other: PinTimes) {
+impl std::ops::AddAssign for PinTimes {
+    fn add_assign(&mut self, other: PinTimes) {
         self.count += other.count;
         self.bytes += other.bytes;
         self.secs += other.secs;
+    }
+}
+
+impl std::iter::Sum for PinTimes {
+    fn sum<I: Iterator<Item = PinTimes>>(all: I) -> PinTimes {
+        let mut total = PinTimes::default();
+        all.for_each(|p| total += p);
+        total
     }
 }
 
@@ -37,7 +45,7 @@ fn pin<T: DeviceRepr>(
     *host = None;
     // SAFETY: every caller writes the elements it reads (a host fill or a copy from the device).
     *host = Some(unsafe { stream.context().alloc_pinned_with_flags::<T>(len, flags) }?);
-    times.add(PinTimes { count: 1, bytes: len * std::mem::size_of::<T>(), secs: started.elapsed().as_secs_f64() });
+    *times += PinTimes { count: 1, bytes: len * std::mem::size_of::<T>(), secs: started.elapsed().as_secs_f64() };
     Ok(())
 }
 

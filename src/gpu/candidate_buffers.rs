@@ -67,10 +67,7 @@ pub(super) struct CandidateBuffers {
 impl CandidateBuffers {
     /// The page-locking of the host copies read back.
     pub(super) fn pinned(&self) -> PinTimes {
-        let mut all = self.counters.pinned;
-        all.add(self.list_counts.pinned);
-        all.add(self.lookups.pinned);
-        all
+        [self.counters.pinned, self.list_counts.pinned, self.lookups.pinned].into_iter().sum()
     }
 
     pub(super) fn new() -> CandidateBuffers {

@@ -692,9 +692,7 @@ impl GpuAligner {
 
     /// The host's page-locking of the slots' copies (part of [`HostTimes::queue_s`]).
     pub fn pinned(&self) -> PinTimes {
-        let mut all = PinTimes::default();
-        self.slots.iter().flatten().for_each(|s| all.add(s.pinned()));
-        all
+        self.slots.iter().flatten().map(Slot::pinned).sum()
     }
 
     /// Plans the passes from the free GPU memory (see [`inexact::plan`]) and allocates their

@@ -58,35 +58,28 @@ pub(super) struct Slot {
 }
 
 impl Slot {
+    /// Each upload's host time and page-locking, in one list for both sums.
+    fn uploads(&self) -> [(f64, PinTimes); 8] {
+        [
+            (self.exact_words.busy_s, self.exact_words.pinned),
+            (self.exact_starts.busy_s, self.exact_starts.pinned),
+            (self.lens.busy_s, self.lens.pinned),
+            (self.opt.busy_s, self.opt.pinned),
+            (self.starts.busy_s, self.starts.pinned),
+            (self.gpu_lens.busy_s, self.gpu_lens.pinned),
+            (self.max_diffs.busy_s, self.max_diffs.pinned),
+            (self.read_of.busy_s, self.read_of.pinned),
+        ]
+    }
+
     /// The host's time copying the batches' inputs into the staging buffers and queueing
     /// their copies.
     pub(super) fn upload_s(&self) -> f64 {
-        [
-            self.exact_words.busy_s,
-            self.exact_starts.busy_s,
-            self.lens.busy_s,
-            self.opt.busy_s,
-            self.starts.busy_s,
-            self.gpu_lens.busy_s,
-            self.max_diffs.busy_s,
-            self.read_of.busy_s,
-        ]
-        .iter()
-        .sum()
+        self.uploads().iter().map(|u| u.0).sum()
     }
 
     /// The page-locking of the slot's host copies: staging and answers.
     pub(super) fn pinned(&self) -> PinTimes {
-        let uploads = [
-            self.exact_words.pinned,
-            self.exact_starts.pinned,
-            self.lens.pinned,
-            self.opt.pinned,
-            self.starts.pinned,
-            self.gpu_lens.pinned,
-            self.max_diffs.pinned,
-            self.read_of.pinned,
-        ];
         let downloads = [
             self.k.pinned,
             self.l.pinned,
@@ -100,9 +93,7 @@ impl Slot {
             self.replay.pinned(),
             self.proof.pinned(),
         ];
-        let mut all = PinTimes::default();
-        uploads.into_iter().chain(downloads).for_each(|p| all.add(p));
-        all
+        self.uploads().into_iter().map(|u| u.1).chain(downloads).sum()
     }
 }
 
