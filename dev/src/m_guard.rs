@@ -2,4 +2,4 @@
 //! from the start. It lives in the library ([`bcuda::search::m_guard`]); its GPU port, taken
 //! out as slower than bwa's search, was checked against it there (f4825f2 holds both).
 
-pub use bcuda::search::m_guard::{stack_bound, GuardWatch};
+pub use bcuda::search::m_guard::{kernel_bounds, stack_bound, GuardWatch, KernelBounds};

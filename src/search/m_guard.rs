@@ -230,6 +230,44 @@ pub fn stack_bound(
     counted_bound(&read, &bwa_d_arrays(watch), || further_d_arrays(watch), opt)
 }
 
+/// Two cheaper forms of [`stack_bound`] for a search kernel, from the same counters: with
+/// chain floors alone (where no string of fewer mismatches than d* pushes, as at bwa's
+/// penalties for a best hit of two mismatches, each entry point at position `p` heads one
+/// chain, so the bound is `1 + 8 x` the pushing pops plus `p - floor(p) + 1` for each: one sum
+/// a read kept as it goes), and with the occurrence caps of bwa's own two D arrays but no
+/// further ones (no lookup: a kernel after the search, from the counters and the D arrays the
+/// search already has).
+pub fn kernel_bounds(
+    watch: &GuardWatch,
+    bounded_pops: usize,
+    best: &AlnHit,
+    d_star: i32,
+    opt: &GapOptions,
+) -> KernelBounds {
+    if watch.inconsistent {
+        return KernelBounds::default();
+    }
+    let counts = watch.counts();
+    let read = GuardRead {
+        seq: watch.search.seq,
+        counts: &counts,
+        bounded_pops: bounded_pops as u64,
+        best_score: best.score as i32,
+        d_star,
+    };
+    KernelBounds {
+        floors: bound_with(&read, &bwa_d_arrays(watch)[..1], opt, false),
+        bwa_caps: bound_with(&read, &bwa_d_arrays(watch), opt, true),
+    }
+}
+
+/// [`kernel_bounds`]' answers (None where the bound does not apply).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KernelBounds {
+    pub floors: Option<u64>,
+    pub bwa_caps: Option<u64>,
+}
+
 /// [`stack_bound`] from the counters: the bound with bwa's D arrays, and where that is over
 /// `-m`, with the D arrays `further` gives too.
 pub fn counted_bound(
@@ -250,6 +288,11 @@ pub fn counted_bound(
 
 /// The bound with the D arrays `d_arrays` (the read's first), `None` where it does not apply.
 pub fn entries_bound(read: &GuardRead, d_arrays: &[DArray], opt: &GapOptions) -> Option<u64> {
+    bound_with(read, d_arrays, opt, true)
+}
+
+/// [`entries_bound`], with the D arrays' occurrence caps or with chain floors alone.
+fn bound_with(read: &GuardRead, d_arrays: &[DArray], opt: &GapOptions, capped: bool) -> Option<u64> {
     if opt.mode & MODE_NONSTOP != 0 {
         return None;
     }
@@ -260,7 +303,7 @@ pub fn entries_bound(read: &GuardRead, d_arrays: &[DArray], opt: &GapOptions) ->
     if pushes.gaps_pop && !gap_chains {
         return None;
     }
-    let extra = extra_pops(read, &pushes, d_arrays)?;
+    let extra = extra_pops(read, &pushes, d_arrays, capped)?;
     Some(1u64.saturating_add(read.bounded_pops.saturating_add(extra).saturating_mul(8)))
 }
 
@@ -296,11 +339,11 @@ pub fn further_d_arrays(watch: &GuardWatch) -> Vec<(usize, Vec<Width>)> {
 /// were born at or above it (entry points of n, and the mismatching children of the strings of
 /// n - 1 one position up) and reach it ([`alive_strings`]). Where gap opens pop too, each
 /// entry point with a gap heads a chain of its own (its other children score too much).
-fn extra_pops(read: &GuardRead, pushes: &Pushes, d_arrays: &[DArray]) -> Option<u64> {
+fn extra_pops(read: &GuardRead, pushes: &Pushes, d_arrays: &[DArray], capped: bool) -> Option<u64> {
     let (seq, counts) = (read.seq, read.counts);
     let len = seq.len();
     let floor = chain_floor(d_arrays[0].1, len);
-    let caps = occurrence_caps(d_arrays, len);
+    let caps = if capped { occurrence_caps(d_arrays, len) } else { vec![vec![u64::MAX; len + 1]; len + 1] };
     let mut total = 0u64;
     // alive[i]: strings of the level above at position i.
     let mut alive = vec![0u64; len + 2];

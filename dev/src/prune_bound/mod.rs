@@ -21,7 +21,7 @@ use bcuda::search::{align_read, match_gap, prepare_read, ReadBuffers, Scratch, S
 use rayon::prelude::*;
 
 use crate::aln_flags::AlnFlags;
-use crate::m_guard::{stack_bound, GuardWatch};
+use crate::m_guard::{kernel_bounds, stack_bound, GuardWatch, KernelBounds};
 use crate::stack_profile::Counting;
 
 mod report;
@@ -99,6 +99,8 @@ struct Run {
     guard_bound: Option<u64>,
     /// The guard's lookups (further D arrays).
     guard_lookups: u64,
+    /// The same bound in the cheaper forms a kernel could keep ([`kernel_bounds`]).
+    kernel_bounds: KernelBounds,
     /// Pops a kernel's guard would load the extensions of to count their entry points
     /// ([`GuardWatch::extension_loads`]).
     extension_loads: usize,
@@ -239,8 +241,13 @@ fn search_from<'a>(
         (Some(watch), Some(best)) => stack_bound(watch, pops, best, hit_diffs(best, opt), opt),
         _ => None,
     };
+    let kernel = match (&stack.guard, hits.first()) {
+        (Some(watch), Some(best)) => kernel_bounds(watch, pops, best, hit_diffs(best, opt), opt),
+        _ => KernelBounds::default(),
+    };
     Run {
         guard_bound: guard.as_ref().map(|g| g.entries),
+        kernel_bounds: kernel,
         guard_lookups: guard.map_or(0, |g| g.lookups),
         extension_loads: stack.guard.as_ref().map_or(0, |w| w.extension_loads),
         pops_with_entry_points: stack.guard.as_ref().map_or(0, |w| w.pops_with_entry_points),
@@ -275,6 +282,8 @@ struct ReadResult {
     m_safe: bool,
     /// The `-m` guard proves the pruned search bwa's (see [`crate::m_guard`]).
     guard_ok: bool,
+    /// bwa's `-m` for the read.
+    max_entries: u64,
 }
 
 /// One read's cost under a speculative ladder.
@@ -384,6 +393,10 @@ impl ReadResult {
     fn guard_bound(&self) -> Option<u64> {
         self.pruned.as_ref().and_then(|p| p.guard_bound)
     }
+    /// The kernel's forms of the bound ([`kernel_bounds`]).
+    fn kernel_bounds(&self) -> KernelBounds {
+        self.pruned.as_ref().map(|p| p.kernel_bounds).unwrap_or_default()
+    }
     /// bwa's stack held more than the guard's bound (the theory says never).
     fn passed_guard(&self) -> bool {
         self.guard_bound().is_some_and(|b| self.bwa.peak as u64 > b)
@@ -440,6 +453,7 @@ fn profile_read(
         ladders,
         m_safe,
         guard_ok,
+        max_entries: limit,
     })
 }
 

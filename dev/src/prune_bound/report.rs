@@ -102,7 +102,7 @@ pub(super) fn print_ladders(results: &[ReadResult], ladders: &[Ladder]) {
 /// bound's spread, and reads whose bwa stack passed the bound (the theory says none).
 pub(super) fn print_guard(results: &[ReadResult]) {
     println!("-m guard on the pruned search (docs/gpu-search.md): bwa's stack at most 1 + 8 x pushing pops");
-    println!("d*\treads\tbound applies\tbound <= -m\tbwa pops\tpruned pops\tpruned/bwa (reads under -m)\tbound p50\tp90\tp99\tmax\tbwa peak over the bound");
+    println!("d*\treads\tbound applies\tbound <= -m\tbwa pops\tpruned pops\tpruned/bwa (reads under -m)\tbound p50\tp90\tp99\tmax\tbwa peak over the bound\tfloors alone <= -m\tp50\tp99\tbwa peak over it\tbwa's D arrays alone <= -m\tp50\tp99\tbwa peak over it");
     for (row, label) in ["0", "1", "2", "3", ">=4"].iter().enumerate() {
         let rows: Vec<&ReadResult> = results.iter().filter(|r| d_star_row(r.d_star) == row).collect();
         let mut bounds: Vec<usize> =
@@ -112,8 +112,9 @@ pub(super) fn print_guard(results: &[ReadResult]) {
         let bwa: usize = proved.iter().map(|r| r.bwa.pops).sum();
         let pruned: usize = proved.iter().map(|r| r.pruned_or_bwa().pops).sum();
         let over = rows.iter().filter(|r| r.passed_guard()).count();
+        let kernel = kernel_columns(&rows);
         println!(
-            "{label}\t{}\t{}\t{}\t{bwa}\t{pruned}\t{:.3}\t{}\t{}\t{}\t{}\t{over}",
+            "{label}\t{}\t{}\t{}\t{bwa}\t{pruned}\t{:.3}\t{}\t{}\t{}\t{}\t{over}\t{kernel}",
             rows.len(),
             bounds.len(),
             proved.len(),
@@ -143,6 +144,23 @@ pub(super) fn print_guard(results: &[ReadResult]) {
         "pops with entry points: {with} of the pruned searches' {pops} ({:.4}); where the pruned step ends before loading the pop's extensions (a lookup more for a kernel's count): {loads}",
         ratio(with, pops)
     );
+}
+
+/// The guard's table's columns for the forms of its bound a kernel could keep
+/// ([`crate::m_guard::kernel_bounds`]): for each, the reads it proves, its p50 and p99, and
+/// the reads whose bwa stack held more (the theory says none).
+fn kernel_columns(rows: &[&ReadResult]) -> String {
+    let forms: [fn(&ReadResult) -> Option<u64>; 2] =
+        [|r| r.kernel_bounds().floors, |r| r.kernel_bounds().bwa_caps];
+    let columns = forms.iter().map(|bound| {
+        let mut bounds: Vec<usize> =
+            rows.iter().filter_map(|r| bound(r)).map(|b| b.min(usize::MAX as u64) as usize).collect();
+        bounds.sort_unstable();
+        let proved = rows.iter().filter(|r| bound(r).is_some_and(|b| b <= r.max_entries)).count();
+        let over = rows.iter().filter(|r| bound(r).is_some_and(|b| r.bwa.peak as u64 > b)).count();
+        format!("{proved}\t{}\t{}\t{over}", percentile(&bounds, 0.5), percentile(&bounds, 0.99))
+    });
+    columns.collect::<Vec<_>>().join("\t")
 }
 
 /// A ladder's cost on one read where it is exact: an accepted guess counts where the read is
