@@ -638,6 +638,12 @@ struct Read {
     u64 *lookups; // occurrence lookups (64-byte blocks) of this thread, counted for the summary
     const ulonglong2 *intervals; // the interval table (interval_table.cu) of strings under interval_depth bases
     int interval_depth;
+#ifdef rungs
+    // With the rungs: the team's -m guard counters while it counts entry points (before the
+    // read's first hit, in the rung the guard serves; else null), and the read's own limit.
+    u32 *guard;
+    int full;
+#endif
 };
 
 // Whether an entry that has matched `matched` bases holds its string in k's place (under the
@@ -819,6 +825,42 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 }
 #endif
 
+#ifdef rungs
+// ---- The -m guard's entry points for a best hit of two mismatches (GuardWatch in
+// src/search/m_guard.rs; cuda/m_guard.cuh has the bound). Before the read's first hit, in the rung
+// of limit GUARD_RUNG, a team counts the children bwa's step would push with the read's own
+// limit and the rung's does not, where they can pop: bwa pops nothing scoring more than its best
+// hit before it, and under a best hit of two mismatches only strings of one and two mismatches
+// push (d* + 1 = 3 mismatches score more, or have no difference left after the hit; a gap open
+// costs more than 3 mismatches, which the bound asks). An entry point of one mismatch heads a
+// chain of matching children with mismatching children of two; one of two heads a chain. None
+// of no mismatch can occur under a best hit of two (the D array's bid is at most d*): one that
+// does marks the read unprovable. Counting more is safe: the bound only grows.
+// Counters: GUARD_POPS (the rung's pops, all of them), GUARD_UNPROVABLE, the bound's sum (a
+// u64, GUARD_SUM); then rows of guard_row(len) ints: entry points of one and of two mismatches
+// by read position, the chain floors, and the strings of one mismatch alive (u64, two rows).
+#define GUARD_RUNG 3
+#define GUARD_POPS 0
+#define GUARD_UNPROVABLE 1
+#define GUARD_SUM 2
+#define GUARD_HEAD 4
+#define GUARD_INTS(max_len) (GUARD_HEAD + 5 * ((max_len) + 2))
+// A row of a read of len bases: len + 1 cells, even so that the u64 rows stay aligned.
+__device__ __forceinline__ int guard_row(int len) { return (len + 2) & ~1; }
+// rung_guard (a measurement hook): 0, no guard (the rungs' answers stand as their rule says); 1,
+// the entry points counted but every answer taken as proved; 2, the guard.
+#ifndef rung_guard
+#define rung_guard 2
+#endif
+
+// `kids` entry points (at most) of `child_mm` mismatches and no gap at read position p.
+__device__ __forceinline__ void guard_count(const Read &r, int child_mm, int p, u32 kids)
+{
+    if (child_mm == 1 || child_mm == 2) atomicAdd(r.guard + GUARD_HEAD + (child_mm - 1) * guard_row(r.len) + p, kids);
+    else if (child_mm < 1) r.guard[GUARD_UNPROVABLE] = 1;
+}
+#endif
+
 // One pop of bwt_match_gap's loop after its cut-offs (Search::step): checks entry e against the
 // differences left and the D arrays, and expands it, pushing its children in bwa's order into
 // `sink` but for the one that matches the read's next base (bwa pushes it last, so it is
@@ -856,7 +898,13 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     int ii = i - 1 - (r.len - opt.seed_len);
     bool seeded = r.use_seed && i > 1 && ii > 0;
     Width seed_below = seeded ? r.seed_width[ii - 1] : Width{0, 0}, seed_here = seeded ? r.seed_width[ii] : Width{0, 0};
-    if (i > 0 && m < here.bid) return STEP_DONE;
+    if (i > 0 && m < here.bid) {
+#ifdef rungs
+        // The read's own limit expands e: its matching child is an entry point.
+        if (r.guard && n_gapo + n_gape == 0 && m + r.full - max_diff >= here.bid) guard_count(r, n_mm, i - 1, 1);
+#endif
+        return STEP_DONE;
+    }
 
     // A hit: the whole read consumed, or the rest must match exactly.
     if (i == 0 || (m == 0 && (state == STATE_M || gape_counts || n_gape == opt.max_gape))) {
@@ -886,6 +934,12 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         }
     }
     int base = r.seq[i];
+#ifdef rungs
+    // Mismatches the rung forbids and the read's own limit may allow (its seed's rule is the
+    // rung's: counted all the same, which is safe).
+    if (r.guard && !(allow_diff && allow_m) && n_gapo + n_gape == 0 && below.bid <= m + r.full - max_diff - 1)
+        guard_count(r, n_mm + 1, i, base > 3 ? 4 : 3);
+#endif
 #if MAX_TEAM > LANES
     if (!allow_diff && !holds_string) {
         // No difference allowed here: only the matching child can follow, so count only its
@@ -1212,6 +1266,48 @@ __device__ __forceinline__ void add_residence(u64 started, unsigned long long *r
     }
 }
 
+#ifdef rungs
+// The speculative ladder's rungs inside the team passes (BCUDA_TEST_LADDER=passes,2,3;
+// src/gpu/rungs.rs): `rungs` holds the guesses, a bit each; read_max_diff a read's limit in its
+// rung (low byte) and its own (the byte above). A search with the rung's limit stands where that
+// limit is the read's own, where the passes give the read up (the CPU then searches it with its
+// own), or where its first hit has fewer differences than the limit and scores under
+// s_mm (limit + 1): bwa's first hit is then the same, and bwa's search after it is bounded
+// alike. Else the read is searched again with the next guess, or its own limit. Where bwa's -m
+// might have stopped bwa's search first, the -m guard (rung_guard_proves) sends the read on too.
+#define RUNG_LIMIT(v) ((v) & 0xff)
+__device__ __forceinline__ int hit_diffs(const Hit &h, const GapOpt &opt)
+{
+    return (int)(h.bits & 0xff) + (int)(h.bits >> 8 & 0xff) + ((opt.mode & MODE_GAPE) ? (int)(h.bits >> 16 & 0xff) : 0);
+}
+__device__ __forceinline__ int hit_score(const Hit &h) { return (int)(h.bits >> 24 & 0xfffff); }
+
+// The rung after rung v: the next guess, or the read's own limit.
+__device__ int rung_after(int v)
+{
+    int limit = v & 0xff, full = v >> 8;
+    int next = full;
+    for (int g = limit + 1; g < full; ++g) {
+        if ((rungs >> g) & 1) {
+            next = g;
+            break;
+        }
+    }
+    return next | full << 8;
+}
+
+// 0 where the rung's answer stands by the rule above, else the next rung.
+__device__ int rung_next(int v, int n, const Hit &first, const GapOpt &opt)
+{
+    int limit = v & 0xff, full = v >> 8;
+    if (full <= limit || n < 0) return 0;
+    if (n > 0 && hit_diffs(first, opt) < limit && hit_score(first) < opt.s_mm * (limit + 1)) return 0;
+    return rung_after(v);
+}
+#else
+#define RUNG_LIMIT(v) (v)
+#endif
+
 // (Calls of functions that take `words` or `l2` stay on one line: autotune's bounds guards
 // pass those pointers' bounds on by rewriting the call's line.)
 // The D arrays of the batch's reads, before the search: threads 0..n-1 compute read j's D array
@@ -1280,6 +1376,15 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     Width *seed_width = seed_width_pool + t * (max_len + 1);
     u8 *seq = seq_pool + t * max_len;
     u32 queued = queue_counters[0];
+#ifdef rungs
+    // The rungs run in the team passes, which judge each read as its search ends.
+    for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
+        u32 id = queue[p];
+        next_queue[atomicAdd(&next_counters[0], 1)] = id;
+        n_hits[id] = STACK_FULL;
+    }
+    return;
+#endif
 #if first_lockstep
     // Every turn of the loop a thread does one pop of its read, or takes the next read when its
     // own is done, so the threads of a warp stay in step: a warp no longer waits for its
@@ -1294,7 +1399,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
             if (p >= queued) break;
             id = queue[p];
             len = read_len[id];
-            max_diff = read_max_diff[id];
+            max_diff = RUNG_LIMIT(read_max_diff[id]);
             Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, max_diff, widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
             s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
             s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
@@ -1317,7 +1422,7 @@ extern "C" __global__ void __launch_bounds__(INEXACT_BLOCK_W) inexact_search(
     // Each thread searches one read to its end before it takes the next.
     for (u32 p = atomicAdd(&queue_counters[1], 1); p < queued; p = atomicAdd(&queue_counters[1], 1)) {
         u32 id = queue[p];
-        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, *batch_opt, codes + code_start[id], read_len[id], read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
+        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, *batch_opt, codes + code_start[id], read_len[id], RUNG_LIMIT(read_max_diff[id]), widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, 0, 1);
         Search s;
         s.st = new_stack(entry_pool, head_pool, t, entries_per_thread, n_buckets, pass_one_gives_up(rule) ? 1 : max_pops);
         s.h = new_hit_list(r.opt, hit_pool + (u64)id * hits_per_read, hits_per_read);
@@ -1965,6 +2070,9 @@ __device__ int run_root_chain(const Read &r, Width *width, Levels &lv, HitList &
             Entry matching;
             outcome = step(r, e, h.max_diff, width, mine, hk, hl, matching, goes_on);
             mine.pop = 1;
+#ifdef rungs
+            if (r.guard) atomicAdd(r.guard + GUARD_POPS, 1u);
+#endif
             goes_on = goes_on && outcome == STEP_EXPANDED;
         }
         int end = team_min(t, goes_on ? t.size : t.lane);
@@ -2190,9 +2298,9 @@ __device__ bool expand_level(const Read &r, Levels &lv, int s, const Team &t)
 #endif
 
 // The search of one read by one team; STACK_FULL when it needs dropped entries or more than
-// `max_rounds` groups of chains (0: no limit; a larger team then takes the read), ENTRIES_LIMIT
-// when bwa's -m may stop it inside a group of chains (the CPU takes the read).
-__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const ulonglong2 *root, int max_rounds, const Team &t)
+// `max_rounds` groups of chains counted in `rounds` (0: no limit; a larger team then takes the
+// read), ENTRIES_LIMIT when bwa's -m may stop it inside a group of chains (the CPU takes the read).
+__device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitList &h, Entry *lane_bufs, int stride, const ulonglong2 *root, int max_rounds, int &rounds, const Team &t)
 {
     const GapOpt &opt = r.opt;
     if (too_many_ns(r, h.max_diff)) return 0;
@@ -2207,7 +2315,6 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 #endif
     __syncthreads();
     LaneBuffer mine = {lane_view(lane_bufs, t.lane, stride, 0, t), 0, 0};
-    int rounds = 0;
 #if root_chain
     if (opt.max_entries > 9 * (r.len + 1) + 1) {
         int ended = run_root_chain(r, width, lv, h, lane_bufs, stride, root, max_rounds, rounds, t);
@@ -2259,10 +2366,17 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                 Entry e = *level_entry(lv, level, n_chains - 1 - c);
                 Chained chain;
                 chain.known = false;
+#ifdef rungs
+                // The -m guard's entry points count only before the read's first hit.
+                Read counted = r;
+                if (h.n_aln) counted.guard = nullptr;
+#else
+                const Read &counted = r;
+#endif
                 while (true) {
                     Entry matching;
                     bool has_matching;
-                    int next_step = step<PAIRS_IN_TEAMS>(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching, chain);
+                    int next_step = step<PAIRS_IN_TEAMS>(counted, e, h.max_diff, width, mine, hk, hl, matching, has_matching, chain);
                     ++mine.pop;
                     if (next_step == STEP_HIT) {
                         hit = true;
@@ -2271,6 +2385,9 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                     if (next_step != STEP_EXPANDED || !has_matching) break;
                     e = matching;
                 }
+#ifdef rungs
+                if (r.guard) atomicAdd(r.guard + GUARD_POPS, (u32)mine.pop);
+#endif
             }
             int first_hit = team_min(t, hit ? t.lane : t.size);
             int committed = min(first_hit + 1, min(t.size, n_chains - next));
@@ -2302,6 +2419,74 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
     }
     return h.n_aln;
 }
+
+#ifdef rungs
+// The -m guard's bound (cuda/m_guard.cuh, compiled after this file with the rungs).
+__device__ void chain_floor(const u64 *cells, int len, int *floor);
+__device__ u64 alive_strings_at(int i, const u32 *born, const int *floor, const u64 *cells, const u64 *seed_cells, int len, int seed_start, u64 *row);
+
+// The team's -m guard counters for a read of `len` bases, zeroed (the caller's barrier follows).
+__device__ u32 *rung_guard_reset(u32 *guard, int len, const Team &t)
+{
+    for (int j = t.lane; j < GUARD_HEAD + 2 * guard_row(len); j += t.size) guard[j] = 0;
+    return guard;
+}
+
+// A read whose best hit scores 0 or s_mm is proved without the counters where a gap costs more
+// than two mismatches: bwa pushes only at pops of at most one mismatch (before its first hit it
+// pops nothing scoring more than it; after, it allows d* + 1 differences), and strings of one
+// mismatch number (len + 1)(4 len + 1) at most, so its stack holds 1 + 8 of those or fewer.
+__device__ bool rung_one_mismatch_proved(const Read &r, int best_score)
+{
+    const GapOpt &opt = r.opt;
+    if (best_score > opt.s_mm || opt.s_mm <= 0 || opt.s_gapo <= 2 * opt.s_mm || (opt.mode & MODE_NONSTOP)) return false;
+    u64 len = r.len;
+    return 1 + 8 * (len + 1) * (4 * len + 1) <= (u64)max(opt.max_entries, 0);
+}
+
+// Whether the -m guard proves a read whose rung answered under its own limit (first: its first
+// hit): one mismatch, or two where the rung counted its entry points (guard_count) and their
+// bound on bwa's stack is within -m: 1 + 8 x (the rung's pops and the strings of one and two
+// mismatches alive, cuda/m_guard.cuh), from the read's D arrays as read_widths computed them
+// (`cells`, `seed_cells`). The lanes' buffers are free once the search has ended. Every lane
+// returns the same.
+__device__ bool rung_guard_proves(const Read &r, const Hit &first, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
+{
+    const GapOpt &opt = r.opt;
+    if (rung_guard < 2 || rung_one_mismatch_proved(r, hit_score(first))) return true;
+    bool applies = r.guard && hit_score(first) == 2 * opt.s_mm && opt.s_gapo > 3 * opt.s_mm && !(opt.mode & MODE_NONSTOP);
+    if (!applies || r.guard[GUARD_UNPROVABLE]) return false;
+    int row = guard_row(r.len), seed_start = r.use_seed ? r.len - opt.seed_len : r.len;
+    u32 *born1 = r.guard + GUARD_HEAD, *born2 = born1 + row;
+    int *floor = (int *)born2 + row;
+    u64 *alive1 = (u64 *)(floor + row);
+    unsigned long long *sum = (unsigned long long *)(r.guard + GUARD_SUM);
+    if (t.lane == 0) {
+        chain_floor(cells, r.len, floor);
+        *sum = 0;
+    }
+    __syncthreads();
+    u64 *caps = (u64 *)(lane_bufs + (u64)t.lane * stride);
+    u64 extra = 0;
+    for (int i = t.lane; i <= r.len; i += t.size) {
+        alive1[i] = alive_strings_at(i, born1, floor, cells, seed_cells, r.len, seed_start, caps);
+        extra += alive1[i];
+    }
+    __syncthreads();
+    // The strings of one mismatch alive one position up each have 3 (4 at an N) mismatching children.
+    for (int p = t.lane; p < r.len; p += t.size) {
+        u64 more = born2[p] + (r.seq[p] > 3 ? 4 : 3) * alive1[p + 1];
+        if (more > 0xffffffffULL) r.guard[GUARD_UNPROVABLE] = 1;
+        else born2[p] = (u32)more;
+    }
+    __syncthreads();
+    for (int i = t.lane; i <= r.len; i += t.size) extra += alive_strings_at(i, born2, floor, cells, seed_cells, r.len, seed_start, caps);
+    atomicAdd(sum, (unsigned long long)extra);
+    __syncthreads();
+    u64 bound = 1 + 8 * ((u64)r.guard[GUARD_POPS] + *sum);
+    return !r.guard[GUARD_UNPROVABLE] && bound <= (u64)max(opt.max_entries, 0);
+}
+#endif
 
 // Passes 2 and 3: each team (thread block) takes the next read of `queue` (as inexact_search)
 // and searches it with its pool of `max_chunks` chunks and at most `max_rounds` groups of
@@ -2345,6 +2530,10 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
     lv.n_buckets = n_buckets;
     int stride = 9 * (max_len + 1); // pushes of one chain: at most 9 per pop, one pop per base
     Entry *lane_bufs = lane_pool + w * t.size * (u64)stride;
+#ifdef rungs
+    // After every team's ints, at an even offset (GUARD_SUM is a u64): its -m guard counters.
+    u32 *guard = (u32 *)int_pool + ((gridDim.x * team_ints + 1) & ~1ULL) + w * GUARD_INTS(max_len);
+#endif
     u32 queued = queue_counters[0];
     while (true) {
         u32 p = 0;
@@ -2354,10 +2543,41 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
         u32 id = queue[p];
         GapOpt opt = *batch_opt;
         int len = read_len[id];
-        Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, read_max_diff[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
-        __syncthreads();
-        HitList h = new_hit_list(r.opt, hits, warp_hits);
-        int n = search_read_level(r, width, lv, h, lane_bufs, stride, root_intervals + code_start[id] + id, max_rounds, t);
+        int v = read_max_diff[id], n;
+#if defined(rungs) && root_chain
+        // A read that occurs whole starts at limit 1, not the first guess: its first hit is
+        // exact. (A read handed on at limit 1 comes back here at 1.)
+        if (RUNG_LIMIT(v) == __ffs(rungs) - 1 && (v >> 8) >= 1) {
+            ulonglong2 whole = root_intervals[code_start[id] + id + len];
+            if (occurs_whole(whole.x, whole.y)) v = 1 | (v >> 8) << 8;
+        }
+#endif
+        // A read's groups of chains in a pass span all its rungs.
+        int rounds = 0;
+        for (;;) {
+            Read r = prepare_read(words, primary, seq_len, l2, intervals, interval_depth, opt, codes + code_start[id], len, RUNG_LIMIT(v), widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, width, seed_width, seq, lookups, t.lane, t.size);
+#ifdef rungs
+            r.full = v >> 8;
+            r.guard = rung_guard > 0 && RUNG_LIMIT(v) == GUARD_RUNG && r.full > GUARD_RUNG ? rung_guard_reset(guard, len, t) : nullptr;
+#endif
+            __syncthreads();
+            HitList h = new_hit_list(r.opt, hits, warp_hits);
+            n = search_read_level(r, width, lv, h, lane_bufs, stride, root_intervals + code_start[id] + id, max_rounds, rounds, t);
+#ifdef rungs
+            __syncthreads();
+            int next = rung_next(v, n, hits[0], opt);
+            if (!next && n > 0 && RUNG_LIMIT(v) < r.full && !rung_guard_proves(r, hits[0], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, lane_bufs, stride, t))
+                next = rung_after(v);
+            __syncthreads();
+            if (next) {
+                v = next;
+                continue;
+            }
+            // A read handed on goes on from its rung in the next pass.
+            if (n == STACK_FULL && t.lane == 0) ((int *)read_max_diff)[id] = v;
+#endif
+            break;
+        }
         // The hits go to the read's slots, or, when more, to the batch's list of long ones.
         Hit *dst = hit_pool + (u64)id * hits_per_read;
         if (n > hits_per_read) {

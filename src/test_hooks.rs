@@ -36,6 +36,34 @@ pub(crate) fn first_pass_to_teams() -> Result<bool> {
     }
 }
 
+/// `BCUDA_TEST_LADDER=passes,2,3` (or `passes+2+3`, as bench/run ab's hooks take it): the rungs
+/// of a speculative ladder with these guesses, then bwa's limits, inside the team passes, with
+/// the `-m` guard (`GpuAligner::ladder_in_passes`). `None` when unset, else the guesses.
+pub(crate) fn ladder() -> Result<Option<Vec<i32>>> {
+    let Ok(v) = std::env::var("BCUDA_TEST_LADDER") else { return Ok(None) };
+    let words: Vec<&str> = v.split([',', '+']).map(str::trim).collect();
+    let Some((&"passes", guesses)) = words.split_first() else {
+        bail!("BCUDA_TEST_LADDER={v}: the rungs run inside the team passes: expected passes,2,3")
+    };
+    match guesses.iter().map(|g| g.parse::<i32>()).collect::<Result<Vec<_>, _>>() {
+        Ok(g) if !g.is_empty() && g.iter().all(|&x| x >= 1) => Ok(Some(g)),
+        _ => bail!("BCUDA_TEST_LADDER={v}: expected guesses of 1 or more, e.g. passes,2,3"),
+    }
+}
+
+/// `BCUDA_TEST_RUNG_GUARD=0|1|2`: the `-m` guard of the rungs in the passes, for measuring its
+/// cost: 0 none (not exact where `-m` stops bwa's search), 1 the entry points counted and every
+/// answer taken, 2 the guard (as when unset).
+pub(crate) fn rung_guard() -> Result<Option<u32>> {
+    match std::env::var("BCUDA_TEST_RUNG_GUARD") {
+        Err(_) => Ok(None),
+        Ok(v) => match v.parse::<u32>() {
+            Ok(g) if g <= 2 => Ok(Some(g)),
+            _ => bail!("BCUDA_TEST_RUNG_GUARD={v}: expected 0, 1 or 2"),
+        },
+    }
+}
+
 /// `BCUDA_TEST_LINEINFO` (any value): the kernels are compiled with source lines
 /// (`-lineinfo`), so that Nsight Compute's source counters name the lines where warps stall
 /// (`NCU=1 bench/run speed`).

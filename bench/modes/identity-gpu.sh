@@ -169,6 +169,22 @@ order_paths() {
     BCUDA_TEST_INEXACT_SWITCHES="level_order=2 root_chain=0" BCUDA_TEST_STACKS=16,4096,65536 check ecoli536.fa "$ecoli_art"
 }
 
+# The ladder's rungs in the team passes (BCUDA_TEST_LADDER, a test hook; src/gpu/rungs.rs) with
+# the -m guard: bwa's answers whatever -m, which 300, 2000 and 20000 make bind on E. coli's reads
+# (the guard then proves fewer answers, and their reads go on to bwa's search).
+ladder_paths() {
+    local ecoli_art sim36 sim150 m
+    ecoli_art=$(data_file ecoli536_art.fq) sim36=$(data_file sim36.fq) sim150=$(data_file sim150.fq)
+    for m in 2000000 20000 2000 300; do
+        BCUDA_TEST_LADDER=passes,2,3 check ecoli536.fa "$ecoli_art" -m $m
+        BCUDA_TEST_LADDER=passes,2,3 check ecoli536.fa "$sim150" -m $m
+        BCUDA_TEST_LADDER=passes,2,3 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2 -m $m
+    done
+    BCUDA_TEST_LADDER=passes,2,3 BCUDA_TEST_STACKS=16,2048,65536 check ecoli536.fa "$ecoli_art" -m 20000
+    BCUDA_TEST_LADDER=passes,2,3,4 check ecoli536.fa "$sim36" -l 1024 -n 0.01 -o 2
+    BCUDA_TEST_LADDER=passes,2,3 check lambda.fa "$(data_file lambda_art.fq)" -o 2 -e 3
+}
+
 # A middle team pass (mid_team_lanes) between pass 2 and the last: teams of 128 (and of 64, at
 # 8 an SM) on the option sets of switch_cases; four forced pools small enough that pass 2 hands
 # reads to the middle pass and it hands some on to the last, with -m 300 (bwa's -m reached in the

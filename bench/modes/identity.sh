@@ -9,7 +9,8 @@
 # --cpu: bcuda aln --cpu against bwa aln on the same read and option sets, for a machine
 # without a GPU (about a minute on two cores).
 # ONLY_PATHS="exact_replay ..." runs only those GPU paths (exact_replay_paths, ...; layout: the
-# batch's hits and codes between host and GPU).
+# batch's hits and codes between host and GPU; ladder: the rungs in the team passes, a test
+# hook, not in the full run).
 # Log: gpu-check-TAG.log.
 . bench/modes/identity-gpu.sh
 
@@ -62,6 +63,7 @@ check() {
     shift 2
     hooks=${BCUDA_TEST_STACKS:+ stacks $BCUDA_TEST_STACKS}${BCUDA_TEST_INEXACT_SWITCHES:+ switches $BCUDA_TEST_INEXACT_SWITCHES}
     hooks+=${BCUDA_TEST_HITS_PER_READ:+ hits a read $BCUDA_TEST_HITS_PER_READ}${BCUDA_TEST_NO_HOST_ROOM:+ no host room}
+    hooks+=${BCUDA_TEST_LADDER:+ ladder $BCUDA_TEST_LADDER}
     $B aln --cpu --quiet -t "$T" "$@" "$W/$prefix" "$reads" > "$W/cpu.sai"
     if [ "$ALIGN" = --cpu ]; then
         "$BWA" aln -t "$T" "$@" "$W/$prefix" "$reads" > "$W/other.sai" 2> "$W/other.err"

@@ -167,6 +167,9 @@ pub fn open_aligners(args: &AlnArgs, bwt: &bcuda_index::Bwt, opening: Option<Ope
                 if crate::test_hooks::first_pass_to_teams()? {
                     g.first_pass_to_teams()?;
                 }
+                if let Some(guesses) = crate::test_hooks::ladder()? {
+                    g.ladder_in_passes(guesses)?;
+                }
                 Ok(g)
             });
             super::timeline::mark_run(format!("GPU {o} holds the BWT"));

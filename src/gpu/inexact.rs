@@ -100,6 +100,7 @@ pub fn bytes_per_searcher(
             entries * entry_bytes
                 + read
                 + 4 * (n_buckets * chunks + chunks + 2 * n_buckets)
+                + 4 * super::rungs::guard_counter_ints(max_len)
                 + team * lane_buffer_entries(max_len) * entry_bytes
                 + WARP_HITS * HIT_BYTES
         }
@@ -261,8 +262,9 @@ impl Scratchpad {
             PassKind::Warp => {
                 let chunks = e / CHUNK;
                 (
-                    // The chunk table, the free chunks, the lengths and the scores with gap records.
-                    n * (b * chunks + chunks + 2 * b),
+                    // The chunk table, the free chunks, the lengths and the scores with gap
+                    // records; after every team's, its -m guard counters (the rungs).
+                    n * (b * chunks + chunks + 2 * b + super::rungs::guard_counter_ints(m)),
                     n * pass.team * lane_buffer_entries(m) * entry_bytes,
                     n * WARP_HITS * HIT_BYTES,
                 )

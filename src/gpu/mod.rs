@@ -28,6 +28,7 @@ pub mod overlap;
 mod proof_pass;
 mod queue;
 pub mod queue_order;
+pub mod rungs;
 mod slot;
 pub mod switches;
 pub mod tuned;
@@ -195,6 +196,9 @@ pub struct GpuAligner {
     /// Whether pass 1 gives up once it hands on too many reads (see
     /// [`GpuAligner::adapt_first_pass`]).
     adapt_first: bool,
+    /// The speculative ladder's guesses, its rungs inside the team passes (a test hook,
+    /// [`rungs`]).
+    ladder: Option<Vec<i32>>,
 }
 
 /// A pass's scratch sets (`scratch_sets`: batch n takes set n % sets).
@@ -342,6 +346,7 @@ impl GpuAligner {
             fail_batch: crate::test_hooks::failing_batches(ordinal),
             poison: false,
             adapt_first: false,
+            ladder: None,
         };
         // Where memory is short the search counts from bwa's array (compiled below): the
         // start-up's switches give way quietly (aln's start-up line says whether sectors are on).
@@ -407,6 +412,9 @@ impl GpuAligner {
     /// take are refused before the kernels, tables or sectors change. The passes are planned
     /// again at the next batch.
     pub fn set_inexact_kernels(&mut self, source: &str, switches: InexactSwitches) -> Result<()> {
+        if self.ladder.is_some() {
+            bail!("the ladder's rungs in the passes run the default inexact kernels");
+        }
         self.refuse_unfit(&switches)?;
         let kernels = InexactKernels::load(&self.ctx, inexact_kernels::compile(source, &switches, self.arch)?)?;
         let no_hit = no_hit::compile(&switches, self.arch)?.map(|i| NoHitKernels::load(&self.ctx, i)).transpose()?;
@@ -513,6 +521,29 @@ impl GpuAligner {
     /// given up (`BCUDA_TEST_FIRST_PASS=teams`: the team passes' time on reads pass 1 would keep).
     pub fn first_pass_to_teams(&mut self) -> Result<()> {
         self.set_first_pass_rule(given_up_state())
+    }
+
+    /// Runs the rungs of a speculative ladder with `guesses`, then bwa's limits, inside the team
+    /// passes (`BCUDA_TEST_LADDER=passes,2,3`; [`rungs`]): the default inexact kernels compiled
+    /// with them and the `-m` guard (`BCUDA_TEST_RUNG_GUARD`: its measurement hook); pass 1
+    /// hands every read on.
+    pub fn ladder_in_passes(&mut self, guesses: Vec<i32>) -> Result<()> {
+        self.refuse_beside_rungs()?;
+        let hooks: Vec<String> =
+            crate::test_hooks::rung_guard()?.map(|g| format!("-Drung_guard={g}")).into_iter().collect();
+        let images = rungs::compile_in_passes(&self.inexact_switches, self.arch, &guesses, &hooks)?;
+        self.inexact = InexactKernels::load(&self.ctx, images)?;
+        self.ladder = Some(guesses);
+        Ok(())
+    }
+
+    /// The rungs run without the passes' companions that read each read's own limit.
+    fn refuse_beside_rungs(&self) -> Result<()> {
+        let sw = &self.inexact_switches;
+        if sw.no_hit_budget > 0 || sw.exact_replay || sw.proof_before_last {
+            bail!("the ladder's rungs run without the no-hit pass, the replay and the proof before the last pass");
+        }
+        Ok(())
     }
 
     /// The state pass 1's rule has reached (its share, whether it gave up, its counts), for

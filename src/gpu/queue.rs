@@ -14,6 +14,7 @@ use super::exact_replay::{self, BatchReplay};
 use super::inexact::{self, PassKind, Scratchpad};
 use super::no_hit::{self, NO_HIT_LIST};
 use super::proof_pass::{self, ProofInputs};
+use super::rungs;
 use super::slot::{
     BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
     RESIDENCE_AT, RESIDENCE_COUNTS, WEIGHT_LIST, WIDTHS_RESIDENCE_AT,
@@ -121,6 +122,11 @@ impl GpuAligner {
         let starts = slot.starts.put(&stream, &b.starts)?;
         let gpu_lens = slot.gpu_lens.put(&stream, &b.gpu_lens)?;
         let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
+        // With the ladder's rungs the passes read each read's limit in the rung beside its own.
+        let rung_diffs = match &self.ladder {
+            Some(g) => Some(slot.rung_diffs.put(&stream, &rungs::encoded_limits(&b.max_diffs, g[0]))?),
+            None => None,
+        };
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
         let (codes, _) = slot.codes.reserve(&stream, b.n_codes)?;
         let packed = unpack_codes::PackedReads {
@@ -153,7 +159,8 @@ impl GpuAligner {
         let replay_on = self.inexact_switches.exact_replay && n_gpu > 0 && no_hit.is_none();
         let replay_kernels = self.candidates.as_ref().filter(|_| replay_on && exact_replay::applies(&b.opt));
         let (k, l) = (&*slot.k.reserve(&stream, n)?, &*slot.l.reserve(&stream, n)?);
-        let batch = self.batch_on_gpu(b, (k, l, read_of), (codes, starts, gpu_lens), (max_diffs, n_hits));
+        let batch =
+            self.batch_on_gpu(b, (k, l, read_of), (codes, starts, gpu_lens), (rung_diffs.unwrap_or(max_diffs), n_hits));
         let entry_bytes = self.inexact_switches.entry_bytes();
         let mut replay = replay_kernels
             .map(|kn| BatchReplay::mark(kn, &mut slot.replay, &stream, &batch, entry_bytes))

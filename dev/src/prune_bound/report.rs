@@ -150,8 +150,7 @@ pub(super) fn print_guard(results: &[ReadResult]) {
 /// ([`crate::m_guard::kernel_bounds`]): for each, the reads it proves, its p50 and p99, and
 /// the reads whose bwa stack held more (the theory says none).
 fn kernel_columns(rows: &[&ReadResult]) -> String {
-    let forms: [fn(&ReadResult) -> Option<u64>; 2] =
-        [|r| r.kernel_bounds().floors, |r| r.kernel_bounds().bwa_caps];
+    let forms: [fn(&ReadResult) -> Option<u64>; 2] = [|r| r.kernel_bounds().floors, |r| r.kernel_bounds().bwa_caps];
     let columns = forms.iter().map(|bound| {
         let mut bounds: Vec<usize> =
             rows.iter().filter_map(|r| bound(r)).map(|b| b.min(usize::MAX as u64) as usize).collect();
