@@ -853,6 +853,14 @@ __device__ __forceinline__ int guard_row(int len) { return (len + 2) & ~1; }
 #define rung_guard 2
 #endif
 
+// The mismatching children of a pop whose next read base is `base` (all four at an N) that occur.
+__device__ __forceinline__ u32 mismatch_children(const Extensions &ext, int base)
+{
+    u32 n = 0;
+    for (int c = 0; c < 4; ++c) n += c != base && ext.k[c] <= ext.l[c];
+    return n;
+}
+
 // `kids` entry points (at most) of `child_mm` mismatches and no gap at read position p.
 __device__ __forceinline__ void guard_count(const Read &r, int child_mm, int p, u32 kids)
 {
@@ -937,11 +945,14 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
 #ifdef rungs
     // Mismatches the rung forbids and the read's own limit may allow (its seed's rule is the
     // rung's: counted all the same, which is safe).
-    if (r.guard && !(allow_diff && allow_m) && n_gapo + n_gape == 0 && below.bid <= m + r.full - max_diff - 1)
-        guard_count(r, n_mm + 1, i, base > 3 ? 4 : 3);
+    bool guard_counts = r.guard && !(allow_diff && allow_m) && n_gapo + n_gape == 0 && below.bid <= m + r.full - max_diff - 1;
 #endif
 #if MAX_TEAM > LANES
     if (!allow_diff && !holds_string) {
+#ifdef rungs
+        // The other bases' counts are not loaded here: every mismatch counted.
+        if (guard_counts) guard_count(r, n_mm + 1, i, base > 3 ? 4 : 3);
+#endif
         // No difference allowed here: only the matching child can follow, so count only its
         // base (most expanded pops of a search are so: 58 % on 20k reads at 200 Mbp). Only in
         // the kernels of larger teams: in pass 1 and pass 2's one-warp teams it was slower on
@@ -978,6 +989,9 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
         bwt_pair_extensions(r, k, l, base, ext, chain.ext);
         chain.known = true;
     } else bwt_extensions(r, k, l, ext);
+#ifdef rungs
+    if (guard_counts) guard_count(r, n_mm + 1, i, mismatch_children(ext, base));
+#endif
 #if occ_prefetch
     prefetch_children(r, ext, base, allow_diff);
 #endif
