@@ -1,0 +1,89 @@
+//! cuda/m_guard.cuh built for the CPU (m_guard_kernel/host.cpp): the -m guard's bound of the
+//! ladder's rungs in the team passes, for a best hit of two mismatches, is the model's
+//! (src/search/m_guard.rs, `entries_bound` with bwa's two D arrays) on random reads, D arrays
+//! and entry points. Skipped without a C++ compiler (`CXX`, else `c++`).
+
+mod common;
+
+use bcuda::sai::GapOptions;
+use bcuda::search::m_guard::{entries_bound, EntryCounts, GuardRead};
+use bcuda::search::seeded::xorshift;
+use bcuda::search::Width;
+
+/// A random D array of `n` cells: the bid grows at about one cell in `block`, and the width
+/// falls within a block (a block that did not occur ends at the cell where the bid grows).
+fn d_array(next: &mut impl FnMut() -> u64, n: usize, block: u64) -> Vec<Width> {
+    let (mut bid, mut w) = (0, 1 + next() % 100_000);
+    (0..n)
+        .map(|_| {
+            if next() % block == 0 {
+                bid += 1;
+                w = 1 + next() % 100_000;
+            } else {
+                w = (w - w / (1 + next() % 8)).max(1);
+            }
+            Width { w, bid }
+        })
+        .collect()
+}
+
+/// Sparse random counts of entry points, by position.
+fn entry_points(next: &mut impl FnMut() -> u64, len: usize, share: u64) -> Vec<u32> {
+    (0..=len).map(|_| if next() % share == 0 { (next() % 40) as u32 } else { 0 }).collect()
+}
+
+fn cell(w: &Width) -> u64 {
+    w.w | (w.bid as u64) << 48
+}
+
+/// The host's extra pops for one read, and whether a count outgrew 32 bits.
+fn kernel_extra(host: &std::path::Path, seq: &[u8], width: &[Width], seed: &[Width], counts: &EntryCounts) -> (u64, bool) {
+    let len = seq.len();
+    let row = |n: usize| &counts.mm[n * (len + 1)..][..len + 1];
+    let mut input = format!("{len} {}\n", len - seed.len());
+    let words = seq.iter().map(|&b| b as u64).chain(width.iter().chain(seed).map(cell));
+    let words = words.chain(row(1).iter().chain(row(2)).map(|&c| c as u64));
+    for x in words {
+        input += &format!("{x} ");
+    }
+    let out = common::run_host(host, &input);
+    let mut fields = out.split_whitespace();
+    (fields.next().unwrap().parse().unwrap(), fields.next() == Some("1"))
+}
+
+#[test]
+fn the_kernels_bound_is_the_models_for_a_best_hit_of_two_mismatches() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(host) = common::build_cpu_kernels(dir.path(), "m_guard_kernel/host.cpp", "m_guard_kernel", &[]) else {
+        eprintln!("skipped: no C++ compiler");
+        return;
+    };
+    let opt = GapOptions::default();
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+    let mut bounded = 0;
+    for case in 0..400 {
+        let len = 20 + (next() % 130) as usize;
+        let seq: Vec<u8> = (0..len).map(|_| if next() % 50 == 0 { 4 } else { (next() % 4) as u8 }).collect();
+        let block = 4 + next() % 20;
+        let width = d_array(&mut next, len + 1, block);
+        // A seed of bwa's default length where the read is longer, as aln's is.
+        let seed = if len > 32 { d_array(&mut next, 32, block) } else { Vec::new() };
+        let mut counts = EntryCounts::new(len, 5);
+        let share = 1 + next() % 30;
+        for n in 1..=2 {
+            counts.mm[n * (len + 1)..][..len + 1].copy_from_slice(&entry_points(&mut next, len, share));
+        }
+        let read = GuardRead { seq: &seq, counts: &counts, bounded_pops: next() % 100_000, best_score: 6, d_star: 2 };
+        let mut d_arrays = vec![(0, &width[..len])];
+        if !seed.is_empty() {
+            d_arrays.push((len - seed.len(), &seed[..]));
+        }
+        let model = entries_bound(&read, &d_arrays, &opt).expect("the bound applies: no gap pops");
+        let (extra, outgrew) = kernel_extra(&host, &seq, &width[..=len], &seed, &counts);
+        assert!(!outgrew, "case {case}: a count outgrew 32 bits");
+        assert_eq!(1 + 8 * (read.bounded_pops + extra), model, "case {case}: len {len}");
+        bounded += (model <= opt.max_entries as u64) as usize;
+    }
+    // Both sides of -m are tried.
+    assert!(bounded > 20 && bounded < 380, "{bounded} of 400 under -m");
+}
