@@ -943,9 +943,14 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     }
     int base = r.seq[i];
 #ifdef rungs
-    // Mismatches the rung forbids and the read's own limit may allow (its seed's rule is the
-    // rung's: counted all the same, which is safe).
-    bool guard_counts = r.guard && !(allow_diff && allow_m) && n_gapo + n_gape == 0 && below.bid <= m + r.full - max_diff - 1;
+    // Mismatches the rung forbids and the read's own limit allows: the same rules with its
+    // differences left (the seed's do not depend on the limit).
+    bool guard_counts = false;
+    if (r.guard && !(allow_diff && allow_m) && n_gapo + n_gape == 0) {
+        int mf = m + r.full - max_diff;
+        guard_counts = below.bid <= mf - 1 && !(below.bid == mf - 1 && here.bid == mf - 1 && below.w == here.w);
+        if (seeded) guard_counts = guard_counts && seed_below.bid <= m_seed - 1 && !(seed_below.bid == m_seed - 1 && seed_here.bid == m_seed - 1 && seed_below.w == seed_here.w);
+    }
 #endif
 #if MAX_TEAM > LANES
     if (!allow_diff && !holds_string) {
