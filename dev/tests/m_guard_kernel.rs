@@ -16,7 +16,7 @@ fn d_array(next: &mut impl FnMut() -> u64, n: usize, block: u64) -> Vec<Width> {
     let (mut bid, mut w) = (0, 1 + next() % 100_000);
     (0..n)
         .map(|_| {
-            if next() % block == 0 {
+            if next().is_multiple_of(block) {
                 bid += 1;
                 w = 1 + next() % 100_000;
             } else {
@@ -29,7 +29,7 @@ fn d_array(next: &mut impl FnMut() -> u64, n: usize, block: u64) -> Vec<Width> {
 
 /// Sparse random counts of entry points, by position.
 fn entry_points(next: &mut impl FnMut() -> u64, len: usize, share: u64) -> Vec<u32> {
-    (0..=len).map(|_| if next() % share == 0 { (next() % 40) as u32 } else { 0 }).collect()
+    (0..=len).map(|_| if next().is_multiple_of(share) { (next() % 40) as u32 } else { 0 }).collect()
 }
 
 fn cell(w: &Width) -> u64 {
@@ -37,7 +37,13 @@ fn cell(w: &Width) -> u64 {
 }
 
 /// The host's extra pops for one read, and whether a count outgrew 32 bits.
-fn kernel_extra(host: &std::path::Path, seq: &[u8], width: &[Width], seed: &[Width], counts: &EntryCounts) -> (u64, bool) {
+fn kernel_extra(
+    host: &std::path::Path,
+    seq: &[u8],
+    width: &[Width],
+    seed: &[Width],
+    counts: &EntryCounts,
+) -> (u64, bool) {
     let len = seq.len();
     let row = |n: usize| &counts.mm[n * (len + 1)..][..len + 1];
     let mut input = format!("{len} {}\n", len - seed.len());
@@ -63,7 +69,7 @@ fn the_kernels_bound_is_the_models_for_a_best_hit_of_two_mismatches() {
     let mut bounded = 0;
     for case in 0..400 {
         let len = 20 + (next() % 130) as usize;
-        let seq: Vec<u8> = (0..len).map(|_| if next() % 50 == 0 { 4 } else { (next() % 4) as u8 }).collect();
+        let seq: Vec<u8> = (0..len).map(|_| if next().is_multiple_of(50) { 4 } else { (next() % 4) as u8 }).collect();
         let block = 4 + next() % 20;
         let width = d_array(&mut next, len + 1, block);
         // A seed of bwa's default length where the read is longer, as aln's is.

@@ -121,12 +121,8 @@ impl GpuAligner {
         let d_opt = slot.opt.put(&stream, &opt_words)?;
         let starts = slot.starts.put(&stream, &b.starts)?;
         let gpu_lens = slot.gpu_lens.put(&stream, &b.gpu_lens)?;
-        let max_diffs = slot.max_diffs.put(&stream, &b.max_diffs)?;
         // With the ladder's rungs the passes read each read's limit in the rung beside its own.
-        let rung_diffs = match &self.ladder {
-            Some(g) => Some(slot.rung_diffs.put(&stream, &rungs::encoded_limits(&b.max_diffs, g[0]))?),
-            None => None,
-        };
+        let max_diffs = slot.max_diffs.put(&stream, &rungs::limits(self.ladder.as_deref(), &b.max_diffs))?;
         let read_of = slot.read_of.put(&stream, &b.gpu_reads)?;
         let (codes, _) = slot.codes.reserve(&stream, b.n_codes)?;
         let packed = unpack_codes::PackedReads {
@@ -159,8 +155,7 @@ impl GpuAligner {
         let replay_on = self.inexact_switches.exact_replay && n_gpu > 0 && no_hit.is_none();
         let replay_kernels = self.candidates.as_ref().filter(|_| replay_on && exact_replay::applies(&b.opt));
         let (k, l) = (&*slot.k.reserve(&stream, n)?, &*slot.l.reserve(&stream, n)?);
-        let batch =
-            self.batch_on_gpu(b, (k, l, read_of), (codes, starts, gpu_lens), (rung_diffs.unwrap_or(max_diffs), n_hits));
+        let batch = self.batch_on_gpu(b, (k, l, read_of), (codes, starts, gpu_lens), (max_diffs, n_hits));
         let entry_bytes = self.inexact_switches.entry_bytes();
         let mut replay = replay_kernels
             .map(|kn| BatchReplay::mark(kn, &mut slot.replay, &stream, &batch, entry_bytes))

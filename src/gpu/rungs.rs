@@ -7,6 +7,8 @@
 //! points a rung of 3 counts and their bound (cuda/m_guard.cuh; src/search/m_guard.rs,
 //! `kernel_bounds`), any other answer under a guess goes on to the next rung.
 
+use std::borrow::Cow;
+
 use anyhow::Result;
 
 use super::nvrtc::{compile_cached, Image};
@@ -59,6 +61,15 @@ fn guess_mask(guesses: &[i32]) -> Result<u32> {
 /// or the read's own where less) in the low byte, the read's own above.
 pub fn encoded_limits(own: &[i32], first: i32) -> Vec<i32> {
     own.iter().map(|&f| f.min(first) | f << 8).collect()
+}
+
+/// The reads' limits as the inexact kernels take them: their own, or with the ladder's
+/// `guesses` [`encoded_limits`].
+pub fn limits<'a>(guesses: Option<&[i32]>, own: &'a [i32]) -> Cow<'a, [i32]> {
+    match guesses {
+        Some(g) => Cow::Owned(encoded_limits(own, g[0])),
+        None => Cow::Borrowed(own),
+    }
 }
 
 #[cfg(test)]

@@ -23,9 +23,6 @@ pub(super) struct Slot {
     pub(super) starts: Upload<u64>,
     pub(super) gpu_lens: Upload<u16>,
     pub(super) max_diffs: Upload<i32>,
-    /// With the ladder's rungs ([`super::rungs`]), each inexact read's limit in its rung and
-    /// its own.
-    pub(super) rung_diffs: Upload<i32>,
     /// Each inexact read's index in the batch (inexact_order reads exact_match's answers by it).
     pub(super) read_of: Upload<u32>,
     /// The D arrays of the batch's inexact reads (read_widths): each read's, then each seed's.
@@ -164,7 +161,6 @@ impl Slot {
             starts: Upload::new(),
             gpu_lens: Upload::new(),
             max_diffs: Upload::new(),
-            rung_diffs: Upload::new(),
             read_of: Upload::new(),
             widths: DeviceBuffer::new(),
             seed_widths: DeviceBuffer::new(),
