@@ -837,13 +837,16 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 // of no mismatch can occur under a best hit of two (the D array's bid is at most d*): one that
 // does marks the read unprovable. Counting more is safe: the bound only grows.
 // Counters: GUARD_POPS (the rung's pops, all of them), GUARD_UNPROVABLE, the bound's sum (a
-// u64, GUARD_SUM); then rows of guard_row(len) ints: entry points of one and of two mismatches
+// u64, GUARD_SUM), GUARD_HIT (set by the team at the read's first hit: the count stops; read
+// where a pop would count, not kept in the read's state, which each chain would then copy);
+// then rows of guard_row(len) ints: entry points of one and of two mismatches
 // by read position, the chain floors, and the strings of one mismatch alive (u64, two rows).
 #define GUARD_RUNG 3
 #define GUARD_POPS 0
 #define GUARD_UNPROVABLE 1
 #define GUARD_SUM 2
-#define GUARD_HEAD 4
+#define GUARD_HIT 4
+#define GUARD_HEAD 6
 #define GUARD_INTS(max_len) (GUARD_HEAD + 5 * ((max_len) + 2))
 // A row of a read of len bases: len + 1 cells, even so that the u64 rows stay aligned.
 __device__ __forceinline__ int guard_row(int len) { return (len + 2) & ~1; }
@@ -864,6 +867,7 @@ __device__ __forceinline__ u32 mismatch_children(const Extensions &ext, int base
 // `kids` entry points (at most) of `child_mm` mismatches and no gap at read position p.
 __device__ __forceinline__ void guard_count(const Read &r, int child_mm, int p, u32 kids)
 {
+    if (((volatile u32 *)r.guard)[GUARD_HIT]) return;
     if (child_mm == 1 || child_mm == 2) atomicAdd(r.guard + GUARD_HEAD + (child_mm - 1) * guard_row(r.len) + p, kids);
     else if (child_mm < 1) r.guard[GUARD_UNPROVABLE] = 1;
 }
@@ -2042,6 +2046,11 @@ __device__ bool entries_limit_inside(u32 n_entries, const LaneBuffer &mine, int 
 __device__ int record_team_hit(HitList &h, Levels &lv, int level, int hitter, const Entry &e, u64 hk, u64 hl, Width *width, const Read &r, const Team &t)
 {
     const GapOpt &opt = r.opt;
+#ifdef rungs
+    // The -m guard's entry points count only before the read's first hit (the broadcasts'
+    // barriers make this seen before the next pop).
+    if (r.guard && t.lane == 0) r.guard[GUARD_HIT] = 1;
+#endif
     int after = 0;
     if (t.lane == hitter) after = record_hit(h, e, hk, hl, width, r.seq_len, opt);
     after = team_broadcast(t, after, hitter);
@@ -2385,17 +2394,10 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
                 Entry e = *level_entry(lv, level, n_chains - 1 - c);
                 Chained chain;
                 chain.known = false;
-#ifdef rungs
-                // The -m guard's entry points count only before the read's first hit.
-                Read counted = r;
-                if (h.n_aln) counted.guard = nullptr;
-#else
-                const Read &counted = r;
-#endif
                 while (true) {
                     Entry matching;
                     bool has_matching;
-                    int next_step = step<PAIRS_IN_TEAMS>(counted, e, h.max_diff, width, mine, hk, hl, matching, has_matching, chain);
+                    int next_step = step<PAIRS_IN_TEAMS>(r, e, h.max_diff, width, mine, hk, hl, matching, has_matching, chain);
                     ++mine.pop;
                     if (next_step == STEP_HIT) {
                         hit = true;
