@@ -847,7 +847,8 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 #define GUARD_SUM 2
 #define GUARD_HIT 4
 #define GUARD_HEAD 6
-#define GUARD_INTS(max_len) (GUARD_HEAD + 5 * ((max_len) + 2))
+// A team's counters, even so that every team's u64s stay aligned.
+#define GUARD_INTS(max_len) ((GUARD_HEAD + 5 * ((max_len) + 2) + 1) & ~1)
 // A row of a read of len bases: len + 1 cells, even so that the u64 rows stay aligned.
 __device__ __forceinline__ int guard_row(int len) { return (len + 2) & ~1; }
 // rung_guard (a measurement hook): 0, no guard (the rungs' answers stand as their rule says); 1,

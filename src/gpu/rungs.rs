@@ -20,7 +20,7 @@ pub const M_GUARD_CUH: &str = include_str!("../../cuda/m_guard.cuh");
 /// The ints a team's `-m` guard counters take after its other ints, for reads up to `max_len`
 /// (`GUARD_INTS` in cuda/inexact_match.cu, and one for the even offset they start at).
 pub fn guard_counter_ints(max_len: usize) -> usize {
-    6 + 5 * (max_len + 2) + 1
+    ((6 + 5 * (max_len + 2) + 1) & !1) + 1
 }
 
 /// The inexact kernels compiled with the rungs in the team passes. `hooks`: the measurement
