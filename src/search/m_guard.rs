@@ -26,8 +26,10 @@
 //! children, and a second gap, cost more than `best + s_mm`).
 //!
 //! The bound reads the entry points only as counters ([`EntryCounts`]), which a search kernel
-//! can keep in a read's scratch at its pops. Its GPU form, in the team kernel, was exact but
-//! slower than bwa's search and was taken out (f4825f2 holds it).
+//! can keep at its pops. The team passes' rungs (src/gpu/rungs.rs, a test hook) keep those of one
+//! and two mismatches and compute [`kernel_bounds`]' second form for a best hit of two mismatches
+//! (cuda/m_guard.cuh); the first GPU port of the whole guard was slower than bwa's search and was
+//! taken out (f4825f2 holds it).
 
 use super::stack::Entry;
 use super::{cal_width, Search, Step, Width};
