@@ -913,8 +913,10 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
     Width seed_below = seeded ? r.seed_width[ii - 1] : Width{0, 0}, seed_here = seeded ? r.seed_width[ii] : Width{0, 0};
     if (i > 0 && m < here.bid) {
 #ifdef rungs
-        // The read's own limit expands e: its matching child is an entry point.
-        if (r.guard && n_gapo + n_gape == 0 && m + r.full - max_diff >= here.bid) guard_count(r, n_mm, i - 1, 1);
+        // The read's own limit expands e: its matching child is an entry point (and so are its
+        // mismatching children, uncounted: under a best hit of two mismatches only an entry of
+        // two is cut off so, the D array's bid being at most two, and its mismatches push nothing).
+        if (r.guard && n_gapo + n_gape == 0 && m + r.full - max_diff >= here.bid) guard_count(r, n_mm < 2 ? 0 : n_mm, i - 1, 1);
 #endif
         return STEP_DONE;
     }
