@@ -206,6 +206,25 @@ pub struct GuardRead<'a> {
     pub d_star: i32,
 }
 
+impl<'a> GuardRead<'a> {
+    /// The read `watch` watched, its entry points `counts`, and what its bounded search found.
+    fn watched(
+        watch: &GuardWatch<'a>,
+        counts: &'a EntryCounts,
+        bounded_pops: usize,
+        best: &AlnHit,
+        d_star: i32,
+    ) -> Self {
+        GuardRead {
+            seq: watch.search.seq,
+            counts,
+            bounded_pops: bounded_pops as u64,
+            best_score: best.score as i32,
+            d_star,
+        }
+    }
+}
+
 /// What bwa's stack can hold at most: `None` where the bound does not apply (`-N`, gap
 /// entries that pop other than as chains of one gap), else `1 + 8 x` the pushing pops
 /// (`bounded_pops` and the entry points' descendants, `extra_pops`). When bwa's D arrays (the
@@ -222,13 +241,7 @@ pub fn stack_bound(
         return None;
     }
     let counts = watch.counts();
-    let read = GuardRead {
-        seq: watch.search.seq,
-        counts: &counts,
-        bounded_pops: bounded_pops as u64,
-        best_score: best.score as i32,
-        d_star,
-    };
+    let read = GuardRead::watched(watch, &counts, bounded_pops, best, d_star);
     counted_bound(&read, &bwa_d_arrays(watch), || further_d_arrays(watch), opt)
 }
 
@@ -250,13 +263,7 @@ pub fn kernel_bounds(
         return KernelBounds::default();
     }
     let counts = watch.counts();
-    let read = GuardRead {
-        seq: watch.search.seq,
-        counts: &counts,
-        bounded_pops: bounded_pops as u64,
-        best_score: best.score as i32,
-        d_star,
-    };
+    let read = GuardRead::watched(watch, &counts, bounded_pops, best, d_star);
     KernelBounds {
         floors: bound_with(&read, &bwa_d_arrays(watch)[..1], opt, false),
         bwa_caps: bound_with(&read, &bwa_d_arrays(watch), opt, true),
