@@ -2460,7 +2460,7 @@ __device__ u32 *rung_guard_reset(u32 *guard, int len, const Team &t)
 // than two mismatches: bwa pushes only at pops of at most one mismatch (before its first hit it
 // pops nothing scoring more than it; after, it allows d* + 1 differences), and strings of one
 // mismatch number (len + 1)(4 len + 1) at most, so its stack holds 1 + 8 of those or fewer.
-__device__ bool rung_one_mismatch_proved(const Read &r, int best_score)
+__device__ __forceinline__ bool rung_one_mismatch_proved(const Read &r, int best_score)
 {
     const GapOpt &opt = r.opt;
     if (best_score > opt.s_mm || opt.s_mm <= 0 || opt.s_gapo <= 2 * opt.s_mm || (opt.mode & MODE_NONSTOP)) return false;
@@ -2468,47 +2468,57 @@ __device__ bool rung_one_mismatch_proved(const Read &r, int best_score)
     return 1 + 8 * (len + 1) * (4 * len + 1) <= (u64)max(opt.max_entries, 0);
 }
 
+// The bound of the -m guard for a best hit of two mismatches (1 + 8 x the rung's pops and the
+// strings of one and two mismatches alive, cuda/m_guard.cuh, from the read's D arrays as
+// read_widths computed them: `cells`, `seed_cells`) is within `max_entries`. Out of line, with
+// its arguments by value, so that the search loop keeps its registers (the read's state taken by
+// reference here would live in memory for the whole kernel). The lanes' buffers are free once
+// the search has ended. Every lane returns the same.
+__device__ __noinline__ bool guard_bound_within(u32 *guard, const u8 *seq, int len, int seed_start, const u64 *cells, const u64 *seed_cells,
+    Entry *lane_bufs, int stride, int lane, int lanes, int max_entries)
+{
+    int row = guard_row(len);
+    u32 *born1 = guard + GUARD_HEAD, *born2 = born1 + row;
+    int *floor = (int *)born2 + row;
+    u64 *alive1 = (u64 *)(floor + row);
+    unsigned long long *sum = (unsigned long long *)(guard + GUARD_SUM);
+    if (lane == 0) {
+        chain_floor(cells, len, floor);
+        *sum = 0;
+    }
+    __syncthreads();
+    u64 *caps = (u64 *)(lane_bufs + (u64)lane * stride);
+    u64 extra = 0;
+    for (int i = lane; i <= len; i += lanes) {
+        alive1[i] = alive_strings_at(i, born1, floor, cells, seed_cells, len, seed_start, caps);
+        extra += alive1[i];
+    }
+    __syncthreads();
+    // The strings of one mismatch alive one position up each have 3 (4 at an N) mismatching children.
+    for (int p = lane; p < len; p += lanes) {
+        u64 more = born2[p] + (seq[p] > 3 ? 4 : 3) * alive1[p + 1];
+        if (more > 0xffffffffULL) guard[GUARD_UNPROVABLE] = 1;
+        else born2[p] = (u32)more;
+    }
+    __syncthreads();
+    for (int i = lane; i <= len; i += lanes) extra += alive_strings_at(i, born2, floor, cells, seed_cells, len, seed_start, caps);
+    atomicAdd(sum, (unsigned long long)extra);
+    __syncthreads();
+    u64 bound = 1 + 8 * ((u64)guard[GUARD_POPS] + *sum);
+    return !guard[GUARD_UNPROVABLE] && bound <= (u64)max(max_entries, 0);
+}
+
 // Whether the -m guard proves a read whose rung answered under its own limit (first: its first
-// hit): one mismatch, or two where the rung counted its entry points (guard_count) and their
-// bound on bwa's stack is within -m: 1 + 8 x (the rung's pops and the strings of one and two
-// mismatches alive, cuda/m_guard.cuh), from the read's D arrays as read_widths computed them
-// (`cells`, `seed_cells`). The lanes' buffers are free once the search has ended. Every lane
-// returns the same.
-__device__ bool rung_guard_proves(const Read &r, const Hit &first, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
+// hit): one mismatch by its class, or two where the rung counted its entry points (guard_count)
+// and their bound is within -m.
+__device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
 {
     const GapOpt &opt = r.opt;
     if (rung_guard < 2 || rung_one_mismatch_proved(r, hit_score(first))) return true;
     bool applies = r.guard && hit_score(first) == 2 * opt.s_mm && opt.s_gapo > 3 * opt.s_mm && !(opt.mode & MODE_NONSTOP);
     if (!applies || r.guard[GUARD_UNPROVABLE]) return false;
-    int row = guard_row(r.len), seed_start = r.use_seed ? r.len - opt.seed_len : r.len;
-    u32 *born1 = r.guard + GUARD_HEAD, *born2 = born1 + row;
-    int *floor = (int *)born2 + row;
-    u64 *alive1 = (u64 *)(floor + row);
-    unsigned long long *sum = (unsigned long long *)(r.guard + GUARD_SUM);
-    if (t.lane == 0) {
-        chain_floor(cells, r.len, floor);
-        *sum = 0;
-    }
-    __syncthreads();
-    u64 *caps = (u64 *)(lane_bufs + (u64)t.lane * stride);
-    u64 extra = 0;
-    for (int i = t.lane; i <= r.len; i += t.size) {
-        alive1[i] = alive_strings_at(i, born1, floor, cells, seed_cells, r.len, seed_start, caps);
-        extra += alive1[i];
-    }
-    __syncthreads();
-    // The strings of one mismatch alive one position up each have 3 (4 at an N) mismatching children.
-    for (int p = t.lane; p < r.len; p += t.size) {
-        u64 more = born2[p] + (r.seq[p] > 3 ? 4 : 3) * alive1[p + 1];
-        if (more > 0xffffffffULL) r.guard[GUARD_UNPROVABLE] = 1;
-        else born2[p] = (u32)more;
-    }
-    __syncthreads();
-    for (int i = t.lane; i <= r.len; i += t.size) extra += alive_strings_at(i, born2, floor, cells, seed_cells, r.len, seed_start, caps);
-    atomicAdd(sum, (unsigned long long)extra);
-    __syncthreads();
-    u64 bound = 1 + 8 * ((u64)r.guard[GUARD_POPS] + *sum);
-    return !r.guard[GUARD_UNPROVABLE] && bound <= (u64)max(opt.max_entries, 0);
+    int seed_start = r.use_seed ? r.len - opt.seed_len : r.len;
+    return guard_bound_within(r.guard, r.seq, r.len, seed_start, cells, seed_cells, lane_bufs, stride, t.lane, t.size, opt.max_entries);
 }
 #endif
 

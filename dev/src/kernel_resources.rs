@@ -6,6 +6,7 @@
 
 use anyhow::{bail, Result};
 use bcuda::gpu::candidates::{self, CandidateSearch};
+use bcuda::gpu::rungs;
 use bcuda::gpu::{no_hit, nvrtc_present, resource_usage, InexactSwitches, INEXACT_MATCH_CU};
 
 /// The real architectures NVRTC is asked for here.
@@ -22,6 +23,10 @@ pub struct KernelResourcesArgs {
     /// Also the candidates' kernels (cuda/candidates.cu, counting from the sectors).
     #[arg(long)]
     pub candidates: bool,
+    /// The team kernels with the ladder's rungs and their `-m` guard, these guesses (e.g. 2,3;
+    /// the test hook BCUDA_TEST_LADDER's).
+    #[arg(long, value_delimiter = ',')]
+    pub rungs: Vec<i32>,
 }
 
 pub fn run(args: KernelResourcesArgs) -> Result<()> {
@@ -36,9 +41,13 @@ pub fn run(args: KernelResourcesArgs) -> Result<()> {
         bail!("inexact kernel switches: {why}");
     }
     let Some(&arch) = ARCHS.iter().find(|&&a| a == args.arch) else { bail!("unknown architecture {}", args.arch) };
-    for (team, defines) in switches.modules() {
+    let source = if args.rungs.is_empty() { INEXACT_MATCH_CU.to_string() } else { rungs::in_passes_source() };
+    for (team, mut defines) in switches.modules() {
+        if !args.rungs.is_empty() {
+            defines.push(rungs::rungs_define(&args.rungs)?);
+        }
         println!("teams of {team} threads ({}):", defines.join(" "));
-        print_usage(&resource_usage(INEXACT_MATCH_CU, &defines, arch)?);
+        print_usage(&resource_usage(&source, &defines, arch)?);
     }
     if args.candidates {
         let defines = CandidateSearch::defines(true, 0);

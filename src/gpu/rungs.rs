@@ -31,13 +31,13 @@ pub fn compile_in_passes(
     guesses: &[i32],
     hooks: &[String],
 ) -> Result<Vec<(u32, Image)>> {
-    let mask = guess_mask(guesses)?;
+    let rungs = rungs_define(guesses)?;
     let source = in_passes_source();
     switches
         .modules()
         .into_iter()
         .map(|(team, mut defines)| {
-            defines.push(format!("-Drungs={mask}"));
+            defines.push(rungs.clone());
             defines.extend_from_slice(hooks);
             compile_cached(&source, &defines, arch).map(|image| (team, image))
         })
@@ -45,8 +45,13 @@ pub fn compile_in_passes(
 }
 
 /// The inexact kernels' source with the `-m` guard's bound after it.
-fn in_passes_source() -> String {
+pub fn in_passes_source() -> String {
     format!("{}\n{M_GUARD_CUH}", super::INEXACT_MATCH_CU)
+}
+
+/// The define that compiles the rungs with `guesses` into the inexact kernels.
+pub fn rungs_define(guesses: &[i32]) -> Result<String> {
+    Ok(format!("-Drungs={}", guess_mask(guesses)?))
 }
 
 /// The guesses as the kernels' mask: bit g for guess g (1 to 30).
@@ -85,7 +90,7 @@ mod tests {
         }
         // Every team size: pass 3's larger teams take the one-base step too.
         for (_, mut defines) in InexactSwitches::default().modules() {
-            defines.push(format!("-Drungs={}", guess_mask(&[2, 3]).unwrap()));
+            defines.push(rungs_define(&[2, 3]).unwrap());
             let ptx = compile(&in_passes_source(), &defines, Some("sm_90")).unwrap();
             assert!(ptx.contains("inexact_level"));
         }
