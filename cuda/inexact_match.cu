@@ -865,6 +865,13 @@ __device__ __forceinline__ u32 mismatch_children(const Extensions &ext, int base
     return n;
 }
 
+// Whether step's rules for a D array let a pop with m differences left push mismatches: its
+// cell under the next base (`below`) leaves a difference, and not as the cell above it does.
+__device__ __forceinline__ bool d_array_allows_mismatches(Width below, Width here, int m)
+{
+    return below.bid <= m - 1 && !(below.bid == m - 1 && here.bid == m - 1 && below.w == here.w);
+}
+
 // `kids` entry points (at most) of `child_mm` mismatches and no gap at read position p.
 __device__ __forceinline__ void guard_count(const Read &r, int child_mm, int p, u32 kids)
 {
@@ -952,12 +959,8 @@ __device__ int step(const Read &r, const Entry &e, int max_diff, const Width *wi
 #ifdef rungs
     // Mismatches the rung forbids and the read's own limit allows: the same rules with its
     // differences left (the seed's do not depend on the limit).
-    bool guard_counts = false;
-    if (r.guard && !(allow_diff && allow_m) && n_gapo + n_gape == 0) {
-        int mf = m + r.full - max_diff;
-        guard_counts = below.bid <= mf - 1 && !(below.bid == mf - 1 && here.bid == mf - 1 && below.w == here.w);
-        if (seeded) guard_counts = guard_counts && seed_below.bid <= m_seed - 1 && !(seed_below.bid == m_seed - 1 && seed_here.bid == m_seed - 1 && seed_below.w == seed_here.w);
-    }
+    bool guard_counts = r.guard && !(allow_diff && allow_m) && n_gapo + n_gape == 0 && d_array_allows_mismatches(below, here, m + r.full - max_diff)
+        && (!seeded || d_array_allows_mismatches(seed_below, seed_here, m_seed));
 #endif
 #if MAX_TEAM > LANES
     if (!allow_diff && !holds_string) {
@@ -2446,8 +2449,8 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 
 #ifdef rungs
 // The -m guard's bound (cuda/m_guard.cuh, compiled after this file with the rungs).
-__device__ void chain_floor(const u64 *cells, int len, int *floor);
-__device__ u64 alive_strings_at(int i, const u32 *born, const int *floor, const u64 *cells, const u64 *seed_cells, int len, int seed_start, u64 *row);
+__device__ u64 guard_bound(u32 *born1, u32 *born2, int *floor, u64 *alive1, unsigned long long *sum, u32 *unprovable, u64 pops,
+    const u8 *seq, int len, int seed_start, const u64 *cells, const u64 *seed_cells, u64 *caps, int lane, int lanes);
 
 // The team's -m guard counters for a read of `len` bases, zeroed (the caller's barrier follows).
 __device__ u32 *rung_guard_reset(u32 *guard, int len, const Team &t)
@@ -2468,57 +2471,24 @@ __device__ __forceinline__ bool rung_one_mismatch_proved(const Read &r, int best
     return 1 + 8 * (len + 1) * (4 * len + 1) <= (u64)max(opt.max_entries, 0);
 }
 
-// The bound of the -m guard for a best hit of two mismatches (1 + 8 x the rung's pops and the
-// strings of one and two mismatches alive, cuda/m_guard.cuh, from the read's D arrays as
-// read_widths computed them: `cells`, `seed_cells`) is within `max_entries`. Out of line, with
-// its arguments by value, so that the search loop keeps its registers (the read's state taken by
-// reference here would live in memory for the whole kernel). The lanes' buffers are free once
-// the search has ended. Every lane returns the same.
-__device__ __noinline__ bool guard_bound_within(u32 *guard, const u8 *seq, int len, int seed_start, const u64 *cells, const u64 *seed_cells,
-    Entry *lane_bufs, int stride, int lane, int lanes, int max_entries)
-{
-    int row = guard_row(len);
-    u32 *born1 = guard + GUARD_HEAD, *born2 = born1 + row;
-    int *floor = (int *)born2 + row;
-    u64 *alive1 = (u64 *)(floor + row);
-    unsigned long long *sum = (unsigned long long *)(guard + GUARD_SUM);
-    if (lane == 0) {
-        chain_floor(cells, len, floor);
-        *sum = 0;
-    }
-    __syncthreads();
-    u64 *caps = (u64 *)(lane_bufs + (u64)lane * stride);
-    u64 extra = 0;
-    for (int i = lane; i <= len; i += lanes) {
-        alive1[i] = alive_strings_at(i, born1, floor, cells, seed_cells, len, seed_start, caps);
-        extra += alive1[i];
-    }
-    __syncthreads();
-    // The strings of one mismatch alive one position up each have 3 (4 at an N) mismatching children.
-    for (int p = lane; p < len; p += lanes) {
-        u64 more = born2[p] + (seq[p] > 3 ? 4 : 3) * alive1[p + 1];
-        if (more > 0xffffffffULL) guard[GUARD_UNPROVABLE] = 1;
-        else born2[p] = (u32)more;
-    }
-    __syncthreads();
-    for (int i = lane; i <= len; i += lanes) extra += alive_strings_at(i, born2, floor, cells, seed_cells, len, seed_start, caps);
-    atomicAdd(sum, (unsigned long long)extra);
-    __syncthreads();
-    u64 bound = 1 + 8 * ((u64)guard[GUARD_POPS] + *sum);
-    return !guard[GUARD_UNPROVABLE] && bound <= (u64)max(max_entries, 0);
-}
-
 // Whether the -m guard proves a read whose rung answered under its own limit (first: its first
 // hit): one mismatch by its class, or two where the rung counted its entry points (guard_count)
-// and their bound is within -m.
+// and their bound (cuda/m_guard.cuh, from the read's D arrays as read_widths computed them:
+// `cells`, `seed_cells`) is within -m. Every lane returns the same.
 __device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
 {
     const GapOpt &opt = r.opt;
     if (rung_guard < 2 || rung_one_mismatch_proved(r, hit_score(first))) return true;
     bool applies = r.guard && hit_score(first) == 2 * opt.s_mm && opt.s_gapo > 3 * opt.s_mm && !(opt.mode & MODE_NONSTOP);
     if (!applies || r.guard[GUARD_UNPROVABLE]) return false;
-    int seed_start = r.use_seed ? r.len - opt.seed_len : r.len;
-    return guard_bound_within(r.guard, r.seq, r.len, seed_start, cells, seed_cells, lane_bufs, stride, t.lane, t.size, opt.max_entries);
+    int row = guard_row(r.len), seed_start = r.use_seed ? r.len - opt.seed_len : r.len;
+    u32 *born1 = r.guard + GUARD_HEAD, *born2 = born1 + row;
+    int *floor = (int *)born2 + row;
+    // The lanes' buffers are free once the search has ended.
+    u64 *caps = (u64 *)(lane_bufs + (u64)t.lane * stride);
+    u64 bound = guard_bound(born1, born2, floor, (u64 *)(floor + row), (unsigned long long *)(r.guard + GUARD_SUM),
+        r.guard + GUARD_UNPROVABLE, r.guard[GUARD_POPS], r.seq, r.len, seed_start, cells, seed_cells, caps, t.lane, t.size);
+    return bound <= (u64)max(opt.max_entries, 0);
 }
 #endif
 

@@ -58,3 +58,38 @@ __device__ u64 alive_strings_at(int i, const u32 *born, const int *floor, const 
     }
     return strings;
 }
+
+// The bound on bwa's stack for a best hit of two mismatches: 1 + 8 x (the rung's `pops` and the
+// strings of one and two mismatches alive), from the entry points of one and two mismatches by
+// position (`born1`, `born2`, which this adds the strings of one mismatch's children to); ~0
+// where the read is `unprovable` (a count outgrew 32 bits, or the rung marked it). The team's
+// lanes share the positions; `floor`, `alive1` and `sum` are the team's scratch, `caps` len + 1
+// cells of the lane's own. Out of line, its arguments by value, so that the search loop keeps
+// its registers (the read's state taken by reference would live in memory for the whole
+// kernel). Every lane returns the same.
+__device__ __noinline__ u64 guard_bound(u32 *born1, u32 *born2, int *floor, u64 *alive1, unsigned long long *sum, u32 *unprovable, u64 pops,
+    const u8 *seq, int len, int seed_start, const u64 *cells, const u64 *seed_cells, u64 *caps, int lane, int lanes)
+{
+    if (lane == 0) {
+        chain_floor(cells, len, floor);
+        *sum = 0;
+    }
+    __syncthreads();
+    u64 extra = 0;
+    for (int i = lane; i <= len; i += lanes) {
+        alive1[i] = alive_strings_at(i, born1, floor, cells, seed_cells, len, seed_start, caps);
+        extra += alive1[i];
+    }
+    __syncthreads();
+    // The strings of one mismatch alive one position up each have 3 (4 at an N) mismatching children.
+    for (int p = lane; p < len; p += lanes) {
+        u64 more = born2[p] + (seq[p] > 3 ? 4 : 3) * alive1[p + 1];
+        if (more > 0xffffffffULL) *unprovable = 1;
+        else born2[p] = (u32)more;
+    }
+    __syncthreads();
+    for (int i = lane; i <= len; i += lanes) extra += alive_strings_at(i, born2, floor, cells, seed_cells, len, seed_start, caps);
+    atomicAdd(sum, (unsigned long long)extra);
+    __syncthreads();
+    return *unprovable ? ~0ULL : 1 + 8 * (pops + *sum);
+}

@@ -1,5 +1,5 @@
-//! cuda/m_guard.cuh built for the CPU (m_guard_kernel/host.cpp): the -m guard's bound of the
-//! ladder's rungs in the team passes, for a best hit of two mismatches, is the model's
+//! cuda/m_guard.cuh built for the CPU (m_guard_kernel/host.cpp): guard_bound, the -m guard's
+//! bound of the ladder's rungs in the team passes, for a best hit of two mismatches, is the model's
 //! (src/search/m_guard.rs, `entries_bound` with bwa's two D arrays) on random reads, D arrays
 //! and entry points. Skipped without a C++ compiler (`CXX`, else `c++`).
 
@@ -36,25 +36,18 @@ fn cell(w: &Width) -> u64 {
     w.w | (w.bid as u64) << 48
 }
 
-/// The host's extra pops for one read, and whether a count outgrew 32 bits.
-fn kernel_extra(
-    host: &std::path::Path,
-    seq: &[u8],
-    width: &[Width],
-    seed: &[Width],
-    counts: &EntryCounts,
-) -> (u64, bool) {
+/// The host's bound for one read (u64::MAX where a count outgrew 32 bits).
+fn kernel_bound(host: &std::path::Path, read: &GuardRead, width: &[Width], seed: &[Width]) -> u64 {
+    let (seq, counts) = (read.seq, read.counts);
     let len = seq.len();
     let row = |n: usize| &counts.mm[n * (len + 1)..][..len + 1];
-    let mut input = format!("{len} {}\n", len - seed.len());
+    let mut input = format!("{len} {} {}\n", len - seed.len(), read.bounded_pops);
     let words = seq.iter().map(|&b| b as u64).chain(width.iter().chain(seed).map(cell));
     let words = words.chain(row(1).iter().chain(row(2)).map(|&c| c as u64));
     for x in words {
         input += &format!("{x} ");
     }
-    let out = common::run_host(host, &input);
-    let mut fields = out.split_whitespace();
-    (fields.next().unwrap().parse().unwrap(), fields.next() == Some("1"))
+    common::run_host(host, &input).trim().parse().unwrap()
 }
 
 #[test]
@@ -85,9 +78,9 @@ fn the_kernels_bound_is_the_models_for_a_best_hit_of_two_mismatches() {
             d_arrays.push((len - seed.len(), &seed[..]));
         }
         let model = entries_bound(&read, &d_arrays, &opt).expect("the bound applies: no gap pops");
-        let (extra, outgrew) = kernel_extra(&host, &seq, &width[..=len], &seed, &counts);
-        assert!(!outgrew, "case {case}: a count outgrew 32 bits");
-        assert_eq!(1 + 8 * (read.bounded_pops + extra), model, "case {case}: len {len}");
+        let bound = kernel_bound(&host, &read, &width[..=len], &seed);
+        assert_ne!(bound, u64::MAX, "case {case}: a count outgrew 32 bits");
+        assert_eq!(bound, model, "case {case}: len {len}");
         bounded += (model <= opt.max_entries as u64) as usize;
     }
     // Both sides of -m are tried.

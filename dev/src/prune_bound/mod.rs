@@ -237,13 +237,12 @@ fn search_from<'a>(
         (Err(StackFull), false) => unreachable!("bwa's stack holds every entry"),
     };
     let pops = stack.counting.pops;
-    let guard = match (&stack.guard, hits.first()) {
-        (Some(watch), Some(best)) => stack_bound(watch, pops, best, hit_diffs(best, opt), opt),
-        _ => None,
-    };
-    let kernel = match (&stack.guard, hits.first()) {
-        (Some(watch), Some(best)) => kernel_bounds(watch, pops, best, hit_diffs(best, opt), opt),
-        _ => KernelBounds::default(),
+    let (guard, kernel) = match (&stack.guard, hits.first()) {
+        (Some(watch), Some(best)) => {
+            let d_star = hit_diffs(best, opt);
+            (stack_bound(watch, pops, best, d_star, opt), kernel_bounds(watch, pops, best, d_star, opt))
+        }
+        _ => (None, KernelBounds::default()),
     };
     Run {
         guard_bound: guard.as_ref().map(|g| g.entries),

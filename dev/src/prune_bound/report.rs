@@ -105,9 +105,7 @@ pub(super) fn print_guard(results: &[ReadResult]) {
     println!("d*\treads\tbound applies\tbound <= -m\tbwa pops\tpruned pops\tpruned/bwa (reads under -m)\tbound p50\tp90\tp99\tmax\tbwa peak over the bound\tfloors alone <= -m\tp50\tp99\tbwa peak over it\tbwa's D arrays alone <= -m\tp50\tp99\tbwa peak over it");
     for (row, label) in ["0", "1", "2", "3", ">=4"].iter().enumerate() {
         let rows: Vec<&ReadResult> = results.iter().filter(|r| d_star_row(r.d_star) == row).collect();
-        let mut bounds: Vec<usize> =
-            rows.iter().filter_map(|r| r.guard_bound()).map(|b| b.min(usize::MAX as u64) as usize).collect();
-        bounds.sort_unstable();
+        let bounds = sorted_bounds(&rows, ReadResult::guard_bound);
         let proved: Vec<&&ReadResult> = rows.iter().filter(|r| r.guard_ok).collect();
         let bwa: usize = proved.iter().map(|r| r.bwa.pops).sum();
         let pruned: usize = proved.iter().map(|r| r.pruned_or_bwa().pops).sum();
@@ -152,14 +150,20 @@ pub(super) fn print_guard(results: &[ReadResult]) {
 fn kernel_columns(rows: &[&ReadResult]) -> String {
     let forms: [fn(&ReadResult) -> Option<u64>; 2] = [|r| r.kernel_bounds().floors, |r| r.kernel_bounds().bwa_caps];
     let columns = forms.iter().map(|bound| {
-        let mut bounds: Vec<usize> =
-            rows.iter().filter_map(|r| bound(r)).map(|b| b.min(usize::MAX as u64) as usize).collect();
-        bounds.sort_unstable();
+        let bounds = sorted_bounds(rows, bound);
         let proved = rows.iter().filter(|r| bound(r).is_some_and(|b| b <= r.max_entries)).count();
         let over = rows.iter().filter(|r| bound(r).is_some_and(|b| r.bwa.peak as u64 > b)).count();
         format!("{proved}\t{}\t{}\t{over}", percentile(&bounds, 0.5), percentile(&bounds, 0.99))
     });
     columns.collect::<Vec<_>>().join("\t")
+}
+
+/// The bounds `bound` gives `rows` (where it applies), in order, for percentiles.
+fn sorted_bounds(rows: &[&ReadResult], bound: impl Fn(&ReadResult) -> Option<u64>) -> Vec<usize> {
+    let mut bounds: Vec<usize> =
+        rows.iter().filter_map(|r| bound(r)).map(|b| b.min(usize::MAX as u64) as usize).collect();
+    bounds.sort_unstable();
+    bounds
 }
 
 /// A ladder's cost on one read where it is exact: an accepted guess counts where the read is
