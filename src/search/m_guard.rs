@@ -252,9 +252,12 @@ pub fn stack_bound(
 /// a read kept as it goes), and with the occurrence caps of bwa's own two D arrays but no
 /// further ones (no lookup: a kernel after the search, from the counters and the D arrays the
 /// search already has).
+///
+/// The third form, [`peak_bound`], takes the bounded search's own stack peak (`bounded_peak`,
+/// as `-m` counts it) in place of `8 x` its pops.
 pub fn kernel_bounds(
     watch: &GuardWatch,
-    bounded_pops: usize,
+    (bounded_pops, bounded_peak): (usize, usize),
     best: &AlnHit,
     d_star: i32,
     opt: &GapOptions,
@@ -264,9 +267,15 @@ pub fn kernel_bounds(
     }
     let counts = watch.counts();
     let read = GuardRead::watched(watch, &counts, bounded_pops, best, d_star);
+    let d_arrays = bwa_d_arrays(watch);
+    let extra = extra_pops_within(&read, &d_arrays, opt, true);
     KernelBounds {
-        floors: bound_with(&read, &bwa_d_arrays(watch)[..1], opt, false),
-        bwa_caps: bound_with(&read, &bwa_d_arrays(watch), opt, true),
+        floors: bound_with(&read, &d_arrays[..1], opt, false),
+        bwa_caps: extra.map(|x| pops_bound(read.bounded_pops, x)),
+        peak: extra.map(|x| {
+            let peak = peak_bound(bounded_peak as u64, watch.pops_with_entry_points as u64, x);
+            peak.min(pops_bound(read.bounded_pops, x))
+        }),
     }
 }
 
@@ -275,6 +284,25 @@ pub fn kernel_bounds(
 pub struct KernelBounds {
     pub floors: Option<u64>,
     pub bwa_caps: Option<u64>,
+    pub peak: Option<u64>,
+}
+
+/// bwa's stack holds its entries after its pops: `1 +` the sum over them of their children
+/// less one, at most 8 a pop. The bounded search's pops are bwa's, with bwa's children less
+/// the entry points, and `extra` bounds the pushing pops of the entry points' descendants.
+fn pops_bound(bounded_pops: u64, extra: u64) -> u64 {
+    1u64.saturating_add(bounded_pops.saturating_add(extra).saturating_mul(8))
+}
+
+/// The same sum split three ways: over the bounded search's pops with its own children (its
+/// stack, as `-m` counts it, which never held more than `bounded_peak`), the entry points (at
+/// most 9 at each of the `pops_with_entry_points` pops that have any: a pop's children), and
+/// the descendants' pops (8 each). bwa's stack after any of its pops is so bounded, as the
+/// bounded search's pops before it are a prefix of its own. [`kernel_bounds`] takes the lesser
+/// of this and [`pops_bound`].
+pub fn peak_bound(bounded_peak: u64, pops_with_entry_points: u64, extra: u64) -> u64 {
+    let born = pops_with_entry_points.saturating_mul(9);
+    bounded_peak.saturating_add(born).saturating_add(extra.saturating_mul(8))
 }
 
 /// [`stack_bound`] from the counters: the bound with bwa's D arrays, and where that is over
@@ -302,18 +330,21 @@ pub fn entries_bound(read: &GuardRead, d_arrays: &[DArray], opt: &GapOptions) ->
 
 /// [`entries_bound`], with the D arrays' occurrence caps or with chain floors alone.
 fn bound_with(read: &GuardRead, d_arrays: &[DArray], opt: &GapOptions, capped: bool) -> Option<u64> {
+    extra_pops_within(read, d_arrays, opt, capped).map(|x| pops_bound(read.bounded_pops, x))
+}
+
+/// [`extra_pops`] where the bound applies: not with `-N`, and gap opens pop only as chains (a
+/// gap open's other children, and a second gap, score more than bwa pops).
+fn extra_pops_within(read: &GuardRead, d_arrays: &[DArray], opt: &GapOptions, capped: bool) -> Option<u64> {
     if opt.mode & MODE_NONSTOP != 0 {
         return None;
     }
     let pushes = Pushes::new(read.best_score, read.d_star, read.counts.full, opt);
-    // Gap opens may pop only as chains: a gap open's other children, and a second gap, score
-    // more than bwa pops.
     let gap_chains = opt.s_gapo + opt.s_mm.min(opt.s_gape).min(opt.s_gapo) > pushes.last_score;
     if pushes.gaps_pop && !gap_chains {
         return None;
     }
-    let extra = extra_pops(read, &pushes, d_arrays, capped)?;
-    Some(1u64.saturating_add(read.bounded_pops.saturating_add(extra).saturating_mul(8)))
+    extra_pops(read, &pushes, d_arrays, capped)
 }
 
 /// bwa's D arrays: the read's, and the seed's (from the read's last `seed_len` bases).
@@ -594,5 +625,15 @@ mod tests {
         let floor = chain_floor(&w, 10);
         assert_eq!(&floor[..5], &[0, 0, 0, 0, 1]);
         assert_eq!(&floor[5..], &[1, 1, 5, 5, 5, 5]);
+    }
+
+    #[test]
+    fn the_bounded_peak_replaces_eight_entries_a_pop_with_what_the_stack_held() {
+        // 10 bounded pops whose stack held at most 20 entries, 2 of them with entry points,
+        // and 3 pushing pops of their descendants: 20 + 9 x 2 + 8 x 3.
+        assert_eq!(peak_bound(20, 2, 3), 62);
+        assert_eq!(pops_bound(10, 3), 105);
+        // Where every pop has entry points, eight a pop is the lesser.
+        assert!(peak_bound(41, 5, 0) > pops_bound(5, 0));
     }
 }

@@ -240,7 +240,7 @@ fn search_from<'a>(
     let (guard, kernel) = match (&stack.guard, hits.first()) {
         (Some(watch), Some(best)) => {
             let d_star = hit_diffs(best, opt);
-            (stack_bound(watch, pops, best, d_star, opt), kernel_bounds(watch, pops, best, d_star, opt))
+            (stack_bound(watch, pops, best, d_star, opt), kernel_bounds(watch, (pops, stack.peak), best, d_star, opt))
         }
         _ => (None, KernelBounds::default()),
     };

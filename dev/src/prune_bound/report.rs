@@ -102,7 +102,7 @@ pub(super) fn print_ladders(results: &[ReadResult], ladders: &[Ladder]) {
 /// bound's spread, and reads whose bwa stack passed the bound (the theory says none).
 pub(super) fn print_guard(results: &[ReadResult]) {
     println!("-m guard on the pruned search (docs/gpu-search.md): bwa's stack at most 1 + 8 x pushing pops");
-    println!("d*\treads\tbound applies\tbound <= -m\tbwa pops\tpruned pops\tpruned/bwa (reads under -m)\tbound p50\tp90\tp99\tmax\tbwa peak over the bound\tfloors alone <= -m\tp50\tp99\tbwa peak over it\tbwa's D arrays alone <= -m\tp50\tp99\tbwa peak over it");
+    println!("d*\treads\tbound applies\tbound <= -m\tbwa pops\tpruned pops\tpruned/bwa (reads under -m)\tbound p50\tp90\tp99\tmax\tbwa peak over the bound\tfloors alone <= -m\tp50\tp99\tbwa peak over it\tbwa's D arrays alone <= -m\tp50\tp99\tbwa peak over it\twith the bounded peak <= -m\tp50\tp99\tbwa peak over it");
     for (row, label) in ["0", "1", "2", "3", ">=4"].iter().enumerate() {
         let rows: Vec<&ReadResult> = results.iter().filter(|r| d_star_row(r.d_star) == row).collect();
         let bounds = sorted_bounds(&rows, ReadResult::guard_bound);
@@ -148,7 +148,8 @@ pub(super) fn print_guard(results: &[ReadResult]) {
 /// ([`crate::m_guard::kernel_bounds`]): for each, the reads it proves, its p50 and p99, and
 /// the reads whose bwa stack held more (the theory says none).
 fn kernel_columns(rows: &[&ReadResult]) -> String {
-    let forms: [fn(&ReadResult) -> Option<u64>; 2] = [|r| r.kernel_bounds().floors, |r| r.kernel_bounds().bwa_caps];
+    let forms: [fn(&ReadResult) -> Option<u64>; 3] =
+        [|r| r.kernel_bounds().floors, |r| r.kernel_bounds().bwa_caps, |r| r.kernel_bounds().peak];
     let columns = forms.iter().map(|bound| {
         let bounds = sorted_bounds(rows, bound);
         let proved = rows.iter().filter(|r| bound(r).is_some_and(|b| b <= r.max_entries)).count();
