@@ -190,15 +190,17 @@ pub(super) fn write_per_read(path: &std::path::Path, results: &[ReadResult], lad
     use std::io::Write;
     let na = |v: Option<String>| v.unwrap_or_else(|| "NA".into());
     let mut out = bcuda_output::Output::file(path)?;
-    write!(out, "read\td_star\tbwa_pops\tpruned_pops\tguard_bound")?;
+    write!(out, "read\td_star\tbwa_pops\tpruned_pops\tguard_bound\tbwa_d_arrays_bound")?;
     for i in 0..ladders.len() {
         write!(out, "\tladder{}_exact_pops", i + 1)?;
     }
     writeln!(out)?;
     for (n, r) in results.iter().enumerate() {
         let bound = r.guard_bound().map(|b| b.to_string());
+        let kernel = r.kernel_bounds().bwa_caps.map(|b| b.to_string());
         let d_star = r.d_star.map(|d| d.to_string());
-        write!(out, "{n}\t{}\t{}\t{}\t{}", na(d_star), r.bwa.pops, r.pruned_or_bwa().pops, na(bound))?;
+        let pops = (r.bwa.pops, r.pruned_or_bwa().pops);
+        write!(out, "{n}\t{}\t{}\t{}\t{}\t{}", na(d_star), pops.0, pops.1, na(bound), na(kernel))?;
         for i in 0..ladders.len() {
             write!(out, "\t{}", exact_pops(r, i, true))?;
         }
