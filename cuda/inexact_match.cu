@@ -837,25 +837,29 @@ __device__ void expand_record(const Read &r, const Entry &rec, Out out)
 // of no mismatch can occur under a best hit of two (the D array's bid is at most d*): one that
 // does marks the read unprovable. Counting more is safe: the bound only grows.
 // Counters: GUARD_POPS (the rung's pops, all of them), GUARD_UNPROVABLE, the bound's sum (a
-// u64, GUARD_SUM), GUARD_HIT (set by the team at the read's first hit: the count stops; read
-// where a pop would count, not kept in the read's state, which each chain would then copy);
-// then rows of guard_row(len) ints: entry points of one and of two mismatches
-// by read position, the chain floors, and the strings of one mismatch alive (u64, two rows).
+// u64, GUARD_SUM); then rows of guard_row(len) ints: entry points of one and of two mismatches
+// by read position, the strings of two mismatches born, the chain floors, and the strings of
+// one mismatch alive (u64, two rows): GuardRows.
 #define GUARD_RUNG 3
 #define GUARD_POPS 0
 #define GUARD_UNPROVABLE 1
 #define GUARD_SUM 2
-#define GUARD_HIT 4
-#define GUARD_HEAD 6
+#define GUARD_HEAD 4
+// Set by the team at the read's first hit: the count stops. The team's own, in shared memory
+// (in the counters in global memory it measured the same); not kept in the read's state, which
+// each chain would then copy.
+__shared__ u32 guard_hit;
 // A team's counters, even so that every team's u64s stay aligned.
-#define GUARD_INTS(max_len) ((GUARD_HEAD + 5 * ((max_len) + 2) + 1) & ~1)
+#define GUARD_INTS(max_len) ((GUARD_HEAD + 6 * ((max_len) + 2) + 1) & ~1)
 // A row of a read of len bases: len + 1 cells, even so that the u64 rows stay aligned.
 __device__ __forceinline__ int guard_row(int len) { return (len + 2) & ~1; }
 // rung_guard (a measurement hook): 0, no guard (the rungs' answers stand as their rule says); 1,
-// the entry points counted but every answer taken as proved; 2, the guard.
+// the entry points counted but every answer taken as proved; 2, the guard with bwa's own D
+// arrays; 3, and with the further D arrays where those leave the bound over -m.
 #ifndef rung_guard
-#define rung_guard 2
+#define rung_guard 3
 #endif
+
 
 // The mismatching children of a pop whose next read base is `base` (all four at an N) that occur.
 __device__ __forceinline__ u32 mismatch_children(const Extensions &ext, int base)
@@ -875,7 +879,7 @@ __device__ __forceinline__ bool d_array_allows_mismatches(Width below, Width her
 // `kids` entry points (at most) of `child_mm` mismatches and no gap at read position p.
 __device__ __forceinline__ void guard_count(const Read &r, int child_mm, int p, u32 kids)
 {
-    if (((volatile u32 *)r.guard)[GUARD_HIT]) return;
+    if (*(volatile u32 *)&guard_hit) return;
     if (child_mm == 1 || child_mm == 2) atomicAdd(r.guard + GUARD_HEAD + (child_mm - 1) * guard_row(r.len) + p, kids);
     else if (child_mm < 1) r.guard[GUARD_UNPROVABLE] = 1;
 }
@@ -2055,7 +2059,7 @@ __device__ int record_team_hit(HitList &h, Levels &lv, int level, int hitter, co
 #ifdef rungs
     // The -m guard's entry points count only before the read's first hit (the broadcasts'
     // barriers make this seen before the next pop).
-    if (r.guard && t.lane == 0) r.guard[GUARD_HIT] = 1;
+    if (r.guard && t.lane == 0) guard_hit = 1;
 #endif
     int after = 0;
     if (t.lane == hitter) after = record_hit(h, e, hk, hl, width, r.seq_len, opt);
@@ -2448,48 +2452,17 @@ __device__ int search_read_level(const Read &r, Width *width, Levels &lv, HitLis
 }
 
 #ifdef rungs
-// The -m guard's bound (cuda/m_guard.cuh, compiled after this file with the rungs).
-__device__ u64 guard_bound(u32 *born1, u32 *born2, int *floor, u64 *alive1, unsigned long long *sum, u32 *unprovable, u64 pops,
-    const u8 *seq, int len, int seed_start, const u64 *cells, const u64 *seed_cells, u64 *caps, int lane, int lanes);
-
 // The team's -m guard counters for a read of `len` bases, zeroed (the caller's barrier follows).
 __device__ u32 *rung_guard_reset(u32 *guard, int len, const Team &t)
 {
     for (int j = t.lane; j < GUARD_HEAD + 2 * guard_row(len); j += t.size) guard[j] = 0;
+    if (t.lane == 0) guard_hit = 0;
     return guard;
 }
 
-// A read whose best hit scores 0 or s_mm is proved without the counters where a gap costs more
-// than two mismatches: bwa pushes only at pops of at most one mismatch (before its first hit it
-// pops nothing scoring more than it; after, it allows d* + 1 differences), and strings of one
-// mismatch number (len + 1)(4 len + 1) at most, so its stack holds 1 + 8 of those or fewer.
-__device__ __forceinline__ bool rung_one_mismatch_proved(const Read &r, int best_score)
-{
-    const GapOpt &opt = r.opt;
-    if (best_score > opt.s_mm || opt.s_mm <= 0 || opt.s_gapo <= 2 * opt.s_mm || (opt.mode & MODE_NONSTOP)) return false;
-    u64 len = r.len;
-    return 1 + 8 * (len + 1) * (4 * len + 1) <= (u64)max(opt.max_entries, 0);
-}
-
-// Whether the -m guard proves a read whose rung answered under its own limit (first: its first
-// hit): one mismatch by its class, or two where the rung counted its entry points (guard_count)
-// and their bound (cuda/m_guard.cuh, from the read's D arrays as read_widths computed them:
-// `cells`, `seed_cells`) is within -m. Every lane returns the same.
-__device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
-{
-    const GapOpt &opt = r.opt;
-    if (rung_guard < 2 || rung_one_mismatch_proved(r, hit_score(first))) return true;
-    bool applies = r.guard && hit_score(first) == 2 * opt.s_mm && opt.s_gapo > 3 * opt.s_mm && !(opt.mode & MODE_NONSTOP);
-    if (!applies || r.guard[GUARD_UNPROVABLE]) return false;
-    int row = guard_row(r.len), seed_start = r.use_seed ? r.len - opt.seed_len : r.len;
-    u32 *born1 = r.guard + GUARD_HEAD, *born2 = born1 + row;
-    int *floor = (int *)born2 + row;
-    // The lanes' buffers are free once the search has ended.
-    u64 *caps = (u64 *)(lane_bufs + (u64)t.lane * stride);
-    u64 bound = guard_bound(born1, born2, floor, (u64 *)(floor + row), (unsigned long long *)(r.guard + GUARD_SUM),
-        r.guard + GUARD_UNPROVABLE, r.guard[GUARD_POPS], r.seq, r.len, seed_start, cells, seed_cells, caps, t.lane, t.size);
-    return bound <= (u64)max(opt.max_entries, 0);
-}
+// Whether the -m guard proves a read whose rung answered under its own limit (cuda/rung_guard.cu,
+// compiled after this file and m_guard.cuh with the rungs).
+__device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t);
 #endif
 
 // Passes 2 and 3: each team (thread block) takes the next read of `queue` (as inexact_search)
@@ -2570,7 +2543,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
 #ifdef rungs
             __syncthreads();
             int next = rung_next(v, n, hits[0], opt);
-            if (!next && n > 0 && RUNG_LIMIT(v) < r.full && !rung_guard_proves(r, hits[0], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, lane_bufs, stride, t))
+            if (!next && n > 0 && RUNG_LIMIT(v) < r.full && !rung_guard_proves(r, hits[0], codes + code_start[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, lane_bufs, stride, t))
                 next = rung_after(v);
             __syncthreads();
             if (next) {

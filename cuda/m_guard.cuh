@@ -1,7 +1,8 @@
 // The -m guard's bound for a best hit of two mismatches (src/search/m_guard.rs: extra_pops with
-// the occurrence caps of bwa's own two D arrays, kernel_bounds' second form), for the ladder's
-// rungs in the team passes (src/gpu/rungs.rs compiles it after inexact_match.cu, which declares
-// what it calls). Each string born at read position p (an entry point, or a mismatching child)
+// the occurrence caps of bwa's own two D arrays, kernel_bounds' second form, and of the further
+// D arrays, counted_bound's second stage), for the ladder's rungs in the team passes
+// (src/gpu/rungs.rs compiles it after inexact_match.cu, which defines Width and unpack_width,
+// and before rung_guard.cu, which calls it). Each string born at read position p (an entry point, or a mismatching child)
 // goes on as a chain of matching children, a string a position; the strings of a level alive at
 // position i are those born at p >= i whose chain reaches i, no more than any block prefix of a
 // D array lying between i and p occurs (distinct strings take distinct occurrences of it).
@@ -41,15 +42,48 @@ __device__ void caps_of(const u64 *cells, int n, int offset, int i, int len, u64
     }
 }
 
+// The read's D arrays the bound's caps read: bwa's own two (the read's `cells`, and the seed's
+// `seed_cells` from read position seed_start, none where seed_start is len) and, in the second
+// stage, `n_further` more (`further`, len + 1 cells apart): bwt_cal_width of the read from every
+// FURTHER_STARTS-th position on (further_d_arrays in m_guard.rs), array k from position
+// (k + 1) x FURTHER_STARTS with len less that many cells.
+#define FURTHER_STARTS 8
+struct DArrays {
+    const u64 *cells, *seed_cells;
+    int seed_start;
+    const u64 *further;
+    int n_further;
+};
+
+// The further D arrays of a read of len bases: one from each FURTHER_STARTS-th position below len.
+__device__ __forceinline__ int further_arrays(int len) { return len > 0 ? (len - 1) / FURTHER_STARTS : 0; }
+
+// The team's counters the bound works in, rows of len + 1 cells: the entry points of one and
+// two mismatches by position (`born1`, `born2`, as counted), the strings of two mismatches born
+// (`births2`: born2 and the mismatching children of the strings of one), the chain floors, the
+// strings of one mismatch alive (`alive1`), the bound's sum and whether a count outgrew 32 bits.
+struct GuardRows {
+    const u32 *born1, *born2;
+    u32 *births2;
+    int *floor;
+    u64 *alive1;
+    unsigned long long *sum;
+    u32 *unprovable;
+};
+
+
 // The strings of a level alive at position i (alive_strings in m_guard.rs): `born` the strings
-// born by position, `floor` chain_floor's, the read's D array (`cells`) and the seed's
-// (`seed_cells`, from read position seed_start; none where seed_start is len); `row` len + 1
-// cells of the caller's scratch.
-__device__ u64 alive_strings_at(int i, const u32 *born, const int *floor, const u64 *cells, const u64 *seed_cells, int len, int seed_start, u64 *row)
+// born by position, `floor` chain_floor's, capped by the D arrays `d`; `row` len + 1 cells of
+// the caller's scratch.
+__device__ u64 alive_strings_at(int i, const u32 *born, const int *floor, const DArrays &d, int len, u64 *row)
 {
     for (int p = i; p <= len; ++p) row[p] = ~0ULL;
-    caps_of(cells, len, 0, i, len, row);
-    if (seed_start < len) caps_of(seed_cells, len - seed_start, seed_start, i, len, row);
+    caps_of(d.cells, len, 0, i, len, row);
+    if (d.seed_start < len) caps_of(d.seed_cells, len - d.seed_start, d.seed_start, i, len, row);
+    for (int k = 0; k < d.n_further; ++k) {
+        int offset = (k + 1) * FURTHER_STARTS;
+        caps_of(d.further + (u64)k * (len + 1), len - offset, offset, i, len, row);
+    }
     for (int p = i; p < len; ++p) row[p + 1] = min(row[p + 1], row[p]);
     u64 strings = 0;
     for (int p = len; p >= i; --p) {
@@ -60,36 +94,33 @@ __device__ u64 alive_strings_at(int i, const u32 *born, const int *floor, const 
 }
 
 // The bound on bwa's stack for a best hit of two mismatches: 1 + 8 x (the rung's `pops` and the
-// strings of one and two mismatches alive), from the entry points of one and two mismatches by
-// position (`born1`, `born2`, which this adds the strings of one mismatch's children to); ~0
-// where the read is `unprovable` (a count outgrew 32 bits, or the rung marked it). The team's
-// lanes share the positions; `floor`, `alive1` and `sum` are the team's scratch, `caps` len + 1
-// cells of the lane's own. Out of line, its arguments by value, so that the search loop keeps
-// its registers (the read's state taken by reference would live in memory for the whole
-// kernel). Every lane returns the same.
-__device__ __noinline__ u64 guard_bound(u32 *born1, u32 *born2, int *floor, u64 *alive1, unsigned long long *sum, u32 *unprovable, u64 pops,
-    const u8 *seq, int len, int seed_start, const u64 *cells, const u64 *seed_cells, u64 *caps, int lane, int lanes)
+// strings of one and two mismatches alive) with the D arrays `d` (entries_bound in m_guard.rs);
+// ~0 where the read is unprovable (a count outgrew 32 bits, or the rung marked it). The team's
+// lanes share the positions; `caps` is len + 1 cells of the lane's own. Every lane returns the
+// same. Inline: out of line, with its arguments by value, pass 2 of the rungs spilled nothing and
+// took 5-8 % longer (bench/results/measurements.md, "The guard's second stage").
+__device__ __forceinline__ u64 guard_bound(GuardRows g, DArrays d, u64 pops, const u8 *seq, int len, u64 *caps, int lane, int lanes)
 {
     if (lane == 0) {
-        chain_floor(cells, len, floor);
-        *sum = 0;
+        chain_floor(d.cells, len, g.floor);
+        *g.sum = 0;
     }
     __syncthreads();
     u64 extra = 0;
     for (int i = lane; i <= len; i += lanes) {
-        alive1[i] = alive_strings_at(i, born1, floor, cells, seed_cells, len, seed_start, caps);
-        extra += alive1[i];
+        g.alive1[i] = alive_strings_at(i, g.born1, g.floor, d, len, caps);
+        extra += g.alive1[i];
     }
     __syncthreads();
     // The strings of one mismatch alive one position up each have 3 (4 at an N) mismatching children.
-    for (int p = lane; p < len; p += lanes) {
-        u64 more = born2[p] + (seq[p] > 3 ? 4 : 3) * alive1[p + 1];
-        if (more > 0xffffffffULL) *unprovable = 1;
-        else born2[p] = (u32)more;
+    for (int p = lane; p <= len; p += lanes) {
+        u64 more = g.born2[p] + (p < len ? (seq[p] > 3 ? 4 : 3) * g.alive1[p + 1] : 0);
+        if (more > 0xffffffffULL) *g.unprovable = 1;
+        else g.births2[p] = (u32)more;
     }
     __syncthreads();
-    for (int i = lane; i <= len; i += lanes) extra += alive_strings_at(i, born2, floor, cells, seed_cells, len, seed_start, caps);
-    atomicAdd(sum, (unsigned long long)extra);
+    for (int i = lane; i <= len; i += lanes) extra += alive_strings_at(i, g.births2, g.floor, d, len, caps);
+    atomicAdd(g.sum, (unsigned long long)extra);
     __syncthreads();
-    return *unprovable ? ~0ULL : 1 + 8 * (pops + *sum);
+    return *g.unprovable ? ~0ULL : 1 + 8 * (pops + *g.sum);
 }

@@ -1,12 +1,13 @@
 //! cuda/m_guard.cuh built for the CPU (m_guard_kernel/host.cpp): guard_bound, the -m guard's
 //! bound of the ladder's rungs in the team passes, for a best hit of two mismatches, is the model's
-//! (src/search/m_guard.rs, `entries_bound` with bwa's two D arrays) on random reads, D arrays
-//! and entry points. Skipped without a C++ compiler (`CXX`, else `c++`).
+//! (src/search/m_guard.rs, `entries_bound` with bwa's two D arrays, and in the second stage the
+//! further D arrays too) on random reads, D arrays and entry points. Skipped without a C++
+//! compiler (`CXX`, else `c++`).
 
 mod common;
 
 use bcuda::sai::GapOptions;
-use bcuda::search::m_guard::{entries_bound, EntryCounts, GuardRead};
+use bcuda::search::m_guard::{entries_bound, DArray, EntryCounts, GuardRead, FURTHER_STARTS};
 use bcuda::search::seeded::xorshift;
 use bcuda::search::Width;
 
@@ -36,18 +37,35 @@ fn cell(w: &Width) -> u64 {
     w.w | (w.bid as u64) << 48
 }
 
-/// The host's bound for one read (u64::MAX where a count outgrew 32 bits).
-fn kernel_bound(host: &std::path::Path, read: &GuardRead, width: &[Width], seed: &[Width]) -> u64 {
+/// The host's bound for one read (u64::MAX where a count outgrew 32 bits), with the further D
+/// arrays `further` (array k from position (k + 1) x FURTHER_STARTS).
+fn kernel_bound(
+    host: &std::path::Path,
+    read: &GuardRead,
+    width: &[Width],
+    seed: &[Width],
+    further: &[Vec<Width>],
+) -> u64 {
     let (seq, counts) = (read.seq, read.counts);
     let len = seq.len();
     let row = |n: usize| &counts.mm[n * (len + 1)..][..len + 1];
     let mut input = format!("{len} {} {}\n", len - seed.len(), read.bounded_pops);
     let words = seq.iter().map(|&b| b as u64).chain(width.iter().chain(seed).map(cell));
     let words = words.chain(row(1).iter().chain(row(2)).map(|&c| c as u64));
+    let words = words.chain([further.len() as u64]).chain(further.iter().flatten().map(cell));
     for x in words {
         input += &format!("{x} ");
     }
     common::run_host(host, &input).trim().parse().unwrap()
+}
+
+/// Random further D arrays for a read of `len` bases: none for one case in three, else from
+/// every FURTHER_STARTS-th position below `len`.
+fn further_d_arrays(next: &mut impl FnMut() -> u64, len: usize, block: u64) -> Vec<Vec<Width>> {
+    if next().is_multiple_of(3) {
+        return Vec::new();
+    }
+    (FURTHER_STARTS..len).step_by(FURTHER_STARTS).map(|start| d_array(next, len - start, block)).collect()
 }
 
 #[test]
@@ -59,7 +77,7 @@ fn the_kernels_bound_is_the_models_for_a_best_hit_of_two_mismatches() {
     };
     let opt = GapOptions::default();
     let mut next = xorshift(0x2545_f491_4f6c_dd1d);
-    let mut bounded = 0;
+    let (mut bounded, mut proved_further) = (0, 0);
     for case in 0..400 {
         let len = 20 + (next() % 130) as usize;
         let seq: Vec<u8> = (0..len).map(|_| if next().is_multiple_of(50) { 4 } else { (next() % 4) as u8 }).collect();
@@ -73,16 +91,25 @@ fn the_kernels_bound_is_the_models_for_a_best_hit_of_two_mismatches() {
             counts.mm[n * (len + 1)..][..len + 1].copy_from_slice(&entry_points(&mut next, len, share));
         }
         let read = GuardRead { seq: &seq, counts: &counts, bounded_pops: next() % 100_000, best_score: 6, d_star: 2 };
-        let mut d_arrays = vec![(0, &width[..len])];
+        let further = further_d_arrays(&mut next, len, block);
+        let mut d_arrays: Vec<DArray> = vec![(0, &width[..len])];
         if !seed.is_empty() {
             d_arrays.push((len - seed.len(), &seed[..]));
         }
+        let starts = (1..).map(|k| k * FURTHER_STARTS);
+        d_arrays.extend(starts.zip(&further).map(|(start, w)| (start, &w[..])));
         let model = entries_bound(&read, &d_arrays, &opt).expect("the bound applies: no gap pops");
-        let bound = kernel_bound(&host, &read, &width[..=len], &seed);
+        let bwa_arrays = if seed.is_empty() { 1 } else { 2 };
+        let first_stage = entries_bound(&read, &d_arrays[..bwa_arrays], &opt).unwrap();
+        let bound = kernel_bound(&host, &read, &width[..=len], &seed, &further);
         assert_ne!(bound, u64::MAX, "case {case}: a count outgrew 32 bits");
         assert_eq!(bound, model, "case {case}: len {len}");
-        bounded += (model <= opt.max_entries as u64) as usize;
+        let max_entries = opt.max_entries as u64;
+        bounded += (first_stage <= max_entries) as usize;
+        proved_further += (first_stage > max_entries && model <= max_entries) as usize;
     }
     // Both sides of -m are tried.
+    // Both sides of -m are tried with bwa's own D arrays, and the further ones prove some reads.
     assert!(bounded > 20 && bounded < 380, "{bounded} of 400 under -m");
+    assert!(proved_further > 10, "the further D arrays proved {proved_further} reads");
 }

@@ -5,7 +5,9 @@
 //! where bwa's `-m` might have stopped bwa's search first and the guard does not prove it did
 //! not: a best hit of one mismatch is proved by its class, one of two mismatches by the entry
 //! points a rung of 3 counts and their bound (cuda/m_guard.cuh; src/search/m_guard.rs,
-//! `kernel_bounds`), any other answer under a guess goes on to the next rung.
+//! `kernel_bounds`) and, where that is over `-m`, the bound with D arrays from every 8th read
+//! position too (cuda/rung_guard.cu; `counted_bound`'s second stage); any other answer under a
+//! guess goes on to the next rung.
 
 use std::borrow::Cow;
 
@@ -16,11 +18,13 @@ use super::switches::InexactSwitches;
 
 /// The guard's bound, compiled after the inexact kernels with the rungs.
 pub const M_GUARD_CUH: &str = include_str!("../../cuda/m_guard.cuh");
+/// The guard as a read's search ends, which computes the bound: compiled after it.
+pub const RUNG_GUARD_CU: &str = include_str!("../../cuda/rung_guard.cu");
 
 /// The ints a team's `-m` guard counters take after its other ints, for reads up to `max_len`
 /// (`GUARD_INTS` in cuda/inexact_match.cu, and one for the even offset they start at).
 pub fn guard_counter_ints(max_len: usize) -> usize {
-    ((6 + 5 * (max_len + 2) + 1) & !1) + 1
+    ((4 + 6 * (max_len + 2) + 1) & !1) + 1
 }
 
 /// The inexact kernels compiled with the rungs in the team passes. `hooks`: the measurement
@@ -44,9 +48,9 @@ pub fn compile_in_passes(
         .collect()
 }
 
-/// The inexact kernels' source with the `-m` guard's bound after it.
+/// The inexact kernels' source with the `-m` guard after it: its bound, then the team's side.
 pub fn in_passes_source() -> String {
-    format!("{}\n{M_GUARD_CUH}", super::INEXACT_MATCH_CU)
+    format!("{}\n{M_GUARD_CUH}\n{RUNG_GUARD_CU}", super::INEXACT_MATCH_CU)
 }
 
 /// The define that compiles the rungs with `guesses` into the inexact kernels.

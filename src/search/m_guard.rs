@@ -28,8 +28,9 @@
 //! The bound reads the entry points only as counters ([`EntryCounts`]), which a search kernel
 //! can keep at its pops. The team passes' rungs (src/gpu/rungs.rs, a test hook) keep those of one
 //! and two mismatches and compute [`kernel_bounds`]' second form for a best hit of two mismatches
-//! (cuda/m_guard.cuh); the first GPU port of the whole guard was slower than bwa's search and was
-//! taken out (f4825f2 holds it).
+//! (cuda/m_guard.cuh), then, where that is over `-m`, [`counted_bound`]'s second stage with the
+//! further D arrays (cuda/rung_guard.cu); the first GPU port of the whole guard was slower than
+//! bwa's search and was taken out (f4825f2 holds it).
 
 use super::stack::Entry;
 use super::{cal_width, Search, Step, Width};

@@ -2,9 +2,10 @@
 // run as one lane of a team, so that dev/tests/m_guard_kernel.rs can check it against the model
 // (src/search/m_guard.rs).
 //   host: reads from stdin "LEN SEED_START POPS", then LEN search bases, LEN + 1 cells of the
-//   read's D array, LEN - SEED_START cells of the seed's (none where SEED_START is LEN), and
-//   LEN + 1 entry points of one mismatch and of two by position; prints the bound (2^64 - 1
-//   where a count outgrew 32 bits).
+//   read's D array, LEN - SEED_START cells of the seed's (none where SEED_START is LEN), LEN + 1
+//   entry points of one mismatch and of two by position, and "N" further D arrays (0 for none),
+//   array k of LEN - (k + 1) x FURTHER_STARTS cells; prints the bound (2^64 - 1 where a count
+//   outgrew 32 bits).
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -15,7 +16,6 @@ typedef unsigned long long u64;
 using std::min;
 
 #include "../cuda_on_cpu.h"
-#define __noinline__
 // A D array's cell as cuda/inexact_match.cu packs it: the width under 2^48, the bid above.
 struct Width {
     u64 w;
@@ -37,18 +37,23 @@ template <class T> static bool read_all(std::vector<T> &v, const char *format)
 
 int main()
 {
-    int len, seed_start;
+    int len, seed_start, n_further;
     u64 pops;
     if (scanf("%d %d %llu", &len, &seed_start, &pops) != 3) return 2;
-    std::vector<u32> seq(len), born1(len + 1), born2(len + 1), unprovable(1);
+    std::vector<u32> seq(len), born1(len + 1), born2(len + 1), births2(len + 1), unprovable(1);
     std::vector<u64> cells(len + 1), seed_cells(len - seed_start), alive1(len + 1), caps(len + 1);
     if (!read_all(seq, "%u") || !read_all(cells, "%llu") || !read_all(seed_cells, "%llu")) return 2;
     if (!read_all(born1, "%u") || !read_all(born2, "%u")) return 2;
+    if (scanf("%d", &n_further) != 1 || n_further > further_arrays(len)) return 2;
+    std::vector<u64> further((u64)n_further * (len + 1));
+    for (int k = 0; k < n_further; ++k)
+        for (int x = 0; x < len - (k + 1) * FURTHER_STARTS; ++x)
+            if (scanf("%llu", &further[(u64)k * (len + 1) + x]) != 1) return 2;
     std::vector<u8> bases(seq.begin(), seq.end());
     std::vector<int> floor(len + 1);
     unsigned long long sum = 0;
-    u64 bound = guard_bound(born1.data(), born2.data(), floor.data(), alive1.data(), &sum, unprovable.data(), pops, bases.data(), len,
-        seed_start, cells.data(), seed_cells.data(), caps.data(), 0, 1);
-    printf("%llu\n", bound);
+    GuardRows g = {born1.data(), born2.data(), births2.data(), floor.data(), alive1.data(), &sum, unprovable.data()};
+    DArrays d = {cells.data(), seed_cells.data(), seed_start, further.data(), n_further};
+    printf("%llu\n", guard_bound(g, d, pops, bases.data(), len, caps.data(), 0, 1));
     return 0;
 }
