@@ -855,7 +855,8 @@ __shared__ u32 guard_hit;
 __device__ __forceinline__ int guard_row(int len) { return (len + 2) & ~1; }
 // rung_guard (a measurement hook): 0, no guard (the rungs' answers stand as their rule says); 1,
 // the entry points counted but every answer taken as proved; 2, the guard with bwa's own D
-// arrays; 3, and with the further D arrays where those leave the bound over -m.
+// arrays; 3, and with the further D arrays where those leave the bound over -m; 4, 3's work with
+// every answer taken.
 #ifndef rung_guard
 #define rung_guard 3
 #endif

@@ -58,7 +58,7 @@ __device__ __noinline__ bool further_bound_within(u32 *guard, DArrays d, u64 max
 // and their bound (cuda/m_guard.cuh) is within -m: first with the read's D arrays as read_widths
 // computed them (`cells`, `seed_cells`), then, where that is over -m, with the further D arrays of
 // its `codes` too. Every lane returns the same.
-__device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
+__device__ __forceinline__ bool guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
 {
     const GapOpt &opt = r.opt;
     if (rung_guard < 2 || rung_one_mismatch_proved(r, hit_score(first))) return true;
@@ -71,4 +71,12 @@ __device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &firs
     u64 scratch_cells = (u64)t.size * stride * sizeof(Entry) / sizeof(u64);
     return further_bound_within(r.guard, d, max_entries, r.seq, r.len, codes, r.words, r.primary, r.seq_len, r.l2, r.lookups, scratch, scratch_cells,
         t.lane, t.size);
+}
+
+// guard_proves' answer, or, with rung_guard 4 (a measurement hook), its work done and every answer
+// taken: what the guard costs apart from the reads it refuses (not exact where -m binds).
+__device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
+{
+    bool proved = guard_proves(r, first, codes, cells, seed_cells, lane_bufs, stride, t);
+    return rung_guard == 4 || proved;
 }
