@@ -2,10 +2,15 @@
 // the occurrence caps of bwa's own two D arrays, kernel_bounds' second form, and of the further
 // D arrays, counted_bound's second stage), for the ladder's rungs in the team passes
 // (src/gpu/rungs.rs compiles it after inexact_match.cu, which defines Width and unpack_width,
-// and before rung_guard.cu, which calls it). Each string born at read position p (an entry point, or a mismatching child)
-// goes on as a chain of matching children, a string a position; the strings of a level alive at
-// position i are those born at p >= i whose chain reaches i, no more than any block prefix of a
-// D array lying between i and p occurs (distinct strings take distinct occurrences of it).
+// and before rung_guard.cu, which calls it). Each string born at read position p (an entry
+// point, or a mismatching child) goes on as a chain of matching children, a string a position;
+// the strings of a level alive at position i are those born at p >= i whose chain reaches i, no
+// more than any block prefix of a D array lying between i and p occurs (distinct strings take
+// distinct occurrences of it).
+
+// Every loop here stays rolled (`#pragma unroll 1`): unrolled, the bound took about 25 KB of the
+// rungs' team kernel's body and its copy in the second stage 35 KB, and the team kernel of 32
+// lanes spilled 164 bytes; rolled, 8 KB, 11 KB and 40 bytes (sm_90 at 1f6bc21).
 
 // For each position x (0 to len): the lowest position a chain of matching children from x can
 // reach, one above the start of the last block of the read's D array that ends below x and did
@@ -13,6 +18,7 @@
 __device__ void chain_floor(const u64 *cells, int len, int *floor)
 {
     int lowest = 0, bid = 0, start = 0;
+#pragma unroll 1
     for (int x = 0; x < len; ++x) {
         Width w = unpack_width(cells[x]);
         floor[x] = lowest;
@@ -30,6 +36,7 @@ __device__ void chain_floor(const u64 *cells, int len, int *floor)
 __device__ void caps_of(const u64 *cells, int n, int offset, int i, int len, u64 *row)
 {
     int bid = 0, start = offset;
+#pragma unroll 1
     for (int x = 0; x < n; ++x) {
         Width w = unpack_width(cells[x]);
         int pos = offset + x, block_start = start;
@@ -77,15 +84,19 @@ struct GuardRows {
 // the caller's scratch.
 __device__ u64 alive_strings_at(int i, const u32 *born, const int *floor, const DArrays &d, int len, u64 *row)
 {
+#pragma unroll 1
     for (int p = i; p <= len; ++p) row[p] = ~0ULL;
     caps_of(d.cells, len, 0, i, len, row);
     if (d.seed_start < len) caps_of(d.seed_cells, len - d.seed_start, d.seed_start, i, len, row);
+#pragma unroll 1
     for (int k = 0; k < d.n_further; ++k) {
         int offset = (k + 1) * FURTHER_STARTS;
         caps_of(d.further + (u64)k * (len + 1), len - offset, offset, i, len, row);
     }
+#pragma unroll 1
     for (int p = i; p < len; ++p) row[p + 1] = min(row[p + 1], row[p]);
     u64 strings = 0;
+#pragma unroll 1
     for (int p = len; p >= i; --p) {
         if (floor[p] <= i) strings += born[p];
         strings = min(strings, row[p]);
@@ -107,18 +118,21 @@ __device__ __forceinline__ u64 guard_bound(GuardRows g, DArrays d, u64 pops, con
     }
     __syncthreads();
     u64 extra = 0;
+#pragma unroll 1
     for (int i = lane; i <= len; i += lanes) {
         g.alive1[i] = alive_strings_at(i, g.born1, g.floor, d, len, caps);
         extra += g.alive1[i];
     }
     __syncthreads();
     // The strings of one mismatch alive one position up each have 3 (4 at an N) mismatching children.
+#pragma unroll 1
     for (int p = lane; p <= len; p += lanes) {
         u64 more = g.born2[p] + (p < len ? (seq[p] > 3 ? 4 : 3) * g.alive1[p + 1] : 0);
         if (more > 0xffffffffULL) *g.unprovable = 1;
         else g.births2[p] = (u32)more;
     }
     __syncthreads();
+#pragma unroll 1
     for (int i = lane; i <= len; i += lanes) extra += alive_strings_at(i, g.births2, g.floor, d, len, caps);
     atomicAdd(g.sum, (unsigned long long)extra);
     __syncthreads();
