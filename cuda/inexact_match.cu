@@ -861,7 +861,6 @@ __device__ __forceinline__ int guard_row(int len) { return (len + 2) & ~1; }
 #define rung_guard 3
 #endif
 
-
 // The mismatching children of a pop whose next read base is `base` (all four at an N) that occur.
 __device__ __forceinline__ u32 mismatch_children(const Extensions &ext, int base)
 {

@@ -78,7 +78,6 @@ struct GuardRows {
     u32 *unprovable;
 };
 
-
 // The strings of a level alive at position i (alive_strings in m_guard.rs): `born` the strings
 // born by position, `floor` chain_floor's, capped by the D arrays `d`; `row` len + 1 cells of
 // the caller's scratch.

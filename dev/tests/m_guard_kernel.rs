@@ -108,7 +108,6 @@ fn the_kernels_bound_is_the_models_for_a_best_hit_of_two_mismatches() {
         bounded += (first_stage <= max_entries) as usize;
         proved_further += (first_stage > max_entries && model <= max_entries) as usize;
     }
-    // Both sides of -m are tried.
     // Both sides of -m are tried with bwa's own D arrays, and the further ones prove some reads.
     assert!(bounded > 20 && bounded < 380, "{bounded} of 400 under -m");
     assert!(proved_further > 10, "the further D arrays proved {proved_further} reads");
