@@ -8,47 +8,6 @@
 // more than any block prefix of a D array lying between i and p occurs (distinct strings take
 // distinct occurrences of it).
 
-// Every loop here stays rolled (`#pragma unroll 1`): unrolled, the bound took about 25 KB of the
-// rungs' team kernel's body and its copy in the second stage 35 KB, and the team kernel of 32
-// lanes spilled 164 bytes; rolled, 8 KB, 11 KB and 40 bytes (sm_90 at 1f6bc21).
-
-// For each position x (0 to len): the lowest position a chain of matching children from x can
-// reach, one above the start of the last block of the read's D array that ends below x and did
-// not occur (chain_floor in m_guard.rs). A block ends where the D array's bid grows.
-__device__ void chain_floor(const u64 *cells, int len, int *floor)
-{
-    int lowest = 0, bid = 0, start = 0;
-#pragma unroll 1
-    for (int x = 0; x < len; ++x) {
-        Width w = unpack_width(cells[x]);
-        floor[x] = lowest;
-        if (w.bid > bid) {
-            lowest = start + 1;
-            bid = w.bid;
-            start = x + 1;
-        }
-    }
-    floor[len] = lowest;
-}
-
-// row[x + 1] lowered to the count of each prefix of a block of the D array `cells` (n cells from
-// read position `offset`) that ends at x < len and starts at i or above (caps_row in m_guard.rs).
-__device__ void caps_of(const u64 *cells, int n, int offset, int i, int len, u64 *row)
-{
-    int bid = 0, start = offset;
-#pragma unroll 1
-    for (int x = 0; x < n; ++x) {
-        Width w = unpack_width(cells[x]);
-        int pos = offset + x, block_start = start;
-        if (w.bid > bid) {
-            bid = w.bid;
-            start = pos + 1;
-        } else if (pos < len && block_start >= i && w.w < row[pos + 1]) {
-            row[pos + 1] = w.w;
-        }
-    }
-}
-
 // The read's D arrays the bound's caps read: bwa's own two (the read's `cells`, and the seed's
 // `seed_cells` from read position seed_start, none where seed_start is len) and, in the second
 // stage, `n_further` more (`further`, len + 1 cells apart): bwt_cal_width of the read from every
@@ -78,61 +37,162 @@ struct GuardRows {
     u32 *unprovable;
 };
 
-// The strings of a level alive at position i (alive_strings in m_guard.rs): `born` the strings
-// born by position, `floor` chain_floor's, capped by the D arrays `d`; `row` len + 1 cells of
-// the caller's scratch.
-__device__ u64 alive_strings_at(int i, const u32 *born, const int *floor, const DArrays &d, int len, u64 *row)
+// Every loop here stays rolled (`#pragma unroll 1`): the bound runs for a few reads in a hundred,
+// and its code sits in the search's kernel.
+
+// The bound's D arrays one at a time: array k has `n` cells from read position `offset` (the
+// read's own, then the seed's where there is one, then the further ones).
+struct DArray {
+    const u64 *cells;
+    int n, offset;
+};
+
+__device__ __forceinline__ int d_array_count(const DArrays &d, int len) { return 1 + (d.seed_start < len) + d.n_further; }
+
+__device__ __forceinline__ DArray d_array(const DArrays &d, int len, int k)
 {
-#pragma unroll 1
-    for (int p = i; p <= len; ++p) row[p] = ~0ULL;
-    caps_of(d.cells, len, 0, i, len, row);
-    if (d.seed_start < len) caps_of(d.seed_cells, len - d.seed_start, d.seed_start, i, len, row);
-#pragma unroll 1
-    for (int k = 0; k < d.n_further; ++k) {
-        int offset = (k + 1) * FURTHER_STARTS;
-        caps_of(d.further + (u64)k * (len + 1), len - offset, offset, i, len, row);
-    }
-#pragma unroll 1
-    for (int p = i; p < len; ++p) row[p + 1] = min(row[p + 1], row[p]);
-    u64 strings = 0;
-#pragma unroll 1
-    for (int p = len; p >= i; --p) {
-        if (floor[p] <= i) strings += born[p];
-        strings = min(strings, row[p]);
-    }
-    return strings;
+    int seeded = d.seed_start < len;
+    if (k == 0) return DArray{d.cells, len, 0};
+    if (seeded && k == 1) return DArray{d.seed_cells, len - d.seed_start, d.seed_start};
+    int f = k - 1 - seeded, offset = (f + 1) * FURTHER_STARTS;
+    return DArray{d.further + (u64)f * (len + 1), len - offset, offset};
 }
 
-// The bound on bwa's stack for a best hit of two mismatches: 1 + 8 x (the rung's `pops` and the
-// strings of one and two mismatches alive) with the D arrays `d` (entries_bound in m_guard.rs);
-// ~0 where the read is unprovable (a count outgrew 32 bits, or the rung marked it). The team's
-// lanes share the positions; `caps` is len + 1 cells of the lane's own. Every lane returns the
-// same. Inline: out of line, with its arguments by value, pass 2 of the rungs spilled nothing and
-// took 5-8 % longer (bench/results/measurements.md, "The guard's second stage").
-__device__ __forceinline__ u64 guard_bound(GuardRows g, DArrays d, u64 pops, const u8 *seq, int len, u64 *caps, int lane, int lanes)
+// The D arrays' caps by array and read position, computed once a read so that each position's
+// strings are one pass up the read over them (no row of its own, no chain of loads through
+// memory): `count[k][p]`, the count of the prefix of array k's block that ends at p (NO_CAP where
+// none does: p outside the array, or the cell where a block that did not occur ends), `start[k][p]`
+// that block's start, and `bid_from[k][b]`, the cell where bid b first appears (a block's end).
+#define NO_CAP (1ULL << 62)
+struct CapTables {
+    u64 *count;
+    int *start, *bid_from;
+    int arrays;
+};
+
+// The scratch cells (u64) the tables of `arrays` D arrays take for a read of `len` bases.
+__device__ __forceinline__ u64 cap_table_cells(int arrays, int len) { return (u64)arrays * (len + 1) + ((u64)arrays * (2 * len + 3) + 1) / 2; }
+
+__device__ __forceinline__ CapTables cap_tables(int arrays, int len, u64 *cells)
 {
-    if (lane == 0) {
-        chain_floor(d.cells, len, g.floor);
-        *g.sum = 0;
-    }
-    __syncthreads();
-    u64 extra = 0;
+    int *start = (int *)(cells + (u64)arrays * (len + 1));
+    return CapTables{cells, start, start + (u64)arrays * (len + 1), arrays};
+}
+
+__device__ __forceinline__ int bid_at(const DArray &a, int x) { return x < 0 ? 0 : unpack_width(a.cells[x]).bid; }
+
+// Where each bid of each array first appears; a bid that falls, or one past the table, makes the
+// read unprovable (bwt_cal_width's bids rise by one at a block's end).
+__device__ void mark_block_ends(const DArrays &d, int len, CapTables c, u32 *unprovable, int lane, int lanes)
+{
 #pragma unroll 1
-    for (int i = lane; i <= len; i += lanes) {
-        g.alive1[i] = alive_strings_at(i, g.born1, g.floor, d, len, caps);
-        extra += g.alive1[i];
+    for (int k = 0; k < c.arrays; ++k) {
+        DArray a = d_array(d, len, k);
+#pragma unroll 1
+        for (int x = lane; x < a.n; x += lanes) {
+            int bid = bid_at(a, x), before = bid_at(a, x - 1);
+            if (bid < before || bid > len + 1) *unprovable = 1;
+            else if (bid > before) c.bid_from[(u64)k * (len + 2) + bid] = x;
+        }
     }
-    __syncthreads();
-    // The strings of one mismatch alive one position up each have 3 (4 at an N) mismatching children.
+}
+
+// The last block end of array `a` at or before its cell x (-1 for none; bids past the table make
+// the read unprovable, and read none).
+__device__ __forceinline__ int last_end(const DArray &a, const int *bid_from, int x, int len)
+{
+    int bid = bid_at(a, x);
+    return bid > 0 && bid <= len + 1 ? bid_from[bid] : -1;
+}
+
+// The tables' counts and starts, and each position's chain floor (chain_floor in m_guard.rs: one
+// above the start of the last block of the read's D array that ended below it).
+__device__ void fill_cap_tables(const DArrays &d, int len, CapTables c, int *floor, int lane, int lanes)
+{
+#pragma unroll 1
+    for (int k = 0; k < c.arrays; ++k) {
+        DArray a = d_array(d, len, k);
+        const int *bid_from = c.bid_from + (u64)k * (len + 2);
+#pragma unroll 1
+        for (int p = lane; p < len; p += lanes) {
+            int x = p - a.offset, bid = x >= 0 && x < a.n ? bid_at(a, x) : -1;
+            bool prefix = bid >= 0 && bid == bid_at(a, x - 1);
+            c.count[(u64)k * (len + 1) + p] = prefix ? unpack_width(a.cells[x]).w : NO_CAP;
+            c.start[(u64)k * (len + 1) + p] = prefix ? a.offset + last_end(a, bid_from, x, len) + 1 : 0;
+        }
+    }
+    DArray own = d_array(d, len, 0);
+#pragma unroll 1
+    for (int x = lane; x <= len; x += lanes) {
+        int e = last_end(own, c.bid_from, x - 1, len);
+        floor[x] = e < 0 ? 0 : last_end(own, c.bid_from, e - 1, len) + 2;
+    }
+}
+
+// The strings of a level alive at position i (alive_strings in m_guard.rs): those `born` at each
+// p >= i whose chain reaches i (floor[p] <= i), capped by the fewest occurrences of a block
+// prefix lying between i and p. Read up from i: at each p, the strings born below p plus the cap
+// below p bound those alive at i.
+__device__ u64 alive_strings_at(int i, const u32 *born, const int *floor, CapTables c, int len)
+{
+    u64 cap = NO_CAP, born_below = 0, strings = NO_CAP;
+#pragma unroll 1
+    for (int p = i; p <= len; ++p) {
+        strings = min(strings, cap + born_below);
+        if (floor[p] <= i) born_below += born[p];
+        if (p == len) break;
+#pragma unroll 1
+        for (int k = 0; k < c.arrays; ++k) {
+            u64 cell = (u64)k * (len + 1) + p;
+            if (c.start[cell] >= i) cap = min(cap, c.count[cell]);
+        }
+    }
+    return min(strings, born_below);
+}
+
+// The strings of one mismatch alive one position up each have 3 (4 at an N) mismatching
+// children: with the entry points of two, the strings of two born by position.
+__device__ void births_of_two(GuardRows g, const u8 *seq, int len, int lane, int lanes)
+{
 #pragma unroll 1
     for (int p = lane; p <= len; p += lanes) {
         u64 more = g.born2[p] + (p < len ? (seq[p] > 3 ? 4 : 3) * g.alive1[p + 1] : 0);
         if (more > 0xffffffffULL) *g.unprovable = 1;
         else g.births2[p] = (u32)more;
     }
-    __syncthreads();
+}
+
+// The lane's share of the strings alive at a level, by position (into `alive` where not null).
+__device__ u64 alive_strings(const u32 *born, const int *floor, CapTables c, int len, u64 *alive, int lane, int lanes)
+{
+    u64 sum = 0;
 #pragma unroll 1
-    for (int i = lane; i <= len; i += lanes) extra += alive_strings_at(i, g.births2, g.floor, d, len, caps);
+    for (int i = lane; i <= len; i += lanes) {
+        u64 strings = alive_strings_at(i, born, floor, c, len);
+        if (alive) alive[i] = strings;
+        sum += strings;
+    }
+    return sum;
+}
+
+// The bound on bwa's stack for a best hit of two mismatches: 1 + 8 x (the rung's `pops` and the
+// strings of one and two mismatches alive) with the D arrays `d` (entries_bound in m_guard.rs);
+// ~0 where the read is unprovable (a count outgrew 32 bits, or the rung marked it). The team's
+// lanes share the positions; `tables` is cap_table_cells of scratch the team shares. Every lane
+// returns the same.
+__device__ __forceinline__ u64 guard_bound(GuardRows g, DArrays d, u64 pops, const u8 *seq, int len, u64 *tables, int lane, int lanes)
+{
+    CapTables c = cap_tables(d_array_count(d, len), len, tables);
+    if (lane == 0) *g.sum = 0;
+    mark_block_ends(d, len, c, g.unprovable, lane, lanes);
+    __syncthreads();
+    fill_cap_tables(d, len, c, g.floor, lane, lanes);
+    __syncthreads();
+    u64 extra = alive_strings(g.born1, g.floor, c, len, g.alive1, lane, lanes);
+    __syncthreads();
+    births_of_two(g, seq, len, lane, lanes);
+    __syncthreads();
+    extra += alive_strings(g.births2, g.floor, c, len, nullptr, lane, lanes);
     atomicAdd(g.sum, (unsigned long long)extra);
     __syncthreads();
     return *g.unprovable ? ~0ULL : 1 + 8 * (pops + *g.sum);

@@ -37,27 +37,28 @@ __device__ __noinline__ void further_d_array(const u32 *words, u64 primary, u64 
 // The guard's second stage (counted_bound's in m_guard.rs), for a read whose bound with bwa's D
 // arrays `d` is over `max_entries`: the further D arrays of the read (`codes`, as read_widths
 // takes them; one a lane) into the lanes' buffers (`scratch`, `scratch_cells` of them, free once
-// the search has ended), then the bound with them too. Out of line, its arguments by value: the
-// search loop keeps its registers for a call a few reads in a thousand make. Every lane returns
-// the same.
+// the search has ended), then the bound with them too, its tables after them. Out of line, its
+// arguments by value: the search loop keeps its registers for a call a few reads in a thousand
+// make. Every lane returns the same.
 __device__ __noinline__ bool further_bound_within(u32 *guard, DArrays d, u64 max_entries, const u8 *seq, int len, const u8 *codes,
     const u32 *words, u64 primary, u64 seq_len, const u64 *l2, u64 *lookups, u64 *scratch, u64 scratch_cells, int lane, int lanes)
 {
     d.further = scratch;
     d.n_further = further_arrays(len);
-    if ((u64)(d.n_further + lanes) * (len + 1) > scratch_cells) return false;
+    u64 arrays_cells = (u64)d.n_further * (len + 1);
+    if (arrays_cells + cap_table_cells(d_array_count(d, len), len) > scratch_cells) return false;
     __syncthreads();
     for (int k = lane; k < d.n_further; k += lanes) further_d_array(words, primary, seq_len, l2, codes, len, k, scratch, lookups);
     __syncthreads();
-    u64 *caps = scratch + (u64)(d.n_further + lane) * (len + 1);
-    return guard_bound(guard_rows(guard, len), d, guard[GUARD_POPS], seq, len, caps, lane, lanes) <= max_entries;
+    return guard_bound(guard_rows(guard, len), d, guard[GUARD_POPS], seq, len, scratch + arrays_cells, lane, lanes) <= max_entries;
 }
 
 // Whether the -m guard proves a read whose rung answered under its own limit (first: its first
 // hit): one mismatch by its class, or two where the rung counted its entry points (guard_count)
 // and their bound (cuda/m_guard.cuh) is within -m: first with the read's D arrays as read_widths
 // computed them (`cells`, `seed_cells`), then, where that is over -m, with the further D arrays of
-// its `codes` too. Every lane returns the same.
+// its `codes` too. The bound's tables go in the lanes' buffers (`lane_bufs`, free once the search
+// has ended). Every lane returns the same.
 __device__ __forceinline__ bool guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
 {
     const GapOpt &opt = r.opt;
@@ -66,9 +67,10 @@ __device__ __forceinline__ bool guard_proves(const Read &r, const Hit &first, co
     if (!applies || r.guard[GUARD_UNPROVABLE]) return false;
     DArrays d = {cells, seed_cells, r.use_seed ? r.len - opt.seed_len : r.len, nullptr, 0};
     u64 max_entries = (u64)max(opt.max_entries, 0), *scratch = (u64 *)lane_bufs;
-    u64 bound = guard_bound(guard_rows(r.guard, r.len), d, r.guard[GUARD_POPS], r.seq, r.len, scratch + (u64)t.lane * (r.len + 1), t.lane, t.size);
-    if (bound <= max_entries || bound == ~0ULL || rung_guard < 3) return bound <= max_entries;
     u64 scratch_cells = (u64)t.size * stride * sizeof(Entry) / sizeof(u64);
+    if (cap_table_cells(d_array_count(d, r.len), r.len) > scratch_cells) return false;
+    u64 bound = guard_bound(guard_rows(r.guard, r.len), d, r.guard[GUARD_POPS], r.seq, r.len, scratch, t.lane, t.size);
+    if (bound <= max_entries || bound == ~0ULL || rung_guard < 3) return bound <= max_entries;
     return further_bound_within(r.guard, d, max_entries, r.seq, r.len, codes, r.words, r.primary, r.seq_len, r.l2, r.lookups, scratch, scratch_cells,
         t.lane, t.size);
 }

@@ -5,7 +5,8 @@
 //   read's D array, LEN - SEED_START cells of the seed's (none where SEED_START is LEN), LEN + 1
 //   entry points of one mismatch and of two by position, and "N" further D arrays (0 for none),
 //   array k of LEN - (k + 1) x FURTHER_STARTS cells; prints the bound (2^64 - 1 where a count
-//   outgrew 32 bits).
+//   outgrew 32 bits). The bound's phases also run as a team of several lanes, one lane after
+//   another between its barriers: exit 3 where that differs.
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -35,13 +36,29 @@ template <class T> static bool read_all(std::vector<T> &v, const char *format)
     return true;
 }
 
+// guard_bound's phases as a team of `lanes` lanes, each phase run by every lane before the next
+// (the barriers between them), on fresh tables: what the GPU's lanes do together.
+static u64 team_bound(GuardRows g, DArrays d, u64 pops, const u8 *seq, int len, std::vector<u64> tables, int lanes)
+{
+    std::fill(tables.begin(), tables.end(), 0xa5a5a5a5a5a5a5a5ULL);
+    CapTables c = cap_tables(d_array_count(d, len), len, tables.data());
+    *g.sum = 0;
+    u64 extra = 0;
+    for (int lane = 0; lane < lanes; ++lane) mark_block_ends(d, len, c, g.unprovable, lane, lanes);
+    for (int lane = 0; lane < lanes; ++lane) fill_cap_tables(d, len, c, g.floor, lane, lanes);
+    for (int lane = 0; lane < lanes; ++lane) extra += alive_strings(g.born1, g.floor, c, len, g.alive1, lane, lanes);
+    for (int lane = 0; lane < lanes; ++lane) births_of_two(g, seq, len, lane, lanes);
+    for (int lane = 0; lane < lanes; ++lane) extra += alive_strings(g.births2, g.floor, c, len, nullptr, lane, lanes);
+    return *g.unprovable ? ~0ULL : 1 + 8 * (pops + extra);
+}
+
 int main()
 {
     int len, seed_start, n_further;
     u64 pops;
     if (scanf("%d %d %llu", &len, &seed_start, &pops) != 3) return 2;
     std::vector<u32> seq(len), born1(len + 1), born2(len + 1), births2(len + 1), unprovable(1);
-    std::vector<u64> cells(len + 1), seed_cells(len - seed_start), alive1(len + 1), caps(len + 1);
+    std::vector<u64> cells(len + 1), seed_cells(len - seed_start), alive1(len + 1);
     if (!read_all(seq, "%u") || !read_all(cells, "%llu") || !read_all(seed_cells, "%llu")) return 2;
     if (!read_all(born1, "%u") || !read_all(born2, "%u")) return 2;
     if (scanf("%d", &n_further) != 1 || n_further > further_arrays(len)) return 2;
@@ -54,6 +71,10 @@ int main()
     unsigned long long sum = 0;
     GuardRows g = {born1.data(), born2.data(), births2.data(), floor.data(), alive1.data(), &sum, unprovable.data()};
     DArrays d = {cells.data(), seed_cells.data(), seed_start, further.data(), n_further};
-    printf("%llu\n", guard_bound(g, d, pops, bases.data(), len, caps.data(), 0, 1));
+    std::vector<u64> tables(cap_table_cells(d_array_count(d, len), len), 0xa5a5a5a5a5a5a5a5ULL);
+    u64 bound = guard_bound(g, d, pops, bases.data(), len, tables.data(), 0, 1);
+    for (int lanes = 2; lanes <= 5; lanes += 3)
+        if (team_bound(g, d, pops, bases.data(), len, tables, lanes) != bound) return 3;
+    printf("%llu\n", bound);
     return 0;
 }
