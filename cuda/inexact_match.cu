@@ -2461,8 +2461,9 @@ __device__ u32 *rung_guard_reset(u32 *guard, int len, const Team &t)
 }
 
 // Whether the -m guard proves a read whose rung answered under its own limit (cuda/rung_guard.cu,
-// compiled after this file and m_guard.cuh with the rungs).
-__device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t);
+// compiled after this file and m_guard.cuh with the rungs), its time and reads in `counts`.
+__device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t,
+    unsigned long long *counts);
 #endif
 
 // Passes 2 and 3: each team (thread block) takes the next read of `queue` (as inexact_search)
@@ -2480,7 +2481,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
     const u32 *__restrict__ queue, u32 *__restrict__ queue_counters, u32 *__restrict__ next_queue, u32 *__restrict__ next_counters,
     unsigned long long *__restrict__ lookup_count, Hit *__restrict__ warp_hit_pool, int warp_hits,
     Hit *__restrict__ long_hits, u32 long_capacity, u32 *__restrict__ long_count, u32 *__restrict__ long_offset,
-    int max_rounds, unsigned long long *__restrict__ resident_ns)
+    int max_rounds, unsigned long long *__restrict__ resident_ns, unsigned long long *__restrict__ guard_counts)
 {
     u64 started = global_ns();
     __shared__ int team_shared[MAX_TEAM / LANES];
@@ -2543,7 +2544,7 @@ extern "C" __global__ void __launch_bounds__(MAX_TEAM, LEVEL_MIN_BLOCKS) inexact
 #ifdef rungs
             __syncthreads();
             int next = rung_next(v, n, hits[0], opt);
-            if (!next && n > 0 && RUNG_LIMIT(v) < r.full && !rung_guard_proves(r, hits[0], codes + code_start[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, lane_bufs, stride, t))
+            if (!next && n > 0 && RUNG_LIMIT(v) < r.full && !rung_guard_proves(r, hits[0], codes + code_start[id], widths + code_start[id] + id, seed_widths + (u64)id * seed_stride, lane_bufs, stride, t, guard_counts))
                 next = rung_after(v);
             __syncthreads();
             if (next) {

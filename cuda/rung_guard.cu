@@ -58,8 +58,9 @@ __device__ __noinline__ bool further_bound_within(u32 *guard, DArrays d, u64 max
 // and their bound (cuda/m_guard.cuh) is within -m: first with the read's D arrays as read_widths
 // computed them (`cells`, `seed_cells`), then, where that is over -m, with the further D arrays of
 // its `codes` too. The bound's tables go in the lanes' buffers (`lane_bufs`, free once the search
-// has ended). Every lane returns the same.
-__device__ __forceinline__ bool guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
+// has ended); `bounded` counts the reads whose bound it computes. Every lane returns the same.
+__device__ __forceinline__ bool guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t,
+    unsigned long long *bounded)
 {
     const GapOpt &opt = r.opt;
     if (rung_guard < 2 || rung_one_mismatch_proved(r, hit_score(first))) return true;
@@ -69,6 +70,7 @@ __device__ __forceinline__ bool guard_proves(const Read &r, const Hit &first, co
     u64 max_entries = (u64)max(opt.max_entries, 0), *scratch = (u64 *)lane_bufs;
     u64 scratch_cells = (u64)t.size * stride * sizeof(Entry) / sizeof(u64);
     if (cap_table_cells(d_array_count(d, r.len), r.len) > scratch_cells) return false;
+    if (t.lane == 0) atomicAdd(bounded, 1ULL);
     u64 bound = guard_bound(guard_rows(r.guard, r.len), d, r.guard[GUARD_POPS], r.seq, r.len, scratch, t.lane, t.size);
     if (bound <= max_entries || bound == ~0ULL || rung_guard < 3) return bound <= max_entries;
     return further_bound_within(r.guard, d, max_entries, r.seq, r.len, codes, r.words, r.primary, r.seq_len, r.l2, r.lookups, scratch, scratch_cells,
@@ -76,9 +78,16 @@ __device__ __forceinline__ bool guard_proves(const Read &r, const Hit &first, co
 }
 
 // guard_proves' answer, or, with rung_guard 4 (a measurement hook), its work done and every answer
-// taken: what the guard costs apart from the reads it refuses (not exact where -m binds).
-__device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t)
+// taken: what the guard costs apart from the reads it refuses (not exact where -m binds). Its
+// team's time in it (nanoseconds), the reads it judged and those it bounded go to `counts`.
+__device__ __forceinline__ bool rung_guard_proves(const Read &r, const Hit &first, const u8 *codes, const u64 *cells, const u64 *seed_cells, Entry *lane_bufs, int stride, const Team &t,
+    unsigned long long *counts)
 {
-    bool proved = guard_proves(r, first, codes, cells, seed_cells, lane_bufs, stride, t);
+    u64 started = global_ns();
+    bool proved = guard_proves(r, first, codes, cells, seed_cells, lane_bufs, stride, t, counts + 2);
+    if (t.lane == 0) {
+        atomicAdd(counts, (unsigned long long)(global_ns() - started));
+        atomicAdd(counts + 1, 1ULL);
+    }
     return rung_guard == 4 || proved;
 }

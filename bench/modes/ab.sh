@@ -56,7 +56,7 @@ ab_configs() { # REPS CONFIGS
         # shellcheck disable=SC2086 # the hooks are words: NAME=VALUE ...
         env ${hooks//,/ } BCUDA_TEST_INEXACT_SWITCHES="$sw" $x aln --gpu -t 16 $(regime_options $reg) "$W/genome.fa" "$(ab_reads $reg)" > "$s.sai" 2> "$s.err"
         t1=$(now)
-        log "$reg$label $name ($build${sw:+ $sw}${hooks:+ $hooks}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s; SMs held: [^;]*' "$s.err"); $(grep -o "over their launches' spans: [^;]*" "$s.err"); $(grep -o 'batches running kernels: [^;]*' "$s.err"); $(grep -o 'host: queueing [^;]*' "$s.err"); $(grep -o 'no-hit pass [0-9.]* ms on [0-9]* reads: [0-9]* proved' "$s.err") $(grep -o 'pass [1-4] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' '); $(grep -o 'stages busy: .*' "$s.err"); $(grep -o '[0-9]* reads aligned on the CPU: [^;]*' "$s.err"); sai $(md5sum < "$s.sai" | cut -c1-8)"
+        log "$reg$label $name ($build${sw:+ $sw}${hooks:+ $hooks}) rep $rep: wall $(secs "$t0" "$t1") s; $(grep -o 'busy [0-9.]* s, kernels [0-9.]* s; SMs held: [^;]*' "$s.err"); $(grep -o "over their launches' spans: [^;]*" "$s.err"); $(grep -o 'batches running kernels: [^;]*' "$s.err"); $(grep -o 'host: queueing [^;]*' "$s.err"); $(grep -o 'no-hit pass [0-9.]* ms on [0-9]* reads: [0-9]* proved' "$s.err") $(grep -o 'pass [1-4] [0-9.]* ms on [0-9]* reads' "$s.err" | tr '\n' ' ')$(grep -o 'the -m guard judged [^)]*)' "$s.err" | tr '\n' ' '); $(grep -o 'stages busy: .*' "$s.err"); $(grep -o '[0-9]* reads aligned on the CPU: [^;]*' "$s.err"); sai $(md5sum < "$s.sai" | cut -c1-8)"
     done; done; done
     first=${2%% *} first=${first%%:*}
     for reg in 100bp adna; do for cfg in $2; do

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::gpus;
 use super::stages::{Aligned, StageBusy};
 use crate::gpu::inexact::PassKind;
-use crate::gpu::{BatchTimes, GpuAligner, HAND_ON_SHARE};
+use crate::gpu::{BatchTimes, GpuAligner, GuardTimes, HAND_ON_SHARE};
 
 /// Prints the summary of a run on `gpus` (at least one), begun at `started`.
 pub fn print(gpus: &[GpuAligner], aligned: &Aligned, busy: &StageBusy, index_load: Duration, started: Instant) {
@@ -27,6 +27,19 @@ pub fn print(gpus: &[GpuAligner], aligned: &Aligned, busy: &StageBusy, index_loa
     );
 }
 
+/// A team pass's `-m` guard of the ladder's rungs, where it ran: the reads it judged and bounded,
+/// and what its teams' time in it held of the pass's SM-seconds.
+fn guard_part(guard: &GuardTimes, pass_sm_s: f64) -> String {
+    if guard.reads == 0 {
+        return String::new();
+    }
+    let share = if pass_sm_s > 0.0 { 100.0 * guard.sm_s / pass_sm_s } else { 0.0 };
+    format!(
+        "; the -m guard judged {} reads and bounded {}, in {:.3} SM-s ({share:.1} % of the pass's)",
+        guard.reads, guard.bounded, guard.sm_s
+    )
+}
+
 /// A GPU's kernels: exact_match, the D arrays, each pass of the inexact search, the reads that
 /// outgrew the last pass and when pass 1 gave up.
 fn kernels_line(gpu: &GpuAligner) -> String {
@@ -44,11 +57,12 @@ fn kernels_line(gpu: &GpuAligner) -> String {
             };
             let rate = giga_per_s(t.pass_lookups[p], t.pass_ms[p]);
             format!(
-                "pass {} {:.1} ms on {} reads ({searchers}; {:.2} G occurrence lookups, {rate:.1} G/s)",
+                "pass {} {:.1} ms on {} reads ({searchers}; {:.2} G occurrence lookups, {rate:.1} G/s{})",
                 p + 1,
                 t.pass_ms[p],
                 t.pass_reads[p],
-                t.pass_lookups[p] as f64 / 1e9
+                t.pass_lookups[p] as f64 / 1e9,
+                guard_part(&t.guard[p], t.pass_sm_s[p])
             )
         })
         .collect();

@@ -4,7 +4,9 @@
 use anyhow::Result;
 use cudarc::driver::CudaEvent;
 
-use super::slot::{NO_HIT_COUNTERS, ORDER_COUNTERS, RESIDENCE_AT, RESIDENCE_COUNTS, WIDTHS_RESIDENCE_AT};
+use super::slot::{
+    GUARD_AT, GUARD_COUNTS, NO_HIT_COUNTERS, ORDER_COUNTERS, RESIDENCE_AT, RESIDENCE_COUNTS, WIDTHS_RESIDENCE_AT,
+};
 use super::MAX_PASSES;
 
 /// Kernel times and counts (GPU events for the kernels, milliseconds), summed over batches.
@@ -38,6 +40,10 @@ pub struct BatchTimes {
     pub pass_span_s: [f64; MAX_PASSES],
     /// What read_widths held of the GPU, in SM-seconds (as [`BatchTimes::pass_sm_s`]).
     pub widths_sm_s: f64,
+    /// Each team pass's `-m` guard of the ladder's rungs (a test hook): what it held of the GPU
+    /// (its teams' time in it, as [`BatchTimes::pass_sm_s`]), the reads it judged and those whose
+    /// bound it computed.
+    pub guard: [GuardTimes; MAX_PASSES],
     pub batches: usize,
     /// The batch (from 0) in which pass 1 gave up on its reads, with the reads it had
     /// finished and handed on by the end of that batch (see `GpuAligner::adapt_first_pass`).
@@ -70,6 +76,14 @@ pub struct BatchTimes {
     /// The host's time on the batches. One thread does all of it for a GPU, so it would pace
     /// the GPU if it took longer per batch than the kernels do.
     pub host: HostTimes,
+}
+
+/// See [`BatchTimes::guard`].
+#[derive(Clone, Copy, Default, Debug)]
+pub struct GuardTimes {
+    pub sm_s: f64,
+    pub reads: u64,
+    pub bounded: u64,
 }
 
 /// See [`BatchTimes::host`].
@@ -125,6 +139,11 @@ impl BatchTimes {
             let [held_ns, first_start, last_end] = residence(lookups, p);
             self.pass_sm_s[p] += held_ns as f64 * 1e-9 / blocks_per_sm.get(p).copied().unwrap_or(1.0);
             self.pass_span_s[p] += last_end.saturating_sub(!first_start) as f64 * 1e-9;
+            let [guard_ns, judged, bounded] = guard_counts(lookups, p);
+            let guard = &mut self.guard[p];
+            guard.sm_s += guard_ns as f64 * 1e-9 / blocks_per_sm.get(p).copied().unwrap_or(1.0);
+            guard.reads += judged;
+            guard.bounded += bounded;
         }
         self.stack_overflow_reads += counters[2 * n_passes] as usize;
         Ok(BatchKernels { exact_ms, widths_ms, passes })
@@ -151,6 +170,12 @@ impl BatchTimes {
 /// nanoseconds on their SMs, the complement of its first block's start, its last block's end.
 fn residence(kernel_counts: &[u64], p: usize) -> [u64; RESIDENCE_COUNTS] {
     residence_at(kernel_counts, RESIDENCE_AT + RESIDENCE_COUNTS * p)
+}
+
+/// Pass p's `-m` guard counts of a batch (`rung_guard_proves` in cuda/rung_guard.cu).
+fn guard_counts(kernel_counts: &[u64], p: usize) -> [u64; GUARD_COUNTS] {
+    let at = GUARD_AT + GUARD_COUNTS * p;
+    [kernel_counts[at], kernel_counts[at + 1], kernel_counts[at + 2]]
 }
 
 fn residence_at(kernel_counts: &[u64], at: usize) -> [u64; RESIDENCE_COUNTS] {

@@ -45,7 +45,7 @@ use crate::reads::ReadBatch;
 use crate::sai::AlnHit;
 use batch::GpuAnswers;
 pub use batch::{pack_reads, HostBatch};
-pub use batch_times::{BatchTimes, HostTimes};
+pub use batch_times::{BatchTimes, GuardTimes, HostTimes};
 pub use buffers::PinTimes;
 use candidates::CandidateKernels;
 pub use first_pass::HAND_ON_SHARE;

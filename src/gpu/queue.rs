@@ -16,8 +16,8 @@ use super::no_hit::{self, NO_HIT_LIST};
 use super::proof_pass::{self, ProofInputs};
 use super::rungs;
 use super::slot::{
-    BatchOnGpu, Slot, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS, ORDER_COUNTERS,
-    RESIDENCE_AT, RESIDENCE_COUNTS, WEIGHT_LIST, WIDTHS_RESIDENCE_AT,
+    BatchOnGpu, Slot, GUARD_AT, GUARD_COUNTS, LONG_HITS_COUNTER, NO_HIT_COUNTERS, N_COUNTERS, N_KERNEL_COUNTS, N_LISTS,
+    ORDER_COUNTERS, RESIDENCE_AT, RESIDENCE_COUNTS, WEIGHT_LIST, WIDTHS_RESIDENCE_AT,
 };
 use super::unpack_codes;
 use super::{buffers, long_hits_room, timing_event, ExactArgs, GpuAligner, MAX_PASSES};
@@ -438,6 +438,11 @@ impl GpuAligner {
         let at = RESIDENCE_AT + RESIDENCE_COUNTS * p;
         let resident_ns = lists.lookups.slice(at..at + RESIDENCE_COUNTS);
         launch.arg(&resident_ns);
+        let guard_at = GUARD_AT + GUARD_COUNTS * p;
+        let guard_counts = lists.lookups.slice(guard_at..guard_at + GUARD_COUNTS);
+        if scratch.pass.kind == PassKind::Warp {
+            launch.arg(&guard_counts);
+        }
         // SAFETY: argument order and types match inexact_search's or inexact_level's signature.
         unsafe { launch.launch(cfg) }.context("launching the inexact search")?;
         Ok(())

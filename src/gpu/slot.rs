@@ -147,7 +147,11 @@ pub(super) const RESIDENCE_AT: usize = N_LOOKUP_COUNTS;
 pub(super) const RESIDENCE_COUNTS: usize = 3;
 /// read_widths' block residence, after the passes'.
 pub(super) const WIDTHS_RESIDENCE_AT: usize = RESIDENCE_AT + RESIDENCE_COUNTS * MAX_PASSES;
-pub(super) const N_KERNEL_COUNTS: usize = WIDTHS_RESIDENCE_AT + RESIDENCE_COUNTS;
+/// Then each team pass's `-m` guard of the ladder's rungs (a test hook), GUARD_COUNTS a pass:
+/// its teams' nanoseconds in it, the reads it judged, the reads it bounded.
+pub(super) const GUARD_AT: usize = WIDTHS_RESIDENCE_AT + RESIDENCE_COUNTS;
+pub(super) const GUARD_COUNTS: usize = 3;
+pub(super) const N_KERNEL_COUNTS: usize = GUARD_AT + GUARD_COUNTS * MAX_PASSES;
 
 impl Slot {
     pub(super) fn new(ctx: &Arc<CudaContext>) -> Result<Slot> {
