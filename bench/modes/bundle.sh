@@ -4,7 +4,9 @@
 # bundle/lib), the test data gzip'd, and the commit (bundle/commit, for the tables). The
 # harness runs on the CUDA host from a copy of the checkout with bundle/ beside bench/.
 # BASE=COMMIT adds bundle/bcuda-base, that commit's bcuda, for `CONFIGS="base:base: new:new:"
-# bench/run ab`.
+# bench/run ab`; BUILDS="NAME=COMMIT ..." adds bundle/bcuda-NAME for each (`CONFIGS="... x:NAME:"`).
+# SLIM=1 leaves out art_illumina (`repeat` only) and the 76 and 250 bp reads (`identity`'s full
+# run only), room for two more builds under the limit.
 mode_main() {
     set -e
     local target=${CARGO_TARGET_DIR:-$ROOT/target} tmp L
@@ -16,7 +18,8 @@ mode_main() {
     tmp=$(mktemp -d)
     (cd "$tmp" && apt-get download bwa dwgsim art-nextgen-simulation-tools libgsl27 libgslcblas0 > /dev/null 2>&1 \
         && for deb in *.deb; do dpkg -x "$deb" root; done)
-    cp "$tmp"/root/usr/bin/{bwa,dwgsim,art_illumina} "$C/"
+    cp "$tmp"/root/usr/bin/{bwa,dwgsim} "$C/"
+    [ -n "${SLIM:-}" ] || cp "$tmp"/root/usr/bin/art_illumina "$C/"
     # Under their sonames, as plain files (links may not travel).
     cp -L "$tmp"/root/usr/lib/x86_64-linux-gnu/{libgsl.so.27,libgslcblas.so.0} "$C/lib/"
     rm -rf "$tmp"
@@ -25,21 +28,23 @@ mode_main() {
         gzip -c "data/$g.fa" > "$C/data/$g.fa.gz"
         gzip -c "data/${g}_art.fq" > "$C/data/${g}_art.fq.gz"
     done
-    for L in 36 76 150 250; do python3 scripts/sim-reads.py data/ecoli536.fa $L 20000 $L | gzip > "$C/data/sim$L.fq.gz"; done
-    [ -z "${BASE:-}" ] || bundle_base "$BASE" "$target"
+    for L in 36 150 $([ -n "${SLIM:-}" ] || echo 76 250); do python3 scripts/sim-reads.py data/ecoli536.fa $L 20000 $L | gzip > "$C/data/sim$L.fq.gz"; done
+    [ -z "${BASE:-}" ] || bundle_build base "$BASE" "$target"
+    for L in ${BUILDS:-}; do bundle_build "${L%%=*}" "${L#*=}" "$target"; done
     du -sh "$C"
     # Kept under 64 MiB, so that it copies to a CUDA host quickly.
     [ "$(du -sm "$C" | cut -f1)" -lt 64 ] || { echo "bundle is over 64 MiB" >&2; return 1; }
 }
 
-# bcuda at commit $1 as bundle/bcuda-base, built in a worktree of its own with its own target
-# folder under $2 (the checkout's build stays as it is).
-bundle_base() {
-    local commit=$1 tree
+# bcuda at commit $2 as bundle/bcuda-$1, built in a worktree of its own with its own target
+# folder under $3 (the checkout's build stays as it is; one folder for every such build, so
+# that the next reuses what it can).
+bundle_build() {
+    local name=$1 commit=$2 tree
     tree=$(mktemp -d)
     git worktree add --detach "$tree" "$commit" > /dev/null
-    (cd "$tree" && CARGO_TARGET_DIR="$2/base" cargo build --release --quiet -p bcuda --bin bcuda)
+    (cd "$tree" && CARGO_TARGET_DIR="$3/base" cargo build --release --quiet -p bcuda --bin bcuda)
     git worktree remove --force "$tree"
-    cp "$2/base/release/bcuda" "$C/bcuda-base"
-    strip "$C/bcuda-base"
+    cp "$3/base/release/bcuda" "$C/bcuda-$name"
+    strip "$C/bcuda-$name"
 }
