@@ -97,12 +97,13 @@ __device__ void mark_block_ends(const DArrays &d, int len, CapTables c, u32 *unp
     }
 }
 
-// The last block end of array `a` at or before its cell x (-1 for none; bids past the table make
-// the read unprovable, and read none).
+// The last block end of array `a` at or before its cell x (-1 for none). Bids past the table, or
+// a bid that falls (whose first cell is not marked), make the read unprovable: then no cell
+// outside 0 to x is returned, so that no load leaves the array.
 __device__ __forceinline__ int last_end(const DArray &a, const int *bid_from, int x, int len)
 {
-    int bid = bid_at(a, x);
-    return bid > 0 && bid <= len + 1 ? bid_from[bid] : -1;
+    int bid = bid_at(a, x), end = bid > 0 && bid <= len + 1 ? bid_from[bid] : -1;
+    return end >= 0 && end <= x ? end : -1;
 }
 
 // The tables' counts and starts, and each position's chain floor (chain_floor in m_guard.rs: one

@@ -112,3 +112,26 @@ fn the_kernels_bound_is_the_models_for_a_best_hit_of_two_mismatches() {
     assert!(bounded > 20 && bounded < 380, "{bounded} of 400 under -m");
     assert!(proved_further > 10, "the further D arrays proved {proved_further} reads");
 }
+
+/// A D array whose bid falls somewhere (bwt_cal_width's never does) leaves the read unprovable,
+/// and the bound reads no cell outside its arrays (garbage tables, bids past them).
+#[test]
+fn a_falling_or_outsize_bid_leaves_the_read_unprovable() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(host) = common::build_cpu_kernels(dir.path(), "m_guard_kernel/host.cpp", "m_guard_kernel", &[]) else {
+        eprintln!("skipped: no C++ compiler");
+        return;
+    };
+    let len = 40;
+    let seq = vec![1u8; len];
+    let mut counts = EntryCounts::new(len, 5);
+    counts.mm[len + 1 + 3] = 2;
+    let read = GuardRead { seq: &seq, counts: &counts, bounded_pops: 10, best_score: 6, d_star: 2 };
+    let steady: Vec<Width> = (0..=len).map(|x| Width { w: 100 - x as u64, bid: (x / 10) as i32 }).collect();
+    assert_ne!(kernel_bound(&host, &read, &steady, &[], &[]), u64::MAX, "rising bids bound the read");
+    for (x, bid) in [(25, 1), (12, 0), (30, 1_000)] {
+        let mut width = steady.clone();
+        width[x].bid = bid;
+        assert_eq!(kernel_bound(&host, &read, &width, &[], &[]), u64::MAX, "bid {bid} at {x}");
+    }
+}
