@@ -4,7 +4,9 @@
 # bundle/lib), the test data gzip'd, and the commit (bundle/commit, for the tables). The
 # harness runs on the CUDA host from a copy of the checkout with bundle/ beside bench/.
 # BASE=COMMIT adds bundle/bcuda-base, that commit's bcuda, for `CONFIGS="base:base: new:new:"
-# bench/run ab`; BUILDS="NAME=COMMIT ..." adds bundle/bcuda-NAME for each (`CONFIGS="... x:NAME:"`).
+# bench/run ab`; BUILDS="NAME=COMMIT ..." adds bundle/bcuda-NAME for each (`CONFIGS="... x:NAME:"`),
+# and NAME=COMMIT:PATCH that commit with a patch of this checkout applied (`git apply`; e.g. one
+# of bench/variants/).
 # SLIM=1 leaves out art_illumina (`repeat` only) and the 76 and 250 bp reads (`identity`'s full
 # run only), room for two more builds under the limit.
 mode_main() {
@@ -36,15 +38,17 @@ mode_main() {
     [ "$(du -sm "$C" | cut -f1)" -lt 64 ] || { echo "bundle is over 64 MiB" >&2; return 1; }
 }
 
-# bcuda at commit $2 as bundle/bcuda-$1, built in a worktree of its own with its own target
-# folder under $3 (the checkout's build stays as it is; one folder for every such build, so
-# that the next reuses what it can).
+# bcuda at commit $2 (COMMIT or COMMIT:PATCH) as bundle/bcuda-$1, built in a worktree of its own
+# with its own target folder under $3 (the checkout's build stays as it is; one folder for every
+# such build, so that the next reuses what it can).
 bundle_build() {
-    local name=$1 commit=$2 tree
+    local name=$1 commit=${2%%:*} patch tree built=0
+    patch=$([ "$2" = "$commit" ] || echo "$ROOT/${2#*:}")
     tree=$(mktemp -d)
     git worktree add --detach "$tree" "$commit" > /dev/null
-    (cd "$tree" && CARGO_TARGET_DIR="$3/base" cargo build --release --quiet -p bcuda --bin bcuda)
+    (cd "$tree" && { [ -z "$patch" ] || git apply "$patch"; } && CARGO_TARGET_DIR="$3/base" cargo build --release --quiet -p bcuda --bin bcuda) || built=$?
     git worktree remove --force "$tree"
+    [ "$built" = 0 ] || { echo "bundle: bcuda-$name ($2) did not build" >&2; return 1; }
     cp "$3/base/release/bcuda" "$C/bcuda-$name"
     strip "$C/bcuda-$name"
 }
