@@ -68,13 +68,19 @@ fn further_d_arrays(next: &mut impl FnMut() -> u64, len: usize, block: u64) -> V
     (FURTHER_STARTS..len).step_by(FURTHER_STARTS).map(|start| d_array(next, len - start, block)).collect()
 }
 
+/// m_guard_kernel/host.cpp built in `dir`; none (the test skipped) without a C++ compiler.
+fn host_in(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let host = common::build_cpu_kernels(dir, "m_guard_kernel/host.cpp", "m_guard_kernel", &[]);
+    if host.is_none() {
+        eprintln!("skipped: no C++ compiler");
+    }
+    host
+}
+
 #[test]
 fn the_kernels_bound_is_the_models_for_a_best_hit_of_two_mismatches() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(host) = common::build_cpu_kernels(dir.path(), "m_guard_kernel/host.cpp", "m_guard_kernel", &[]) else {
-        eprintln!("skipped: no C++ compiler");
-        return;
-    };
+    let Some(host) = host_in(dir.path()) else { return };
     let opt = GapOptions::default();
     let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     let (mut bounded, mut proved_further) = (0, 0);
@@ -118,10 +124,7 @@ fn the_kernels_bound_is_the_models_for_a_best_hit_of_two_mismatches() {
 #[test]
 fn a_falling_or_outsize_bid_leaves_the_read_unprovable() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(host) = common::build_cpu_kernels(dir.path(), "m_guard_kernel/host.cpp", "m_guard_kernel", &[]) else {
-        eprintln!("skipped: no C++ compiler");
-        return;
-    };
+    let Some(host) = host_in(dir.path()) else { return };
     let len = 40;
     let seq = vec![1u8; len];
     let mut counts = EntryCounts::new(len, 5);
