@@ -127,7 +127,8 @@ impl BatchTimes {
         self.exact_ms += exact_ms;
         self.widths_ms += widths_ms;
         self.widths_lookups += lookups[MAX_PASSES];
-        self.widths_sm_s += residence_at(lookups, WIDTHS_RESIDENCE_AT)[0] as f64 * 1e-9 / widths_blocks_per_sm;
+        self.widths_sm_s +=
+            counts_at::<RESIDENCE_COUNTS>(lookups, WIDTHS_RESIDENCE_AT)[0] as f64 * 1e-9 / widths_blocks_per_sm;
         let n_passes = (events.len() - 4) / 2;
         let mut passes = Vec::new();
         for p in 0..n_passes {
@@ -137,11 +138,12 @@ impl BatchTimes {
             self.pass_reads[p] += counters[2 * p] as usize;
             self.pass_lookups[p] += lookups[p];
             let [held_ns, first_start, last_end] = residence(lookups, p);
-            self.pass_sm_s[p] += held_ns as f64 * 1e-9 / blocks_per_sm.get(p).copied().unwrap_or(1.0);
+            let sm_share = blocks_per_sm.get(p).copied().unwrap_or(1.0);
+            self.pass_sm_s[p] += held_ns as f64 * 1e-9 / sm_share;
             self.pass_span_s[p] += last_end.saturating_sub(!first_start) as f64 * 1e-9;
-            let [guard_ns, judged, bounded] = guard_counts(lookups, p);
+            let [guard_ns, judged, bounded] = counts_at(lookups, GUARD_AT + GUARD_COUNTS * p);
             let guard = &mut self.guard[p];
-            guard.sm_s += guard_ns as f64 * 1e-9 / blocks_per_sm.get(p).copied().unwrap_or(1.0);
+            guard.sm_s += guard_ns as f64 * 1e-9 / sm_share;
             guard.reads += judged;
             guard.bounded += bounded;
         }
@@ -169,15 +171,11 @@ impl BatchTimes {
 /// Pass p's residence counts of a batch (`add_residence` in cuda/inexact_match.cu): its blocks'
 /// nanoseconds on their SMs, the complement of its first block's start, its last block's end.
 fn residence(kernel_counts: &[u64], p: usize) -> [u64; RESIDENCE_COUNTS] {
-    residence_at(kernel_counts, RESIDENCE_AT + RESIDENCE_COUNTS * p)
+    counts_at(kernel_counts, RESIDENCE_AT + RESIDENCE_COUNTS * p)
 }
 
-/// Pass p's `-m` guard counts of a batch (`rung_guard_proves` in cuda/rung_guard.cu).
-fn guard_counts(kernel_counts: &[u64], p: usize) -> [u64; GUARD_COUNTS] {
-    let at = GUARD_AT + GUARD_COUNTS * p;
-    [kernel_counts[at], kernel_counts[at + 1], kernel_counts[at + 2]]
-}
-
-fn residence_at(kernel_counts: &[u64], at: usize) -> [u64; RESIDENCE_COUNTS] {
-    [kernel_counts[at], kernel_counts[at + 1], kernel_counts[at + 2]]
+/// The N kernel counts of a batch from `at` (a pass's residence, its `-m` guard's counts:
+/// `rung_guard_proves` in cuda/rung_guard.cu).
+fn counts_at<const N: usize>(kernel_counts: &[u64], at: usize) -> [u64; N] {
+    std::array::from_fn(|j| kernel_counts[at + j])
 }

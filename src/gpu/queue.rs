@@ -440,6 +440,7 @@ impl GpuAligner {
         launch.arg(&resident_ns);
         let guard_at = GUARD_AT + GUARD_COUNTS * p;
         let guard_counts = lists.lookups.slice(guard_at..guard_at + GUARD_COUNTS);
+        // The team kernel's alone (inexact_search has no guard).
         if scratch.pass.kind == PassKind::Warp {
             launch.arg(&guard_counts);
         }
